@@ -1,0 +1,32 @@
+# acpd — build and test entry points. `make test` is the README's test command
+# and what CI runs (.ci/run); it installs everything the tests need first.
+GO ?= go
+export PATH := $(CURDIR)/testdata/node_modules/.bin:$(PATH)
+
+.PHONY: build run test test-deps vet generate bench clean
+
+build:
+	$(GO) build -o bin/acpd ./cmd/acpd
+
+run: build
+	./bin/acpd --model replay/testdata/replay/hello.jsonl
+
+# test-deps installs the npm peers the interop tests drive (the official ACP
+# TypeScript SDK, pinned by testdata/package-lock.json).
+test-deps:
+	cd testdata && npm ci --no-audit --no-fund --loglevel=error
+
+vet:
+	$(GO) vet ./...
+
+test: test-deps vet
+	$(GO) test -race -count=1 -timeout 30m ./...
+
+generate: test-deps
+	$(GO) generate ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+clean:
+	rm -rf bin
