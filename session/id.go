@@ -1,0 +1,44 @@
+package session
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+)
+
+// maxIDLen bounds session ids; they become file names and arrive from
+// untrusted clients.
+const maxIDLen = 128
+
+// validateID reports whether id may name a session: 1..maxIDLen bytes from
+// [A-Za-z0-9._-], not starting with '.', so it can never contain a path
+// separator, NUL, "..", or name a hidden file.
+func validateID(id string) error {
+	if id == "" {
+		return fmt.Errorf("session: invalid id: empty")
+	}
+	if len(id) > maxIDLen {
+		return fmt.Errorf("session: invalid id: longer than %d bytes", maxIDLen)
+	}
+	if id[0] == '.' {
+		return fmt.Errorf("session: invalid id %q: starts with '.'", id)
+	}
+	for i := 0; i < len(id); i++ {
+		if !idByte(id[i]) {
+			return fmt.Errorf("session: invalid id %q: byte %#x at offset %d not in [A-Za-z0-9._-]", id, id[i], i)
+		}
+	}
+	return nil
+}
+
+func idByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '.'
+}
+
+// newID returns a fresh random session id: "s_" followed by 16 lowercase hex
+// digits (64 random bits).
+func newID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never returns an error
+	return "s_" + hex.EncodeToString(b[:])
+}

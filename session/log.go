@@ -1,0 +1,254 @@
+package session
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Log is an open, locked session log. It is returned by Store.Create and
+// Store.Open; the caller owns it and must Close it, which releases the
+// session lock (the lock also dies with the process). A Log is safe for
+// concurrent use by multiple goroutines.
+type Log struct {
+	s    *Store
+	id   string
+	hdr  header
+	lock *sessionLock
+
+	mu     sync.Mutex // guards the fields below and orders appends
+	f      *os.File
+	seq    int64     // last sequence number written
+	size   int64     // bytes of complete records in the file
+	last   time.Time // time of the last record
+	closed bool
+	broken error  // set when a failed append could not be undone
+	buf    []byte // encoding buffer, reused across appends
+
+	idxMu      sync.Mutex // serialises this Log's index updates
+	indexedSeq int64      // seq as of the last index write
+	released   bool       // the session lock has been released (under idxMu)
+}
+
+func newLog(s *Store, sl *sessionLock, f *os.File, hdr header, recs []Record, size int64) *Log {
+	l := &Log{s: s, id: hdr.ID, hdr: hdr, lock: sl, f: f, size: size}
+	if n := len(recs); n > 0 {
+		l.seq = recs[n-1].Seq
+		l.last = recs[n-1].Time
+	}
+	l.indexedSeq = l.seq
+	return l
+}
+
+// ID returns the session id.
+func (l *Log) ID() string { return l.id }
+
+func (l *Log) errClosed() error {
+	return fmt.Errorf("session %s: log %w", l.id, fs.ErrClosed)
+}
+
+// Append writes one record with the next sequence number and the current
+// time, and returns it. data is encoded with encoding/json (HTML characters
+// are not escaped); a json.RawMessage is validated and compacted, an empty
+// one stands for null. kind must be 1..64 bytes of [A-Za-z0-9._/-]. The record
+// reaches the file with a single write(2) on an O_APPEND descriptor, so a
+// crash leaves at most a torn last line; it is durable after the next Sync
+// or Close. After Close, Append fails with an error wrapping fs.ErrClosed.
+func (l *Log) Append(kind string, data any) (Record, error) {
+	if err := validateKind(kind); err != nil {
+		return Record{}, err
+	}
+	payload, err := marshalData(data)
+	if err != nil {
+		return Record{}, err
+	}
+	if len(payload) > maxLineBytes-256 {
+		return Record{}, fmt.Errorf("session: record of %d bytes exceeds the %d byte limit", len(payload), maxLineBytes-256)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return Record{}, l.errClosed()
+	}
+	if l.broken != nil {
+		return Record{}, l.broken
+	}
+	t := now()
+	seq := l.seq + 1
+	l.buf = appendRecord(l.buf[:0], seq, t, kind, payload)
+	n, err := l.f.Write(l.buf)
+	if cap(l.buf) > 1<<20 {
+		l.buf = nil // do not pin a huge buffer
+	}
+	if err != nil {
+		// Undo a partial write so that the next record starts on a
+		// line of its own.
+		if n > 0 {
+			if terr := l.f.Truncate(l.size); terr != nil {
+				l.broken = fmt.Errorf("session %s: log unusable after failed append (%v) and failed repair: %w", l.id, err, terr)
+			}
+		}
+		return Record{}, fmt.Errorf("session %s: append: %w", l.id, err)
+	}
+	l.size += int64(n)
+	l.seq = seq
+	l.last = t
+	return Record{Seq: seq, Time: t, Kind: kind, Data: payload}, nil
+}
+
+// Sync makes all appended records durable (fsync) and then brings the
+// session's index entry up to date (Records, UpdatedAt) if records were
+// appended since the last index update. Callers call it at turn boundaries.
+func (l *Log) Sync() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return l.errClosed()
+	}
+	err := l.f.Sync()
+	l.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("session %s: fsync: %w", l.id, err)
+	}
+	l.idxMu.Lock()
+	defer l.idxMu.Unlock()
+	if l.released {
+		return nil // Close updated the index meanwhile
+	}
+	return l.updateIndexLocked(nil)
+}
+
+// UpdateMeta applies f to this session's index entry in one read-modify-write
+// under the index lock, so concurrent updates by other processes are never
+// lost. ID, CreatedAt and Records are owned by the store: changes f makes to
+// them are ignored. If f leaves UpdatedAt unchanged it is set to now. f must
+// not call methods of the Store or of this Log. Extra must remain valid JSON.
+// After Close, UpdateMeta fails with an error wrapping fs.ErrClosed.
+func (l *Log) UpdateMeta(f func(*Meta)) error {
+	l.idxMu.Lock()
+	defer l.idxMu.Unlock()
+	l.mu.Lock()
+	closed := l.closed
+	l.mu.Unlock()
+	if closed || l.released {
+		return l.errClosed()
+	}
+	return l.updateIndexLocked(f)
+}
+
+// Close makes the log durable, updates the index entry, closes the file and
+// releases the session lock. It is idempotent: later calls return nil.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return nil
+	}
+	l.closed = true
+	err := l.f.Sync()
+	if cerr := l.f.Close(); err == nil {
+		err = cerr
+	}
+	l.mu.Unlock()
+	if err != nil {
+		err = fmt.Errorf("session %s: close log: %w", l.id, err)
+	}
+
+	l.idxMu.Lock()
+	defer l.idxMu.Unlock()
+	if err == nil {
+		err = l.updateIndexLocked(nil)
+	}
+	l.released = true
+	if rerr := l.lock.release(false); err == nil && rerr != nil {
+		err = fmt.Errorf("session %s: release lock: %w", l.id, rerr)
+	}
+	return err
+}
+
+// headerMeta is the index entry recovered from the log when the index has
+// none.
+func (l *Log) headerMeta(last time.Time) Meta {
+	m := Meta{
+		ID:                    l.id,
+		Cwd:                   l.hdr.Cwd,
+		AdditionalDirectories: slices.Clone(l.hdr.AdditionalDirectories),
+		CreatedAt:             l.hdr.CreatedAt.UTC(),
+		UpdatedAt:             l.hdr.CreatedAt.UTC(),
+	}
+	if last.After(m.UpdatedAt) {
+		m.UpdatedAt = last
+	}
+	return m
+}
+
+// updateIndexLocked writes the session's index entry: Records and UpdatedAt
+// from the log, then f when not nil. Without f it does nothing when the entry
+// is already current. The caller holds l.idxMu.
+func (l *Log) updateIndexLocked(f func(*Meta)) error {
+	l.mu.Lock()
+	seq, last := l.seq, l.last
+	l.mu.Unlock()
+	if f == nil && seq == l.indexedSeq {
+		return nil
+	}
+	err := l.s.updateIndex(func(idx *indexFile) (bool, error) {
+		m, ok := idx.Sessions[l.id]
+		if !ok {
+			m = l.headerMeta(last)
+		}
+		if f != nil {
+			before := m.UpdatedAt
+			c := m
+			c.AdditionalDirectories = slices.Clone(m.AdditionalDirectories)
+			c.Extra = slices.Clone(m.Extra)
+			f(&c)
+			if len(c.Extra) > 0 && !json.Valid(c.Extra) {
+				return false, errors.New("session: Meta.Extra is not valid JSON")
+			}
+			if c.UpdatedAt.Equal(before) {
+				c.UpdatedAt = now()
+			}
+			c.ID, c.CreatedAt = m.ID, m.CreatedAt
+			c.UpdatedAt = c.UpdatedAt.UTC().Round(0)
+			m = c
+		} else if last.After(m.UpdatedAt) {
+			m.UpdatedAt = last
+		}
+		m.Records = int(seq)
+		idx.Sessions[l.id] = m
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+	l.indexedSeq = seq
+	return nil
+}
+
+// reconcile makes the index entry agree with the freshly loaded log. A
+// missing entry is re-added at once; a stale record count (appends made after
+// the last Sync before a crash) is marked for the next index update (Sync,
+// UpdateMeta or Close).
+func (l *Log) reconcile() error {
+	l.idxMu.Lock()
+	defer l.idxMu.Unlock()
+	idx, err := l.s.readIndex()
+	if err != nil {
+		return err
+	}
+	m, ok := idx.Sessions[l.id]
+	if ok && int64(m.Records) == l.seq {
+		return nil
+	}
+	l.indexedSeq = -1 // differs from any seq: forces the next index update
+	if ok {
+		return nil
+	}
+	return l.updateIndexLocked(nil)
+}

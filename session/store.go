@@ -1,0 +1,507 @@
+package session
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/charmbracelet/log"
+)
+
+const (
+	logSuffix  = ".jsonl"
+	lockSuffix = ".lock"
+	tmpSuffix  = ".tmp"
+)
+
+// ErrNotFound reports that no session has the given id.
+var ErrNotFound = errors.New("session not found")
+
+// ErrCorrupt is matched (errors.Is) by errors reporting damage inside a log
+// that cannot be explained by a crash during an append: a bad header, an
+// unparseable line followed by more data, or a gap in sequence numbers. The
+// error message names the file and line.
+var ErrCorrupt = errors.New("session log damaged")
+
+// corruptError is the concrete ErrCorrupt error.
+type corruptError struct {
+	path string
+	line int
+	msg  string
+}
+
+func (e *corruptError) Error() string {
+	return fmt.Sprintf("session log %s:%d: %s", e.path, e.line, e.msg)
+}
+
+func (e *corruptError) Is(target error) bool { return target == ErrCorrupt }
+
+func corrupt(path string, err error) error {
+	var el *errLine
+	if errors.As(err, &el) {
+		return &corruptError{path: path, line: el.line, msg: el.msg}
+	}
+	return fmt.Errorf("session log %s: %w", path, err)
+}
+
+// Meta is a session's index entry.
+type Meta struct {
+	// ID is the session id.
+	ID string `json:"id"`
+	// Cwd is the session's working directory as given at creation.
+	Cwd string `json:"cwd"`
+	// AdditionalDirectories are further workspace roots given at creation.
+	AdditionalDirectories []string `json:"additionalDirectories,omitempty"`
+	// Title is a human title, maintained by the caller through UpdateMeta.
+	Title string `json:"title,omitempty"`
+	// CreatedAt is the creation time (set by Create when zero).
+	CreatedAt time.Time `json:"createdAt"`
+	// UpdatedAt is the time of the last recorded activity.
+	UpdatedAt time.Time `json:"updatedAt"`
+	// Records is the number of records in the log as of the last index
+	// update (Sync, UpdateMeta, Close). Owned by the store.
+	Records int `json:"records"`
+	// Extra is opaque caller data; it must be valid JSON when not empty and
+	// is stored compacted.
+	Extra json.RawMessage `json:"extra,omitempty"`
+}
+
+// Record is one entry of a session log.
+type Record struct {
+	// Seq is the record's sequence number: 1 for the first record, then
+	// consecutive.
+	Seq int64
+	// Time is when the record was appended (UTC).
+	Time time.Time
+	// Kind is the caller-chosen record kind, 1..64 bytes of [A-Za-z0-9._/-].
+	Kind string
+	// Data is the compact JSON payload. Records returned by a load share one
+	// backing buffer: treat Data as read-only.
+	Data json.RawMessage
+}
+
+// Filter selects sessions in List.
+type Filter struct {
+	// Cwd, when not empty, keeps only sessions whose Cwd equals it exactly.
+	Cwd string
+}
+
+// Store is a directory of session logs plus their index. A Store holds no
+// resources beyond its configuration: it needs no Close, and any number of
+// Stores in any number of processes may use the same directory at once. Its
+// methods are safe for concurrent use.
+type Store struct {
+	dir    string // absolute
+	key    string // dir with symlinks resolved: identifies locks in-process
+	logger *log.Logger
+	mu     sync.Mutex // serialises this Store's index updates in-process
+}
+
+// DefaultDir returns the default store directory: $XDG_STATE_HOME/acpd when
+// XDG_STATE_HOME is set to an absolute path, else ~/.local/state/acpd.
+func DefaultDir() (string, error) {
+	if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "acpd"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("session: no state directory: %w", err)
+	}
+	return filepath.Join(home, ".local", "state", "acpd"), nil
+}
+
+// Open opens the store rooted at dir (DefaultDir when dir is empty), creating
+// dir and dir/sessions with mode 0700 if needed. Warnings (index rebuilt, torn
+// tail dropped) go to log.Default().
+func Open(dir string) (*Store, error) {
+	if dir == "" {
+		d, err := DefaultDir()
+		if err != nil {
+			return nil, err
+		}
+		dir = d
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("session: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return nil, fmt.Errorf("session: create store: %w", err)
+	}
+	s := &Store{dir: abs, logger: log.Default()}
+	for _, d := range []string{abs, s.sessionsDir()} {
+		if err := ensureDir(d); err != nil {
+			return nil, fmt.Errorf("session: create store: %w", err)
+		}
+	}
+	if s.key, err = filepath.EvalSymlinks(abs); err != nil {
+		return nil, fmt.Errorf("session: %w", err)
+	}
+	// Make sure the index exists (rebuilding it if needed), so that the
+	// first index update of a fresh store is not mistaken for a recovery.
+	if _, err := s.readIndex(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Dir returns the store's root directory (absolute).
+func (s *Store) Dir() string { return s.dir }
+
+func (s *Store) sessionsDir() string      { return filepath.Join(s.dir, "sessions") }
+func (s *Store) indexPath() string        { return filepath.Join(s.dir, "index.json") }
+func (s *Store) indexLockPath() string    { return filepath.Join(s.dir, "index.lock") }
+func (s *Store) logPath(id string) string { return filepath.Join(s.sessionsDir(), id+logSuffix) }
+func (s *Store) lockPath(id string) string {
+	return filepath.Join(s.sessionsDir(), id+lockSuffix)
+}
+
+// lockKey identifies a session's lock within this process.
+func (s *Store) lockKey(id string) string {
+	return filepath.Join(s.key, "sessions", id+lockSuffix)
+}
+
+// sessionLock is a held session lock.
+type sessionLock struct {
+	s  *Store
+	id string
+	f  *os.File
+}
+
+// lock takes the session lock of id: in-process first, then the flock.
+func (s *Store) lock(id string) (*sessionLock, error) {
+	key := s.lockKey(id)
+	h, err := claim(id, key)
+	if err != nil {
+		return nil, err
+	}
+	f, err := lockFile(s.lockPath(id), id)
+	if err != nil {
+		unclaim(key)
+		return nil, err
+	}
+	if err := writeHolder(f, h); err != nil {
+		f.Close()
+		unclaim(key)
+		return nil, fmt.Errorf("session: write lock file: %w", err)
+	}
+	return &sessionLock{s: s, id: id, f: f}, nil
+}
+
+// release drops the lock; with remove, the lock file is unlinked first (while
+// still held, see lockFile).
+func (l *sessionLock) release(remove bool) error {
+	var err error
+	if remove {
+		if rerr := os.Remove(l.s.lockPath(l.id)); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			err = rerr
+		}
+	} else {
+		// Clear the holder so nobody reports us after we are gone.
+		_ = l.f.Truncate(0)
+	}
+	if cerr := l.f.Close(); err == nil {
+		err = cerr
+	}
+	unclaim(l.s.lockKey(l.id))
+	return err
+}
+
+// Create creates a session from m and returns its Log, open and locked. When
+// m.ID is empty a random id ("s_" + 16 hex digits) is chosen; otherwise m.ID
+// must be a valid id (1..128 bytes of [A-Za-z0-9._-], not starting with '.')
+// not used by another session, else the error wraps fs.ErrExist. CreatedAt
+// defaults to now, UpdatedAt to CreatedAt; Records is ignored. The log header
+// is durable and the index entry written before Create returns.
+func (s *Store) Create(m Meta) (*Log, error) {
+	gen := m.ID == ""
+	for attempt := 0; ; attempt++ {
+		if gen {
+			m.ID = newID()
+		}
+		l, err := s.create(m)
+		if gen && attempt < 3 && errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		return l, err
+	}
+}
+
+func (s *Store) create(m Meta) (*Log, error) {
+	if err := validateID(m.ID); err != nil {
+		return nil, err
+	}
+	if len(m.Extra) > 0 && !json.Valid(m.Extra) {
+		return nil, errors.New("session: Meta.Extra is not valid JSON")
+	}
+	if m.CreatedAt.IsZero() {
+		m.CreatedAt = now()
+	}
+	m.CreatedAt = m.CreatedAt.UTC().Round(0)
+	if m.UpdatedAt.Before(m.CreatedAt) {
+		m.UpdatedAt = m.CreatedAt
+	}
+	m.UpdatedAt = m.UpdatedAt.UTC().Round(0)
+	m.Records = 0
+	hdr := header{V: logVersion, Kind: "header", ID: m.ID, Cwd: m.Cwd, AdditionalDirectories: slices.Clone(m.AdditionalDirectories), CreatedAt: m.CreatedAt}
+	line, err := encodeHeader(hdr)
+	if err != nil {
+		return nil, fmt.Errorf("session: encode header: %w", err)
+	}
+
+	sl, err := s.lock(m.ID)
+	if err != nil {
+		return nil, err
+	}
+	path := s.logPath(m.ID)
+	if _, err := os.Lstat(path); err == nil {
+		sl.release(false)
+		return nil, fmt.Errorf("session: create %s: %w", m.ID, fs.ErrExist)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		sl.release(false)
+		return nil, fmt.Errorf("session: %w", err)
+	}
+	// Write the header to a temp file and rename it into place so that a
+	// log never exists without a complete header. The session lock makes
+	// the fixed temp name safe.
+	fail := func(err error) (*Log, error) {
+		os.Remove(path + tmpSuffix)
+		os.Remove(path)
+		sl.release(true)
+		return nil, err
+	}
+	if err := writeFileSync(path+tmpSuffix, line); err != nil {
+		return fail(fmt.Errorf("session: create log: %w", err))
+	}
+	if err := os.Rename(path+tmpSuffix, path); err != nil {
+		return fail(fmt.Errorf("session: create log: %w", err))
+	}
+	if err := syncDir(s.sessionsDir()); err != nil {
+		return fail(err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+	if err != nil {
+		return fail(fmt.Errorf("session: open log: %w", err))
+	}
+	err = s.updateIndex(func(idx *indexFile) (bool, error) {
+		idx.Sessions[m.ID] = m
+		return true, nil
+	})
+	if err != nil {
+		f.Close()
+		return fail(err)
+	}
+	return newLog(s, sl, f, hdr, nil, int64(len(line))), nil
+}
+
+// Open opens an existing session for appending: it takes the session lock
+// (*LockedError when the session is open elsewhere, including through another
+// Log of this process), loads all records, and returns them with the Log.
+// A torn last line left by a crash is dropped and the file truncated to the
+// last complete record (durably) before Open returns; damage elsewhere fails
+// with an error matching ErrCorrupt that names file and line. An index entry
+// missing for an existing log is re-added; a record count that disagrees with
+// the log is corrected by the Log's next Sync, UpdateMeta or Close.
+// Returns an error wrapping ErrNotFound when the log does not exist.
+func (s *Store) Open(id string) (*Log, []Record, error) {
+	if err := validateID(id); err != nil {
+		return nil, nil, err
+	}
+	path := s.logPath(id)
+	if _, err := os.Lstat(path); err != nil {
+		return nil, nil, s.statErr(id, err)
+	}
+	sl, err := s.lock(id)
+	if err != nil {
+		return nil, nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
+	if err != nil {
+		sl.release(errors.Is(err, fs.ErrNotExist)) // deleted meanwhile
+		return nil, nil, s.statErr(id, err)
+	}
+	fail := func(err error) (*Log, []Record, error) {
+		f.Close()
+		sl.release(false)
+		return nil, nil, err
+	}
+	data, err := readAll(f)
+	if err != nil {
+		return fail(fmt.Errorf("session: read %s: %w", path, err))
+	}
+	p, err := parseLog(data, id)
+	if err != nil {
+		return fail(corrupt(path, err))
+	}
+	if p.good < int64(len(data)) {
+		s.logger.Warn("session log: dropping torn tail left by a crash", "path", path, "bytes", int64(len(data))-p.good)
+		if err := f.Truncate(p.good); err != nil {
+			return fail(fmt.Errorf("session: repair %s: %w", path, err))
+		}
+		if err := f.Sync(); err != nil {
+			return fail(fmt.Errorf("session: repair %s: %w", path, err))
+		}
+	}
+	l := newLog(s, sl, f, p.header, p.records, p.good)
+	if err := l.reconcile(); err != nil {
+		l.mu.Lock()
+		l.closed = true
+		l.mu.Unlock()
+		return fail(err)
+	}
+	return l, p.records, nil
+}
+
+func (s *Store) statErr(id string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("session %s: %w", id, ErrNotFound)
+	}
+	return fmt.Errorf("session: %w", err)
+}
+
+// readAll reads f from its current offset to EOF.
+func readAll(f *os.File) ([]byte, error) {
+	size := 512
+	if fi, err := f.Stat(); err == nil && fi.Size() > 0 && fi.Size() < 1<<40 {
+		size += int(fi.Size())
+	}
+	b := make([]byte, 0, size)
+	for {
+		n, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if errors.Is(err, io.EOF) {
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+	}
+}
+
+// Records loads the records of session id without locking it, for read-only
+// use while the session may be open elsewhere. A torn last line (possibly an
+// append in progress) is ignored, not repaired. Damage fails with an error
+// matching ErrCorrupt; a missing log with ErrNotFound.
+func (s *Store) Records(id string) ([]Record, error) {
+	if err := validateID(id); err != nil {
+		return nil, err
+	}
+	path := s.logPath(id)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, s.statErr(id, err)
+	}
+	defer f.Close()
+	data, err := readAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("session: read %s: %w", path, err)
+	}
+	p, err := parseLog(data, id)
+	if err != nil {
+		return nil, corrupt(path, err)
+	}
+	return p.records, nil
+}
+
+// Get returns the index entry of session id without locking it, or an error
+// wrapping ErrNotFound.
+func (s *Store) Get(id string) (Meta, error) {
+	if err := validateID(id); err != nil {
+		return Meta{}, err
+	}
+	idx, err := s.readIndex()
+	if err != nil {
+		return Meta{}, err
+	}
+	m, ok := idx.Sessions[id]
+	if !ok {
+		return Meta{}, fmt.Errorf("session %s: %w", id, ErrNotFound)
+	}
+	return m, nil
+}
+
+// List returns the index entries selected by f, most recently updated first,
+// ties broken by id.
+func (s *Store) List(f Filter) ([]Meta, error) {
+	idx, err := s.readIndex()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Meta, 0, len(idx.Sessions))
+	for _, m := range idx.Sessions {
+		if f.Cwd != "" && m.Cwd != f.Cwd {
+			continue
+		}
+		out = append(out, m)
+	}
+	slices.SortFunc(out, metaLess)
+	return out, nil
+}
+
+// Delete removes session id: its log, lock file and index entry. It fails
+// with *LockedError while the session is open anywhere (this process
+// included) and with an error wrapping ErrNotFound when neither a log nor an
+// index entry exists.
+func (s *Store) Delete(id string) error {
+	if err := validateID(id); err != nil {
+		return err
+	}
+	path := s.logPath(id)
+	// Fail before touching anything if the index cannot be updated (e.g.
+	// written by a newer acpd).
+	idx, err := s.readIndex()
+	if err != nil {
+		return err
+	}
+	if _, err := os.Lstat(path); err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("session: %w", err)
+		}
+		if _, ok := idx.Sessions[id]; !ok {
+			return fmt.Errorf("session %s: %w", id, ErrNotFound)
+		}
+	}
+	sl, err := s.lock(id)
+	if err != nil {
+		return err
+	}
+	logExisted := true
+	if err := os.Remove(path); err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			sl.release(false)
+			return fmt.Errorf("session: delete %s: %w", id, err)
+		}
+		logExisted = false
+	}
+	os.Remove(path + tmpSuffix)
+	if err := syncDir(s.sessionsDir()); err != nil {
+		sl.release(false)
+		return err
+	}
+	entryExisted := false
+	err = s.updateIndex(func(idx *indexFile) (bool, error) {
+		_, entryExisted = idx.Sessions[id]
+		delete(idx.Sessions, id)
+		return entryExisted, nil
+	})
+	if rerr := sl.release(true); err == nil && rerr != nil {
+		err = fmt.Errorf("session: remove lock file: %w", rerr)
+	}
+	if err != nil {
+		return err
+	}
+	if !logExisted && !entryExisted {
+		return fmt.Errorf("session %s: %w", id, ErrNotFound)
+	}
+	return nil
+}
