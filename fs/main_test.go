@@ -1,0 +1,127 @@
+package fs
+
+import (
+	"context"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/log"
+	"go.uber.org/goleak"
+)
+
+var (
+	swapLoops  = flag.Int("fs.swaploops", 200, "iterations of the symlink-swap confinement test")
+	crashLoops = flag.Int("fs.crashloops", 10, "SIGKILLs of the atomic-write helper process")
+	staleLoops = flag.Int("fs.staleloops", 50, "iterations of the external-save stale-write test")
+	bigFile    = flag.Int64("fs.bigfile", 64<<20, "size in bytes of the file used by BenchmarkReadLinesHugeFile")
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { removeBigFixture() }))
+}
+
+// fixture is a base directory holding two roots and an outside directory.
+type fixture struct {
+	base    string // real path of the temp dir
+	root    string // the cwd root
+	extra   string // an additional root
+	outside string // not a root
+	roots   *Roots
+}
+
+func newFixture(t testing.TB) *fixture {
+	t.Helper()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{
+		base:    base,
+		root:    filepath.Join(base, "root"),
+		extra:   filepath.Join(base, "extra"),
+		outside: filepath.Join(base, "outside"),
+	}
+	for _, d := range []string{f.root, f.extra, f.outside} {
+		mustMkdir(t, d)
+	}
+	if f.roots, err = NewRoots(f.root, f.extra); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func newTestBroker(t testing.TB, opts BrokerOptions) *Broker {
+	t.Helper()
+	if opts.Logger == nil {
+		opts.Logger = log.New(io.Discard)
+	}
+	b := NewBroker(opts)
+	t.Cleanup(func() {
+		if err := b.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return b
+}
+
+func mustMkdir(t testing.TB, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustWrite(t testing.TB, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustSymlink(t testing.TB, target, link string) {
+	t.Helper()
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readString(t testing.TB, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// externalSave replaces path the way editors save: write a temp file next
+// to it, then rename it over the original.
+func externalSave(t testing.TB, path, content string) {
+	t.Helper()
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".swp")
+	mustWrite(t, tmp, content)
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitFor polls cond until it holds; it fails the test if that takes
+// longer than a generous liveness bound (not a speed assertion).
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("timed out waiting for %s", what)
+		case <-tick.C:
+		}
+	}
+}

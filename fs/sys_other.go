@@ -1,0 +1,15 @@
+//go:build !unix
+
+package fs
+
+import "os"
+
+// openNonblock is 0 where O_NONBLOCK does not exist.
+const openNonblock = 0
+
+// processAlive cannot check liveness on this platform; temp files of other
+// processes are swept by age only.
+func processAlive(int) (alive, known bool) { return false, false }
+
+// matchOwner is a no-op where file ownership is not POSIX.
+func matchOwner(*os.File, os.FileInfo) {}
