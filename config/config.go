@@ -1,0 +1,474 @@
+// Package config loads acpd's configuration from TOML files, the
+// environment and command-line flags, in one place.
+//
+// Layers, lowest precedence first:
+//
+//  1. built-in defaults;
+//  2. the user file, $XDG_CONFIG_HOME/acpd/config.toml (default
+//     ~/.config/acpd/config.toml), or the file named by --config or
+//     ACPD_CONFIG;
+//  3. the project file, .acpd/config.toml at the git root of the session's
+//     working directory (the nearest ancestor holding .git), or in the
+//     working directory itself when it is not inside a git work tree;
+//  4. the environment (ACPD_MODEL, ACPD_LOG_FILE, ACPD_LOG_LEVEL,
+//     ACPD_STATE_DIR);
+//  5. flags ([Overrides]).
+//
+// Missing default files are fine; a file named explicitly by --config or
+// ACPD_CONFIG must exist. Files are decoded strictly: unknown keys, keys
+// spelled in the wrong case, values of the wrong type and invalid values are
+// errors that name the file, line and column ("path:line:col: message").
+//
+// A project file comes with the repository and is not trusted: it can never
+// loosen permissions or change where secrets and logs go. In a project file,
+// permission rules with action "allow", agent.default_mode other than "ask"
+// or "plan", and the tables env, providers, state, log and protocol are
+// errors ("not allowed in a project file: ..."). A project file may set the
+// model, add instructions (appended after the user's), add ask and deny
+// rules (appended after the user's), and set agent.max_turn_requests and
+// agent.default_mode ("ask" or "plan").
+//
+// example.toml in this directory documents every key.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"acpd/model"
+)
+
+// Environment variables read by the loader.
+const (
+	envConfig   = "ACPD_CONFIG"
+	envModel    = "ACPD_MODEL"
+	envLogFile  = "ACPD_LOG_FILE"
+	envLogLevel = "ACPD_LOG_LEVEL"
+	envStateDir = "ACPD_STATE_DIR"
+)
+
+// Built-in defaults.
+const (
+	defaultModel           = "anthropic/claude-sonnet-4-5"
+	defaultLogLevel        = "info"
+	defaultMaxLineBytes    = 32 << 20
+	defaultMaxTurnRequests = 100
+	defaultMode            = "ask"
+
+	// minMaxLineBytes is the smallest accepted protocol.max_line_bytes: a
+	// smaller limit would reject ordinary protocol messages.
+	minMaxLineBytes = 4 << 10
+	// maxFileBytes bounds the size of a configuration file.
+	maxFileBytes = 1 << 20
+)
+
+// Config is acpd's effective configuration. Values returned by [Loader] are
+// fully resolved and validated: Model is a valid provider/model reference,
+// Log.Level, Agent.DefaultMode and every rule's Action hold one of their
+// documented values, State.Dir is an absolute path, and Log.File is empty or
+// absolute. Each call returns a fresh deep copy that the caller owns.
+type Config struct {
+	// Model is the default model as "provider/model".
+	Model string `toml:"model"`
+	// Instructions is extra system-prompt text: the user file's, then the
+	// project file's, separated by a blank line.
+	Instructions string            `toml:"instructions"`
+	Log          LogConfig         `toml:"log"`
+	State        StateConfig       `toml:"state"`
+	Protocol     ProtocolConfig    `toml:"protocol"`
+	Agent        AgentConfig       `toml:"agent"`
+	Env          EnvConfig         `toml:"env"`
+	Permissions  PermissionsConfig `toml:"permissions"`
+	// Providers are the configured model providers by name.
+	Providers map[string]Provider `toml:"providers"`
+	// Files lists the configuration files that were loaded, user file first.
+	Files []string `toml:"-"`
+}
+
+// LogConfig says where acpd logs.
+type LogConfig struct {
+	// File is the log file; empty means standard error.
+	File string `toml:"file"`
+	// Level is one of debug, info, warn, error.
+	Level string `toml:"level"`
+}
+
+// StateConfig says where acpd keeps sessions and other state.
+type StateConfig struct {
+	// Dir is the state directory (default $XDG_STATE_HOME/acpd).
+	Dir string `toml:"dir"`
+}
+
+// ProtocolConfig tunes the ACP connection.
+type ProtocolConfig struct {
+	// MaxLineBytes is the largest accepted protocol message, in bytes.
+	MaxLineBytes int `toml:"max_line_bytes"`
+}
+
+// AgentConfig tunes the agent loop.
+type AgentConfig struct {
+	// MaxTurnRequests caps the model requests of one prompt turn.
+	MaxTurnRequests int `toml:"max_turn_requests"`
+	// DefaultMode is the session mode new sessions start in: ask,
+	// auto-edit, plan or full.
+	DefaultMode string `toml:"default_mode"`
+}
+
+// EnvConfig controls the environment passed to child processes.
+type EnvConfig struct {
+	// Allow lists secret-looking environment variable names or path.Match
+	// globs that are nevertheless passed through to child processes.
+	Allow []string `toml:"allow"`
+}
+
+// PermissionsConfig holds the permission rules, user rules first.
+type PermissionsConfig struct {
+	Rules []Rule `toml:"rules"`
+}
+
+// Rule is one permission rule. Action is allow, ask or deny; Tool names the
+// tool it applies to; Match is a pattern on the tool call, interpreted by
+// the permissions package.
+type Rule struct {
+	Action string `toml:"action"`
+	Tool   string `toml:"tool"`
+	Match  string `toml:"match"`
+}
+
+// Provider configures one model provider.
+type Provider struct {
+	// Dialect is the wire protocol: openai, openai-responses, anthropic,
+	// gemini or exec.
+	Dialect string `toml:"dialect"`
+	// BaseURL overrides the dialect's default endpoint (http and https
+	// dialects only).
+	BaseURL string `toml:"base_url"`
+	// APIKeyEnv names the environment variable that holds the API key.
+	APIKeyEnv string `toml:"api_key_env"`
+	// Command is the plug-in's argv (exec dialect only).
+	Command []string `toml:"command"`
+	// Headers are extra HTTP headers; Query extra URL query parameters.
+	Headers map[string]string `toml:"headers"`
+	Query   map[string]string `toml:"query"`
+	// Models is the provider's model catalog.
+	Models []ModelConfig `toml:"models"`
+}
+
+// ModelConfig describes one model of a provider. Prices are USD per million
+// tokens. Tools defaults to true when the key is absent.
+type ModelConfig struct {
+	ID            string  `toml:"id"`
+	ContextWindow int     `toml:"context_window"`
+	MaxOutput     int     `toml:"max_output"`
+	InputPrice    float64 `toml:"input_price"`
+	OutputPrice   float64 `toml:"output_price"`
+	Images        bool    `toml:"images"`
+	Audio         bool    `toml:"audio"`
+	Reasoning     bool    `toml:"reasoning"`
+	Tools         bool    `toml:"tools"`
+}
+
+// Overrides are configuration values given as command-line flags. Empty
+// fields are unset.
+type Overrides struct {
+	ConfigFile string // --config: the user configuration file
+	Model      string // --model
+	LogFile    string // --log-file
+	LogLevel   string // --log-level
+	StateDir   string // --state-dir
+}
+
+// Loader loads configuration. It reads and validates the user file once,
+// in [NewLoader]; [Loader.ForProject] reads the project file on every call.
+// A Loader is immutable and safe for concurrent use.
+type Loader struct {
+	getenv func(string) string
+	// base is defaults + user file.
+	base Config
+	// userFile is the loaded user file's FileInfo, nil when none was loaded.
+	userFile os.FileInfo
+	// top holds the environment values overridden by flags.
+	top scalars
+	// user is base + top.
+	user Config
+}
+
+// scalars are the values the environment and flags can set; empty is unset.
+type scalars struct {
+	model, logFile, logLevel, stateDir string
+}
+
+// NewLoader reads and validates the user configuration file and the
+// environment (through getenv; nil means os.Getenv) and returns a Loader for
+// them and the flags o. It fails when a file or value is invalid, when a
+// file named by o.ConfigFile or ACPD_CONFIG does not exist, or when no state
+// directory can be determined (no ACPD_STATE_DIR, XDG_STATE_HOME or HOME).
+func NewLoader(o Overrides, getenv func(string) string) (*Loader, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	l := &Loader{getenv: getenv, base: defaults()}
+
+	file, explicit := o.ConfigFile, true
+	if file == "" {
+		file = getenv(envConfig)
+	}
+	if file == "" {
+		explicit = false
+		if dir := UserDir(getenv); dir != "" {
+			file = filepath.Join(dir, "config.toml")
+		}
+	}
+	if file != "" {
+		abs, err := absPath(file, getenv)
+		if err != nil {
+			return nil, fmt.Errorf("config file %s: %w", file, err)
+		}
+		data, fi, err := readFile(abs)
+		switch {
+		case errors.Is(err, os.ErrNotExist) && !explicit:
+		case err != nil:
+			return nil, err
+		default:
+			if err := loadUser(&l.base, abs, data, getenv); err != nil {
+				return nil, err
+			}
+			l.userFile = fi
+			l.base.Files = []string{abs}
+		}
+	}
+
+	env := scalars{
+		model:    getenv(envModel),
+		logFile:  getenv(envLogFile),
+		logLevel: getenv(envLogLevel),
+		stateDir: getenv(envStateDir),
+	}
+	flags := scalars{model: o.Model, logFile: o.LogFile, logLevel: o.LogLevel, stateDir: o.StateDir}
+	var errs []error
+	errs = append(errs, env.resolve(getenv, envModel, envLogFile, envLogLevel, envStateDir)...)
+	errs = append(errs, flags.resolve(getenv, "--model", "--log-file", "--log-level", "--state-dir")...)
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	l.top = env.over(flags)
+
+	l.user = l.base.clone()
+	if err := l.finish(&l.user); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// User returns the configuration without any project file: defaults, user
+// file, environment and flags. Use it for process-wide settings (log, state
+// directory, protocol). The result is a fresh copy owned by the caller.
+func (l *Loader) User() *Config {
+	c := l.user.clone()
+	return &c
+}
+
+// ForProject returns the configuration for a session whose working
+// directory is cwd (absolute): defaults, user file, the project file of
+// ProjectRoot(cwd) if it exists, environment and flags. It fails, naming
+// file and line, when the project file is invalid or sets something a
+// project may not set. The result is a fresh copy owned by the caller.
+func (l *Loader) ForProject(cwd string) (*Config, error) {
+	if !filepath.IsAbs(cwd) {
+		return nil, fmt.Errorf("config: project directory %q is not absolute", cwd)
+	}
+	c := l.base.clone()
+	file := filepath.Join(ProjectRoot(cwd), ".acpd", "config.toml")
+	data, fi, err := readFile(file)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return nil, err
+	case l.userFile != nil && os.SameFile(fi, l.userFile):
+		// The user file is this project's file (--config points into the
+		// project): it was loaded, with user trust, already.
+	default:
+		if err := loadProject(&c, file, data); err != nil {
+			return nil, err
+		}
+		c.Files = append(c.Files, file)
+	}
+	if err := l.finish(&c); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// finish applies the environment and flags to c and resolves defaults that
+// depend on the environment.
+func (l *Loader) finish(c *Config) error {
+	t := l.top
+	if t.model != "" {
+		c.Model = t.model
+	}
+	if t.logFile != "" {
+		c.Log.File = t.logFile
+	}
+	if t.logLevel != "" {
+		c.Log.Level = t.logLevel
+	}
+	if t.stateDir != "" {
+		c.State.Dir = t.stateDir
+	}
+	if c.State.Dir == "" {
+		c.State.Dir = DefaultStateDir(l.getenv)
+	}
+	if c.State.Dir == "" {
+		return errors.New("config: cannot determine the state directory: set state.dir, ACPD_STATE_DIR, XDG_STATE_HOME or HOME")
+	}
+	return nil
+}
+
+// resolve validates s, whose fields come from the named sources, and makes
+// its paths absolute.
+func (s *scalars) resolve(getenv func(string) string, model, logFile, logLevel, stateDir string) []error {
+	var errs []error
+	if s.model != "" {
+		if err := checkModelRef(s.model); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", model, err))
+		}
+	}
+	if s.logLevel != "" {
+		if err := checkOneOf("log level", s.logLevel, logLevels); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", logLevel, err))
+		}
+	}
+	for _, p := range []struct {
+		name string
+		v    *string
+	}{{logFile, &s.logFile}, {stateDir, &s.stateDir}} {
+		if *p.v == "" {
+			continue
+		}
+		abs, err := absPath(*p.v, getenv)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", p.name, err))
+			continue
+		}
+		*p.v = abs
+	}
+	return errs
+}
+
+// over returns s with the fields set in o replaced.
+func (s scalars) over(o scalars) scalars {
+	for _, p := range []struct{ dst, src *string }{
+		{&s.model, &o.model}, {&s.logFile, &o.logFile}, {&s.logLevel, &o.logLevel}, {&s.stateDir, &o.stateDir},
+	} {
+		if *p.src != "" {
+			*p.dst = *p.src
+		}
+	}
+	return s
+}
+
+func defaults() Config {
+	return Config{
+		Model:    defaultModel,
+		Log:      LogConfig{Level: defaultLogLevel},
+		Protocol: ProtocolConfig{MaxLineBytes: defaultMaxLineBytes},
+		Agent:    AgentConfig{MaxTurnRequests: defaultMaxTurnRequests, DefaultMode: defaultMode},
+	}
+}
+
+// clone returns a deep copy of c.
+func (c *Config) clone() Config {
+	d := *c
+	d.Env.Allow = cloneSlice(c.Env.Allow)
+	d.Permissions.Rules = cloneSlice(c.Permissions.Rules)
+	d.Files = cloneSlice(c.Files)
+	if c.Providers != nil {
+		d.Providers = make(map[string]Provider, len(c.Providers))
+		for name, p := range c.Providers {
+			p.Command = cloneSlice(p.Command)
+			p.Headers = cloneMap(p.Headers)
+			p.Query = cloneMap(p.Query)
+			p.Models = cloneSlice(p.Models)
+			d.Providers[name] = p
+		}
+	}
+	return d
+}
+
+func cloneSlice[T any](s []T) []T {
+	if s == nil {
+		return nil
+	}
+	return append(make([]T, 0, len(s)), s...)
+}
+
+func cloneMap(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	d := make(map[string]string, len(m))
+	for k, v := range m {
+		d[k] = v
+	}
+	return d
+}
+
+// readFile reads a regular file of at most maxFileBytes. A missing file
+// yields an error satisfying errors.Is(err, os.ErrNotExist).
+func readFile(name string) ([]byte, os.FileInfo, error) {
+	// O_NONBLOCK: opening a FIFO planted as a project file must not block;
+	// the regular-file check below then rejects it.
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("config: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, fmt.Errorf("config: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, nil, fmt.Errorf("config: %s is not a regular file", name)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
+	if err != nil {
+		return nil, nil, fmt.Errorf("config: %w", err)
+	}
+	if len(data) > maxFileBytes {
+		return nil, nil, fmt.Errorf("config: %s is larger than %d bytes", name, maxFileBytes)
+	}
+	return data, fi, nil
+}
+
+// absPath expands a leading "~/" to $HOME and makes p absolute relative to
+// the process's working directory.
+func absPath(p string, getenv func(string) string) (string, error) {
+	p, err := expandHome(p, getenv)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Abs(p)
+}
+
+// expandHome expands a leading "~/" (or a lone "~") to $HOME.
+func expandHome(p string, getenv func(string) string) (string, error) {
+	if p != "~" && !strings.HasPrefix(p, "~/") {
+		return p, nil
+	}
+	home := getenv("HOME")
+	if home == "" {
+		return "", fmt.Errorf("cannot expand %q: HOME is not set", p)
+	}
+	return filepath.Join(home, p[1:]), nil
+}
+
+// checkModelRef validates a provider/model reference.
+func checkModelRef(ref string) error {
+	_, _, err := model.ParseRef(ref)
+	return err
+}

@@ -1,0 +1,707 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"path"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+	"github.com/pelletier/go-toml/v2/unstable"
+)
+
+var (
+	logLevels    = []string{"debug", "info", "warn", "error"}
+	modes        = []string{"ask", "auto-edit", "plan", "full"}
+	projectModes = []string{"ask", "plan"}
+	actions      = []string{"allow", "ask", "deny"}
+	dialects     = []string{"openai", "openai-responses", "anthropic", "gemini", "exec"}
+
+	// projectForbidden are the tables a project file may not set.
+	projectForbidden = []string{"log", "state", "env", "providers", "protocol"}
+
+	providerNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+	envNameRE      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	headerNameRE   = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+	typeMismatchRE = regexp.MustCompile(`^cannot decode TOML (\S+) into .* of type (\S+)$`)
+)
+
+// fileError is an error at a position of a configuration file.
+type fileError struct {
+	file      string
+	line, col int // 1-based; 0 when unknown
+	msg       string
+}
+
+func (e *fileError) Error() string {
+	if e.line == 0 {
+		return e.file + ": " + e.msg
+	}
+	return fmt.Sprintf("%s:%d:%d: %s", e.file, e.line, e.col, e.msg)
+}
+
+// loadUser decodes and validates the user file name (contents data) over c.
+// Relative paths in the file are resolved against the file's directory.
+func loadUser(c *Config, name string, data []byte, getenv func(string) string) error {
+	fc := c.clone()
+	idx, err := decode(name, data, &fc)
+	if err != nil {
+		return err
+	}
+	errs := validate(name, &fc, idx)
+	for _, p := range []struct {
+		key string
+		v   *string
+	}{{"log.file", &fc.Log.File}, {"state.dir", &fc.State.Dir}} {
+		if *p.v == "" {
+			continue
+		}
+		v, err := expandHome(*p.v, getenv)
+		if err != nil {
+			errs = append(errs, idx.errAt(name, p.key, "%s: %v", p.key, err))
+			continue
+		}
+		if !filepath.IsAbs(v) {
+			v = filepath.Join(filepath.Dir(name), v)
+		}
+		*p.v = filepath.Clean(v)
+	}
+	if err := joinErrors(errs); err != nil {
+		return err
+	}
+	*c = fc
+	return nil
+}
+
+// loadProject decodes, checks and validates the project file name
+// (contents data) and merges what it may set into c.
+func loadProject(c *Config, name string, data []byte) error {
+	var p Config
+	idx, err := decode(name, data, &p)
+	if err != nil {
+		return err
+	}
+	errs := restrictProject(name, &p, idx)
+	errs = append(errs, validate(name, &p, idx)...)
+	if err := joinErrors(errs); err != nil {
+		return err
+	}
+	if idx.has("model") {
+		c.Model = p.Model
+	}
+	switch {
+	case p.Instructions == "":
+	case c.Instructions == "":
+		c.Instructions = p.Instructions
+	default:
+		c.Instructions += "\n\n" + p.Instructions
+	}
+	c.Permissions.Rules = append(c.Permissions.Rules, p.Permissions.Rules...)
+	if idx.has("agent.max_turn_requests") {
+		c.Agent.MaxTurnRequests = p.Agent.MaxTurnRequests
+	}
+	if idx.has("agent.default_mode") {
+		c.Agent.DefaultMode = p.Agent.DefaultMode
+	}
+	return nil
+}
+
+// restrictProject reports what the project file p sets that a project file
+// may not set.
+func restrictProject(name string, p *Config, idx *posIndex) []error {
+	var errs []error
+	v := reflect.ValueOf(p).Elem()
+	for _, key := range projectForbidden {
+		pos, ok := idx.under(key)
+		if !ok && v.FieldByName(fieldForKey(key)).IsZero() {
+			continue
+		}
+		errs = append(errs, &fileError{name, pos.line, pos.col,
+			fmt.Sprintf("not allowed in a project file: %s (only the user configuration file may set it)", key)})
+	}
+	for i, r := range p.Permissions.Rules {
+		if r.Action == "allow" {
+			key := pathOf("permissions", "rules", i, "action")
+			errs = append(errs, idx.errAt(name, key,
+				`not allowed in a project file: %s = "allow" (a project may only add "ask" and "deny" rules)`, key))
+		}
+	}
+	if idx.has("agent.default_mode") && !slices.Contains(projectModes, p.Agent.DefaultMode) {
+		errs = append(errs, idx.errAt(name, "agent.default_mode",
+			`not allowed in a project file: agent.default_mode = %q (a project may only choose "ask" or "plan")`, p.Agent.DefaultMode))
+	}
+	return errs
+}
+
+// fieldForKey returns the name of the Config field whose toml tag is key.
+func fieldForKey(key string) string {
+	t := reflect.TypeFor[Config]()
+	for i := range t.NumField() {
+		if tagName(t.Field(i)) == key {
+			return t.Field(i).Name
+		}
+	}
+	panic("config: no field for key " + key)
+}
+
+// decode strictly decodes data, the contents of file name, over c and
+// returns the positions of its keys. Model entries without a tools key get
+// Tools = true. On error c is unchanged.
+func decode(name string, data []byte, c *Config) (*posIndex, error) {
+	idx, idxErr := buildIndex(data) // nil on syntax errors: the decoder reports them
+	tmp := c.clone()
+	dec := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields()
+	if err := dec.Decode(&tmp); err != nil {
+		return nil, decodeError(name, err, idx)
+	}
+	if idxErr != nil {
+		return nil, fmt.Errorf("%s: %w", name, idxErr)
+	}
+	if err := idx.checkCase(name); err != nil {
+		return nil, err
+	}
+	for pname, p := range tmp.Providers {
+		for i := range p.Models {
+			if !idx.has(pathOf("providers", pname, "models", i, "tools")) {
+				p.Models[i].Tools = true
+			}
+		}
+	}
+	*c = tmp
+	return idx, nil
+}
+
+// decodeError turns a go-toml error into errors naming file, line and
+// column.
+func decodeError(name string, err error, idx *posIndex) error {
+	var se *toml.StrictMissingError
+	if errors.As(err, &se) {
+		errs := make([]error, 0, len(se.Errors))
+		for i := range se.Errors {
+			e := &se.Errors[i]
+			line, col := e.Position()
+			key := idx.keyAt(line, col)
+			if key == "" {
+				key = joinKey(e.Key())
+			}
+			errs = append(errs, &fileError{name, line, col, "unknown key " + key})
+		}
+		return joinErrors(errs)
+	}
+	var de *toml.DecodeError
+	if errors.As(err, &de) {
+		line, col := de.Position()
+		msg := strings.TrimPrefix(de.Error(), "toml: ")
+		if m := typeMismatchRE.FindStringSubmatch(msg); m != nil {
+			msg = fmt.Sprintf("%s: want %s, got a TOML %s", joinKey(de.Key()), describeGoType(m[2]), m[1])
+		}
+		return &fileError{name, line, col, msg}
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
+
+// describeGoType names a Go type, as go-toml prints it, in TOML terms.
+func describeGoType(t string) string {
+	switch {
+	case t == "string":
+		return "a string"
+	case t == "bool":
+		return "a boolean"
+	case strings.HasPrefix(t, "int") || strings.HasPrefix(t, "uint"):
+		return "an integer"
+	case strings.HasPrefix(t, "float"):
+		return "a number"
+	case t == "[]string":
+		return "an array of strings"
+	case strings.HasPrefix(t, "[]"):
+		return "an array of tables"
+	case t == "map[string]string":
+		return "a table of strings"
+	default:
+		return "a table"
+	}
+}
+
+// validate checks the values the file name sets in c (as recorded by idx).
+func validate(name string, c *Config, idx *posIndex) []error {
+	var errs []error
+	add := func(key, format string, args ...any) {
+		errs = append(errs, idx.errAt(name, key, format, args...))
+	}
+	if idx.has("model") {
+		if err := checkModelRef(c.Model); err != nil {
+			add("model", "model: %v", err)
+		}
+	}
+	if idx.has("log.level") {
+		if err := checkOneOf("log.level", c.Log.Level, logLevels); err != nil {
+			add("log.level", "%v", err)
+		}
+	}
+	if idx.has("agent.default_mode") {
+		if err := checkOneOf("agent.default_mode", c.Agent.DefaultMode, modes); err != nil {
+			add("agent.default_mode", "%v", err)
+		}
+	}
+	if idx.has("agent.max_turn_requests") && c.Agent.MaxTurnRequests < 1 {
+		add("agent.max_turn_requests", "agent.max_turn_requests must be at least 1, not %d", c.Agent.MaxTurnRequests)
+	}
+	if idx.has("protocol.max_line_bytes") && c.Protocol.MaxLineBytes < minMaxLineBytes {
+		add("protocol.max_line_bytes", "protocol.max_line_bytes must be at least %d, not %d", minMaxLineBytes, c.Protocol.MaxLineBytes)
+	}
+	for i, pat := range c.Env.Allow {
+		key := pathOf("env", "allow", i)
+		if pat == "" {
+			add(key, "%s: empty pattern", key)
+		} else if _, err := path.Match(pat, ""); err != nil {
+			add(key, "%s: invalid pattern %q: %v", key, pat, err)
+		}
+	}
+	for i, r := range c.Permissions.Rules {
+		key := pathOf("permissions", "rules", i)
+		if err := checkOneOf(key+".action", r.Action, actions); err != nil {
+			add(key+".action", "%v", err)
+		}
+		if r.Tool == "" {
+			add(key, "%s: tool is required", key)
+		}
+	}
+	names := make([]string, 0, len(c.Providers))
+	for n := range c.Providers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		errs = append(errs, validateProvider(name, n, c.Providers[n], idx)...)
+	}
+	return errs
+}
+
+// validateProvider checks provider pname of file name.
+func validateProvider(name, pname string, p Provider, idx *posIndex) []error {
+	var errs []error
+	key := pathOf("providers", pname)
+	add := func(k, format string, args ...any) {
+		errs = append(errs, idx.errAt(name, k, format, args...))
+	}
+	if !providerNameRE.MatchString(pname) {
+		add(key, "%s: invalid provider name %q: use letters, digits, '.', '_' and '-'", key, pname)
+	}
+	if p.Dialect == "" {
+		add(key, "%s: dialect is required (one of %s)", key, strings.Join(dialects, ", "))
+	} else if err := checkOneOf(key+".dialect", p.Dialect, dialects); err != nil {
+		add(key+".dialect", "%v", err)
+	}
+	if p.Dialect == "exec" {
+		if len(p.Command) == 0 || p.Command[0] == "" {
+			add(key, "%s: the exec dialect requires command (the plug-in's argv)", key)
+		}
+		for _, k := range []string{"base_url", "headers", "query"} {
+			if idx.has(key + "." + k) {
+				add(key+"."+k, "%s.%s is not used by the exec dialect", key, k)
+			}
+		}
+	} else if len(p.Command) > 0 {
+		add(key+".command", "%s.command is only used by the exec dialect", key)
+	}
+	if p.BaseURL != "" {
+		if err := checkBaseURL(p.BaseURL); err != nil {
+			add(key+".base_url", "%s.base_url: %v", key, err)
+		}
+	}
+	if p.APIKeyEnv != "" && !envNameRE.MatchString(p.APIKeyEnv) {
+		add(key+".api_key_env", "%s.api_key_env: %q is not an environment variable name", key, p.APIKeyEnv)
+	}
+	for _, h := range sortedKeys(p.Headers) {
+		k := pathOf("providers", pname, "headers", h)
+		if !headerNameRE.MatchString(h) {
+			add(k, "%s: invalid HTTP header name %q", k, h)
+		}
+		if strings.ContainsAny(p.Headers[h], "\r\n\x00") {
+			add(k, "%s: header value contains a line break or NUL", k)
+		}
+	}
+	for _, q := range sortedKeys(p.Query) {
+		if q == "" {
+			add(key+".query", "%s.query: empty parameter name", key)
+		}
+	}
+	seen := map[string]int{}
+	for i, m := range p.Models {
+		mk := pathOf("providers", pname, "models", i)
+		switch j, dup := seen[m.ID]; {
+		case m.ID == "":
+			add(mk, "%s: id is required", mk)
+		case dup:
+			add(mk+".id", "%s.id: model %q is already defined by models[%d]", mk, m.ID, j)
+		default:
+			seen[m.ID] = i
+		}
+		for _, f := range []struct {
+			k string
+			v float64
+		}{
+			{"context_window", float64(m.ContextWindow)}, {"max_output", float64(m.MaxOutput)},
+			{"input_price", m.InputPrice}, {"output_price", m.OutputPrice},
+		} {
+			if !(f.v >= 0) || math.IsInf(f.v, 0) {
+				add(mk+"."+f.k, "%s.%s must be a finite number >= 0", mk, f.k)
+			}
+		}
+	}
+	return errs
+}
+
+func checkBaseURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil {
+		return err
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("%q: want an http or https URL", s)
+	}
+	if u.Host == "" {
+		return fmt.Errorf("%q: no host", s)
+	}
+	if u.User != nil {
+		return fmt.Errorf("%q: credentials do not belong in the URL (use api_key_env)", s)
+	}
+	return nil
+}
+
+func checkOneOf(what, v string, allowed []string) error {
+	if slices.Contains(allowed, v) {
+		return nil
+	}
+	return fmt.Errorf("invalid %s %q: want one of %s", what, v, strings.Join(allowed, ", "))
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// A seg is one step of a key path: a key, or an index into an array.
+type seg struct {
+	key string
+	idx int // array index when key == "" (arrays only); -1 for keys
+}
+
+type pos struct{ line, col int }
+
+type entry struct {
+	path []seg
+	str  string
+	pos  pos
+}
+
+// posIndex records where each key of a TOML document is, by key path
+// ("a.b", `providers."x.y".models[2].id`), in document order.
+type posIndex struct {
+	entries []entry
+	at      map[string]pos
+	// lines holds the offset of each line's first byte.
+	lines []int
+}
+
+// pathOf builds a key path string from keys (string) and indices (int).
+func pathOf(parts ...any) string {
+	segs := make([]seg, len(parts))
+	for i, p := range parts {
+		switch p := p.(type) {
+		case string:
+			segs[i] = seg{key: p, idx: -1}
+		case int:
+			segs[i] = seg{idx: p}
+		default:
+			panic(fmt.Sprintf("config: bad path part %T", p))
+		}
+	}
+	return segString(segs)
+}
+
+func segString(segs []seg) string {
+	var b strings.Builder
+	for i, s := range segs {
+		if s.idx >= 0 {
+			fmt.Fprintf(&b, "[%d]", s.idx)
+			continue
+		}
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(quoteKey(s.key))
+	}
+	return b.String()
+}
+
+func joinKey(k toml.Key) string {
+	var b strings.Builder
+	for i, s := range k {
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(quoteKey(s))
+	}
+	return b.String()
+}
+
+// quoteKey returns k as a TOML key: bare when possible, quoted otherwise.
+func quoteKey(k string) string {
+	if k == "" {
+		return `""`
+	}
+	for _, c := range []byte(k) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return strconv.Quote(k)
+		}
+	}
+	return k
+}
+
+// has reports whether the document sets key exactly.
+func (x *posIndex) has(key string) bool {
+	_, ok := x.at[key]
+	return ok
+}
+
+// under returns the position of the first key at or below prefix.
+func (x *posIndex) under(prefix string) (pos, bool) {
+	for _, e := range x.entries {
+		if e.str == prefix || strings.HasPrefix(e.str, prefix+".") || strings.HasPrefix(e.str, prefix+"[") {
+			return e.pos, true
+		}
+	}
+	return pos{}, false
+}
+
+// keyAt returns the path of the key at line:col, or "".
+func (x *posIndex) keyAt(line, col int) string {
+	if x == nil {
+		return ""
+	}
+	for _, e := range x.entries {
+		if e.pos == (pos{line, col}) {
+			return e.str
+		}
+	}
+	return ""
+}
+
+// errAt returns an error of file name at key (or the first key below it).
+func (x *posIndex) errAt(name, key, format string, args ...any) error {
+	p, ok := x.at[key]
+	if !ok {
+		p, _ = x.under(key)
+	}
+	return &fileError{name, p.line, p.col, fmt.Sprintf(format, args...)}
+}
+
+func (x *posIndex) add(path []seg, p pos) {
+	s := segString(path)
+	x.entries = append(x.entries, entry{path: slices.Clone(path), str: s, pos: p})
+	if _, ok := x.at[s]; !ok {
+		x.at[s] = p
+	}
+}
+
+// buildIndex parses data and records the position of every key, table
+// header and array element.
+func buildIndex(data []byte) (*posIndex, error) {
+	x := &posIndex{at: map[string]pos{}, lines: []int{0}}
+	for i, c := range data {
+		if c == '\n' {
+			x.lines = append(x.lines, i+1)
+		}
+	}
+	var p unstable.Parser
+	p.Reset(data)
+	arrays := map[string]int{} // element counts of arrays of tables
+	var table []seg
+	for p.NextExpression() {
+		e := p.Expression()
+		switch e.Kind {
+		case unstable.Table, unstable.ArrayTable:
+			table = table[:0]
+			it := e.Key()
+			var first *unstable.Node
+			for it.Next() {
+				k := it.Node()
+				if first == nil {
+					first = k
+				}
+				if len(table) > 0 {
+					// Inside an array of tables a header continues its
+					// last element.
+					if n := arrays[segString(table)]; n > 0 {
+						table = append(table, seg{idx: n - 1})
+					}
+				}
+				table = append(table, seg{key: string(k.Data), idx: -1})
+			}
+			if e.Kind == unstable.ArrayTable {
+				s := segString(table)
+				table = append(table, seg{idx: arrays[s]})
+				arrays[s]++
+			}
+			x.add(table, x.nodePos(first))
+		case unstable.KeyValue:
+			x.keyValue(slices.Clone(table), e)
+		}
+	}
+	if err := p.Error(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// keyValue records the key-value kv below base.
+func (x *posIndex) keyValue(base []seg, kv *unstable.Node) {
+	path := base
+	it := kv.Key()
+	var first *unstable.Node
+	for it.Next() {
+		if first == nil {
+			first = it.Node()
+		}
+		path = append(path, seg{key: string(it.Node().Data), idx: -1})
+	}
+	x.add(path, x.nodePos(first))
+	x.value(path, kv.Value())
+}
+
+// value records the keys and elements inside the value v at path.
+func (x *posIndex) value(path []seg, v *unstable.Node) {
+	switch v.Kind {
+	case unstable.InlineTable:
+		it := v.Children()
+		for it.Next() {
+			if n := it.Node(); n.Kind == unstable.KeyValue {
+				x.keyValue(slices.Clip(path), n)
+			}
+		}
+	case unstable.Array:
+		it := v.Children()
+		i := 0
+		for it.Next() {
+			n := it.Node()
+			if n.Kind == unstable.Comment {
+				continue
+			}
+			elem := append(slices.Clip(path), seg{idx: i})
+			if n.Raw.Length > 0 {
+				x.add(elem, x.nodePos(n))
+			}
+			x.value(elem, n)
+			i++
+		}
+	}
+}
+
+// nodePos returns the position of n's first byte. (unstable.Parser.Shape
+// scans the document from its start, which is quadratic over all keys.)
+func (x *posIndex) nodePos(n *unstable.Node) pos {
+	if n == nil {
+		return pos{}
+	}
+	off := int(n.Raw.Offset)
+	line := sort.Search(len(x.lines), func(i int) bool { return x.lines[i] > off }) // >= 1
+	return pos{line, off - x.lines[line-1] + 1}
+}
+
+// checkCase rejects keys that go-toml matched to a field case-insensitively
+// ("MODEL" for "model"): keys must be spelled exactly as documented, so
+// that no check can be bypassed by spelling a key differently.
+func (x *posIndex) checkCase(name string) error {
+	var errs []error
+	for _, e := range x.entries {
+		t := reflect.TypeFor[Config]()
+		for _, s := range e.path {
+			for t.Kind() == reflect.Pointer {
+				t = t.Elem()
+			}
+			switch {
+			case t.Kind() == reflect.Struct && s.idx < 0:
+				f, ok := fieldByTag(t, s.key)
+				if !ok {
+					if f, ok := fieldByTagFold(t, s.key); ok {
+						errs = append(errs, &fileError{name, e.pos.line, e.pos.col,
+							fmt.Sprintf("unknown key %s (did you mean %q?)", e.str, tagName(f))})
+					}
+					t = nil
+					break
+				}
+				t = f.Type
+			case t.Kind() == reflect.Map && s.idx < 0:
+				t = t.Elem()
+			case t.Kind() == reflect.Slice && s.idx >= 0:
+				t = t.Elem()
+			default:
+				t = nil
+			}
+			if t == nil {
+				break
+			}
+		}
+	}
+	return joinErrors(errs)
+}
+
+// maxErrors bounds the errors reported for one file.
+const maxErrors = 20
+
+// joinErrors joins errs, in document order, of which at most maxErrors are
+// reported.
+func joinErrors(errs []error) error {
+	slices.SortStableFunc(errs, func(a, b error) int {
+		var fa, fb *fileError
+		if !errors.As(a, &fa) || !errors.As(b, &fb) || fa.file != fb.file {
+			return 0
+		}
+		if fa.line != fb.line {
+			return fa.line - fb.line
+		}
+		return fa.col - fb.col
+	})
+	if len(errs) > maxErrors {
+		more := fmt.Errorf("... and %d more errors", len(errs)-maxErrors)
+		errs = append(errs[:maxErrors:maxErrors], more)
+	}
+	return errors.Join(errs...)
+}
+
+func tagName(f reflect.StructField) string {
+	n, _, _ := strings.Cut(f.Tag.Get("toml"), ",")
+	return n
+}
+
+func fieldByTag(t reflect.Type, key string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		if f := t.Field(i); tagName(f) == key && key != "-" {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+func fieldByTagFold(t reflect.Type, key string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		if f := t.Field(i); tagName(f) != "-" && strings.EqualFold(tagName(f), key) {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
