@@ -1,0 +1,517 @@
+package anthropic
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"acpd/model"
+	"acpd/model/internal/sse"
+	"acpd/model/internal/sse/ssetest"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func newTestBackend(t *testing.T, h http.Handler, opts Options) *Backend {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	if opts.BaseURL == "" {
+		opts.BaseURL = srv.URL
+	}
+	opts.HTTPClient = srv.Client()
+	return New(opts)
+}
+
+func simpleRequest() *model.Request {
+	return &model.Request{Model: "claude-test", Messages: []model.Message{{Role: model.RoleUser, Parts: []model.Part{{Type: model.PartText, Text: "hi"}}}}}
+}
+
+func fixtures(t testing.TB) []string {
+	t.Helper()
+	files, err := filepath.Glob("testdata/*.sse")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no fixtures: %v", err)
+	}
+	return files
+}
+
+// TestFixtures replays every recorded stream through an HTTP server that
+// writes it in random flushed pieces and compares the events with the
+// golden file next to it.
+func TestFixtures(t *testing.T) {
+	for i, file := range fixtures(t) {
+		name := strings.TrimSuffix(filepath.Base(file), ".sse")
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := newTestBackend(t, ssetest.Handler(data, uint64(i)), Options{})
+			got := ssetest.Collect(t, b.Stream(t.Context(), simpleRequest()))
+			ssetest.Golden(t, strings.TrimSuffix(file, ".sse")+".golden.json", got, *update)
+		})
+	}
+}
+
+func richRequest() *model.Request {
+	text := func(s string) model.Part { return model.Part{Type: model.PartText, Text: s} }
+	return &model.Request{
+		Model:           "claude-sonnet-4-5",
+		System:          "You are a coding agent.",
+		MaxOutputTokens: 4096,
+		Effort:          model.EffortMedium,
+		CacheSystem:     true,
+		CacheTools:      true,
+		Tools: []model.ToolDef{
+			{Name: "read_file", Description: "Read a file.", InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)},
+			{Name: "list_dir", Description: "List the working directory."},
+		},
+		Messages: []model.Message{
+			{Role: model.RoleUser, Cache: true, Parts: []model.Part{
+				text("Fix the bug in main.go. Here is a screenshot."),
+				{Type: model.PartImage, MimeType: "image/png", Data: "iVBORw0KGgo="},
+				{Type: model.PartImage, MimeType: "image/bmp", Data: "Qk0="},
+			}},
+			{Role: model.RoleAssistant, Parts: []model.Part{
+				text("Let me look."),
+				{Type: model.PartReasoning, Text: "The user wants a fix.", Signature: "sig-1", Provider: Provider},
+				{Type: model.PartReasoning, Redacted: true, Opaque: json.RawMessage(`"EmwKAhgBEgy3va3p"`), Provider: Provider},
+				{Type: model.PartReasoning, Text: "from another provider", Signature: "x", Provider: "openai"},
+				{Type: model.PartReasoning, Text: "cut short, no signature", Provider: Provider},
+				{Type: model.PartToolUse, ToolCallID: "toolu_1", ToolName: "read_file", Input: json.RawMessage(`{"path":"main.go"}`)},
+				{Type: model.PartToolUse, ToolCallID: "toolu_2", ToolName: "list_dir"},
+				{Type: model.PartToolUse, ToolCallID: "toolu_3", ToolName: "read_file", Input: json.RawMessage(`"{\"path\":\"trunc"`)},
+			}},
+			{Role: model.RoleUser, Cache: true, Parts: []model.Part{
+				text("Also check the tests."),
+				{Type: model.PartToolResult, ToolCallID: "toolu_1", Content: []model.Part{text("package main"), text("")}},
+				{Type: model.PartToolResult, ToolCallID: "toolu_2", Content: []model.Part{text("main.go"), {Type: model.PartImage, MimeType: "image/jpeg", Data: "/9j/4AAQ"}}},
+				{Type: model.PartToolResult, ToolCallID: "toolu_3", IsError: true, Content: []model.Part{text("invalid input")}},
+			}},
+			{Role: model.RoleAssistant, Interrupted: true, Parts: []model.Part{{Type: model.PartReasoning, Text: "interrupted", Provider: Provider}}},
+			{Role: model.RoleAssistant, Parts: []model.Part{
+				{Type: model.PartReasoning, Text: "Done.", Signature: "sig-2", Provider: Provider},
+				text("Fixed."),
+			}},
+			{Role: model.RoleUser, Cache: true, Parts: []model.Part{text("Thanks!"), {Type: model.PartAudio, MimeType: "audio/wav", Data: "UklGRg=="}}},
+		},
+	}
+}
+
+// TestRequest checks the endpoint, headers and, against a golden file, the
+// body of a request exercising every mapping rule.
+func TestRequest(t *testing.T) {
+	type captured struct {
+		method, path string
+		header       http.Header
+		body         []byte
+	}
+	got := make(chan captured, 1)
+	text, err := os.ReadFile("testdata/text.sse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		got <- captured{r.Method, r.URL.Path, r.Header.Clone(), body}
+		ssetest.Handler(text, 1).ServeHTTP(w, r)
+	})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	b := New(Options{
+		BaseURL:    srv.URL + "/v1/",
+		APIKey:     "sk-ant-test",
+		Headers:    map[string]string{"anthropic-beta": "interleaved-thinking-2025-05-14"},
+		HTTPClient: srv.Client(),
+	})
+	res := ssetest.Collect(t, b.Stream(t.Context(), richRequest()))
+	if res.Error != nil {
+		t.Fatalf("stream error: %+v", res.Error)
+	}
+	c := <-got
+	if c.method != "POST" || c.path != "/v1/messages" {
+		t.Errorf("request line = %s %s", c.method, c.path)
+	}
+	for k, want := range map[string]string{
+		"X-Api-Key":         "sk-ant-test",
+		"Anthropic-Version": "2023-06-01",
+		"Anthropic-Beta":    "interleaved-thinking-2025-05-14",
+		"Content-Type":      "application/json",
+		"Accept":            "text/event-stream",
+	} {
+		if v := c.header.Get(k); v != want {
+			t.Errorf("header %s = %q, want %q", k, v, want)
+		}
+	}
+	if c.header.Get("Authorization") != "" {
+		t.Error("Authorization header sent")
+	}
+	ssetest.Golden(t, "testdata/request.golden.json", json.RawMessage(c.body), *update)
+
+	// The golden body must respect the API's structural rules.
+	var body struct {
+		MaxTokens int `json:"max_tokens"`
+		Thinking  struct {
+			BudgetTokens int `json:"budget_tokens"`
+		} `json:"thinking"`
+		System   []map[string]any `json:"system"`
+		Tools    []map[string]any `json:"tools"`
+		Messages []struct {
+			Role    string           `json:"role"`
+			Content []map[string]any `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(c.body, &body); err != nil {
+		t.Fatal(err)
+	}
+	if body.Thinking.BudgetTokens >= body.MaxTokens {
+		t.Errorf("budget %d >= max_tokens %d", body.Thinking.BudgetTokens, body.MaxTokens)
+	}
+	breakpoints := strings.Count(string(c.body), `"cache_control"`)
+	if breakpoints > maxBreakpoints {
+		t.Errorf("%d cache breakpoints", breakpoints)
+	}
+	for i, m := range body.Messages {
+		if len(m.Content) == 0 {
+			t.Errorf("message %d is empty", i)
+		}
+		seenOther, seenText := false, false
+		for _, b := range m.Content {
+			switch b["type"] {
+			case "thinking", "redacted_thinking":
+				if seenOther {
+					t.Errorf("message %d: thinking after other blocks", i)
+				}
+				if b["cache_control"] != nil {
+					t.Errorf("message %d: cache_control on thinking", i)
+				}
+			case "tool_result":
+				if seenText {
+					t.Errorf("message %d: tool_result after text", i)
+				}
+			default:
+				seenOther, seenText = true, true
+			}
+		}
+	}
+}
+
+func TestMaxTokens(t *testing.T) {
+	tests := []struct {
+		effort    model.Effort
+		max       int
+		wantMax   int
+		wantThink int
+	}{
+		{"", 0, 8192, 0},
+		{model.EffortOff, 1000, 1000, 0},
+		{model.EffortLow, 0, 8192, 1024},
+		{model.EffortLow, 1024, 2048, 1024},
+		{model.EffortMedium, 0, 16384, 8192},
+		{model.EffortHigh, 32000, 32000, 24576},
+		{model.EffortHigh, 0, 32768, 24576},
+	}
+	for _, tt := range tests {
+		req := simpleRequest()
+		req.Effort, req.MaxOutputTokens = tt.effort, tt.max
+		raw, err := requestBody(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct {
+			MaxTokens int `json:"max_tokens"`
+			Thinking  *struct {
+				Type         string `json:"type"`
+				BudgetTokens int    `json:"budget_tokens"`
+			} `json:"thinking"`
+		}
+		if err := json.Unmarshal(raw, &body); err != nil {
+			t.Fatal(err)
+		}
+		think := 0
+		if body.Thinking != nil {
+			think = body.Thinking.BudgetTokens
+			if body.Thinking.Type != "enabled" {
+				t.Errorf("thinking type %q", body.Thinking.Type)
+			}
+		}
+		if body.MaxTokens != tt.wantMax || think != tt.wantThink {
+			t.Errorf("effort %q max %d: max_tokens %d budget %d, want %d %d", tt.effort, tt.max, body.MaxTokens, think, tt.wantMax, tt.wantThink)
+		}
+	}
+}
+
+func TestCacheBreakpointLimit(t *testing.T) {
+	req := simpleRequest()
+	req.CacheSystem, req.CacheTools, req.System = true, true, "sys"
+	req.Tools = []model.ToolDef{{Name: "a"}, {Name: "b"}}
+	req.Messages = nil
+	for i := range 5 {
+		req.Messages = append(req.Messages, model.Message{Role: model.RoleUser, Cache: true,
+			Parts: []model.Part{{Type: model.PartText, Text: fmt.Sprint("m", i)}}})
+	}
+	raw, err := requestBody(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Messages []struct {
+			Content []struct {
+				CacheControl any `json:"cache_control"`
+			} `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(raw, &body); err != nil {
+		t.Fatal(err)
+	}
+	var marked []int
+	for i, m := range body.Messages {
+		if m.Content[0].CacheControl != nil {
+			marked = append(marked, i)
+		}
+	}
+	if !reflect.DeepEqual(marked, []int{3, 4}) || strings.Count(string(raw), "cache_control") != 4 {
+		t.Errorf("marked messages %v in %s", marked, raw)
+	}
+}
+
+func TestHTTPErrors(t *testing.T) {
+	errBody := func(typ, msg string) string {
+		return fmt.Sprintf(`{"type":"error","error":{"type":%q,"message":%q},"request_id":"req_011CSHoEeqs5C35K2UUqR7Fy"}`, typ, msg)
+	}
+	tests := []struct {
+		name       string
+		status     int
+		header     map[string]string
+		ct         string
+		body       string
+		kind       model.ErrorKind
+		retryAfter time.Duration
+	}{
+		{name: "auth", status: 401, body: errBody("authentication_error", "invalid x-api-key"), kind: model.ErrAuth},
+		{name: "permission", status: 403, body: errBody("permission_error", "no access"), kind: model.ErrAuth},
+		{name: "rate limit", status: 429, header: map[string]string{"retry-after": "12"}, body: errBody("rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"), kind: model.ErrRateLimit, retryAfter: 12 * time.Second},
+		{name: "overloaded", status: 529, body: errBody("overloaded_error", "Overloaded"), kind: model.ErrOverloaded},
+		{name: "unavailable", status: 503, body: "upstream connect error", ct: "text/plain", kind: model.ErrOverloaded},
+		{name: "api error", status: 500, body: errBody("api_error", "Internal server error"), kind: model.ErrServer},
+		{name: "bad gateway html", status: 502, ct: "text/html", body: "<html>" + strings.Repeat("x", 5000), kind: model.ErrServer},
+		{name: "timeout", status: 408, body: errBody("timeout_error", "Request timed out"), kind: model.ErrServer},
+		{name: "prompt too long", status: 400, body: errBody("invalid_request_error", "prompt is too long: 208310 tokens > 200000 maximum"), kind: model.ErrContextOverflow},
+		{name: "context limit", status: 400, body: errBody("invalid_request_error", "input length and `max_tokens` exceed context limit: 197626 + 8192 > 200000, decrease input length or `max_tokens` and try again"), kind: model.ErrContextOverflow},
+		{name: "credit", status: 400, body: errBody("invalid_request_error", "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits."), kind: model.ErrQuota},
+		{name: "billing", status: 402, body: errBody("billing_error", "billing"), kind: model.ErrQuota},
+		{name: "invalid", status: 400, body: errBody("invalid_request_error", "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`"), kind: model.ErrInvalidRequest},
+		{name: "too large", status: 413, body: errBody("request_too_large", "Request exceeds the maximum allowed number of bytes."), kind: model.ErrInvalidRequest},
+		{name: "not found", status: 404, body: errBody("not_found_error", "model: claude-9"), kind: model.ErrInvalidRequest},
+		{name: "cross-host redirect", status: 308, header: map[string]string{"Location": "http://elsewhere.invalid/v1/messages"}, kind: model.ErrInvalidRequest},
+		{name: "json with 200", status: 200, body: `{"id":"msg_1","type":"message","content":[]}`, kind: model.ErrInvalidRequest},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			requests := 0
+			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				requests++
+				for k, v := range tt.header {
+					w.Header().Set(k, v)
+				}
+				ct := tt.ct
+				if ct == "" {
+					ct = "application/json"
+				}
+				w.Header().Set("Content-Type", ct)
+				w.WriteHeader(tt.status)
+				io.WriteString(w, tt.body)
+			})
+			b := newTestBackend(t, h, Options{APIKey: "sk-ant-secret"})
+			res := ssetest.Collect(t, b.Stream(t.Context(), simpleRequest()))
+			if len(res.Events) != 0 || res.Error == nil {
+				t.Fatalf("result = %+v", res)
+			}
+			e := res.Error
+			if e.Kind != tt.kind || time.Duration(e.RetryAfterMS)*time.Millisecond != tt.retryAfter || e.Status != tt.status {
+				t.Errorf("error = %+v, want kind %s retryAfter %v status %d", e, tt.kind, tt.retryAfter, tt.status)
+			}
+			if e.Message == "" || len(e.Message) > maxErrorMessage+3 || strings.Contains(e.Message, "sk-ant-secret") {
+				t.Errorf("bad message %q", e.Message)
+			}
+			if requests != 1 {
+				t.Errorf("requests = %d", requests)
+			}
+		})
+	}
+}
+
+// stallHandler sends head, then waits until the client goes away and
+// reports it on gone.
+func stallHandler(head string, gone chan<- struct{}) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, head)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+		close(gone)
+	})
+}
+
+const head = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":1}}}\n\n" +
+	"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n" +
+	"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hel\"}}\n\n"
+
+func TestCancel(t *testing.T) {
+	gone := make(chan struct{})
+	b := newTestBackend(t, stallHandler(head, gone), Options{})
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var events []model.Event
+	var last error
+	for ev, err := range b.Stream(ctx, simpleRequest()) {
+		if err != nil {
+			last = err
+			break
+		}
+		events = append(events, ev)
+		cancel()
+	}
+	if last != context.Canceled || len(events) != 1 || events[0].Text != "Hel" {
+		t.Fatalf("events %+v, err %v", events, last)
+	}
+	<-gone
+}
+
+func TestConsumerStopsEarly(t *testing.T) {
+	gone := make(chan struct{})
+	b := newTestBackend(t, stallHandler(head, gone), Options{})
+	for ev, err := range b.Stream(t.Context(), simpleRequest()) {
+		if err != nil || ev.Text != "Hel" {
+			t.Fatalf("got %+v, %v", ev, err)
+		}
+		break
+	}
+	<-gone // the connection was released
+}
+
+func TestIdleTimeout(t *testing.T) {
+	gone := make(chan struct{})
+	b := newTestBackend(t, stallHandler(head, gone), Options{IdleTimeout: 30 * time.Millisecond})
+	res := ssetest.Collect(t, b.Stream(t.Context(), simpleRequest()))
+	if len(res.Events) != 1 || res.Error == nil || res.Error.Kind != model.ErrNetwork || !strings.Contains(res.Error.Message, "no data from server") {
+		t.Fatalf("result = %+v", res)
+	}
+	<-gone
+}
+
+// decodeAll runs the decoder over r and returns the outcome.
+func decodeAll(r io.Reader) ssetest.Result {
+	var res ssetest.Result
+	var d decoder
+	err := d.run(sse.NewReader(r, maxEventBytes), func(ev model.Event) bool {
+		res.Events = append(res.Events, ev)
+		return true
+	})
+	res.Error = ssetest.ErrorOf(err)
+	return res
+}
+
+// FuzzDecode feeds arbitrary streams (seeded with every fixture) to the
+// decoder, whole and re-chunked at random boundaries, and requires the
+// same outcome.
+func FuzzDecode(f *testing.F) {
+	for i, file := range fixtures(f) {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data, uint64(i))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, seed uint64) {
+		whole := decodeAll(bytes.NewReader(data))
+		chunked := decodeAll(ssetest.ChunkReader(data, seed))
+		if !reflect.DeepEqual(whole, chunked) {
+			t.Fatalf("whole:   %+v\nchunked: %+v", whole, chunked)
+		}
+		for _, ev := range whole.Events {
+			if ev.Input != nil && !json.Valid(ev.Input) {
+				t.Fatalf("invalid tool input %q", ev.Input)
+			}
+		}
+		if _, err := json.Marshal(whole); err != nil {
+			t.Fatalf("events do not marshal: %v", err)
+		}
+	})
+}
+
+// BenchmarkDecode measures parsing of a 100,000-delta text stream.
+func BenchmarkDecode(b *testing.B) {
+	var buf bytes.Buffer
+	buf.WriteString(head)
+	for range 100_000 - 1 {
+		buf.WriteString("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"token\"}}\n\n")
+	}
+	buf.WriteString("event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
+		"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":100000}}\n\n" +
+		"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
+	stream := buf.Bytes()
+	b.SetBytes(int64(len(stream)))
+	b.ReportAllocs()
+	for b.Loop() {
+		n := 0
+		var d decoder
+		err := d.run(sse.NewReader(bytes.NewReader(stream), maxEventBytes), func(model.Event) bool { n++; return true })
+		if err != nil || n != 100_002 {
+			b.Fatalf("events %d, err %v", n, err)
+		}
+	}
+}
+
+// A tool-use turn that started without thinking cannot enable it midway.
+func TestThinkingOffMidToolTurn(t *testing.T) {
+	turn := func(reasoning model.Part) *model.Request {
+		req := simpleRequest()
+		req.Effort = model.EffortHigh
+		req.Messages = append(req.Messages,
+			model.Message{Role: model.RoleAssistant, Parts: []model.Part{reasoning,
+				{Type: model.PartToolUse, ToolCallID: "call_1", ToolName: "ls", Input: json.RawMessage(`{}`)}}},
+			model.Message{Role: model.RoleUser, Parts: []model.Part{{Type: model.PartToolResult, ToolCallID: "call_1",
+				Content: []model.Part{{Type: model.PartText, Text: "a.go"}}}}})
+		return req
+	}
+	for _, tt := range []struct {
+		reasoning model.Part
+		thinking  bool
+	}{
+		{model.Part{Type: model.PartReasoning, Text: "t", Signature: "s", Provider: Provider}, true},
+		{model.Part{Type: model.PartReasoning, Text: "t", Signature: "s", Provider: "openai"}, false},
+		{model.Part{Type: model.PartReasoning, Text: "cut short", Provider: Provider}, false},
+	} {
+		raw, err := requestBody(turn(tt.reasoning))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct {
+			MaxTokens int             `json:"max_tokens"`
+			Thinking  json.RawMessage `json:"thinking"`
+		}
+		if err := json.Unmarshal(raw, &body); err != nil {
+			t.Fatal(err)
+		}
+		if (body.Thinking != nil) != tt.thinking || (!tt.thinking && body.MaxTokens != defaultMaxTokens) {
+			t.Errorf("reasoning %+v: thinking %s max_tokens %d, want thinking %v", tt.reasoning, body.Thinking, body.MaxTokens, tt.thinking)
+		}
+	}
+}

@@ -1,0 +1,192 @@
+package sse
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"acpd/model"
+)
+
+// DefaultIdleTimeout is the idle timeout [Open] applies when given zero.
+const DefaultIdleTimeout = 5 * time.Minute
+
+// errIdle is the cancellation cause of a request whose server went quiet.
+var errIdle = errors.New("idle timeout")
+
+// Call describes one HTTP request whose response is an event stream.
+type Call struct {
+	// Client sends the request; nil means http.DefaultClient.
+	Client *http.Client
+	Method string
+	// URL is the full request URL. It is never included in errors, so a
+	// secret in its query cannot leak.
+	URL    string
+	Header http.Header
+	// Body is sent as is; nil sends no body.
+	Body []byte
+	// Idle is the longest time to wait for the response headers and,
+	// afterwards, for each read of the body to return bytes (time the
+	// consumer spends between reads does not count); 0 means
+	// [DefaultIdleTimeout].
+	Idle time.Duration
+}
+
+// Stream is the response of an opened [Call]. Its owner must call Close.
+// It is not safe for concurrent use.
+type Stream struct {
+	// Response is the HTTP response. Read the body through the Stream
+	// (Read, ReadAll), which applies the idle timeout, not Response.Body.
+	Response *http.Response
+	parent   context.Context
+	rctx     context.Context
+	cancel   context.CancelCauseFunc
+	timer    *time.Timer
+	idle     time.Duration
+}
+
+// Open sends c with ctx and returns the response, whatever its status.
+// Errors are classified by [Stream.Err]: ctx's own error when ctx ended,
+// otherwise a *model.Error (ErrNetwork for transport failures and idle
+// timeouts, ErrInvalidRequest for a malformed URL).
+func Open(ctx context.Context, c Call) (*Stream, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if c.Idle <= 0 {
+		c.Idle = DefaultIdleTimeout
+	}
+	client := sameHostRedirects(c.Client)
+	var body io.Reader
+	if c.Body != nil {
+		body = bytes.NewReader(c.Body)
+	}
+	rctx, cancel := context.WithCancelCause(ctx)
+	req, err := http.NewRequestWithContext(rctx, c.Method, c.URL, body)
+	if err != nil {
+		cancel(nil)
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, &model.Error{Kind: model.ErrInvalidRequest, Message: "invalid endpoint URL: " + err.Error()}
+	}
+	for k, vs := range c.Header {
+		req.Header[k] = vs
+	}
+	s := &Stream{parent: ctx, rctx: rctx, cancel: cancel, idle: c.Idle}
+	s.timer = time.AfterFunc(c.Idle, func() { cancel(errIdle) })
+	resp, err := client.Do(req)
+	s.timer.Stop()
+	if err != nil {
+		cancel(nil)
+		return nil, s.Err(err)
+	}
+	s.Response = resp
+	return s, nil
+}
+
+// sameHostRedirects returns a copy of client (http.DefaultClient when nil)
+// that follows redirects only within the original scheme and host: a
+// redirect elsewhere would carry the API key headers (x-api-key, api-key)
+// to another server. A refused redirect returns the 3xx response itself.
+func sameHostRedirects(client *http.Client) *http.Client {
+	if client == nil {
+		client = http.DefaultClient
+	}
+	c := *client
+	next := client.CheckRedirect
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if req.URL.Scheme != via[0].URL.Scheme || req.URL.Host != via[0].URL.Host {
+			return http.ErrUseLastResponse
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	return &c
+}
+
+// Read reads the response body, failing with a timeout when no byte
+// arrives within the idle time. Errors are raw; classify them with Err.
+func (s *Stream) Read(p []byte) (int, error) {
+	s.timer.Reset(s.idle)
+	n, err := s.Response.Body.Read(p)
+	s.timer.Stop()
+	return n, err
+}
+
+// ReadAll reads at most limit bytes of the body, for error responses.
+func (s *Stream) ReadAll(limit int64) ([]byte, error) {
+	return io.ReadAll(io.LimitReader(s, limit))
+}
+
+// Err classifies a transport or read error of s: the parent context's
+// error when it ended, ErrNetwork "no data from server" after an idle
+// timeout, ErrNetwork otherwise. Errors are returned unchanged when they
+// already are *model.Error. The request URL is never part of the message.
+func (s *Stream) Err(err error) error {
+	if e := s.parent.Err(); e != nil {
+		return e
+	}
+	var me *model.Error
+	if errors.As(err, &me) {
+		return err
+	}
+	if context.Cause(s.rctx) == errIdle {
+		return &model.Error{Kind: model.ErrNetwork, Message: fmt.Sprintf("no data from server for %v", s.idle), Err: errIdle}
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return &model.Error{Kind: model.ErrNetwork, Message: err.Error(), Err: err}
+}
+
+// Close releases the response and stops the idle timer. It is idempotent.
+func (s *Stream) Close() error {
+	s.timer.Stop()
+	var err error
+	if s.Response != nil {
+		err = s.Response.Body.Close()
+	}
+	s.cancel(nil)
+	return err
+}
+
+// RetryAfter returns the delay a response asks for before the next
+// attempt: "retry-after-ms" (milliseconds, OpenAI) takes precedence over
+// "retry-after" (seconds or an HTTP date, relative to now). It returns 0
+// when neither is present or valid.
+func RetryAfter(h http.Header, now time.Time) time.Duration {
+	if v := strings.TrimSpace(h.Get("retry-after-ms")); v != "" {
+		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 && ms < 1e12 {
+			return time.Duration(ms * float64(time.Millisecond))
+		}
+	}
+	v := strings.TrimSpace(h.Get("retry-after"))
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.ParseFloat(v, 64); err == nil {
+		if secs > 0 && secs < 1e9 {
+			return time.Duration(secs * float64(time.Second))
+		}
+		return 0
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}

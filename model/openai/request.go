@@ -1,0 +1,230 @@
+package openai
+
+import (
+	"encoding/json"
+	"strings"
+
+	"acpd/model"
+)
+
+type chatRequest struct {
+	Model               string         `json:"model"`
+	Messages            []chatMessage  `json:"messages"`
+	Tools               []chatTool     `json:"tools,omitempty"`
+	Stream              bool           `json:"stream"`
+	StreamOptions       *streamOptions `json:"stream_options,omitempty"`
+	MaxCompletionTokens int            `json:"max_completion_tokens,omitempty"`
+	MaxTokens           int            `json:"max_tokens,omitempty"`
+	ReasoningEffort     string         `json:"reasoning_effort,omitempty"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+// chatMessage.Content is a string, a []contentPart, or nil (JSON null).
+type chatMessage struct {
+	Role             string         `json:"role"`
+	Content          any            `json:"content"`
+	ReasoningContent string         `json:"reasoning_content,omitempty"`
+	ToolCalls        []chatToolCall `json:"tool_calls,omitempty"`
+	ToolCallID       string         `json:"tool_call_id,omitempty"`
+}
+
+type contentPart struct {
+	Type       string      `json:"type"`
+	Text       string      `json:"text,omitempty"`
+	ImageURL   *imageURL   `json:"image_url,omitempty"`
+	InputAudio *inputAudio `json:"input_audio,omitempty"`
+}
+
+type imageURL struct {
+	URL string `json:"url"`
+}
+
+type inputAudio struct {
+	Data   string `json:"data"`
+	Format string `json:"format"`
+}
+
+type chatToolCall struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"`
+	Function functionCall `json:"function"`
+}
+
+type functionCall struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+type chatTool struct {
+	Type     string      `json:"type"`
+	Function functionDef `json:"function"`
+}
+
+type functionDef struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// emptySchema is the parameters schema of a tool that declares none.
+var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
+
+// requestBody maps req to a Chat Completions request body.
+func (b *Backend) requestBody(req *model.Request) ([]byte, error) {
+	cr := chatRequest{
+		Model:         req.Model,
+		Stream:        true,
+		StreamOptions: &streamOptions{IncludeUsage: true},
+	}
+	switch b.maxTokens {
+	case "max_completion_tokens":
+		cr.MaxCompletionTokens = req.MaxOutputTokens
+	case "max_tokens":
+		cr.MaxTokens = req.MaxOutputTokens
+	default:
+		return nil, &model.Error{Kind: model.ErrInvalidRequest,
+			Message: `openai: MaxTokensField must be "max_completion_tokens" or "max_tokens", not ` + quote(b.maxTokens)}
+	}
+	switch req.Effort {
+	case model.EffortLow, model.EffortMedium, model.EffortHigh:
+		cr.ReasoningEffort = string(req.Effort)
+	}
+	if req.System != "" {
+		cr.Messages = append(cr.Messages, chatMessage{Role: "system", Content: req.System})
+	}
+	for _, m := range req.Messages {
+		switch m.Role {
+		case model.RoleAssistant:
+			if cm, ok := assistantMessage(m, b.reasoning); ok {
+				cr.Messages = append(cr.Messages, cm)
+			}
+		case model.RoleUser:
+			cr.Messages = append(cr.Messages, userMessages(m)...)
+		default:
+			return nil, &model.Error{Kind: model.ErrInvalidRequest, Message: "openai: unknown message role " + quote(string(m.Role))}
+		}
+	}
+	for _, t := range req.Tools {
+		params := t.InputSchema
+		if len(params) == 0 || string(params) == "null" {
+			params = emptySchema
+		}
+		cr.Tools = append(cr.Tools, chatTool{Type: "function",
+			Function: functionDef{Name: t.Name, Description: t.Description, Parameters: params}})
+	}
+	body, err := json.Marshal(cr)
+	if err != nil {
+		// Only invalid json.RawMessage values (schemas, inputs) get here.
+		return nil, &model.Error{Kind: model.ErrInvalidRequest, Message: "openai: encoding request: " + err.Error(), Err: err}
+	}
+	return body, nil
+}
+
+// assistantMessage maps an assistant message; ok is false when nothing of it
+// can be sent (only reasoning, or empty).
+func assistantMessage(m model.Message, withReasoning bool) (chatMessage, bool) {
+	var text, reasoning strings.Builder
+	var calls []chatToolCall
+	for _, p := range m.Parts {
+		switch p.Type {
+		case model.PartText:
+			text.WriteString(p.Text)
+		case model.PartReasoning:
+			if withReasoning && !p.Redacted {
+				reasoning.WriteString(p.Text)
+			}
+		case model.PartToolUse:
+			calls = append(calls, chatToolCall{ID: p.ToolCallID, Type: "function",
+				Function: functionCall{Name: p.ToolName, Arguments: arguments(p.Input)}})
+		}
+	}
+	cm := chatMessage{Role: "assistant", ToolCalls: calls, ReasoningContent: reasoning.String()}
+	if text.Len() > 0 {
+		cm.Content = text.String()
+	}
+	return cm, text.Len() > 0 || len(calls) > 0
+}
+
+// arguments returns the arguments string of a tool call. Input that the
+// decoder wrapped as a JSON string (arguments that were not valid JSON) is
+// unwrapped so the model sees exactly what it produced.
+func arguments(input json.RawMessage) string {
+	if len(input) == 0 {
+		return "{}"
+	}
+	if input[0] == '"' {
+		var s string
+		if json.Unmarshal(input, &s) == nil {
+			return s
+		}
+	}
+	return string(input)
+}
+
+// userMessages maps a user message: its tool results become "tool"
+// messages (which must directly follow the assistant's tool calls), the
+// rest and any images the tools returned a following "user" message.
+func userMessages(m model.Message) []chatMessage {
+	var out []chatMessage
+	var rest []contentPart
+	for _, p := range m.Parts {
+		if p.Type != model.PartToolResult {
+			if cp, ok := mediaPart(p); ok {
+				rest = append(rest, cp)
+			}
+			continue
+		}
+		var texts []string
+		var images []contentPart
+		for _, c := range p.Content {
+			switch c.Type {
+			case model.PartText:
+				texts = append(texts, c.Text)
+			default:
+				if cp, ok := mediaPart(c); ok {
+					images = append(images, cp)
+				}
+			}
+		}
+		out = append(out, chatMessage{Role: "tool", ToolCallID: p.ToolCallID, Content: strings.Join(texts, "\n")})
+		if len(images) > 0 {
+			rest = append(rest, contentPart{Type: "text", Text: "Output of tool call " + p.ToolCallID + ":"})
+			rest = append(rest, images...)
+		}
+	}
+	switch {
+	case len(rest) == 1 && rest[0].Type == "text":
+		out = append(out, chatMessage{Role: "user", Content: rest[0].Text})
+	case len(rest) > 0:
+		out = append(out, chatMessage{Role: "user", Content: rest})
+	}
+	return out
+}
+
+// mediaPart maps a text, image or audio part; ok is false for parts that
+// have no user-content form (reasoning, tool use).
+func mediaPart(p model.Part) (contentPart, bool) {
+	switch p.Type {
+	case model.PartText:
+		return contentPart{Type: "text", Text: p.Text}, true
+	case model.PartImage:
+		return contentPart{Type: "image_url", ImageURL: &imageURL{URL: "data:" + p.MimeType + ";base64," + p.Data}}, true
+	case model.PartAudio:
+		switch p.MimeType {
+		case "audio/wav", "audio/x-wav", "audio/wave":
+			return contentPart{Type: "input_audio", InputAudio: &inputAudio{Data: p.Data, Format: "wav"}}, true
+		case "audio/mpeg", "audio/mp3":
+			return contentPart{Type: "input_audio", InputAudio: &inputAudio{Data: p.Data, Format: "mp3"}}, true
+		}
+		return contentPart{Type: "text", Text: "[audio attachment omitted: " + p.MimeType + " is not supported]"}, true
+	}
+	return contentPart{}, false
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

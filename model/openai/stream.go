@@ -1,0 +1,326 @@
+package openai
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"strconv"
+	"strings"
+
+	"acpd/model"
+	"acpd/model/internal/sse"
+)
+
+// errStopped reports that the consumer stopped the iteration.
+var errStopped = errors.New("consumer stopped")
+
+type chunk struct {
+	Choices []choice        `json:"choices"`
+	Usage   *usage          `json:"usage"`
+	Error   json.RawMessage `json:"error"`
+	XGroq   *struct {
+		Usage *usage `json:"usage"`
+	} `json:"x_groq"`
+}
+
+type choice struct {
+	Index        int     `json:"index"`
+	Delta        delta   `json:"delta"`
+	FinishReason *string `json:"finish_reason"`
+}
+
+type delta struct {
+	Content *string `json:"content"`
+	Refusal *string `json:"refusal"`
+	// ReasoningContent is DeepSeek's, vLLM's and llama.cpp's reasoning
+	// field, Reasoning OpenRouter's and Ollama's.
+	ReasoningContent *string         `json:"reasoning_content"`
+	Reasoning        *string         `json:"reasoning"`
+	ToolCalls        []toolCallDelta `json:"tool_calls"`
+}
+
+type toolCallDelta struct {
+	Index    *int   `json:"index"`
+	ID       string `json:"id"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+type usage struct {
+	PromptTokens        int64 `json:"prompt_tokens"`
+	CompletionTokens    int64 `json:"completion_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens int64 `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails *struct {
+		ReasoningTokens int64 `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+	// DeepSeek reports cache hits here.
+	PromptCacheHitTokens int64 `json:"prompt_cache_hit_tokens"`
+}
+
+func (u *usage) normalise() *model.Usage {
+	n := &model.Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, CacheReadTokens: u.PromptCacheHitTokens}
+	if d := u.PromptTokensDetails; d != nil && d.CachedTokens > 0 {
+		n.CacheReadTokens = d.CachedTokens
+	}
+	if d := u.CompletionTokensDetails; d != nil {
+		n.ReasoningTokens = d.ReasoningTokens
+	}
+	return n
+}
+
+// toolCall accumulates one streamed tool call.
+type toolCall struct {
+	index   int
+	id      string
+	name    string
+	args    strings.Builder
+	started bool
+}
+
+// decoder translates one Chat Completions stream. The zero value plus an
+// idPrefix is ready to use; a decoder serves one stream.
+type decoder struct {
+	// idPrefix names tool calls whose id the server omitted: idPrefix+index.
+	idPrefix string
+
+	calls     []*toolCall
+	reasoning bool // a reasoning block is open
+	refusal   bool // refusal text was streamed
+	finished  bool // a finish_reason arrived
+	finish    string
+	usage     *model.Usage
+}
+
+// run reads r to the end of the response, passing events to emit. It
+// returns nil after emitting EventFinish, errStopped when emit returned
+// false, a *model.Error for a failed or malformed response, and the raw
+// error of the underlying reader otherwise.
+func (d *decoder) run(r *sse.Reader, emit func(model.Event) bool) error {
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			if err == io.EOF || err == io.ErrUnexpectedEOF {
+				if !d.finished {
+					return &model.Error{Kind: model.ErrNetwork, Message: "stream ended before completion"}
+				}
+				return d.end(emit)
+			}
+			if err == sse.ErrEventTooLarge {
+				return &model.Error{Kind: model.ErrServer, Message: "stream event too large", Err: err}
+			}
+			return err
+		}
+		data := strings.TrimSpace(ev.Data)
+		if data == "" {
+			continue
+		}
+		if data == "[DONE]" {
+			if !d.finished && !d.finishNow("", emit) {
+				return errStopped
+			}
+			return d.end(emit)
+		}
+		if ev.Event == "error" {
+			e := parseAPIError([]byte(data))
+			if e == nil {
+				e = &apiError{Message: data}
+			}
+			return classify(0, nil, e)
+		}
+		var c chunk
+		if err := json.Unmarshal([]byte(data), &c); err != nil {
+			return &model.Error{Kind: model.ErrServer, Message: "malformed stream chunk: " + err.Error(), Err: err}
+		}
+		if len(c.Error) > 0 && string(c.Error) != "null" {
+			e := parseAPIError([]byte(data))
+			if e == nil {
+				e = &apiError{Message: string(c.Error)}
+			}
+			return classify(0, nil, e)
+		}
+		if !d.chunk(&c, emit) {
+			return errStopped
+		}
+	}
+}
+
+// chunk processes one decoded chunk; false means the consumer stopped.
+func (d *decoder) chunk(c *chunk, emit func(model.Event) bool) bool {
+	if c.Usage != nil {
+		d.usage = c.Usage.normalise()
+	} else if c.XGroq != nil && c.XGroq.Usage != nil {
+		d.usage = c.XGroq.Usage.normalise()
+	}
+	for i := range c.Choices {
+		ch := &c.Choices[i]
+		if ch.Index != 0 || d.finished {
+			continue // we ask for one choice; nothing follows its finish
+		}
+		dl := &ch.Delta
+		reasoning := dl.ReasoningContent
+		if reasoning == nil || *reasoning == "" {
+			reasoning = dl.Reasoning
+		}
+		if reasoning != nil && *reasoning != "" {
+			d.reasoning = true
+			if !emit(model.Event{Type: model.EventReasoning, Text: *reasoning}) {
+				return false
+			}
+		}
+		if dl.Content != nil && *dl.Content != "" {
+			if !d.closeReasoning(emit) || !emit(model.Event{Type: model.EventText, Text: *dl.Content}) {
+				return false
+			}
+		}
+		if dl.Refusal != nil && *dl.Refusal != "" {
+			d.refusal = true
+			if !d.closeReasoning(emit) || !emit(model.Event{Type: model.EventText, Text: *dl.Refusal}) {
+				return false
+			}
+		}
+		for j := range dl.ToolCalls {
+			if !d.closeReasoning(emit) || !d.toolDelta(&dl.ToolCalls[j], emit) {
+				return false
+			}
+		}
+		if ch.FinishReason != nil && *ch.FinishReason != "" {
+			if !d.finishNow(*ch.FinishReason, emit) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (d *decoder) closeReasoning(emit func(model.Event) bool) bool {
+	if !d.reasoning {
+		return true
+	}
+	d.reasoning = false
+	return emit(model.Event{Type: model.EventReasoningDone})
+}
+
+// toolDelta applies one tool call fragment. Calls are keyed by index; a
+// fragment without index (some compatible servers) continues the last call
+// unless it carries a new id.
+func (d *decoder) toolDelta(td *toolCallDelta, emit func(model.Event) bool) bool {
+	var call *toolCall
+	if td.Index != nil {
+		for _, c := range d.calls {
+			if c.index == *td.Index {
+				call = c
+				break
+			}
+		}
+	} else if n := len(d.calls); n > 0 && (td.ID == "" || td.ID == d.calls[n-1].id) {
+		call = d.calls[n-1]
+	}
+	if call == nil {
+		idx := len(d.calls)
+		if td.Index != nil {
+			idx = *td.Index
+		}
+		call = &toolCall{index: idx}
+		d.calls = append(d.calls, call)
+	}
+	if call.id == "" {
+		call.id = td.ID
+	}
+	if call.name == "" {
+		call.name = td.Function.Name
+	}
+	call.args.WriteString(td.Function.Arguments)
+	if !call.started {
+		if call.name == "" {
+			return true // wait for the name before announcing the call
+		}
+		return d.start(call, emit)
+	}
+	if td.Function.Arguments != "" {
+		return emit(model.Event{Type: model.EventToolDelta, ToolCallID: call.id, Text: td.Function.Arguments})
+	}
+	return true
+}
+
+// start announces call and sends the arguments received so far.
+func (d *decoder) start(call *toolCall, emit func(model.Event) bool) bool {
+	call.started = true
+	if call.id == "" {
+		call.id = d.idPrefix + strconv.Itoa(call.index)
+	}
+	if !emit(model.Event{Type: model.EventToolStart, ToolCallID: call.id, ToolName: call.name}) {
+		return false
+	}
+	if call.args.Len() > 0 {
+		return emit(model.Event{Type: model.EventToolDelta, ToolCallID: call.id, Text: call.args.String()})
+	}
+	return true
+}
+
+// finishNow closes open blocks and completes every tool call.
+func (d *decoder) finishNow(reason string, emit func(model.Event) bool) bool {
+	d.finished = true
+	d.finish = reason
+	if !d.closeReasoning(emit) {
+		return false
+	}
+	for _, c := range d.calls {
+		if !c.started && !d.start(c, emit) {
+			return false
+		}
+		if !emit(model.Event{Type: model.EventToolDone, ToolCallID: c.id, ToolName: c.name, Input: toolInput(c.args.String())}) {
+			return false
+		}
+	}
+	return true
+}
+
+// end emits the usage and the finish event.
+func (d *decoder) end(emit func(model.Event) bool) error {
+	if d.usage != nil && !emit(model.Event{Type: model.EventUsage, Usage: d.usage}) {
+		return errStopped
+	}
+	if !emit(model.Event{Type: model.EventFinish, Finish: d.finishReason()}) {
+		return errStopped
+	}
+	return nil
+}
+
+// finishReason maps the server's finish_reason. Servers differ in what
+// they report with tool calls ("tool_calls", "function_call", "stop"), so
+// any response with tool calls that was not cut short finishes with
+// tool_use; a streamed refusal finishes with refusal.
+func (d *decoder) finishReason() model.FinishReason {
+	switch d.finish {
+	case "length":
+		return model.FinishMaxTokens
+	case "content_filter":
+		return model.FinishRefusal
+	}
+	switch {
+	case len(d.calls) > 0:
+		return model.FinishToolUse
+	case d.refusal:
+		return model.FinishRefusal
+	}
+	return model.FinishEndTurn
+}
+
+// toolInput returns the arguments as tool input: "{}" when empty, the
+// arguments when valid JSON, otherwise the arguments as a JSON string (so
+// the session log stays valid JSON; the tool then rejects the input and
+// request mapping sends the original text back).
+func toolInput(args string) json.RawMessage {
+	if strings.TrimSpace(args) == "" {
+		return json.RawMessage("{}")
+	}
+	if json.Valid([]byte(args)) {
+		return json.RawMessage(args)
+	}
+	b, _ := json.Marshal(args)
+	return b
+}
