@@ -167,6 +167,10 @@ type Event struct {
 	Opaque     json.RawMessage `json:"opaque,omitempty"`
 	Usage      *Usage          `json:"usage,omitempty"`
 	Finish     FinishReason    `json:"finish,omitempty"`
+	// Provider names the dialect that produced Signature/Opaque on
+	// reasoning_done and tool_done events; the agent copies it into the
+	// transcript's [Part.Provider].
+	Provider string `json:"provider,omitempty"`
 }
 
 // Usage counts tokens of one response. Input includes cache reads/writes.

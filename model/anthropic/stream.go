@@ -224,10 +224,10 @@ func (d *decoder) closeBlock(b *openBlock, emit func(model.Event) bool) bool {
 	case "tool_use":
 		return emit(model.Event{Type: model.EventToolDone, ToolCallID: b.id, ToolName: b.name, Input: toolInput(b.input.String())})
 	case "thinking":
-		return emit(model.Event{Type: model.EventReasoningDone, Signature: b.signature.String()})
+		return emit(model.Event{Type: model.EventReasoningDone, Signature: b.signature.String(), Provider: Provider})
 	case "redacted_thinking":
 		opaque, _ := json.Marshal(b.data)
-		return emit(model.Event{Type: model.EventReasoningDone, Redacted: true, Opaque: opaque})
+		return emit(model.Event{Type: model.EventReasoningDone, Redacted: true, Opaque: opaque, Provider: Provider})
 	}
 	return true
 }

@@ -252,10 +252,10 @@ const (
 var allowedFields = map[model.EventType]string{
 	model.EventText:          "text",
 	model.EventReasoning:     "text",
-	model.EventReasoningDone: "signature, redacted, opaque",
+	model.EventReasoningDone: "signature, redacted, opaque, provider",
 	model.EventToolStart:     "toolCallId, toolName",
 	model.EventToolDelta:     "toolCallId, text",
-	model.EventToolDone:      "toolCallId, toolName, input, signature, opaque",
+	model.EventToolDone:      "toolCallId, toolName, input, signature, opaque, provider",
 	model.EventUsage:         "usage",
 	model.EventFinish:        "finish",
 }
@@ -528,14 +528,14 @@ func onlyAllowed(ev model.Event) bool {
 	case model.EventText, model.EventReasoning:
 		keep.Text = ev.Text
 	case model.EventReasoningDone:
-		keep.Signature, keep.Redacted, keep.Opaque = ev.Signature, ev.Redacted, ev.Opaque
+		keep.Signature, keep.Redacted, keep.Opaque, keep.Provider = ev.Signature, ev.Redacted, ev.Opaque, ev.Provider
 	case model.EventToolStart:
 		keep.ToolCallID, keep.ToolName = ev.ToolCallID, ev.ToolName
 	case model.EventToolDelta:
 		keep.ToolCallID, keep.Text = ev.ToolCallID, ev.Text
 	case model.EventToolDone:
 		keep.ToolCallID, keep.ToolName, keep.Input = ev.ToolCallID, ev.ToolName, ev.Input
-		keep.Signature, keep.Opaque = ev.Signature, ev.Opaque
+		keep.Signature, keep.Opaque, keep.Provider = ev.Signature, ev.Opaque, ev.Provider
 	case model.EventUsage:
 		keep.Usage = ev.Usage
 	case model.EventFinish:
