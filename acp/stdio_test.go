@@ -1,0 +1,165 @@
+//go:build unix
+
+package acp
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// protectChildEnv makes the test binary act as ProtectStdout's subject (see
+// TestMain): ProtectStdout changes process-wide file descriptors, so it runs
+// in a child process. The value names the kind of stdout: "pipe" or "socket".
+const protectChildEnv = "ACP_TEST_PROTECT_STDOUT_CHILD"
+
+const protoLine = "protocol-line\n"
+
+func TestProtectStdout(t *testing.T) {
+	for _, kind := range []string{"pipe", "socket"} {
+		t.Run(kind, func(t *testing.T) {
+			var parentEnd, childEnd *os.File
+			switch kind {
+			case "pipe":
+				r, w, err := os.Pipe()
+				if err != nil {
+					t.Fatal(err)
+				}
+				parentEnd, childEnd = r, w
+			case "socket":
+				fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				unix.CloseOnExec(fds[0])
+				unix.CloseOnExec(fds[1])
+				parentEnd, childEnd = os.NewFile(uintptr(fds[0]), "parent"), os.NewFile(uintptr(fds[1]), "child")
+			}
+			defer parentEnd.Close()
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), protectChildEnv+"="+kind)
+			cmd.Stdout = childEnd
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			childEnd.Close()
+			// The child fills the stream to prove its write deadline works,
+			// so read only after it has exited.
+			err := cmd.Wait()
+			if err != nil {
+				t.Fatalf("child failed: %v\nstderr:\n%s", err, stderr.String())
+			}
+			out, err := io.ReadAll(parentEnd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.HasPrefix(out, []byte(protoLine)) {
+				t.Fatalf("protocol stream starts with %q", out[:min(len(out), 64)])
+			}
+			if bytes.Contains(out, []byte("stray")) {
+				t.Fatal("a stray stdout write reached the protocol stream")
+			}
+			for _, want := range []string{"stray via os.Stdout", "stray via fd 1", "child ok"} {
+				if !strings.Contains(stderr.String(), want) {
+					t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+				}
+			}
+		})
+	}
+}
+
+// protectStdoutChild runs in the child process; it reports on stderr and
+// returns the exit code.
+func protectStdoutChild() int {
+	if err := runProtectStdoutChild(os.Getenv(protectChildEnv)); err != nil {
+		fmt.Fprintln(os.Stderr, "child error:", err)
+		return 1
+	}
+	fmt.Fprintln(os.Stderr, "child ok")
+	return 0
+}
+
+func runProtectStdoutChild(kind string) error {
+	// Keep a descriptor on fd 1's original open file description.
+	orig, err := unix.Dup(1)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(orig)
+
+	proto, err := ProtectStdout()
+	if err != nil {
+		return err
+	}
+	defer proto.Close()
+	if _, err := ProtectStdout(); err == nil {
+		return errors.New("second ProtectStdout succeeded")
+	}
+	if os.Stdout != os.Stderr {
+		return errors.New("os.Stdout does not point at stderr")
+	}
+	rc, err := proto.SyscallConn()
+	if err != nil {
+		return err
+	}
+	protoNonblocking := false
+	if err := rc.Control(func(fd uintptr) { protoNonblocking = nonblocking(int(fd)) }); err != nil {
+		return err
+	}
+	if !protoNonblocking {
+		return errors.New("protocol fd is blocking")
+	}
+	if kind == "pipe" && runtime.GOOS == "linux" && nonblocking(orig) {
+		return errors.New("O_NONBLOCK leaked into the inherited pipe description")
+	}
+
+	fmt.Fprint(os.Stdout, "stray via os.Stdout\n")
+	if _, err := unix.Write(1, []byte("stray via fd 1\n")); err != nil {
+		return err
+	}
+	if _, err := proto.WriteString(protoLine); err != nil {
+		return err
+	}
+
+	// Nobody reads yet: a big write stops at its deadline.
+	big := bytes.Repeat([]byte("x"), 16<<20)
+	if err := proto.SetWriteDeadline(time.Now().Add(100 * time.Millisecond)); err != nil {
+		return fmt.Errorf("SetWriteDeadline: %w", err)
+	}
+	if _, err := proto.Write(big); !errors.Is(err, os.ErrDeadlineExceeded) {
+		return fmt.Errorf("write past deadline = %v", err)
+	}
+	// And Close releases a write that is stuck.
+	if err := proto.SetWriteDeadline(time.Time{}); err != nil {
+		return err
+	}
+	werr := make(chan error, 1)
+	go func() {
+		_, err := proto.Write(big)
+		werr <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // let the write block; correctness does not depend on it
+	if err := proto.Close(); err != nil {
+		return err
+	}
+	if err := <-werr; !errors.Is(err, os.ErrClosed) {
+		return fmt.Errorf("stuck write after Close = %v", err)
+	}
+	return nil
+}
+
+func nonblocking(fd int) bool {
+	fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+	return err == nil && fl&unix.O_NONBLOCK != 0
+}

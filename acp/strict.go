@@ -1,0 +1,468 @@
+package acp
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Unmarshal decodes JSON data into v like json.Unmarshal, but first checks
+// the object keys against v's Go type so that peer input cannot rely on
+// encoding/json's case-insensitive field matching:
+//
+//   - A key that is not spelled exactly like a field's JSON name but matches
+//     it case-insensitively (for example "SessionId" for "sessionId", or a
+//     Unicode fold such as "ſessionId") is rejected, at any depth: through
+//     nested structs, pointers, slices, arrays and map values.
+//   - A key that appears twice in one object is rejected.
+//   - Unknown keys are allowed and ignored.
+//   - When v points to a struct or a map, data must be a JSON object; null,
+//     empty input and any other JSON value are rejected. Nested values that
+//     have the wrong kind are rejected by encoding/json as usual; nested nulls
+//     keep their encoding/json meaning (zero value).
+//
+// For a struct type with its own UnmarshalJSON method (typically a union),
+// the keys are checked against the fields that carry an explicit json name
+// tag and against the fields of its exported untagged struct (or pointer to
+// struct) fields, which are taken to be the union's variants; keys inside
+// such values are not checked further unless they match one of those fields.
+// Other types with a custom UnmarshalJSON, interfaces and json.RawMessage are
+// not inspected.
+//
+// The returned error names the offending key and its path ("$.a.b[2]").
+// Unmarshal is safe for concurrent use.
+func Unmarshal(data []byte, v any) error {
+	return unmarshalStrict(data, v, false)
+}
+
+// unmarshalStrict implements Unmarshal. allowNull accepts JSON null (or
+// empty input) for an object-typed target, leaving it unchanged; Call uses it
+// for results, where peers commonly answer "null" for empty results.
+func unmarshalStrict(data []byte, v any, allowNull bool) error {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return &json.InvalidUnmarshalError{Type: reflect.TypeOf(v)}
+	}
+	trimmed := bytes.TrimSpace(data)
+	t := rv.Type().Elem()
+	if needsObject(t) {
+		switch {
+		case len(trimmed) == 0 || string(trimmed) == "null":
+			if allowNull {
+				return nil
+			}
+			return errors.New("acp: expected a JSON object, got " + describeJSON(trimmed))
+		case !json.Valid(trimmed):
+			return json.Unmarshal(trimmed, v) // reports the syntax error
+		case trimmed[0] != '{':
+			return errors.New("acp: expected a JSON object, got " + describeJSON(trimmed))
+		}
+	} else if !json.Valid(trimmed) {
+		return json.Unmarshal(trimmed, v)
+	}
+	if err := checkStrict(trimmed, t, "$"); err != nil {
+		return err
+	}
+	return json.Unmarshal(trimmed, v)
+}
+
+// needsObject reports whether a JSON value for t must be an object.
+func needsObject(t reflect.Type) bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if hasCustomUnmarshal(t) {
+		return false
+	}
+	return t.Kind() == reflect.Struct || t.Kind() == reflect.Map
+}
+
+// describeJSON names the kind of a JSON value for error messages without
+// echoing its content.
+func describeJSON(b []byte) string {
+	if len(b) == 0 {
+		return "nothing"
+	}
+	switch b[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	default:
+		return "a number"
+	}
+}
+
+var (
+	jsonUnmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+	rawMessageType      = reflect.TypeFor[json.RawMessage]()
+)
+
+func hasCustomUnmarshal(t reflect.Type) bool {
+	return t.Implements(jsonUnmarshalerType) || reflect.PointerTo(t).Implements(jsonUnmarshalerType)
+}
+
+// checkStrict walks the validated JSON value data alongside the Go type t.
+func checkStrict(data []byte, t reflect.Type, path string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if len(data) == 0 || t == rawMessageType {
+		return nil
+	}
+	c := data[0]
+	if hasCustomUnmarshal(t) {
+		if t.Kind() == reflect.Struct && c == '{' {
+			return checkObject(data, fieldsOf(t), path)
+		}
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		if c != '{' {
+			return nil // encoding/json reports the type mismatch (null is allowed)
+		}
+		return checkObject(data, fieldsOf(t), path)
+	case reflect.Map:
+		if c != '{' {
+			return nil
+		}
+		elem := t.Elem()
+		seen := make(map[string]struct{})
+		return forEachMember(data, func(key string, val []byte) error {
+			if _, dup := seen[key]; dup {
+				return fmt.Errorf("acp: duplicate key %s at %s", quoteKey(key), path)
+			}
+			seen[key] = struct{}{}
+			return checkStrict(val, elem, path+"."+clip(key))
+		})
+	case reflect.Slice, reflect.Array:
+		if c != '[' {
+			return nil // includes []byte as a base64 string
+		}
+		elem := t.Elem()
+		i := 0
+		return forEachElement(data, func(val []byte) error {
+			err := checkStrict(val, elem, path+"["+strconv.Itoa(i)+"]")
+			i++
+			return err
+		})
+	default:
+		return nil
+	}
+}
+
+// checkObject checks the members of the JSON object data against fs.
+func checkObject(data []byte, fs *fieldSet, path string) error {
+	seen := make(map[string]struct{})
+	return forEachMember(data, func(key string, val []byte) error {
+		if _, dup := seen[key]; dup {
+			return fmt.Errorf("acp: duplicate key %s at %s", quoteKey(key), path)
+		}
+		seen[key] = struct{}{}
+		types, ok := fs.byName[key]
+		if !ok {
+			for _, name := range fs.names {
+				if strings.EqualFold(name, key) {
+					return fmt.Errorf("acp: key %s at %s must be spelled %q", quoteKey(key), path, name)
+				}
+			}
+			return nil // unknown keys are allowed
+		}
+		for _, ft := range types {
+			if err := checkStrict(val, ft, path+"."+key); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// fieldSet is the set of JSON member names a struct type decodes, with the
+// Go types a member's value is decoded into.
+type fieldSet struct {
+	byName map[string][]reflect.Type
+	names  []string
+}
+
+func (fs *fieldSet) add(name string, t reflect.Type) {
+	if _, ok := fs.byName[name]; !ok {
+		fs.names = append(fs.names, name)
+	}
+	for _, have := range fs.byName[name] {
+		if have == t {
+			return
+		}
+	}
+	fs.byName[name] = append(fs.byName[name], t)
+}
+
+var fieldCache sync.Map // reflect.Type -> *fieldSet
+
+// fieldsOf returns the member names of struct type t (see Unmarshal for the
+// rules applied to types with a custom UnmarshalJSON).
+func fieldsOf(t reflect.Type) *fieldSet {
+	if fs, ok := fieldCache.Load(t); ok {
+		return fs.(*fieldSet)
+	}
+	fs := &fieldSet{byName: make(map[string][]reflect.Type)}
+	if hasCustomUnmarshal(t) {
+		collectCustomFields(fs, t)
+	} else {
+		collectFields(fs, t, map[reflect.Type]bool{})
+	}
+	actual, _ := fieldCache.LoadOrStore(t, fs)
+	return actual.(*fieldSet)
+}
+
+// collectFields follows encoding/json's rules: exported fields, the tag name
+// or the Go field name, "-" skipped, untagged embedded structs promoted. A
+// name found at a shallower depth shadows deeper ones; among equal depths all
+// candidate types are kept, which is conservative for the key check.
+func collectFields(fs *fieldSet, t reflect.Type, visiting map[reflect.Type]bool) {
+	if visiting[t] {
+		return
+	}
+	visiting[t] = true
+	defer delete(visiting, t)
+	var embedded []reflect.Type
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if f.Anonymous {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if name == "" && ft.Kind() == reflect.Struct {
+				embedded = append(embedded, ft)
+				continue
+			}
+			if !f.IsExported() {
+				continue
+			}
+		} else if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		fs.add(name, f.Type)
+	}
+	for _, et := range embedded {
+		inner := &fieldSet{byName: make(map[string][]reflect.Type)}
+		collectFields(inner, et, visiting)
+		for _, name := range inner.names {
+			if _, shadowed := fs.byName[name]; shadowed {
+				continue
+			}
+			for _, ft := range inner.byName[name] {
+				fs.add(name, ft)
+			}
+		}
+	}
+}
+
+// collectCustomFields handles a struct with its own UnmarshalJSON: explicitly
+// named fields, plus the members of untagged struct-typed fields (variants).
+func collectCustomFields(fs *fieldSet, t reflect.Type) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		tag := f.Tag.Get("json")
+		name, _, _ := strings.Cut(tag, ",")
+		if tag != "-" && name != "" {
+			fs.add(name, f.Type)
+			continue
+		}
+		vt := f.Type
+		if vt.Kind() == reflect.Pointer {
+			vt = vt.Elem()
+		}
+		if vt.Kind() != reflect.Struct || vt == t {
+			continue
+		}
+		variant := &fieldSet{byName: make(map[string][]reflect.Type)}
+		if hasCustomUnmarshal(vt) {
+			// One level only: a nested union contributes its named fields.
+			for j := range vt.NumField() {
+				vf := vt.Field(j)
+				vtag := vf.Tag.Get("json")
+				vname, _, _ := strings.Cut(vtag, ",")
+				if vf.IsExported() && vtag != "-" && vname != "" {
+					variant.add(vname, vf.Type)
+				}
+			}
+		} else {
+			collectFields(variant, vt, map[reflect.Type]bool{})
+		}
+		for _, name := range variant.names {
+			for _, ft := range variant.byName[name] {
+				fs.add(name, ft)
+			}
+		}
+	}
+}
+
+// quoteKey quotes a (possibly huge) peer-supplied key for an error message.
+func quoteKey(key string) string {
+	return strconv.Quote(clip(key))
+}
+
+// clip shortens peer-supplied text for messages and logs.
+func clip(s string) string {
+	const limit = 64
+	if len(s) <= limit {
+		return s
+	}
+	return s[:limit] + "..."
+}
+
+// The scanner below walks JSON that json.Valid has already accepted, so it
+// only needs to find value boundaries; it never allocates for values.
+
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r'
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the index just past the string starting at b[i] == '"'
+// and whether the string needs unescaping (escapes or non-ASCII bytes, which
+// encoding/json may rewrite).
+func stringEnd(b []byte, i int) (int, bool) {
+	complex := false
+	for j := i + 1; j < len(b); j++ {
+		switch c := b[j]; {
+		case c == '\\':
+			complex = true
+			j++
+		case c == '"':
+			return j + 1, complex
+		case c >= 0x80:
+			complex = true
+		}
+	}
+	return len(b), complex
+}
+
+// valueEnd returns the index just past the JSON value starting at b[i].
+func valueEnd(b []byte, i int) int {
+	if i >= len(b) {
+		return i
+	}
+	switch b[i] {
+	case '"':
+		end, _ := stringEnd(b, i)
+		return end
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				end, _ := stringEnd(b, j)
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(b)
+	default:
+		j := i
+		for j < len(b) {
+			switch b[j] {
+			case ',', '}', ']', ' ', '\t', '\n', '\r':
+				return j
+			}
+			j++
+		}
+		return j
+	}
+}
+
+// unquote decodes a JSON string token (including its quotes).
+func unquote(tok []byte, complex bool) string {
+	if !complex && len(tok) >= 2 {
+		return string(tok[1 : len(tok)-1])
+	}
+	var s string
+	if err := json.Unmarshal(tok, &s); err != nil {
+		return ""
+	}
+	return s
+}
+
+// forEachMember calls fn for every member of the validated JSON object obj,
+// in document order. val is a sub-slice of obj.
+func forEachMember(obj []byte, fn func(key string, val []byte) error) error {
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return nil
+	}
+	i = skipSpace(obj, i+1)
+	for i < len(obj) && obj[i] == '"' {
+		end, complex := stringEnd(obj, i)
+		key := unquote(obj[i:end], complex)
+		i = skipSpace(obj, end)
+		if i >= len(obj) || obj[i] != ':' {
+			return nil
+		}
+		i = skipSpace(obj, i+1)
+		vend := valueEnd(obj, i)
+		if err := fn(key, obj[i:vend]); err != nil {
+			return err
+		}
+		i = skipSpace(obj, vend)
+		if i < len(obj) && obj[i] == ',' {
+			i = skipSpace(obj, i+1)
+		}
+	}
+	return nil
+}
+
+// forEachElement calls fn for every element of the validated JSON array arr.
+func forEachElement(arr []byte, fn func(val []byte) error) error {
+	i := skipSpace(arr, 0)
+	if i >= len(arr) || arr[i] != '[' {
+		return nil
+	}
+	i = skipSpace(arr, i+1)
+	for i < len(arr) && arr[i] != ']' {
+		vend := valueEnd(arr, i)
+		if err := fn(arr[i:vend]); err != nil {
+			return err
+		}
+		i = skipSpace(arr, vend)
+		if i < len(arr) && arr[i] == ',' {
+			i = skipSpace(arr, i+1)
+		}
+	}
+	return nil
+}
