@@ -332,6 +332,50 @@ func (b *Broker) WriteFile(ctx context.Context, path, content string) (prev stri
 	return prev, existed, nil
 }
 
+// EditFile applies edit to the current content of the existing file path
+// and writes the result, under the same stale-write protection as
+// [Broker.WriteFile]: the file must be unchanged since the agent last read or
+// wrote it. edit runs with the file's lock held and must not call back into
+// the Broker; an error from edit aborts the write and is returned as is.
+func (b *Broker) EditFile(ctx context.Context, path string, edit func(old string) (string, error)) (prev, next string, err error) {
+	res, err := b.resolve(path)
+	if err != nil {
+		return "", "", err
+	}
+	e := b.entry(res.Path)
+	if err := e.acquire(ctx); err != nil {
+		return "", "", err
+	}
+	defer e.release()
+	prev, existed, err := b.current(ctx, res)
+	if err != nil {
+		return "", "", err
+	}
+	if !existed {
+		return "", "", &iofs.PathError{Op: "edit", Path: res.Path, Err: iofs.ErrNotExist}
+	}
+	if err := b.checkStale(res.Path, e, sha256.Sum256([]byte(prev))); err != nil {
+		return "", "", err
+	}
+	next, err = edit(prev)
+	if err != nil {
+		return prev, "", err
+	}
+	if err := ctx.Err(); err != nil {
+		return prev, "", err
+	}
+	if b.edWrite {
+		err = b.ed.WriteTextFile(ctx, res.Path, next)
+	} else {
+		err = b.writeDisk(res, []byte(next))
+	}
+	if err != nil {
+		return prev, "", err
+	}
+	b.record(res.Path, e, sha256.Sum256([]byte(next)))
+	return prev, next, nil
+}
+
 // Forget drops the agent's recorded view of path (and any pending change
 // notice for it): the next WriteFile of the existing file is stale until
 // the agent reads it again.

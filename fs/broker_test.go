@@ -287,3 +287,43 @@ func TestSymlinkSwapDuringWrite(t *testing.T) {
 	}
 	t.Logf("%d of %d writes landed (inside the root)", written, *swapLoops)
 }
+
+func TestEditFileStaleAndApply(t *testing.T) {
+	dir := t.TempDir()
+	roots, err := NewRoots(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := NewBroker(BrokerOptions{Roots: roots})
+	defer b.Close()
+	ctx := context.Background()
+	p := filepath.Join(dir, "a.txt")
+	if err := os.WriteFile(p, []byte("hello world\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	up := func(old string) (string, error) { return strings.ToUpper(old), nil }
+	if _, _, err := b.EditFile(ctx, p, up); !errors.As(err, new(*StaleError)) {
+		t.Fatalf("edit of an unread file: got %v, want StaleError", err)
+	}
+	if _, err := b.ReadFile(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	prev, next, err := b.EditFile(ctx, p, up)
+	if err != nil || prev != "hello world\n" || next != "HELLO WORLD\n" {
+		t.Fatalf("EditFile = %q, %q, %v", prev, next, err)
+	}
+	if got, _ := os.ReadFile(p); string(got) != "HELLO WORLD\n" {
+		t.Fatalf("disk has %q", got)
+	}
+	// Our own edit keeps the view current; an edit error writes nothing.
+	boom := errors.New("boom")
+	if _, _, err := b.EditFile(ctx, p, func(string) (string, error) { return "", boom }); !errors.Is(err, boom) {
+		t.Fatalf("edit error: got %v", err)
+	}
+	if got, _ := os.ReadFile(p); string(got) != "HELLO WORLD\n" {
+		t.Fatalf("disk changed after a failed edit: %q", got)
+	}
+	if _, _, err := b.EditFile(ctx, filepath.Join(dir, "missing.txt"), up); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("edit of a missing file: got %v", err)
+	}
+}

@@ -1,0 +1,218 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/charmbracelet/log"
+
+	"acpd/acp"
+	"acpd/config"
+	"acpd/model"
+	"acpd/permissions"
+	"acpd/session"
+	"acpd/terminal"
+)
+
+// Resolver turns a "provider/model" reference into a backend and what is
+// known about the model. It returns an error wrapping [ErrNoModel] when no
+// provider is configured or reachable.
+type Resolver func(ref string) (model.Backend, model.ModelInfo, error)
+
+// ErrNoModel means no model backend is available; prompts then fail with
+// ACP's auth-required error.
+var ErrNoModel = errors.New("no model configured")
+
+// Options configure an [Agent].
+type Options struct {
+	// Name and Version are reported as agentInfo.
+	Name, Version string
+	// Config loads per-project configuration for each session's cwd.
+	Config *config.Loader
+	// Store keeps sessions; required.
+	Store *session.Store
+	// Resolve finds model backends; required.
+	Resolve Resolver
+	// Models lists the models offered in the "model" config option, as
+	// provider/model references (the session's current model is always
+	// offered).
+	Models []string
+	// Permissions keeps remembered permission choices; nil disables
+	// remembering.
+	Permissions *permissions.Store
+	// Protected are directories whose contents always need permission
+	// (acpd's configuration and state).
+	Protected []string
+	// Env is the environment commands start from, already filtered of
+	// secrets; nil means terminal.FilterEnv(os.Environ(), nil).
+	Env []string
+	// Logger receives diagnostics; nil discards.
+	Logger *log.Logger
+	// MaxLineBytes caps one inbound protocol message (0 = acp default).
+	MaxLineBytes int
+}
+
+// Agent serves ACP for one client connection.
+type Agent struct {
+	opts Options
+	log  *log.Logger
+	conn *acp.Conn
+	// terms owns the local PTY terminals of every session.
+	terms *terminal.Manager
+
+	mu          sync.Mutex
+	clientCaps  acp.ClientCapabilities
+	clientInfo  *acp.Implementation
+	sessions    map[acp.SessionID]*sess
+	closed      bool
+	sessionsWG  sync.WaitGroup
+	baseCtx     context.Context
+	cancelAll   context.CancelFunc
+	initialized bool
+}
+
+// New returns an Agent. It does nothing until [Agent.Serve].
+func New(o Options) *Agent {
+	if o.Name == "" {
+		o.Name = "acpd"
+	}
+	lg := o.Logger
+	if lg == nil {
+		lg = log.New(io.Discard)
+	}
+	return &Agent{opts: o, log: lg, sessions: map[acp.SessionID]*sess{}, terms: terminal.NewManager(terminal.ManagerOptions{Logger: lg})}
+}
+
+// Serve speaks ACP on r/w until r reaches EOF or ctx ends, then closes every
+// open session (cancelling their turns and releasing their locks) and
+// returns. w is closed on return. Serve may be called once.
+func (a *Agent) Serve(ctx context.Context, r io.Reader, w io.WriteCloser) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	a.mu.Lock()
+	a.baseCtx, a.cancelAll = ctx, cancel
+	a.mu.Unlock()
+	conn := acp.NewConn(ctx, r, w, a.handle, acp.Options{
+		MaxLineBytes: a.opts.MaxLineBytes,
+		Logger:       a.log,
+		Immediate:    func(method string) bool { return method == acp.AgentMethodSessionCancel },
+	})
+	a.mu.Lock()
+	a.conn = conn
+	a.mu.Unlock()
+	select {
+	case <-conn.Done():
+	case <-ctx.Done():
+	}
+	a.shutdown()
+	err := conn.Close()
+	a.sessionsWG.Wait()
+	if ctx.Err() != nil && !errors.Is(ctx.Err(), context.Canceled) {
+		return ctx.Err()
+	}
+	return err
+}
+
+// shutdown closes every session: turns are cancelled and awaited, logs synced
+// and unlocked.
+func (a *Agent) shutdown() {
+	a.mu.Lock()
+	a.closed = true
+	ss := make([]*sess, 0, len(a.sessions))
+	for _, s := range a.sessions {
+		ss = append(ss, s)
+	}
+	a.sessions = map[acp.SessionID]*sess{}
+	cancel := a.cancelAll
+	a.mu.Unlock()
+	for _, s := range ss {
+		s.close()
+	}
+	if err := a.terms.Close(); err != nil {
+		a.log.Warn("closing terminals", "err", err)
+	}
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// handle dispatches one inbound message.
+func (a *Agent) handle(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	switch method {
+	case acp.AgentMethodInitialize:
+		return handleWith(ctx, params, a.initialize)
+	case acp.AgentMethodAuthenticate:
+		return handleWith(ctx, params, a.authenticate)
+	case acp.AgentMethodLogout:
+		return handleWith(ctx, params, a.logout)
+	case acp.AgentMethodSessionNew:
+		return handleWith(ctx, params, a.newSession)
+	case acp.AgentMethodSessionLoad:
+		return handleWith(ctx, params, a.loadSession)
+	case acp.AgentMethodSessionResume:
+		return handleWith(ctx, params, a.resumeSession)
+	case acp.AgentMethodSessionList:
+		return handleWith(ctx, params, a.listSessions)
+	case acp.AgentMethodSessionClose:
+		return handleWith(ctx, params, a.closeSession)
+	case acp.AgentMethodSessionDelete:
+		return handleWith(ctx, params, a.deleteSession)
+	case acp.AgentMethodSessionSetMode:
+		return handleWith(ctx, params, a.setMode)
+	case acp.AgentMethodSessionSetConfigOption:
+		return handleWith(ctx, params, a.setConfigOption)
+	case acp.AgentMethodSessionSetModel:
+		return handleWith(ctx, params, a.setModel)
+	case acp.AgentMethodSessionPrompt:
+		return handleWith(ctx, params, a.prompt)
+	case acp.AgentMethodSessionCancel:
+		var p acp.CancelNotification
+		if err := acp.Unmarshal(params, &p); err != nil {
+			a.log.Warn("bad session/cancel", "err", err)
+			return nil, nil
+		}
+		if s := a.lookup(p.SessionID); s != nil {
+			s.cancelTurn()
+		}
+		return nil, nil
+	}
+	return nil, acp.ErrMethodNotFound(method)
+}
+
+// handleWith decodes params strictly into P and calls f.
+func handleWith[P, R any](ctx context.Context, params json.RawMessage, f func(context.Context, *P) (R, error)) (any, error) {
+	var p P
+	if len(params) == 0 || string(params) == "null" {
+		params = json.RawMessage("{}")
+	}
+	if err := acp.Unmarshal(params, &p); err != nil {
+		return nil, acp.ErrInvalidParams(err)
+	}
+	r, err := f(ctx, &p)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (a *Agent) lookup(id acp.SessionID) *sess {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.sessions[id]
+}
+
+// mustSession returns the open session id or a resource-not-found error.
+func (a *Agent) mustSession(id acp.SessionID) (*sess, error) {
+	if s := a.lookup(id); s != nil {
+		return s, nil
+	}
+	return nil, &acp.Error{Code: int(acp.ErrorCodeResourceNotFound), Message: fmt.Sprintf("session %q is not open in this connection (use session/load or session/resume)", id)}
+}
+
+func invalidParams(format string, args ...any) error {
+	return &acp.Error{Code: int(acp.ErrorCodeInvalidParams), Message: fmt.Sprintf(format, args...)}
+}

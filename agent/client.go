@@ -1,0 +1,138 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"math"
+
+	"acpd/acp"
+	"acpd/terminal"
+)
+
+// editorFS is the editor's file channel (fs/read_text_file,
+// fs/write_text_file) for one session; it implements fs.Editor.
+type editorFS struct {
+	a  *Agent
+	id acp.SessionID
+}
+
+func (e editorFS) ReadTextFile(ctx context.Context, path string, line, limit *int) (string, error) {
+	conn := e.a.connection()
+	if conn == nil {
+		return "", errors.New("editor connection closed")
+	}
+	req := acp.ReadTextFileRequest{SessionID: e.id, Path: path, Line: u32p(line), Limit: u32p(limit)}
+	var resp acp.ReadTextFileResponse
+	if err := conn.Call(ctx, acp.ClientMethodFsReadTextFile, req, &resp); err != nil {
+		return "", err
+	}
+	return resp.Content, nil
+}
+
+func (e editorFS) WriteTextFile(ctx context.Context, path, content string) error {
+	conn := e.a.connection()
+	if conn == nil {
+		return errors.New("editor connection closed")
+	}
+	var resp acp.WriteTextFileResponse
+	return conn.Call(ctx, acp.ClientMethodFsWriteTextFile, acp.WriteTextFileRequest{SessionID: e.id, Path: path, Content: content}, &resp)
+}
+
+func u32p(p *int) *uint32 {
+	if p == nil || *p < 0 {
+		return nil
+	}
+	v := uint32(min(*p, math.MaxUint32))
+	return &v
+}
+
+// editorTerminal is a command running in the editor's terminal
+// (terminal/* methods); it implements terminal.Terminal with the same
+// semantics as the local PTY terminals.
+type editorTerminal struct {
+	a   *Agent
+	sid acp.SessionID
+	id  acp.TerminalID
+}
+
+// startEditorTerminal asks the editor to run spec.
+func (a *Agent) startEditorTerminal(ctx context.Context, sid acp.SessionID, spec terminal.Spec) (*editorTerminal, error) {
+	conn := a.connection()
+	if conn == nil {
+		return nil, errors.New("editor connection closed")
+	}
+	req := acp.CreateTerminalRequest{SessionID: sid, Command: spec.Command, Args: spec.Args}
+	if spec.Cwd != "" {
+		req.Cwd = &spec.Cwd
+	}
+	for _, e := range spec.Env {
+		req.Env = append(req.Env, acp.EnvVariable{Name: e.Name, Value: e.Value})
+	}
+	if spec.OutputByteLimit > 0 {
+		l := uint64(spec.OutputByteLimit)
+		req.OutputByteLimit = &l
+	}
+	var resp acp.CreateTerminalResponse
+	if err := conn.Call(ctx, acp.ClientMethodTerminalCreate, req, &resp); err != nil {
+		return nil, err
+	}
+	return &editorTerminal{a: a, sid: sid, id: resp.TerminalID}, nil
+}
+
+func (t *editorTerminal) ID() string { return string(t.id) }
+
+func (t *editorTerminal) call(ctx context.Context, method string, result any) error {
+	conn := t.a.connection()
+	if conn == nil {
+		return errors.New("editor connection closed")
+	}
+	return conn.Call(ctx, method, acp.TerminalOutputRequest{SessionID: t.sid, TerminalID: t.id}, result)
+}
+
+func exitStatus(code *uint32, signal *string) *terminal.ExitStatus {
+	if code == nil && signal == nil {
+		return nil
+	}
+	es := &terminal.ExitStatus{Signal: signal}
+	if code != nil {
+		c := int(*code)
+		es.ExitCode = &c
+	}
+	return es
+}
+
+func (t *editorTerminal) Output(ctx context.Context) (terminal.Output, error) {
+	var resp acp.TerminalOutputResponse
+	if err := t.call(ctx, acp.ClientMethodTerminalOutput, &resp); err != nil {
+		return terminal.Output{}, err
+	}
+	out := terminal.Output{Output: resp.Output, Truncated: resp.Truncated}
+	if resp.ExitStatus != nil {
+		out.Exit = exitStatus(resp.ExitStatus.ExitCode, resp.ExitStatus.Signal)
+		if out.Exit == nil {
+			out.Exit = &terminal.ExitStatus{}
+		}
+	}
+	return out, nil
+}
+
+func (t *editorTerminal) WaitForExit(ctx context.Context) (terminal.ExitStatus, error) {
+	var resp acp.WaitForTerminalExitResponse
+	if err := t.call(ctx, acp.ClientMethodTerminalWaitForExit, &resp); err != nil {
+		return terminal.ExitStatus{}, err
+	}
+	if es := exitStatus(resp.ExitCode, resp.Signal); es != nil {
+		return *es, nil
+	}
+	return terminal.ExitStatus{}, nil
+}
+
+func (t *editorTerminal) Kill(ctx context.Context) error {
+	var resp acp.KillTerminalResponse
+	return t.call(ctx, acp.ClientMethodTerminalKill, &resp)
+}
+
+func (t *editorTerminal) Release(ctx context.Context) error {
+	var resp acp.ReleaseTerminalResponse
+	return t.call(ctx, acp.ClientMethodTerminalRelease, &resp)
+}

@@ -1,0 +1,324 @@
+package agent
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"acpd/acp"
+	"acpd/model"
+	"acpd/session"
+)
+
+func (a *Agent) connection() *acp.Conn {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.conn
+}
+
+func (a *Agent) clientCapabilities() acp.ClientCapabilities {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.clientCaps
+}
+
+// defaultModelInfo describes the default model, when it resolves.
+func (a *Agent) defaultModelInfo() (model.ModelInfo, bool) {
+	cfg := a.opts.Config.User()
+	if cfg.Model == "" {
+		return model.ModelInfo{}, false
+	}
+	_, info, err := a.opts.Resolve(cfg.Model)
+	return info, err == nil
+}
+
+func (a *Agent) initialize(ctx context.Context, p *acp.InitializeRequest) (*acp.InitializeResponse, error) {
+	a.mu.Lock()
+	if p.ClientCapabilities != nil {
+		a.clientCaps = *p.ClientCapabilities
+	}
+	a.clientInfo = p.ClientInfo
+	a.initialized = true
+	a.mu.Unlock()
+	info, _ := a.defaultModelInfo()
+	title := "acpd"
+	return &acp.InitializeResponse{
+		// acpd speaks version 1 only; a client asking for more gets 1 and
+		// decides whether it can go on.
+		ProtocolVersion: acp.ProtocolVersion(acp.ProtocolVersion1),
+		AgentCapabilities: &acp.AgentCapabilities{
+			LoadSession: true,
+			PromptCapabilities: &acp.PromptCapabilities{
+				Image:           true,
+				Audio:           info.Audio,
+				EmbeddedContext: true,
+			},
+			McpCapabilities: &acp.McpCapabilities{},
+			SessionCapabilities: &acp.SessionCapabilities{
+				List:                  &acp.SessionListCapabilities{},
+				Resume:                &acp.SessionResumeCapabilities{},
+				Close:                 &acp.SessionCloseCapabilities{},
+				Delete:                &acp.SessionDeleteCapabilities{},
+				AdditionalDirectories: &acp.SessionAdditionalDirectoriesCapabilities{},
+			},
+		},
+		AuthMethods: []acp.AuthMethod{},
+		AgentInfo:   &acp.Implementation{Name: a.opts.Name, Title: &title, Version: a.opts.Version},
+	}, nil
+}
+
+func (a *Agent) authenticate(ctx context.Context, p *acp.AuthenticateRequest) (*acp.AuthenticateResponse, error) {
+	return nil, invalidParams("unknown authentication method %q: acpd offers none yet", p.MethodID)
+}
+
+func (a *Agent) logout(ctx context.Context, p *acp.LogoutRequest) (*acp.LogoutResponse, error) {
+	return nil, acp.ErrMethodNotFound(acp.AgentMethodLogout)
+}
+
+// checkDirs validates cwd and additionalDirectories: absolute, existing
+// directories.
+func checkDirs(cwd string, dirs []string) error {
+	if cwd == "" || !filepath.IsAbs(cwd) {
+		return invalidParams("cwd must be an absolute path, got %q", cwd)
+	}
+	for _, d := range dirs {
+		if !filepath.IsAbs(d) {
+			return invalidParams("additionalDirectories entries must be absolute paths, got %q", d)
+		}
+	}
+	return nil
+}
+
+// register makes s reachable by id; it fails when the agent shut down.
+func (a *Agent) register(s *sess) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
+		return errors.New("agent is shutting down")
+	}
+	if _, dup := a.sessions[s.id]; dup {
+		return invalidParams("session %q is already open in this connection", s.id)
+	}
+	a.sessions[s.id] = s
+	return nil
+}
+
+func (a *Agent) newSession(ctx context.Context, p *acp.NewSessionRequest) (*acp.NewSessionResponse, error) {
+	if err := checkDirs(p.Cwd, p.AdditionalDirectories); err != nil {
+		return nil, err
+	}
+	cfg, err := a.opts.Config.ForProject(p.Cwd)
+	if err != nil {
+		return nil, invalidParams("%v", err)
+	}
+	l, err := a.opts.Store.Create(session.Meta{Cwd: p.Cwd, AdditionalDirectories: p.AdditionalDirectories})
+	if err != nil {
+		return nil, fmt.Errorf("creating session: %w", err)
+	}
+	s, err := a.newSess(l, p.Cwd, p.AdditionalDirectories, cfg, p.McpServers)
+	if err != nil {
+		l.Close()
+		if derr := a.opts.Store.Delete(l.ID()); derr != nil {
+			a.log.Warn("removing a session that failed to start", "session", l.ID(), "err", derr)
+		}
+		return nil, err
+	}
+	s.record(kindMeta, s.settings())
+	s.sync()
+	if err := a.register(s); err != nil {
+		s.close()
+		return nil, err
+	}
+	// Clients drop updates that arrive before the session/new reply.
+	acp.AfterReply(ctx, func() { s.sendCommands(a.baseContext()) })
+	return &acp.NewSessionResponse{
+		SessionID:     s.id,
+		Modes:         s.modeState(),
+		ConfigOptions: s.configOptions(),
+	}, nil
+}
+
+func (a *Agent) baseContext() context.Context {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.baseCtx == nil {
+		return context.Background()
+	}
+	return a.baseCtx
+}
+
+// openStored opens a stored session for load or resume.
+func (a *Agent) openStored(id acp.SessionID, cwd string, dirs []string, mcp []acp.McpServer) (*sess, []session.Record, error) {
+	if err := checkDirs(cwd, dirs); err != nil {
+		return nil, nil, err
+	}
+	if a.lookup(id) != nil {
+		return nil, nil, invalidParams("session %q is already open in this connection", id)
+	}
+	cfg, err := a.opts.Config.ForProject(cwd)
+	if err != nil {
+		return nil, nil, invalidParams("%v", err)
+	}
+	l, recs, err := a.opts.Store.Open(string(id))
+	if err != nil {
+		var le *session.LockedError
+		switch {
+		case errors.Is(err, session.ErrNotFound):
+			return nil, nil, &acp.Error{Code: int(acp.ErrorCodeResourceNotFound), Message: fmt.Sprintf("session %q not found", id)}
+		case errors.As(err, &le):
+			return nil, nil, &acp.Error{Code: int(acp.ErrorCodeInvalidRequest), Message: le.Error()}
+		}
+		return nil, nil, fmt.Errorf("opening session %s: %w", id, err)
+	}
+	s, err := a.newSess(l, cwd, dirs, cfg, mcp)
+	if err != nil {
+		l.Close()
+		return nil, nil, err
+	}
+	return s, recs, nil
+}
+
+func (a *Agent) loadSession(ctx context.Context, p *acp.LoadSessionRequest) (*acp.LoadSessionResponse, error) {
+	s, recs, err := a.openStored(p.SessionID, p.Cwd, p.AdditionalDirectories, p.McpServers)
+	if err != nil {
+		return nil, err
+	}
+	updates, err := s.restore(recs)
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	if err := a.register(s); err != nil {
+		s.close()
+		return nil, err
+	}
+	// Replay the conversation as the client saw it, then the current mode
+	// and config options, all before the reply.
+	for _, u := range coalesce(updates) {
+		if err := s.sendRaw(ctx, u); err != nil {
+			break
+		}
+	}
+	st := s.settings()
+	s.send(ctx, acp.SessionUpdate{CurrentModeUpdate: &acp.CurrentModeUpdate{CurrentModeID: acp.SessionModeID(st.Mode)}})
+	s.send(ctx, acp.SessionUpdate{ConfigOptionUpdate: &acp.ConfigOptionUpdate{ConfigOptions: s.configOptions()}})
+	if st.Title != "" {
+		title := st.Title
+		s.send(ctx, acp.SessionUpdate{SessionInfoUpdate: &acp.SessionInfoUpdate{Title: &title}})
+	}
+	acp.AfterReply(ctx, func() { s.sendCommands(a.baseContext()) })
+	return &acp.LoadSessionResponse{Modes: s.modeState(), ConfigOptions: s.configOptions()}, nil
+}
+
+func (a *Agent) resumeSession(ctx context.Context, p *acp.ResumeSessionRequest) (*acp.ResumeSessionResponse, error) {
+	s, recs, err := a.openStored(p.SessionID, p.Cwd, p.AdditionalDirectories, p.McpServers)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.restore(recs); err != nil {
+		s.close()
+		return nil, err
+	}
+	if err := a.register(s); err != nil {
+		s.close()
+		return nil, err
+	}
+	acp.AfterReply(ctx, func() { s.sendCommands(a.baseContext()) })
+	return &acp.ResumeSessionResponse{Modes: s.modeState(), ConfigOptions: s.configOptions()}, nil
+}
+
+// listPage is the number of sessions per session/list page.
+const listPage = 50
+
+func (a *Agent) listSessions(ctx context.Context, p *acp.ListSessionsRequest) (*acp.ListSessionsResponse, error) {
+	var f session.Filter
+	if p.Cwd != nil {
+		if !filepath.IsAbs(*p.Cwd) {
+			return nil, invalidParams("cwd must be an absolute path, got %q", *p.Cwd)
+		}
+		f.Cwd = *p.Cwd
+	}
+	metas, err := a.opts.Store.List(f)
+	if err != nil {
+		return nil, err
+	}
+	start := 0
+	if p.Cursor != nil && *p.Cursor != "" {
+		start, err = decodeCursor(*p.Cursor)
+		if err != nil || start > len(metas) {
+			return nil, invalidParams("invalid cursor")
+		}
+	}
+	end := min(start+listPage, len(metas))
+	resp := &acp.ListSessionsResponse{Sessions: []acp.SessionInfo{}}
+	for _, m := range metas[start:end] {
+		info := acp.SessionInfo{SessionID: acp.SessionID(m.ID), Cwd: m.Cwd, AdditionalDirectories: m.AdditionalDirectories}
+		if m.Title != "" {
+			t := m.Title
+			info.Title = &t
+		}
+		if !m.UpdatedAt.IsZero() {
+			u := m.UpdatedAt.UTC().Format(time.RFC3339)
+			info.UpdatedAt = &u
+		}
+		resp.Sessions = append(resp.Sessions, info)
+	}
+	if end < len(metas) {
+		c := encodeCursor(end)
+		resp.NextCursor = &c
+	}
+	return resp, nil
+}
+
+func encodeCursor(i int) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("o:" + strconv.Itoa(i)))
+}
+
+func decodeCursor(c string) (int, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil || len(b) < 3 || string(b[:2]) != "o:" {
+		return 0, errors.New("invalid cursor")
+	}
+	i, err := strconv.Atoi(string(b[2:]))
+	if err != nil || i < 0 {
+		return 0, errors.New("invalid cursor")
+	}
+	return i, nil
+}
+
+func (a *Agent) closeSession(ctx context.Context, p *acp.CloseSessionRequest) (*acp.CloseSessionResponse, error) {
+	a.mu.Lock()
+	s := a.sessions[p.SessionID]
+	delete(a.sessions, p.SessionID)
+	a.mu.Unlock()
+	if s == nil {
+		return nil, &acp.Error{Code: int(acp.ErrorCodeResourceNotFound), Message: fmt.Sprintf("session %q is not open", p.SessionID)}
+	}
+	s.close()
+	return &acp.CloseSessionResponse{}, nil
+}
+
+func (a *Agent) deleteSession(ctx context.Context, p *acp.DeleteSessionRequest) (*acp.DeleteSessionResponse, error) {
+	a.mu.Lock()
+	s := a.sessions[p.SessionID]
+	delete(a.sessions, p.SessionID)
+	a.mu.Unlock()
+	if s != nil {
+		s.close()
+	}
+	if err := a.opts.Store.Delete(string(p.SessionID)); err != nil {
+		var le *session.LockedError
+		switch {
+		case errors.Is(err, session.ErrNotFound):
+			return nil, &acp.Error{Code: int(acp.ErrorCodeResourceNotFound), Message: fmt.Sprintf("session %q not found", p.SessionID)}
+		case errors.As(err, &le):
+			return nil, &acp.Error{Code: int(acp.ErrorCodeInvalidRequest), Message: le.Error()}
+		}
+		return nil, err
+	}
+	return &acp.DeleteSessionResponse{}, nil
+}

@@ -1,0 +1,72 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"acpd/acp"
+	"acpd/permissions"
+)
+
+// optionNames are the labels of the permission options offered to the user.
+var optionNames = map[permissions.OptionKind]string{
+	permissions.AllowOnce:    "Allow once",
+	permissions.AllowAlways:  "Always allow",
+	permissions.RejectOnce:   "Reject",
+	permissions.RejectAlways: "Always reject",
+}
+
+// authorize decides whether a tool call may run, asking the user through
+// session/request_permission when the policy says ask. It fails closed: any
+// answer but a selected, offered allow option is a rejection, and so is a
+// cancelled turn. The returned reason explains a rejection to the model.
+func (s *sess) authorize(ctx context.Context, tc *toolCall, call permissions.Call, upd acp.ToolCallUpdate) (bool, string) {
+	mode := permissions.Mode(s.settings().Mode)
+	d := s.policy.Decide(mode, call)
+	switch d.Action {
+	case permissions.Allow:
+		return true, ""
+	case permissions.Deny:
+		return false, "Not allowed: " + d.Reason
+	}
+	conn := s.a.connection()
+	if conn == nil {
+		return false, "Not allowed: the editor is gone"
+	}
+	offered := permissions.Options(d)
+	req := acp.RequestPermissionRequest{SessionID: s.id, ToolCall: upd, Options: make([]acp.PermissionOption, 0, len(offered))}
+	req.ToolCall.ToolCallID = acp.ToolCallID(tc.id)
+	for _, o := range offered {
+		req.Options = append(req.Options, acp.PermissionOption{OptionID: acp.PermissionOptionID(o.ID), Name: optionNames[o.Kind], Kind: acp.PermissionOptionKind(o.Kind)})
+	}
+	var resp acp.RequestPermissionResponse
+	err := conn.Call(ctx, acp.ClientMethodSessionRequestPermission, req, &resp)
+	if err != nil {
+		if ctx.Err() != nil {
+			return false, "The user cancelled the turn."
+		}
+		s.a.log.Warn("permission request failed", "session", s.id, "err", err)
+		return false, "Not allowed: the permission request failed (" + err.Error() + ")"
+	}
+	outcome, optionID := "", ""
+	switch {
+	case resp.Outcome.Selected != nil:
+		outcome, optionID = "selected", string(resp.Outcome.Selected.OptionID)
+	case resp.Outcome.Cancelled != nil:
+		outcome = "cancelled"
+	}
+	allowed, remember, _ := permissions.Verdict(offered, outcome, optionID, ctx.Err() != nil)
+	if remember {
+		if err := s.policy.Remember(call, d, allowed); err != nil && !errors.Is(err, permissions.ErrCannotRemember) {
+			s.a.log.Warn("remembering a permission failed", "session", s.id, "err", err)
+		}
+	}
+	if !allowed {
+		if ctx.Err() != nil {
+			return false, "The user cancelled the turn."
+		}
+		return false, fmt.Sprintf("The user rejected this %s call. Do not retry it; ask the user what to do instead.", call.Tool)
+	}
+	return true, ""
+}

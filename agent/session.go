@@ -1,0 +1,337 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"acpd/acp"
+	"acpd/config"
+	"acpd/fs"
+	"acpd/model"
+	"acpd/permissions"
+	"acpd/session"
+)
+
+// Modes, in the order offered to clients.
+const (
+	modeAsk      = "ask"
+	modeAutoEdit = "auto-edit"
+	modePlan     = "plan"
+	modeFull     = "full"
+)
+
+var modeInfo = []struct{ id, name, desc string }{
+	{modeAsk, "Ask", "Reads inside the project are free; edits and commands ask first."},
+	{modeAutoEdit, "Auto-edit", "Edits inside the project are allowed; commands ask first."},
+	{modePlan, "Plan", "Read-only: no edits and no commands."},
+	{modeFull, "Full access", "Everything is allowed by default; protected paths and paths outside the project still ask."},
+}
+
+func validMode(m string) bool {
+	for _, mi := range modeInfo {
+		if mi.id == m {
+			return true
+		}
+	}
+	return false
+}
+
+var thoughtLevels = []struct{ id, name string }{
+	{"off", "Off"}, {"low", "Low"}, {"medium", "Medium"}, {"high", "High"},
+}
+
+func validThought(t string) bool {
+	for _, tl := range thoughtLevels {
+		if tl.id == t {
+			return true
+		}
+	}
+	return false
+}
+
+// settings are a session's persisted choices (record kind "meta").
+type settings struct {
+	Mode    string `json:"mode,omitempty"`
+	Model   string `json:"model,omitempty"`
+	Thought string `json:"thought,omitempty"`
+	Title   string `json:"title,omitempty"`
+}
+
+// sess is one open session. Its fields after construction are guarded by mu,
+// except the immutable ones (id, cwd, dirs, log, cfg).
+type sess struct {
+	a    *Agent
+	id   acp.SessionID
+	cwd  string
+	dirs []string
+	log  *session.Log
+	cfg  *config.Config
+	mcp  []acp.McpServer
+
+	roots  *fs.Roots
+	broker *fs.Broker
+	policy *permissions.Policy
+
+	mu         sync.Mutex
+	set        settings
+	transcript []model.Message
+	turn       *turn
+	closed     bool
+	msgSeq     int
+}
+
+// turn is the running prompt turn of a session.
+type turn struct {
+	cancel    context.CancelFunc
+	done      chan struct{}
+	cancelled bool // guarded by sess.mu
+}
+
+// newSess wraps an opened log with the session's file broker and permission
+// policy. On error the caller still owns l.
+func (a *Agent) newSess(l *session.Log, cwd string, dirs []string, cfg *config.Config, mcp []acp.McpServer) (*sess, error) {
+	roots, err := fs.NewRoots(cwd, dirs...)
+	if err != nil {
+		return nil, invalidParams("session directories: %v", err)
+	}
+	rules := make([]permissions.Rule, 0, len(cfg.Permissions.Rules))
+	for _, r := range cfg.Permissions.Rules {
+		rules = append(rules, permissions.Rule{Action: permissions.Action(r.Action), Tool: r.Tool, Match: r.Match})
+	}
+	policy, err := permissions.NewPolicy(permissions.PolicyOptions{
+		Rules:     rules,
+		Protected: a.opts.Protected,
+		Store:     a.opts.Permissions,
+		Project:   permissions.ProjectKey(cwd),
+	})
+	if err != nil {
+		return nil, invalidParams("permission rules: %v", err)
+	}
+	s := &sess{a: a, id: acp.SessionID(l.ID()), cwd: cwd, dirs: dirs, log: l, cfg: cfg, mcp: mcp, roots: roots, policy: policy}
+	caps := a.clientCapabilities()
+	var ed fs.Editor
+	canRead, canWrite := false, false
+	if caps.Fs != nil && (caps.Fs.ReadTextFile || caps.Fs.WriteTextFile) {
+		ed = editorFS{a: a, id: s.id}
+		canRead, canWrite = caps.Fs.ReadTextFile, caps.Fs.WriteTextFile
+	}
+	s.broker = fs.NewBroker(fs.BrokerOptions{Roots: roots, Editor: ed, CanEditorRead: canRead, CanEditorWrite: canWrite, Logger: a.log})
+	s.set = settings{Mode: cfg.Agent.DefaultMode, Model: cfg.Model, Thought: "medium"}
+	if !validMode(s.set.Mode) {
+		s.set.Mode = modeAsk
+	}
+	return s, nil
+}
+
+// restore applies a stored session's records to s and returns the "update"
+// payloads in order (for session/load to replay).
+func (s *sess) restore(recs []session.Record) ([]json.RawMessage, error) {
+	var updates []json.RawMessage
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range recs {
+		switch r.Kind {
+		case kindUpdate:
+			updates = append(updates, r.Data)
+		case kindMessage:
+			var m model.Message
+			if err := json.Unmarshal(r.Data, &m); err != nil {
+				return nil, fmt.Errorf("session %s record %d: %w", s.id, r.Seq, err)
+			}
+			s.transcript = append(s.transcript, m)
+		case kindMeta:
+			var st settings
+			if err := json.Unmarshal(r.Data, &st); err != nil {
+				return nil, fmt.Errorf("session %s record %d: %w", s.id, r.Seq, err)
+			}
+			if st.Mode != "" {
+				s.set.Mode = st.Mode
+			}
+			if st.Model != "" {
+				s.set.Model = st.Model
+			}
+			if st.Thought != "" {
+				s.set.Thought = st.Thought
+			}
+			if st.Title != "" {
+				s.set.Title = st.Title
+			}
+		}
+	}
+	for _, m := range s.transcript {
+		if m.Role == model.RoleAssistant {
+			s.msgSeq++
+		}
+	}
+	return updates, nil
+}
+
+// Record kinds of the session log.
+const (
+	kindUpdate  = "update"
+	kindMessage = "message"
+	kindMeta    = "meta"
+)
+
+// notify sends one session/update to the client and records it in the log.
+// It is called by the turn (or by setting changes) only; ctx bounds a blocked
+// write to a peer that stopped reading.
+func (s *sess) notify(ctx context.Context, u acp.SessionUpdate) {
+	s.record(kindUpdate, u)
+	s.send(ctx, u)
+}
+
+// send writes one session/update without recording it.
+func (s *sess) send(ctx context.Context, u acp.SessionUpdate) {
+	conn := s.a.connection()
+	if conn == nil {
+		return
+	}
+	if err := conn.Notify(ctx, acp.ClientMethodSessionUpdate, acp.SessionNotification{SessionID: s.id, Update: u}); err != nil {
+		s.a.log.Debug("session/update not sent", "session", s.id, "err", err)
+	}
+}
+
+// sendRaw writes a stored update payload (session/load replay).
+func (s *sess) sendRaw(ctx context.Context, raw json.RawMessage) error {
+	conn := s.a.connection()
+	if conn == nil {
+		return errors.New("connection closed")
+	}
+	return conn.Notify(ctx, acp.ClientMethodSessionUpdate, struct {
+		SessionID acp.SessionID `json:"sessionId"`
+		Update    json.RawMessage `json:"update"`
+	}{s.id, raw})
+}
+
+// record appends one record to the log; failures are logged (the session
+// goes on in memory, and the next Sync reports the problem).
+func (s *sess) record(kind string, v any) {
+	if _, err := s.log.Append(kind, v); err != nil {
+		s.a.log.Error("session log append failed", "session", s.id, "err", err)
+	}
+}
+
+func (s *sess) sync() {
+	if err := s.log.Sync(); err != nil {
+		s.a.log.Error("session log sync failed", "session", s.id, "err", err)
+	}
+}
+
+// settings returns a copy of the current settings.
+func (s *sess) settings() settings {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.set
+}
+
+// update changes settings, persists them and refreshes the index.
+func (s *sess) update(f func(*settings)) settings {
+	s.mu.Lock()
+	before := s.set
+	f(&s.set)
+	after := s.set
+	s.mu.Unlock()
+	if before != after {
+		s.record(kindMeta, after)
+		s.sync()
+		if before.Title != after.Title {
+			if err := s.log.UpdateMeta(func(m *session.Meta) { m.Title = after.Title; m.UpdatedAt = time.Now() }); err != nil {
+				s.a.log.Warn("session index update failed", "session", s.id, "err", err)
+			}
+		}
+	}
+	return after
+}
+
+// cancelTurn cancels the running turn, if any. It never blocks.
+func (s *sess) cancelTurn() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.turn != nil {
+		s.turn.cancelled = true
+		s.turn.cancel()
+	}
+}
+
+// errTurnInProgress answers a prompt that overlaps a running, uncancelled turn.
+var errTurnInProgress = &acp.Error{Code: int(acp.ErrorCodeInvalidParams), Message: "turn in progress: wait for the running prompt to finish or send session/cancel first"}
+
+// beginTurn starts a turn. A prompt that arrives while a cancelled turn is
+// winding down waits for it (editors send session/cancel then the next
+// prompt at once); any other overlap is refused.
+func (s *sess) beginTurn(ctx context.Context) (context.Context, *turn, error) {
+	for {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return nil, nil, &acp.Error{Code: int(acp.ErrorCodeResourceNotFound), Message: fmt.Sprintf("session %q is closed", s.id)}
+		}
+		cur := s.turn
+		if cur == nil {
+			tctx, cancel := context.WithCancel(ctx)
+			t := &turn{cancel: cancel, done: make(chan struct{})}
+			s.turn = t
+			s.mu.Unlock()
+			return tctx, t, nil
+		}
+		wait := cur.cancelled
+		s.mu.Unlock()
+		if !wait {
+			return nil, nil, errTurnInProgress
+		}
+		select {
+		case <-cur.done:
+		case <-ctx.Done():
+			return nil, nil, ctx.Err()
+		}
+	}
+}
+
+// endTurn releases the turn slot.
+func (s *sess) endTurn(t *turn) {
+	s.mu.Lock()
+	if s.turn == t {
+		s.turn = nil
+	}
+	s.mu.Unlock()
+	t.cancel()
+	close(t.done)
+}
+
+// wasCancelled reports whether session/cancel hit t.
+func (s *sess) wasCancelled(t *turn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return t.cancelled
+}
+
+// close cancels the running turn, waits for it, and closes the log (which
+// syncs and unlocks it). Idempotent.
+func (s *sess) close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	t := s.turn
+	if t != nil {
+		t.cancelled = true
+		t.cancel()
+	}
+	s.mu.Unlock()
+	if t != nil {
+		<-t.done
+	}
+	if err := s.broker.Close(); err != nil {
+		s.a.log.Warn("closing file broker", "session", s.id, "err", err)
+	}
+	if err := s.log.Close(); err != nil {
+		s.a.log.Warn("closing session log", "session", s.id, "err", err)
+	}
+}

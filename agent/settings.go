@@ -1,0 +1,229 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+
+	"acpd/acp"
+	"acpd/model"
+)
+
+// Config option ids (fixed: clients and users depend on them).
+const (
+	optMode    = "mode"
+	optModel   = "model"
+	optThought = "thought_level"
+)
+
+func strp(s string) *string { return &s }
+
+// modeState is the legacy modes view of the session's mode.
+func (s *sess) modeState() *acp.SessionModeState {
+	st := s.settings()
+	ms := &acp.SessionModeState{CurrentModeID: acp.SessionModeID(st.Mode), AvailableModes: []acp.SessionMode{}}
+	for _, m := range modeInfo {
+		ms.AvailableModes = append(ms.AvailableModes, acp.SessionMode{ID: acp.SessionModeID(m.id), Name: m.name, Description: strp(m.desc)})
+	}
+	return ms
+}
+
+// modelChoices lists the model references offered: configured ones plus the
+// session's current model.
+func (s *sess) modelChoices(current string) []string {
+	refs := slices.Clone(s.a.opts.Models)
+	if s.cfg.Model != "" && !slices.Contains(refs, s.cfg.Model) {
+		refs = append(refs, s.cfg.Model)
+	}
+	if current != "" && !slices.Contains(refs, current) {
+		refs = append(refs, current)
+	}
+	return refs
+}
+
+// configOptions is the config-options view of the session's settings.
+func (s *sess) configOptions() []acp.SessionConfigOption {
+	st := s.settings()
+	selectOpt := func(id, name, desc string, cat acp.SessionConfigOptionCategory, cur string, vals [][2]string) acp.SessionConfigOption {
+		opts := make([]acp.SessionConfigSelectOption, 0, len(vals))
+		for _, v := range vals {
+			opts = append(opts, acp.SessionConfigSelectOption{Value: acp.SessionConfigValueID(v[0]), Name: v[1]})
+		}
+		return acp.SessionConfigOption{
+			ID: acp.SessionConfigID(id), Name: name, Description: strp(desc), Category: &cat,
+			Select: &acp.SessionConfigSelect{
+				CurrentValue: acp.SessionConfigValueID(cur),
+				Options:      acp.SessionConfigSelectOptions{Ungrouped: opts},
+			},
+		}
+	}
+	var modes, models, thoughts [][2]string
+	for _, m := range modeInfo {
+		modes = append(modes, [2]string{m.id, m.name})
+	}
+	for _, ref := range s.modelChoices(st.Model) {
+		models = append(models, [2]string{ref, ref})
+	}
+	for _, t := range thoughtLevels {
+		thoughts = append(thoughts, [2]string{t.id, t.name})
+	}
+	out := []acp.SessionConfigOption{
+		selectOpt(optMode, "Mode", "What the agent may do without asking.", acp.SessionConfigOptionCategoryMode, st.Mode, modes),
+	}
+	if len(models) > 0 {
+		out = append(out, selectOpt(optModel, "Model", "The model answering in this session (provider/model).", acp.SessionConfigOptionCategoryModel, st.Model, models))
+	}
+	out = append(out, selectOpt(optThought, "Reasoning", "How much the model thinks before answering.", acp.SessionConfigOptionCategoryThoughtLevel, st.Thought, thoughts))
+	return out
+}
+
+// applySetting validates and applies one setting; it reports the updates to
+// send (and whether the mode changed).
+func (s *sess) applySetting(id, value string) error {
+	switch id {
+	case optMode:
+		if !validMode(value) {
+			return invalidParams("unknown mode %q (want ask, auto-edit, plan or full)", value)
+		}
+		s.update(func(st *settings) { st.Mode = value })
+	case optModel:
+		if _, _, err := model.ParseRef(value); err != nil {
+			return invalidParams("%v", err)
+		}
+		s.update(func(st *settings) { st.Model = value })
+	case optThought:
+		if !validThought(value) {
+			return invalidParams("unknown thought_level %q (want off, low, medium or high)", value)
+		}
+		s.update(func(st *settings) { st.Thought = value })
+	default:
+		return invalidParams("unknown config option %q (acpd has mode, model and thought_level)", id)
+	}
+	return nil
+}
+
+// announce tells the client about a settings change it did not itself make
+// visible: current_mode_update when the mode changed, config_option_update
+// always.
+func (s *sess) announce(ctx context.Context, modeChanged bool) {
+	if modeChanged {
+		s.notify(ctx, acp.SessionUpdate{CurrentModeUpdate: &acp.CurrentModeUpdate{CurrentModeID: acp.SessionModeID(s.settings().Mode)}})
+	}
+	s.notify(ctx, acp.SessionUpdate{ConfigOptionUpdate: &acp.ConfigOptionUpdate{ConfigOptions: s.configOptions()}})
+}
+
+func (a *Agent) setMode(ctx context.Context, p *acp.SetSessionModeRequest) (*acp.SetSessionModeResponse, error) {
+	s, err := a.mustSession(p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	before := s.settings().Mode
+	if err := s.applySetting(optMode, string(p.ModeID)); err != nil {
+		return nil, err
+	}
+	changed := before != string(p.ModeID)
+	acp.AfterReply(ctx, func() { s.announce(a.baseContext(), changed) })
+	return &acp.SetSessionModeResponse{}, nil
+}
+
+func (a *Agent) setConfigOption(ctx context.Context, p *acp.SetSessionConfigOptionRequest) (*acp.SetSessionConfigOptionResponse, error) {
+	s, err := a.mustSession(p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	if p.Boolean != nil {
+		return nil, invalidParams("config option %q takes a value id, not a boolean", p.ConfigID)
+	}
+	if p.ValueID == nil {
+		return nil, invalidParams("missing value")
+	}
+	before := s.settings().Mode
+	if err := s.applySetting(string(p.ConfigID), string(p.ValueID.Value)); err != nil {
+		return nil, err
+	}
+	changed := s.settings().Mode != before
+	acp.AfterReply(ctx, func() { s.announce(a.baseContext(), changed) })
+	return &acp.SetSessionConfigOptionResponse{ConfigOptions: s.configOptions()}, nil
+}
+
+func (a *Agent) setModel(ctx context.Context, p *acp.SetSessionModelRequest) (*acp.SetSessionModelResponse, error) {
+	s, err := a.mustSession(p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.applySetting(optModel, string(p.ModelID)); err != nil {
+		return nil, err
+	}
+	acp.AfterReply(ctx, func() { s.announce(a.baseContext(), false) })
+	return &acp.SetSessionModelResponse{}, nil
+}
+
+// commands are the slash commands acpd offers.
+var commands = []acp.AvailableCommand{
+	{Name: "plan", Description: "Switch to plan mode (read-only)"},
+}
+
+// sendCommands announces the slash commands.
+func (s *sess) sendCommands(ctx context.Context) {
+	s.send(ctx, acp.SessionUpdate{AvailableCommandsUpdate: &acp.AvailableCommandsUpdate{AvailableCommands: commands}})
+}
+
+// coalesce merges consecutive agent message / thought chunks of the same
+// message into one update, so a long streamed answer replays as one chunk.
+// Anything it cannot decode passes through unchanged.
+func coalesce(updates []json.RawMessage) []json.RawMessage {
+	type chunkKey struct{ kind, msg string }
+	var out []json.RawMessage
+	var pending *acp.SessionUpdate
+	var pendingKey chunkKey
+	var text string
+	flush := func() {
+		if pending == nil {
+			return
+		}
+		c := chunkOf(pending)
+		c.Content = acp.ContentBlock{Text: &acp.TextContent{Text: text}}
+		if b, err := json.Marshal(pending); err == nil {
+			out = append(out, b)
+		}
+		pending = nil
+	}
+	for _, raw := range updates {
+		var u acp.SessionUpdate
+		if err := json.Unmarshal(raw, &u); err != nil {
+			flush()
+			out = append(out, raw)
+			continue
+		}
+		c := chunkOf(&u)
+		if c == nil || c.Content.Text == nil || c.MessageID == nil || u.UserMessageChunk != nil {
+			flush()
+			out = append(out, raw)
+			continue
+		}
+		k := chunkKey{"msg", string(*c.MessageID)}
+		if u.AgentThoughtChunk != nil {
+			k.kind = "thought"
+		}
+		if pending != nil && k == pendingKey {
+			text += c.Content.Text.Text
+			continue
+		}
+		flush()
+		pending, pendingKey, text = &u, k, c.Content.Text.Text
+	}
+	flush()
+	return out
+}
+
+func chunkOf(u *acp.SessionUpdate) *acp.ContentChunk {
+	switch {
+	case u.AgentMessageChunk != nil:
+		return u.AgentMessageChunk
+	case u.AgentThoughtChunk != nil:
+		return u.AgentThoughtChunk
+	case u.UserMessageChunk != nil:
+		return u.UserMessageChunk
+	}
+	return nil
+}

@@ -1,0 +1,435 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"acpd/acp"
+	"acpd/model"
+)
+
+// defaultMaxTurnRequests caps model requests per prompt turn when the config
+// does not say.
+const defaultMaxTurnRequests = 100
+
+func newID(prefix string) string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
+
+func (a *Agent) prompt(ctx context.Context, p *acp.PromptRequest) (*acp.PromptResponse, error) {
+	s, err := a.mustSession(p.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	if len(p.Prompt) == 0 {
+		return nil, invalidParams("prompt is empty")
+	}
+	tctx, t, err := s.beginTurn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer s.endTurn(t)
+	stop, err := s.runTurn(tctx, p.Prompt)
+	s.sync()
+	if s.wasCancelled(t) {
+		// session/cancel: the turn ends with "cancelled", never an error.
+		return &acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &acp.PromptResponse{StopReason: stop}, nil
+}
+
+// turnState accumulates one model response.
+type turnState struct {
+	s       *sess
+	ctx     context.Context
+	msgID   string
+	parts   []model.Part
+	calls   []*pendingCall
+	byID    map[string]*pendingCall
+	finish  model.FinishReason
+	usage   *model.Usage
+	started bool // a delta reached the client
+}
+
+// pendingCall is a tool call being streamed or run.
+type pendingCall struct {
+	id    string
+	name  string
+	args  strings.Builder
+	input json.RawMessage
+	sig   string
+	opq   json.RawMessage
+	shown bool // tool_call update sent
+}
+
+// runTurn runs one prompt turn to its stop reason.
+func (s *sess) runTurn(ctx context.Context, prompt []acp.ContentBlock) (acp.StopReason, error) {
+	out := s.a.baseContext()
+	userMsgID := newID("u_")
+	for _, b := range prompt {
+		s.record(kindUpdate, acp.SessionUpdate{UserMessageChunk: &acp.ContentChunk{Content: b, MessageID: msgID(userMsgID)}})
+	}
+	st := s.settings()
+	backend, info, resolveErr := s.a.opts.Resolve(st.Model)
+	parts, notes := promptParts(prompt, info)
+	for _, n := range notes {
+		s.notice(out, acp.NoticeSeverityWarning, n)
+	}
+	if st.Title == "" {
+		if title := titleFrom(prompt); title != "" {
+			s.update(func(st *settings) { st.Title = title })
+			now := time.Now().UTC().Format(time.RFC3339)
+			s.notify(out, acp.SessionUpdate{SessionInfoUpdate: &acp.SessionInfoUpdate{Title: strp(title), UpdatedAt: &now}})
+		}
+	}
+	if cmd, ok := slashCommand(prompt); ok {
+		// Slash commands are for acpd, not the model: they stay out of the
+		// transcript.
+		return s.runCommand(ctx, cmd)
+	}
+	s.appendMessage(model.Message{Role: model.RoleUser, Parts: parts})
+	if resolveErr != nil {
+		return "", modelUnavailable(st.Model, resolveErr)
+	}
+	maxReq := s.cfg.Agent.MaxTurnRequests
+	if maxReq <= 0 {
+		maxReq = defaultMaxTurnRequests
+	}
+	for req := 0; ; req++ {
+		if req >= maxReq {
+			return acp.StopReasonMaxTurnRequests, nil
+		}
+		if ctx.Err() != nil {
+			return acp.StopReasonCancelled, nil
+		}
+		ts, err := s.stream(ctx, backend, info)
+		if err != nil {
+			if ctx.Err() != nil {
+				s.closeCalls(ts, "cancelled by the user")
+				return acp.StopReasonCancelled, nil
+			}
+			s.closeCalls(ts, "the model's response failed before this tool ran")
+			return "", modelError(err)
+		}
+		if len(ts.calls) == 0 {
+			switch ts.finish {
+			case model.FinishMaxTokens:
+				return acp.StopReasonMaxTokens, nil
+			case model.FinishRefusal:
+				return acp.StopReasonRefusal, nil
+			}
+			return acp.StopReasonEndTurn, nil
+		}
+		if stop, done := s.runCalls(ctx, ts); done {
+			return stop, nil
+		}
+	}
+}
+
+// stream makes one model request and streams its response to the client.
+// The assistant message is appended to the transcript whatever happens, marked
+// interrupted when the stream did not finish.
+func (s *sess) stream(ctx context.Context, b model.Backend, info model.ModelInfo) (*turnState, error) {
+	out := s.a.baseContext()
+	ts := &turnState{s: s, ctx: ctx, msgID: newID("m_"), byID: map[string]*pendingCall{}}
+	req := s.buildRequest(info)
+	var streamErr error
+	finished := false
+	for ev, err := range b.Stream(ctx, req) {
+		if err != nil {
+			streamErr = err
+			break
+		}
+		switch ev.Type {
+		case model.EventText:
+			if ev.Text == "" {
+				continue
+			}
+			ts.addText(model.PartText, ev.Text)
+			ts.started = true
+			s.notify(out, acp.SessionUpdate{AgentMessageChunk: textChunk(ev.Text, ts.msgID)})
+		case model.EventReasoning:
+			if ev.Text == "" {
+				continue
+			}
+			ts.addText(model.PartReasoning, ev.Text)
+			ts.started = true
+			s.notify(out, acp.SessionUpdate{AgentThoughtChunk: textChunk(ev.Text, ts.msgID)})
+		case model.EventReasoningDone:
+			ts.closeReasoning(ev)
+		case model.EventToolStart:
+			pc := ts.call(ev.ToolCallID, ev.ToolName)
+			if !pc.shown {
+				pc.shown = true
+				s.notify(out, acp.SessionUpdate{ToolCall: s.toolCallStarted(pc)})
+			}
+		case model.EventToolDelta:
+			pc := ts.call(ev.ToolCallID, ev.ToolName)
+			pc.args.WriteString(ev.Text)
+		case model.EventToolDone:
+			pc := ts.call(ev.ToolCallID, ev.ToolName)
+			pc.input = ev.Input
+			if len(pc.input) == 0 {
+				pc.input = json.RawMessage(pc.args.String())
+			}
+			if len(pc.input) == 0 {
+				pc.input = json.RawMessage("{}")
+			}
+			pc.sig, pc.opq = ev.Signature, ev.Opaque
+			if !pc.shown {
+				pc.shown = true
+				s.notify(out, acp.SessionUpdate{ToolCall: s.toolCallStarted(pc)})
+			}
+		case model.EventUsage:
+			u := *ev.Usage
+			ts.usage = &u
+		case model.EventFinish:
+			ts.finish = ev.Finish
+			finished = true
+		}
+	}
+	if streamErr == nil && !finished && ctx.Err() == nil {
+		streamErr = &model.Error{Kind: model.ErrNetwork, Message: "the model's stream ended without finishing"}
+	}
+	if streamErr == nil && ctx.Err() != nil {
+		streamErr = ctx.Err()
+	}
+	msg := model.Message{Role: model.RoleAssistant, Parts: ts.parts}
+	for _, pc := range ts.calls {
+		if len(pc.input) == 0 {
+			// The call never completed: keep it out of the transcript (a
+			// provider would reject a tool use without a result).
+			continue
+		}
+		msg.Parts = append(msg.Parts, model.Part{Type: model.PartToolUse, ToolCallID: pc.id, ToolName: pc.name, Input: pc.input, Signature: pc.sig, Opaque: pc.opq})
+	}
+	if msg.Parts == nil {
+		msg.Parts = []model.Part{}
+	}
+	msg.Interrupted = streamErr != nil
+	s.appendMessage(msg)
+	if streamErr != nil {
+		// Only completed calls are in the transcript; they get results below.
+		done := ts.calls[:0]
+		for _, pc := range ts.calls {
+			if len(pc.input) > 0 {
+				done = append(done, pc)
+			} else if pc.shown {
+				s.notify(out, acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(pc.id), Status: statusp(acp.ToolCallStatusFailed)}})
+			}
+		}
+		ts.calls = done
+		return ts, streamErr
+	}
+	return ts, nil
+}
+
+func statusp(s acp.ToolCallStatus) *acp.ToolCallStatus { return &s }
+
+func msgID(id string) *acp.MessageID {
+	m := acp.MessageID(id)
+	return &m
+}
+
+func textChunk(text, id string) *acp.ContentChunk {
+	return &acp.ContentChunk{Content: acp.ContentBlock{Text: &acp.TextContent{Text: text}}, MessageID: msgID(id)}
+}
+
+func (ts *turnState) addText(t model.PartType, text string) {
+	if n := len(ts.parts); n > 0 && ts.parts[n-1].Type == t && ts.parts[n-1].Signature == "" && !ts.parts[n-1].Redacted && ts.parts[n-1].Opaque == nil {
+		ts.parts[n-1].Text += text
+		return
+	}
+	ts.parts = append(ts.parts, model.Part{Type: t, Text: text})
+}
+
+// closeReasoning attaches a reasoning block's signature or opaque data to the
+// reasoning part it ends (or adds a redacted part).
+func (ts *turnState) closeReasoning(ev model.Event) {
+	if n := len(ts.parts); n > 0 && ts.parts[n-1].Type == model.PartReasoning && ts.parts[n-1].Signature == "" && ts.parts[n-1].Opaque == nil && !ev.Redacted {
+		ts.parts[n-1].Signature = ev.Signature
+		ts.parts[n-1].Opaque = ev.Opaque
+		return
+	}
+	ts.parts = append(ts.parts, model.Part{Type: model.PartReasoning, Signature: ev.Signature, Redacted: ev.Redacted, Opaque: ev.Opaque})
+}
+
+func (ts *turnState) call(id, name string) *pendingCall {
+	if id == "" {
+		id = fmt.Sprintf("call_%d", len(ts.calls))
+	}
+	pc := ts.byID[id]
+	if pc == nil {
+		pc = &pendingCall{id: id, name: name}
+		ts.byID[id] = pc
+		ts.calls = append(ts.calls, pc)
+	}
+	if pc.name == "" {
+		pc.name = name
+	}
+	return pc
+}
+
+// appendMessage adds m to the transcript and the log.
+func (s *sess) appendMessage(m model.Message) {
+	s.mu.Lock()
+	s.transcript = append(s.transcript, m)
+	s.mu.Unlock()
+	s.record(kindMessage, m)
+}
+
+// buildRequest assembles the model request from the session's state.
+func (s *sess) buildRequest(info model.ModelInfo) *model.Request {
+	st := s.settings()
+	_, modelID, _ := model.ParseRef(st.Model)
+	s.mu.Lock()
+	msgs := make([]model.Message, len(s.transcript))
+	copy(msgs, s.transcript)
+	s.mu.Unlock()
+	effort := model.Effort(st.Thought)
+	if !info.Reasoning {
+		effort = ""
+	}
+	return &model.Request{
+		Model:       modelID,
+		System:      s.systemPrompt(),
+		Messages:    msgs,
+		Tools:       s.toolDefs(),
+		Effort:      effort,
+		CacheSystem: true,
+		CacheTools:  true,
+	}
+}
+
+// systemPrompt describes acpd, the session and the project's instructions.
+func (s *sess) systemPrompt() string {
+	var b strings.Builder
+	b.WriteString("You are acpd, a coding agent working inside the user's editor through the Agent Client Protocol.\n")
+	b.WriteString("Help with software engineering tasks: read code, plan, edit files and run commands with the tools you are given; be concise.\n\n")
+	fmt.Fprintf(&b, "Working directory: %s\n", s.cwd)
+	if len(s.dirs) > 0 {
+		fmt.Fprintf(&b, "Additional directories: %s\n", strings.Join(s.dirs, ", "))
+	}
+	fmt.Fprintf(&b, "Platform: %s/%s\nDate: %s\nMode: %s\n", runtime.GOOS, runtime.GOARCH, time.Now().Format("2006-01-02"), s.settings().Mode)
+	if s.cfg.Instructions != "" {
+		b.WriteString("\nInstructions from the user's configuration:\n")
+		b.WriteString(s.cfg.Instructions)
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// promptParts converts ACP prompt content into model parts. notes are
+// warnings for the user (content the model cannot take).
+func promptParts(prompt []acp.ContentBlock, info model.ModelInfo) (parts []model.Part, notes []string) {
+	for _, b := range prompt {
+		switch {
+		case b.Text != nil:
+			parts = append(parts, model.Part{Type: model.PartText, Text: b.Text.Text})
+		case b.Image != nil:
+			if info.ID != "" && !info.Images {
+				parts = append(parts, model.Part{Type: model.PartText, Text: "[The user attached an image, but this model cannot read images.]"})
+				notes = append(notes, "This model cannot read images; the image was not sent.")
+				continue
+			}
+			parts = append(parts, model.Part{Type: model.PartImage, MimeType: b.Image.MimeType, Data: b.Image.Data})
+		case b.Audio != nil:
+			if !info.Audio {
+				parts = append(parts, model.Part{Type: model.PartText, Text: "[The user attached audio, but this model cannot take audio.]"})
+				notes = append(notes, "This model cannot take audio; the recording was not sent.")
+				continue
+			}
+			parts = append(parts, model.Part{Type: model.PartAudio, MimeType: b.Audio.MimeType, Data: b.Audio.Data})
+		case b.ResourceLink != nil:
+			parts = append(parts, model.Part{Type: model.PartText, Text: fmt.Sprintf("[Referenced resource: %s (%s)]", b.ResourceLink.Name, b.ResourceLink.URI)})
+		case b.Resource != nil:
+			r := b.Resource.Resource
+			switch {
+			case r.Text != nil:
+				parts = append(parts, model.Part{Type: model.PartText, Text: fmt.Sprintf("<resource uri=%q>\n%s\n</resource>", r.Text.URI, r.Text.Text)})
+			case r.Blob != nil:
+				parts = append(parts, model.Part{Type: model.PartText, Text: fmt.Sprintf("[Attached binary resource %s (%s), not shown]", r.Blob.URI, derefOr(r.Blob.MimeType, "unknown type"))})
+			}
+		}
+	}
+	return parts, notes
+}
+
+func derefOr(p *string, def string) string {
+	if p == nil || *p == "" {
+		return def
+	}
+	return *p
+}
+
+// titleFrom derives a session title from the first prompt's text.
+func titleFrom(prompt []acp.ContentBlock) string {
+	for _, b := range prompt {
+		if b.Text == nil {
+			continue
+		}
+		t := strings.Join(strings.Fields(b.Text.Text), " ")
+		if t == "" {
+			continue
+		}
+		const max = 80
+		if utf8.RuneCountInString(t) > max {
+			r := []rune(t)
+			t = strings.TrimSpace(string(r[:max-1])) + "…"
+		}
+		return t
+	}
+	return ""
+}
+
+// notice tells clients that advertise notices about something they should see.
+func (s *sess) notice(ctx context.Context, sev acp.NoticeSeverity, title string) {
+	s.notify(ctx, acp.SessionUpdate{Notice: &acp.Notice{Severity: sev, Title: title}})
+}
+
+// modelUnavailable is the auth-required error for a session without a model.
+func modelUnavailable(ref string, err error) error {
+	msg := "No model is configured. Set ANTHROPIC_API_KEY, OPENAI_API_KEY (with OPENAI_BASE_URL for compatible servers) or GEMINI_API_KEY, or OLLAMA_HOST for a local Ollama, and choose a model with ACPD_MODEL=provider/model (or --model)."
+	if ref != "" {
+		msg = fmt.Sprintf("Model %q is not available: %v. %s", ref, err, msg)
+	}
+	return &acp.Error{Code: int(acp.ErrorCodeAuthenticationRequired), Message: msg}
+}
+
+// modelError turns a failed model request into the turn's JSON-RPC error,
+// telling the user what to do.
+func modelError(err error) error {
+	var me *model.Error
+	if !errors.As(err, &me) {
+		return &acp.Error{Code: int(acp.ErrorCodeInternalError), Message: "model request failed: " + err.Error()}
+	}
+	var hint string
+	switch me.Kind {
+	case model.ErrAuth:
+		return &acp.Error{Code: int(acp.ErrorCodeAuthenticationRequired), Message: me.Error() + ": check the provider's API key"}
+	case model.ErrQuota:
+		hint = "the provider reports the account's quota or credit is exhausted; check billing, or switch model"
+	case model.ErrRateLimit, model.ErrOverloaded, model.ErrServer, model.ErrNetwork:
+		hint = "the provider is unavailable or overloaded; try again in a moment, or switch model"
+	case model.ErrContextOverflow:
+		hint = "the conversation no longer fits the model's context window; start a new session or use /compact"
+	case model.ErrReplay:
+		hint = "the replay script does not cover this request"
+	default:
+		hint = "the provider rejected the request"
+	}
+	return &acp.Error{Code: int(acp.ErrorCodeInternalError), Message: me.Error() + ": " + hint}
+}

@@ -1,0 +1,109 @@
+// Command acpd is a coding agent for any editor that speaks ACP (the Agent
+// Client Protocol). Editors spawn it and talk newline-delimited JSON-RPC over
+// stdin/stdout; `acpd sessions` manages the stored sessions for people.
+//
+// stdout belongs to the protocol: everything human-readable this command
+// prints outside `acpd serve` goes to stdout only for subcommands that do not
+// speak ACP, and logs always go to stderr or a log file.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// version is set at build time with -ldflags "-X main.version=…"; otherwise it
+// comes from the module's build info.
+var version = ""
+
+func acpdVersion() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "0.1.0-dev"
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := newRootCmd().ExecuteContext(ctx)
+	stop()
+	if err != nil {
+		var ee exitError
+		if errors.As(err, &ee) {
+			os.Exit(int(ee))
+		}
+		fmt.Fprintln(os.Stderr, "acpd:", err)
+		os.Exit(1)
+	}
+}
+
+// exitError carries an exit status through cobra without printing.
+type exitError int
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+// globalFlags are shared by every subcommand.
+type globalFlags struct {
+	config   string
+	model    string
+	logFile  string
+	logLevel string
+	stateDir string
+}
+
+func newRootCmd() *cobra.Command {
+	g := &globalFlags{}
+	root := &cobra.Command{
+		Use:   "acpd",
+		Short: "A coding agent for any editor that speaks ACP",
+		Long: `acpd is a coding agent that editors (Zed, Neovim, JetBrains, Emacs, …) start
+as an ACP agent server: it speaks the Agent Client Protocol over stdin/stdout.
+
+Run without a subcommand (or with "serve") it serves ACP on stdio.`,
+		Version:       acpdVersion(),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runServe(cmd.Context(), g, cmd)
+		},
+	}
+	root.SetVersionTemplate("acpd {{.Version}}\n")
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.config, "config", "", "user config file (default $XDG_CONFIG_HOME/acpd/config.toml; env ACPD_CONFIG)")
+	pf.StringVar(&g.model, "model", "", "model as provider/model, e.g. anthropic/claude-sonnet-4-5 or replay/script.jsonl (env ACPD_MODEL)")
+	pf.StringVar(&g.logFile, "log-file", "", "write logs to this file instead of stderr (env ACPD_LOG_FILE)")
+	pf.StringVar(&g.logLevel, "log-level", "", "debug, info, warn or error (env ACPD_LOG_LEVEL)")
+	pf.StringVar(&g.stateDir, "state-dir", "", "where sessions live (default $XDG_STATE_HOME/acpd; env ACPD_STATE_DIR)")
+
+	root.AddCommand(
+		&cobra.Command{
+			Use:   "serve",
+			Short: "Serve ACP on stdin/stdout (what editors run)",
+			Args:  cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				return runServe(cmd.Context(), g, cmd)
+			},
+		},
+		newSessionsCmd(g),
+		&cobra.Command{
+			Use:   "version",
+			Short: "Print acpd's version",
+			Args:  cobra.NoArgs,
+			Run: func(cmd *cobra.Command, _ []string) {
+				fmt.Fprintf(cmd.OutOrStdout(), "acpd %s\n", acpdVersion())
+			},
+		},
+	)
+	return root
+}

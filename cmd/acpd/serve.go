@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/charmbracelet/log"
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+
+	"acpd/acp"
+	"acpd/agent"
+	"acpd/config"
+	"acpd/permissions"
+	"acpd/session"
+	"acpd/terminal"
+)
+
+// loadConfig reads the user configuration with flags and environment applied.
+func loadConfig(g *globalFlags) (*config.Loader, error) {
+	return config.NewLoader(config.Overrides{
+		ConfigFile: g.config,
+		Model:      g.model,
+		LogFile:    g.logFile,
+		LogLevel:   g.logLevel,
+		StateDir:   g.stateDir,
+	}, os.Getenv)
+}
+
+// openLogger returns the process logger: stderr, or the configured file.
+// Logs never go to stdout. The returned closer flushes and closes the file.
+func openLogger(cfg *config.Config) (*log.Logger, io.Closer, error) {
+	var w io.Writer = os.Stderr
+	var c io.Closer = io.NopCloser(nil)
+	if cfg.Log.File != "" {
+		f, err := os.OpenFile(cfg.Log.File, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		if err != nil {
+			return nil, nil, fmt.Errorf("log file: %w", err)
+		}
+		w, c = f, f
+	}
+	lg := log.NewWithOptions(w, log.Options{ReportTimestamp: true, Prefix: "acpd"})
+	lvl, err := log.ParseLevel(strings.ToLower(orDefault(cfg.Log.Level, "info")))
+	if err != nil {
+		lvl = log.InfoLevel
+	}
+	lg.SetLevel(lvl)
+	return lg, c, nil
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// openStore opens the session store named by the configuration.
+func openStore(cfg *config.Config) (*session.Store, error) {
+	dir := cfg.State.Dir
+	if dir == "" {
+		dir = config.DefaultStateDir(os.Getenv)
+	}
+	return session.Open(dir)
+}
+
+// runServe serves ACP on stdin/stdout until stdin closes.
+func runServe(ctx context.Context, g *globalFlags, cmd *cobra.Command) error {
+	if isTerminal(os.Stdin) && isTerminal(os.Stdout) {
+		fmt.Fprintf(os.Stderr, `acpd is an ACP agent: an editor starts it and talks JSON-RPC on stdin/stdout.
+Add it to your editor (for Zed: "agent_servers": {"acpd": {"command": "acpd"}}),
+or see "acpd --help" for the commands people use (acpd sessions list, …).
+`)
+		return exitError(2)
+	}
+	loader, err := loadConfig(g)
+	if err != nil {
+		return err
+	}
+	cfg := loader.User()
+	lg, closeLog, err := openLogger(cfg)
+	if err != nil {
+		return err
+	}
+	defer closeLog.Close()
+	// From here on stdout carries only protocol bytes: a stray write to fd 1
+	// by any package lands on stderr.
+	proto, err := acp.ProtectStdout()
+	if err != nil {
+		return fmt.Errorf("protecting stdout: %w", err)
+	}
+	store, err := openStore(cfg)
+	if err != nil {
+		return err
+	}
+	perms, err := permissions.OpenStore(filepath.Join(store.Dir(), "permissions.json"))
+	if err != nil {
+		return err
+	}
+	resolver := newResolver(loader)
+	a := agent.New(agent.Options{
+		Name:         "acpd",
+		Version:      acpdVersion(),
+		Config:       loader,
+		Store:        store,
+		Resolve:      resolver.resolve,
+		Models:       resolver.models(),
+		Permissions:  perms,
+		Protected:    []string{config.UserDir(os.Getenv), store.Dir()},
+		Env:          terminal.FilterEnv(os.Environ(), cfg.Env.Allow),
+		Logger:       lg,
+		MaxLineBytes: cfg.Protocol.MaxLineBytes,
+	})
+	lg.Debug("serving ACP on stdio", "pid", os.Getpid(), "state", store.Dir())
+	err = a.Serve(ctx, os.Stdin, proto)
+	lg.Debug("connection closed", "err", err)
+	return err
+}
+
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
