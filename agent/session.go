@@ -203,7 +203,7 @@ func (s *sess) sendRaw(ctx context.Context, raw json.RawMessage) error {
 		return errors.New("connection closed")
 	}
 	return conn.Notify(ctx, acp.ClientMethodSessionUpdate, struct {
-		SessionID acp.SessionID `json:"sessionId"`
+		SessionID acp.SessionID   `json:"sessionId"`
 		Update    json.RawMessage `json:"update"`
 	}{s.id, raw})
 }
