@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"acpd/acp"
+	"acpd/model"
 )
 
 // slashCommand reports whether the prompt is one of acpd's slash commands
@@ -26,10 +27,28 @@ func slashCommand(prompt []acp.ContentBlock) (string, bool) {
 	return "", false
 }
 
-// runCommand runs a slash command as the whole turn.
-func (s *sess) runCommand(ctx context.Context, name string) (acp.StopReason, error) {
+// initPrompt is what /init asks the model to do.
+const initPrompt = `Analyse this project and write an AGENTS.md file at its root for coding agents: what the project is, how to build it, how to run the tests, the layout of the code, conventions to follow, and anything surprising. Read the existing README, build files and a few representative source files first. If AGENTS.md already exists, improve it instead of replacing useful content. Keep it short and factual.`
+
+// runCommand runs a slash command (other than /init) as the whole turn.
+func (s *sess) runCommand(ctx context.Context, name string, b model.Backend, info model.ModelInfo) (acp.StopReason, error) {
 	out := s.a.baseContext()
 	switch name {
+	case "compact":
+		s.mu.Lock()
+		n := len(s.transcript)
+		s.mu.Unlock()
+		msg := "Nothing to compact yet."
+		if n > 2 {
+			if err := s.compact(ctx, b, info); err != nil {
+				if ctx.Err() != nil {
+					return acp.StopReasonCancelled, nil
+				}
+				return "", modelError(err)
+			}
+			msg = "Compacted the conversation: older turns are now a summary."
+		}
+		s.notify(out, acp.SessionUpdate{AgentMessageChunk: textChunk(msg, newID("m_"))})
 	case "plan":
 		before := s.settings().Mode
 		s.update(func(st *settings) { st.Mode = modePlan })

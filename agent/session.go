@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -82,6 +83,9 @@ type sess struct {
 	turn       *turn
 	closed     bool
 	msgSeq     int
+	used       int64   // context tokens of the last response
+	cost       float64 // USD spent in this process, when prices are known
+	plan       string  // the latest plan, as text (kept across compaction)
 }
 
 // turn is the running prompt turn of a session.
@@ -137,6 +141,18 @@ func (s *sess) restore(recs []session.Record) ([]json.RawMessage, error) {
 		switch r.Kind {
 		case kindUpdate:
 			updates = append(updates, r.Data)
+			if bytes.Contains(r.Data, []byte(`"plan"`)) {
+				var u acp.SessionUpdate
+				if json.Unmarshal(r.Data, &u) == nil && u.Plan != nil {
+					s.plan = planText(u.Plan)
+				}
+			}
+		case kindCompact:
+			var msgs []model.Message
+			if err := json.Unmarshal(r.Data, &msgs); err != nil {
+				return nil, fmt.Errorf("session %s record %d: %w", s.id, r.Seq, err)
+			}
+			s.transcript = msgs
 		case kindMessage:
 			var m model.Message
 			if err := json.Unmarshal(r.Data, &m); err != nil {
@@ -175,6 +191,8 @@ const (
 	kindUpdate  = "update"
 	kindMessage = "message"
 	kindMeta    = "meta"
+	// kindCompact replaces the whole transcript (data: []model.Message).
+	kindCompact = "compact"
 )
 
 // notify sends one session/update to the client and records it in the log.

@@ -160,6 +160,8 @@ func (a *Agent) setModel(ctx context.Context, p *acp.SetSessionModelRequest) (*a
 
 // commands are the slash commands acpd offers.
 var commands = []acp.AvailableCommand{
+	{Name: "compact", Description: "Summarise older turns to free the context window"},
+	{Name: "init", Description: "Write an AGENTS.md describing this project for coding agents"},
 	{Name: "plan", Description: "Switch to plan mode (read-only)"},
 }
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"acpd/acp"
 	"acpd/model"
@@ -115,15 +116,32 @@ func (s *sess) toolCallStarted(pc *pendingCall) *acp.ToolCall {
 // transcript. done reports that the turn ends here (with stop).
 func (s *sess) runCalls(ctx context.Context, ts *turnState) (stop acp.StopReason, done bool) {
 	out := s.a.baseContext()
-	results := make([]model.Part, 0, len(ts.calls))
-	for _, pc := range ts.calls {
-		if ctx.Err() != nil {
-			results = append(results, toolResultPart(pc.id, errResult("cancelled by the user before it ran")))
-			s.notify(out, acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(pc.id), Status: statusp(acp.ToolCallStatusFailed)}})
-			continue
+	results := make([]model.Part, len(ts.calls))
+	// Consecutive read-only calls run in parallel; every other call runs
+	// alone, in the order the model gave.
+	for i := 0; i < len(ts.calls); {
+		j := i + 1
+		if readOnlyTools[ts.calls[i].name] {
+			for j < len(ts.calls) && readOnlyTools[ts.calls[j].name] {
+				j++
+			}
 		}
-		res := s.runCall(ctx, pc)
-		results = append(results, toolResultPart(pc.id, res))
+		var wg sync.WaitGroup
+		for k := i; k < j; k++ {
+			pc := ts.calls[k]
+			if ctx.Err() != nil {
+				results[k] = toolResultPart(pc.id, errResult("cancelled by the user before it ran"))
+				s.notify(out, acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(pc.id), Status: statusp(acp.ToolCallStatusFailed)}})
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				results[k] = toolResultPart(pc.id, s.runCall(ctx, pc))
+			}()
+		}
+		wg.Wait()
+		i = j
 	}
 	s.appendMessage(model.Message{Role: model.RoleUser, Parts: results})
 	if ctx.Err() != nil {
@@ -228,7 +246,6 @@ var planTool = &tool{
 			return errResult("invalid update_plan arguments: %v", err)
 		}
 		plan := &acp.Plan{Entries: []acp.PlanEntry{}}
-		var b strings.Builder
 		for i, e := range in.Entries {
 			st, pr := acp.PlanEntryStatus(e.Status), acp.PlanEntryPriority(e.Priority)
 			switch st {
@@ -245,9 +262,21 @@ var planTool = &tool{
 				return errResult("entry %d: content is empty", i+1)
 			}
 			plan.Entries = append(plan.Entries, acp.PlanEntry{Content: e.Content, Status: st, Priority: pr})
-			fmt.Fprintf(&b, "%d. [%s] %s\n", i+1, st, e.Content)
 		}
+		text := planText(plan)
+		s.mu.Lock()
+		s.plan = text
+		s.mu.Unlock()
 		s.notify(s.a.baseContext(), acp.SessionUpdate{Plan: plan})
-		return toolResult{text: "Plan updated:\n" + b.String()}
+		return toolResult{text: "Plan updated:\n" + text}
 	},
+}
+
+// planText renders a plan for the model.
+func planText(p *acp.Plan) string {
+	var b strings.Builder
+	for i, e := range p.Entries {
+		fmt.Fprintf(&b, "%d. [%s] %s\n", i+1, e.Status, e.Content)
+	}
+	return b.String()
 }

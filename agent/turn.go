@@ -96,9 +96,18 @@ func (s *sess) runTurn(ctx context.Context, prompt []acp.ContentBlock) (acp.Stop
 		}
 	}
 	if cmd, ok := slashCommand(prompt); ok {
-		// Slash commands are for acpd, not the model: they stay out of the
-		// transcript.
-		return s.runCommand(ctx, cmd)
+		switch cmd {
+		case "init":
+			// /init is a model turn with acpd's own prompt.
+			parts = []model.Part{{Type: model.PartText, Text: initPrompt}}
+		default:
+			// Other slash commands are for acpd, not the model: they stay
+			// out of the transcript.
+			if cmd == "compact" && resolveErr != nil {
+				return "", modelUnavailable(st.Model, resolveErr)
+			}
+			return s.runCommand(ctx, cmd, backend, info)
+		}
 	}
 	s.appendMessage(model.Message{Role: model.RoleUser, Parts: parts})
 	if resolveErr != nil {
@@ -108,6 +117,18 @@ func (s *sess) runTurn(ctx context.Context, prompt []acp.ContentBlock) (acp.Stop
 	if maxReq <= 0 {
 		maxReq = defaultMaxTurnRequests
 	}
+	return s.loop(ctx, backend, info, maxReq)
+}
+
+// maxRestarts bounds re-requests after a retryable failure that happened
+// once part of the response had reached the client.
+const maxRestarts = 2
+
+// loop runs model requests and tool calls until the model ends the turn.
+func (s *sess) loop(ctx context.Context, backend model.Backend, info model.ModelInfo, maxReq int) (acp.StopReason, error) {
+	out := s.a.baseContext()
+	var guard loopGuard
+	restarts := 0
 	for req := 0; ; req++ {
 		if req >= maxReq {
 			return acp.StopReasonMaxTurnRequests, nil
@@ -115,13 +136,31 @@ func (s *sess) runTurn(ctx context.Context, prompt []acp.ContentBlock) (acp.Stop
 		if ctx.Err() != nil {
 			return acp.StopReasonCancelled, nil
 		}
+		if s.needsCompaction(info) {
+			if err := s.compact(ctx, backend, info); err != nil {
+				if ctx.Err() != nil {
+					return acp.StopReasonCancelled, nil
+				}
+				s.a.log.Warn("compaction failed", "session", s.id, "err", err)
+			}
+		}
 		ts, err := s.stream(ctx, backend, info)
+		s.reportUsage(out, ts.usage, info)
 		if err != nil {
 			if ctx.Err() != nil {
 				s.closeCalls(ts, "cancelled by the user")
 				return acp.StopReasonCancelled, nil
 			}
 			s.closeCalls(ts, "the model's response failed before this tool ran")
+			var me *model.Error
+			if errors.As(err, &me) && me.Retryable() && ts.started && restarts < maxRestarts {
+				// The retry wrapper retries silently only before the first
+				// delta; after that the partial answer stays (marked
+				// interrupted) and a new message continues it.
+				restarts++
+				s.a.log.Warn("model stream failed mid-answer; requesting again", "session", s.id, "err", err)
+				continue
+			}
 			return "", modelError(err)
 		}
 		if len(ts.calls) == 0 {
@@ -131,6 +170,12 @@ func (s *sess) runTurn(ctx context.Context, prompt []acp.ContentBlock) (acp.Stop
 			case model.FinishRefusal:
 				return acp.StopReasonRefusal, nil
 			}
+			return acp.StopReasonEndTurn, nil
+		}
+		if name, looping := guard.observe(ts.calls); looping {
+			s.closeCalls(ts, "not run: the same call was repeated too often")
+			msg := fmt.Sprintf("Stopped: the model called %s with the same arguments %d times in a row. Rephrase the request or give more guidance.", name, loopLimit)
+			s.notify(out, acp.SessionUpdate{AgentMessageChunk: textChunk(msg, newID("m_"))})
 			return acp.StopReasonEndTurn, nil
 		}
 		if stop, done := s.runCalls(ctx, ts); done {
@@ -324,6 +369,10 @@ func (s *sess) systemPrompt() string {
 		fmt.Fprintf(&b, "Additional directories: %s\n", strings.Join(s.dirs, ", "))
 	}
 	fmt.Fprintf(&b, "Platform: %s/%s\nDate: %s\nMode: %s\n", runtime.GOOS, runtime.GOARCH, time.Now().Format("2006-01-02"), s.settings().Mode)
+	if pi := projectInstructions(s.cwd); pi != "" {
+		b.WriteString("\nProject instructions (nearest directory first):\n")
+		b.WriteString(pi)
+	}
 	if s.cfg.Instructions != "" {
 		b.WriteString("\nInstructions from the user's configuration:\n")
 		b.WriteString(s.cfg.Instructions)
@@ -397,6 +446,9 @@ func titleFrom(prompt []acp.ContentBlock) string {
 
 // notice tells clients that advertise notices about something they should see.
 func (s *sess) notice(ctx context.Context, sev acp.NoticeSeverity, title string) {
+	if !s.a.notices() {
+		return
+	}
 	s.notify(ctx, acp.SessionUpdate{Notice: &acp.Notice{Severity: sev, Title: title}})
 }
 

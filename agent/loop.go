@@ -1,0 +1,249 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"acpd/acp"
+	"acpd/config"
+	"acpd/model"
+)
+
+// instructionFiles are the project instruction files read into the system
+// prompt, in this order within one directory.
+var instructionFiles = []string{"AGENTS.md", "CLAUDE.md", "GEMINI.md"}
+
+// maxInstructionBytes caps the project instructions in the system prompt.
+const maxInstructionBytes = 32 << 10
+
+// projectInstructions collects instruction files from cwd up to the project
+// root, nearest directory first, capped at maxInstructionBytes.
+func projectInstructions(cwd string) string {
+	root := config.ProjectRoot(cwd)
+	var b strings.Builder
+	dir := cwd
+	for {
+		for _, name := range instructionFiles {
+			p := filepath.Join(dir, name)
+			st, err := os.Stat(p)
+			if err != nil || !st.Mode().IsRegular() {
+				continue
+			}
+			data, err := os.ReadFile(p)
+			if err != nil {
+				continue
+			}
+			left := maxInstructionBytes - b.Len()
+			if left <= 0 {
+				return b.String()
+			}
+			body := string(bytes.TrimSpace(data))
+			if len(body) > left {
+				body = truncate(body, left) + "\n[… instructions cut: the file is larger than acpd's limit]"
+			}
+			fmt.Fprintf(&b, "\n## %s\n\n%s\n", p, body)
+		}
+		if dir == root || dir == filepath.Dir(dir) {
+			return b.String()
+		}
+		dir = filepath.Dir(dir)
+	}
+}
+
+// notices reports whether the client shows notice updates.
+func (a *Agent) notices() bool {
+	caps := a.clientCapabilities()
+	return caps.Session != nil && caps.Session.Notices != nil
+}
+
+// compactionUpdates reports whether the client shows compaction updates.
+func (a *Agent) compactionUpdates() bool {
+	caps := a.clientCapabilities()
+	return caps.Session != nil && caps.Session.Compaction != nil
+}
+
+// contextWindow is the model's window, or a conservative default.
+func contextWindow(info model.ModelInfo) int {
+	if info.ContextWindow > 0 {
+		return info.ContextWindow
+	}
+	return 128000
+}
+
+// reportUsage records a response's usage and sends usage_update: the tokens
+// the context now holds, the window, and the session's cost so far when the
+// model's prices are known.
+func (s *sess) reportUsage(ctx context.Context, u *model.Usage, info model.ModelInfo) {
+	if u == nil {
+		return
+	}
+	s.mu.Lock()
+	s.used = u.InputTokens + u.OutputTokens
+	if info.InputPrice > 0 || info.OutputPrice > 0 {
+		// Cache reads are billed at a tenth and writes at 1.25x the input
+		// price by the providers that report them; the catalog gives the
+		// base prices.
+		plain := u.InputTokens - u.CacheReadTokens - u.CacheWriteTokens
+		s.cost += (float64(max(plain, 0))*info.InputPrice +
+			float64(u.CacheReadTokens)*info.InputPrice*0.1 +
+			float64(u.CacheWriteTokens)*info.InputPrice*1.25 +
+			float64(u.OutputTokens)*info.OutputPrice) / 1e6
+	}
+	used, cost := s.used, s.cost
+	s.mu.Unlock()
+	upd := &acp.UsageUpdate{Used: uint64(max(used, 0)), Size: uint64(contextWindow(info))}
+	if cost > 0 {
+		upd.Cost = &acp.Cost{Amount: cost, Currency: "USD"}
+	}
+	s.notify(ctx, acp.SessionUpdate{UsageUpdate: upd})
+}
+
+// compactThreshold is the share of the context window past which the
+// conversation is compacted before the next request.
+const compactThreshold = 0.8
+
+// needsCompaction reports whether the last request filled most of the window.
+func (s *sess) needsCompaction(info model.ModelInfo) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return float64(s.used) > compactThreshold*float64(contextWindow(info)) && len(s.transcript) > 2
+}
+
+const compactPrompt = `Summarise the conversation so far so that the work can continue from the summary alone. Include: the user's goals and constraints, decisions made, files read or changed (with paths), commands run and their outcome, the current state, and the next steps. Be concise and factual; do not call tools.`
+
+// compact replaces older turns with a model-written summary, keeping the
+// latest user prompt (and what followed it) and the plan. The new transcript
+// is logged as a "compact" record so load and resume continue from it.
+func (s *sess) compact(ctx context.Context, b model.Backend, info model.ModelInfo) error {
+	out := s.a.baseContext()
+	id := acp.CompactionID(newID("c_"))
+	show := s.a.compactionUpdates()
+	if show {
+		s.notify(out, acp.SessionUpdate{CompactionUpdate: &acp.CompactionUpdate{CompactionID: id, Status: acp.CompactionStatusInProgress}})
+	}
+	fail := func(err error) error {
+		if show {
+			msg := err.Error()
+			st := acp.CompactionStatusFailed
+			if ctx.Err() != nil {
+				st = acp.CompactionStatusCancelled
+			}
+			s.notify(out, acp.SessionUpdate{CompactionUpdate: &acp.CompactionUpdate{CompactionID: id, Status: st, Error: &msg}})
+		}
+		return err
+	}
+	s.mu.Lock()
+	msgs := append([]model.Message(nil), s.transcript...)
+	plan := s.plan
+	s.mu.Unlock()
+	keepFrom := lastUserPrompt(msgs)
+	older, recent := msgs[:keepFrom], msgs[keepFrom:]
+	if len(older) == 0 {
+		older, recent = msgs, nil
+	}
+	st := s.settings()
+	_, modelID, _ := model.ParseRef(st.Model)
+	req := &model.Request{
+		Model:    modelID,
+		System:   "You write concise, complete summaries of coding-agent sessions.",
+		Messages: append(append([]model.Message(nil), older...), model.Message{Role: model.RoleUser, Parts: []model.Part{{Type: model.PartText, Text: compactPrompt}}}),
+	}
+	var sum strings.Builder
+	finished := false
+	for ev, err := range b.Stream(ctx, req) {
+		if err != nil {
+			return fail(err)
+		}
+		switch ev.Type {
+		case model.EventText:
+			sum.WriteString(ev.Text)
+			if show {
+				s.notify(out, acp.SessionUpdate{CompactionSummaryChunk: &acp.CompactionSummaryChunk{CompactionID: id, Content: acp.ContentBlock{Text: &acp.TextContent{Text: ev.Text}}}})
+			}
+		case model.EventFinish:
+			finished = true
+		}
+	}
+	if !finished || strings.TrimSpace(sum.String()) == "" {
+		return fail(fmt.Errorf("the model returned no summary"))
+	}
+	text := "Summary of the earlier conversation (compacted to fit the context window):\n\n" + strings.TrimSpace(sum.String())
+	if plan != "" {
+		text += "\n\nCurrent plan:\n" + plan
+	}
+	head := []model.Message{
+		{Role: model.RoleUser, Parts: []model.Part{{Type: model.PartText, Text: text}}},
+		{Role: model.RoleAssistant, Parts: []model.Part{{Type: model.PartText, Text: "Understood; I will continue from this summary."}}},
+	}
+	next := append(head, recent...)
+	s.mu.Lock()
+	s.transcript = next
+	s.used = 0
+	s.mu.Unlock()
+	s.record(kindCompact, next)
+	s.sync()
+	if show {
+		s.notify(out, acp.SessionUpdate{CompactionUpdate: &acp.CompactionUpdate{CompactionID: id, Status: acp.CompactionStatusCompleted, Summary: []acp.ContentBlock{{Text: &acp.TextContent{Text: text}}}}})
+	}
+	return nil
+}
+
+// lastUserPrompt is the index of the last user message that is a prompt
+// (not tool results).
+func lastUserPrompt(msgs []model.Message) int {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role != model.RoleUser {
+			continue
+		}
+		for _, p := range msgs[i].Parts {
+			if p.Type != model.PartToolResult {
+				return i
+			}
+		}
+	}
+	return 0
+}
+
+// loopLimit is how many consecutive responses may repeat the same tool call
+// with the same arguments before the turn is stopped.
+const loopLimit = 3
+
+// callKey identifies a tool call by name and canonical arguments.
+func callKey(name string, input json.RawMessage) string {
+	var v any
+	if err := json.Unmarshal(input, &v); err == nil {
+		if b, err := json.Marshal(v); err == nil {
+			input = b
+		}
+	}
+	return name + "\x00" + string(input)
+}
+
+// loopGuard detects a model repeating itself within a turn.
+type loopGuard struct {
+	last  map[string]int
+	worst string
+}
+
+// observe records one response's calls and reports the repeated call when a
+// call has now appeared in loopLimit consecutive responses.
+func (g *loopGuard) observe(calls []*pendingCall) (string, bool) {
+	next := map[string]int{}
+	for _, pc := range calls {
+		k := callKey(pc.name, pc.input)
+		next[k] = g.last[k] + 1
+		if next[k] >= loopLimit {
+			return pc.name, true
+		}
+	}
+	g.last = next
+	return "", false
+}
+
+// readOnlyTools may run in parallel with each other.
+var readOnlyTools = map[string]bool{"read_file": true, "list_dir": true, "glob": true, "grep": true}
