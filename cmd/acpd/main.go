@@ -96,6 +96,7 @@ Run without a subcommand (or with "serve") it serves ACP on stdio.`,
 			},
 		},
 		newSessionsCmd(g),
+		newPermissionsCmd(g),
 		&cobra.Command{
 			Use:   "version",
 			Short: "Print acpd's version",

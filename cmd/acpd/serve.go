@@ -97,7 +97,7 @@ or see "acpd --help" for the commands people use (acpd sessions list, …).
 	if err != nil {
 		return err
 	}
-	perms, err := permissions.OpenStore(filepath.Join(store.Dir(), "permissions.json"))
+	perms, err := permissions.OpenStore(filepath.Join(store.Dir(), permissionsFile))
 	if err != nil {
 		return err
 	}

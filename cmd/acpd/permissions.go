@@ -1,0 +1,111 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"acpd/permissions"
+)
+
+// permissionsFile is where remembered permission choices live, inside the
+// state directory.
+const permissionsFile = "permissions.json"
+
+func newPermissionsCmd(g *globalFlags) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "permissions",
+		Short: "List and remove remembered permission choices (\"always allow\" / \"always reject\")",
+	}
+	var project string
+	var asJSON bool
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List remembered choices",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ps, err := permissionsStore(g)
+			if err != nil {
+				return err
+			}
+			all, err := ps.List()
+			if err != nil {
+				return err
+			}
+			if project != "" {
+				abs, err := filepath.Abs(project)
+				if err != nil {
+					return err
+				}
+				key := permissions.ProjectKey(abs)
+				kept := all[:0]
+				for _, r := range all {
+					if r.Project == key {
+						kept = append(kept, r)
+					}
+				}
+				all = kept
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				if all == nil {
+					all = []permissions.Remembered{}
+				}
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(all)
+			}
+			if len(all) == 0 {
+				fmt.Fprintln(out, "no remembered choices")
+				return nil
+			}
+			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tPROJECT\tRULE\tSINCE")
+			for _, r := range all {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Project, r.Rule.String(), r.CreatedAt.Local().Format(time.DateTime))
+			}
+			return tw.Flush()
+		},
+	}
+	list.Flags().StringVar(&project, "project", "", "only choices for the project containing this directory")
+	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	rm := &cobra.Command{
+		Use:   "rm ID...",
+		Short: "Forget remembered choices",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ps, err := permissionsStore(g)
+			if err != nil {
+				return err
+			}
+			var failed error
+			for _, id := range args {
+				if err := ps.Remove(id); err != nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "acpd: %s: %v\n", id, err)
+					failed = errors.Join(failed, err)
+					continue
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "removed %s\n", id)
+			}
+			if failed != nil {
+				return exitError(1)
+			}
+			return nil
+		},
+	}
+	cmd.AddCommand(list, rm)
+	return cmd
+}
+
+func permissionsStore(g *globalFlags) (*permissions.Store, error) {
+	store, err := storeFromFlags(g)
+	if err != nil {
+		return nil, err
+	}
+	return permissions.OpenStore(filepath.Join(store.Dir(), permissionsFile))
+}
