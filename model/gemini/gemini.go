@@ -1,0 +1,233 @@
+// Package gemini is a [model.Backend] for the Google Gemini API (the
+// Generative Language API, v1beta): it posts
+// {BaseURL}/v1beta/models/{model}:streamGenerateContent?alt=sse with the
+// key in the x-goog-api-key header (never in the URL) and translates the
+// streamed GenerateContentResponse objects to normalised events.
+//
+// Request mapping:
+//   - the system prompt is the systemInstruction; assistant messages are
+//     "model" contents, user messages "user" contents;
+//   - images and audio are inlineData parts; image and audio types Gemini
+//     does not take are replaced by a short text note;
+//   - tool calls are functionCall parts {name, args} (args is {} when the
+//     recorded input is not a JSON object, as after max_tokens). Call ids
+//     are not sent: Gemini pairs calls and responses by order and name,
+//     and some Gemini-compatible endpoints reject the id field;
+//   - tool results are functionResponse parts named after the call they
+//     answer, with response {"output": text} or, when IsError is set,
+//     {"error": text}. They form one "user" content; images returned by
+//     tools, and the rest of the user message, follow in a second one;
+//   - reasoning and thought signatures are sent back only when they came
+//     from this dialect (Part.Provider == [Provider]): a reasoning part with
+//     text and a signature becomes a thought part carrying it; a reasoning
+//     part holding only a signature (Gemini put it on a text part or on an
+//     empty part) is put back on the text part it followed, or sent as an
+//     empty text part carrying it. Reasoning text without a signature and
+//     reasoning from other providers are dropped (Gemini reads nothing from
+//     unsigned thoughts). A tool_use part's signature goes back on its
+//     functionCall part, as Gemini 2.5 and 3 require;
+//   - Gemini 3 rejects a turn whose function calls carry no signature (a
+//     conversation begun with another provider, or calls cut short): for
+//     models newer than Gemini 2 the first functionCall of such a message
+//     gets the documented "skip_thought_signature_validator" placeholder;
+//   - Effort low/medium/high sets generationConfig.thinkingConfig to a
+//     thinking budget of 1024/8192/24576 tokens with includeThoughts
+//     (thoughts count against maxOutputTokens, so a MaxOutputTokens not
+//     above the budget is raised by it);
+//     Effort off sets a budget of 0, except on Pro models of Gemini 2.5 and
+//     later, which cannot stop thinking: there it only leaves out the
+//     thought summaries. Without Effort no thinkingConfig is sent;
+//   - tool schemas are converted from JSON Schema to the OpenAPI subset
+//     Gemini accepts (see convertSchema): local $refs are inlined, type
+//     arrays become nullable/anyOf, const becomes enum, keywords Gemini
+//     rejects (additionalProperties, $schema, patternProperties, ...) are
+//     dropped, and a tool without parameters declares none.
+//
+// Stream mapping: text parts are text deltas, thought parts reasoning
+// deltas; each functionCall (Gemini sends whole calls) becomes tool_start,
+// one tool_delta with the arguments and tool_done, with a generated id
+// when Gemini gives none. A thoughtSignature is reported with Provider set:
+// on a functionCall part in its tool_done event, on a thought part in the
+// reasoning_done event ending that thought, on a text or empty part in a
+// reasoning_done event (without text) right after the text. Finish
+// reasons: STOP is end_turn (tool_use when the response called tools),
+// MAX_TOKENS max_tokens; SAFETY, RECITATION, LANGUAGE, BLOCKLIST,
+// PROHIBITED_CONTENT, SPII, IMAGE_SAFETY and a prompt blocked by
+// promptFeedback.blockReason are refusal; MALFORMED_FUNCTION_CALL,
+// UNEXPECTED_TOOL_CALL and TOO_MANY_TOOL_CALLS fail the stream with a
+// retryable ErrServer (the model produced no usable answer); other reasons
+// are end_turn. A stream that ends without a finish reason fails with
+// ErrNetwork.
+//
+// Errors: 401, 403 and an invalid API key (400 API_KEY_INVALID) are
+// ErrAuth; 429 RESOURCE_EXHAUSTED is ErrRateLimit with the delay of the
+// error's RetryInfo, even when worded "You exceeded your current quota"
+// (Gemini's per-minute limits, free tier included, clear within a minute),
+// and ErrQuota only when waiting cannot help: a per-day quota, a quota of
+// zero, or depleted prepaid credits; 400 "input token count ... exceeds"
+// is ErrContextOverflow; 503 UNAVAILABLE ErrOverloaded; other 5xx
+// ErrServer; other 4xx ErrInvalidRequest.
+//
+// Usage: InputTokens is promptTokenCount (cached tokens included, as
+// model.Usage wants), OutputTokens candidatesTokenCount plus
+// thoughtsTokenCount (Gemini bills thoughts as output), ReasoningTokens
+// thoughtsTokenCount, CacheReadTokens cachedContentTokenCount.
+package gemini
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"iter"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"acpd/model"
+	"acpd/model/internal/sse"
+)
+
+// Provider is the [model.Part] Provider value of the thought signatures
+// this backend produces and accepts back; the events carrying them have
+// it set.
+const Provider = "gemini"
+
+// DefaultBaseURL is the API root used when Options.BaseURL is empty.
+const DefaultBaseURL = "https://generativelanguage.googleapis.com"
+
+const (
+	// maxEventBytes bounds one SSE event: Gemini sends whole function
+	// calls, and large arguments, in one event.
+	maxEventBytes = 16 << 20
+	// maxErrorBody bounds how much of an error response is read.
+	maxErrorBody = 1 << 20
+)
+
+// Options configures a [Backend].
+type Options struct {
+	// BaseURL is the API root, DefaultBaseURL when empty; a trailing
+	// "/v1beta" is accepted. Requests go to {BaseURL}/v1beta/....
+	BaseURL string
+	// APIKey is sent in the x-goog-api-key header when not empty.
+	APIKey string
+	// Headers are added to every request and override the defaults.
+	Headers map[string]string
+	// HTTPClient sends the requests; nil means http.DefaultClient.
+	HTTPClient *http.Client
+	// IdleTimeout is the longest wait for response headers and then for
+	// each further byte of the stream; 0 means 5 minutes. An idle stream
+	// fails with a retryable model.ErrNetwork.
+	IdleTimeout time.Duration
+}
+
+// Backend streams Gemini responses. It is safe for concurrent use; it holds
+// no per-request state.
+type Backend struct {
+	base   string // ends in /v1beta
+	header http.Header
+	client *http.Client
+	idle   time.Duration
+	// idPrefix returns the prefix of ids generated for function calls
+	// Gemini sent without one (replaced in tests for stable output).
+	idPrefix func() string
+}
+
+// New returns a Backend for opts. Options are copied.
+func New(opts Options) *Backend {
+	base := strings.TrimRight(opts.BaseURL, "/")
+	if base == "" {
+		base = DefaultBaseURL
+	}
+	base = strings.TrimSuffix(base, "/v1beta") + "/v1beta"
+	b := &Backend{base: base, header: http.Header{}, client: opts.HTTPClient, idle: opts.IdleTimeout, idPrefix: newIDPrefix}
+	if opts.APIKey != "" {
+		b.header.Set("x-goog-api-key", opts.APIKey)
+	}
+	for k, v := range opts.Headers {
+		b.header.Set(k, v)
+	}
+	return b
+}
+
+// streamURL returns the streaming endpoint of modelName: a bare id goes
+// under models/, a full resource name ("models/x", "tunedModels/y") is used
+// as it is.
+func (b *Backend) streamURL(modelName string) string {
+	if !strings.Contains(modelName, "/") {
+		modelName = "models/" + modelName
+	}
+	segs := strings.Split(modelName, "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return b.base + "/" + strings.Join(segs, "/") + ":streamGenerateContent?alt=sse"
+}
+
+// Stream implements [model.Backend]. It sends one request; failures are
+// *model.Error values (or ctx's error once ctx ends) and are not retried
+// here (see package retry).
+func (b *Backend) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Event, error] {
+	return func(yield func(model.Event, error) bool) {
+		body, err := requestBody(req)
+		if err != nil {
+			yield(model.Event{}, err)
+			return
+		}
+		h := b.header.Clone()
+		h.Set("Content-Type", "application/json")
+		h.Set("Accept", "text/event-stream")
+		s, err := sse.Open(ctx, sse.Call{Client: b.client, Method: http.MethodPost,
+			URL: b.streamURL(strings.TrimSpace(req.Model)), Header: h, Body: body, Idle: b.idle})
+		if err != nil {
+			yield(model.Event{}, err)
+			return
+		}
+		defer s.Close()
+		if err := checkResponse(s); err != nil {
+			yield(model.Event{}, err)
+			return
+		}
+		d := decoder{idPrefix: b.idPrefix()}
+		err = d.run(sse.NewReader(s, maxEventBytes), func(ev model.Event) bool { return yield(ev, nil) })
+		if err != nil && err != errStopped {
+			yield(model.Event{}, s.Err(err))
+		}
+	}
+}
+
+// checkResponse turns an unsuccessful or non-streaming response into a
+// classified error.
+func checkResponse(s *sse.Stream) error {
+	resp := s.Response
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if resp.StatusCode/100 == 2 && ct != "application/json" {
+		return nil
+	}
+	raw, err := s.ReadAll(maxErrorBody)
+	if err != nil && len(raw) == 0 && resp.StatusCode/100 == 2 {
+		return s.Err(err)
+	}
+	e := parseAPIError(raw)
+	if resp.StatusCode/100 == 2 {
+		if e != nil {
+			return classify(0, nil, e)
+		}
+		return &model.Error{Kind: model.ErrInvalidRequest, Status: resp.StatusCode,
+			Message: "server answered with JSON instead of an event stream (is alt=sse supported?)"}
+	}
+	if e == nil {
+		e = &apiError{Message: strings.TrimSpace(string(raw))}
+	}
+	return classify(resp.StatusCode, resp.Header, e)
+}
+
+// newIDPrefix returns a random prefix for the ids of function calls Gemini
+// sends without one, unique across responses so that tool call ids stay
+// unique within a session.
+func newIDPrefix() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	return "call_" + hex.EncodeToString(b[:]) + "_"
+}

@@ -1,0 +1,236 @@
+package responses
+
+import (
+	"encoding/json"
+	"strings"
+
+	"acpd/model"
+)
+
+type responsesRequest struct {
+	Model           string     `json:"model"`
+	Instructions    string     `json:"instructions,omitempty"`
+	Input           []any      `json:"input"`
+	Tools           []tool     `json:"tools,omitempty"`
+	Stream          bool       `json:"stream"`
+	Store           bool       `json:"store"`
+	Include         []string   `json:"include"`
+	MaxOutputTokens int        `json:"max_output_tokens,omitempty"`
+	Reasoning       *reasoning `json:"reasoning,omitempty"`
+}
+
+type reasoning struct {
+	Effort  string `json:"effort"`
+	Summary string `json:"summary"`
+}
+
+type tool struct {
+	Type        string          `json:"type"`
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// messageItem is a user or assistant message input item.
+type messageItem struct {
+	Type    string        `json:"type"`
+	Role    string        `json:"role"`
+	Content []contentPart `json:"content"`
+}
+
+type contentPart struct {
+	Type     string `json:"type"`
+	Text     string `json:"text,omitempty"`
+	ImageURL string `json:"image_url,omitempty"`
+}
+
+type functionCallItem struct {
+	Type      string `json:"type"`
+	CallID    string `json:"call_id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+type functionCallOutputItem struct {
+	Type   string `json:"type"`
+	CallID string `json:"call_id"`
+	Output string `json:"output"`
+}
+
+type reasoningItem struct {
+	Type             string          `json:"type"`
+	ID               string          `json:"id,omitempty"`
+	Summary          json.RawMessage `json:"summary"`
+	EncryptedContent string          `json:"encrypted_content"`
+}
+
+// emptySchema is the parameters schema of a tool that declares none.
+var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
+
+// requestBody maps req to a Responses API request body (see the package
+// documentation for the rules).
+func requestBody(req *model.Request) ([]byte, error) {
+	rr := responsesRequest{
+		Model:           req.Model,
+		Instructions:    req.System,
+		Input:           []any{},
+		Stream:          true,
+		Store:           false,
+		Include:         []string{"reasoning.encrypted_content"},
+		MaxOutputTokens: max(req.MaxOutputTokens, 0),
+	}
+	switch req.Effort {
+	case model.EffortLow, model.EffortMedium, model.EffortHigh:
+		rr.Reasoning = &reasoning{Effort: string(req.Effort), Summary: "auto"}
+	}
+	for _, t := range req.Tools {
+		params := t.InputSchema
+		if len(params) == 0 || string(params) == "null" {
+			params = emptySchema
+		}
+		rr.Tools = append(rr.Tools, tool{Type: "function", Name: t.Name, Description: t.Description, Parameters: params})
+	}
+	for _, m := range req.Messages {
+		switch m.Role {
+		case model.RoleAssistant:
+			rr.Input = append(rr.Input, assistantItems(m)...)
+		case model.RoleUser:
+			rr.Input = append(rr.Input, userItems(m)...)
+		default:
+			return nil, &model.Error{Kind: model.ErrInvalidRequest, Message: "responses: unknown message role " + quote(string(m.Role))}
+		}
+	}
+	body, err := json.Marshal(rr)
+	if err != nil {
+		// Only invalid json.RawMessage values (schemas) get here.
+		return nil, &model.Error{Kind: model.ErrInvalidRequest, Message: "responses: encoding request: " + err.Error(), Err: err}
+	}
+	return body, nil
+}
+
+// assistantItems maps an assistant message to output items in the order
+// of its parts: consecutive text parts form one message item.
+func assistantItems(m model.Message) []any {
+	var items []any
+	lastOutput := -1 // index of the last item that is not reasoning
+	var text strings.Builder
+	flush := func() {
+		if text.Len() > 0 {
+			items = append(items, messageItem{Type: "message", Role: "assistant",
+				Content: []contentPart{{Type: "output_text", Text: text.String()}}})
+			lastOutput = len(items) - 1
+			text.Reset()
+		}
+	}
+	for _, p := range m.Parts {
+		switch p.Type {
+		case model.PartText:
+			text.WriteString(p.Text)
+		case model.PartReasoning:
+			if ri, ok := reasoningFrom(p); ok {
+				flush()
+				items = append(items, ri)
+			}
+		case model.PartToolUse:
+			flush()
+			items = append(items, functionCallItem{Type: "function_call", CallID: p.ToolCallID, Name: p.ToolName, Arguments: arguments(p.Input)})
+			lastOutput = len(items) - 1
+		}
+	}
+	flush()
+	// The API rejects a reasoning item that nothing follows (a response
+	// cut short after its reasoning): drop trailing reasoning.
+	return items[:lastOutput+1]
+}
+
+// reasoningFrom rebuilds the reasoning item of a part this dialect
+// produced; ok is false for reasoning the API cannot take back (another
+// provider's, or without encrypted content, which store: false requires).
+func reasoningFrom(p model.Part) (reasoningItem, bool) {
+	if p.Provider != Provider || len(p.Opaque) == 0 {
+		return reasoningItem{}, false
+	}
+	var it struct {
+		Type             string          `json:"type"`
+		ID               string          `json:"id"`
+		Summary          json.RawMessage `json:"summary"`
+		EncryptedContent string          `json:"encrypted_content"`
+	}
+	if json.Unmarshal(p.Opaque, &it) != nil || it.Type != "reasoning" || it.EncryptedContent == "" {
+		return reasoningItem{}, false
+	}
+	var summary []json.RawMessage
+	if json.Unmarshal(it.Summary, &summary) != nil || summary == nil {
+		it.Summary = json.RawMessage("[]")
+	}
+	return reasoningItem{Type: "reasoning", ID: it.ID, Summary: it.Summary, EncryptedContent: it.EncryptedContent}, true
+}
+
+// arguments returns the arguments string of a tool call. Input that the
+// decoder wrapped as a JSON string (arguments that were not valid JSON) is
+// unwrapped so the model sees exactly what it produced.
+func arguments(input json.RawMessage) string {
+	if len(input) == 0 {
+		return "{}"
+	}
+	if input[0] == '"' {
+		var s string
+		if json.Unmarshal(input, &s) == nil {
+			return s
+		}
+	}
+	return string(input)
+}
+
+// userItems maps a user message: its tool results become
+// function_call_output items, then the rest, with any images the tools
+// returned, one user message item.
+func userItems(m model.Message) []any {
+	var items []any
+	var content []contentPart
+	for _, p := range m.Parts {
+		if p.Type != model.PartToolResult {
+			if cp, ok := userPart(p); ok {
+				content = append(content, cp)
+			}
+			continue
+		}
+		var texts []string
+		var images []contentPart
+		for _, c := range p.Content {
+			if c.Type == model.PartText {
+				texts = append(texts, c.Text)
+			} else if cp, ok := userPart(c); ok {
+				images = append(images, cp)
+			}
+		}
+		items = append(items, functionCallOutputItem{Type: "function_call_output", CallID: p.ToolCallID, Output: strings.Join(texts, "\n")})
+		if len(images) > 0 {
+			content = append(content, contentPart{Type: "input_text", Text: "Output of tool call " + p.ToolCallID + ":"})
+			content = append(content, images...)
+		}
+	}
+	if len(content) > 0 {
+		items = append(items, messageItem{Type: "message", Role: "user", Content: content})
+	}
+	return items
+}
+
+// userPart maps a text, image or audio part; ok is false for empty text
+// and parts without a user-content form.
+func userPart(p model.Part) (contentPart, bool) {
+	switch p.Type {
+	case model.PartText:
+		return contentPart{Type: "input_text", Text: p.Text}, p.Text != ""
+	case model.PartImage:
+		return contentPart{Type: "input_image", ImageURL: "data:" + p.MimeType + ";base64," + p.Data}, true
+	case model.PartAudio:
+		return contentPart{Type: "input_text", Text: "[audio attachment omitted: " + p.MimeType + " is not supported]"}, true
+	}
+	return contentPart{}, false
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

@@ -1,0 +1,217 @@
+// Package responses is a [model.Backend] for the OpenAI Responses API
+// (POST {BaseURL}/responses), which OpenAI's reasoning models prefer and
+// which alone returns their reasoning for later turns.
+//
+// Requests are stateless: store is false and the full conversation is sent
+// each time, with include ["reasoning.encrypted_content"] so that the
+// model's reasoning comes back encrypted and can be passed back.
+//
+// Request mapping:
+//   - the system prompt is "instructions";
+//   - user messages are message items with input_text and input_image
+//     content; audio parts are replaced by a short text note; tool results
+//     are function_call_output items (their text; the IsError flag has no
+//     field) placed before the rest of the message, and images returned by
+//     tools follow in the user message item;
+//   - assistant messages become, in order, message items with output_text
+//     content, function_call items (arguments as the model produced them)
+//     and reasoning items;
+//   - reasoning goes back only when it came from this dialect
+//     (Part.Provider == [Provider]) with the encrypted content of its
+//     reasoning item: the item is sent as {type, id, summary,
+//     encrypted_content}. Other reasoning is dropped;
+//   - tools are {type: "function", name, description, parameters};
+//   - Effort low/medium/high sets reasoning {effort, summary: "auto"};
+//     Effort off sends no reasoning parameter (the model's default: not
+//     every model can turn reasoning off), nor does an empty Effort.
+//
+// Stream mapping: output_text deltas are text, refusal deltas text that
+// finishes with refusal, reasoning summary deltas (and raw reasoning_text
+// deltas of compatible servers) reasoning; a new summary part starts with
+// a blank line. A function_call item is announced (tool_start) when it is
+// added, streams its argument deltas and completes (tool_done) at its
+// arguments' done event or at the item's done event, whichever comes
+// first. A reasoning item's done event ends the reasoning with
+// reasoning_done carrying the whole item JSON as Opaque (Provider set);
+// Redacted is set when the item had no summary text. Terminal events:
+// response.completed finishes with tool_use when the response called
+// tools, refusal after a refusal, else end_turn; response.incomplete
+// finishes with max_tokens (reason max_output_tokens, and unknown reasons)
+// or refusal (content_filter); response.failed and the error event fail
+// with a classified error. A stream that ends without a terminal event
+// fails with ErrNetwork. Usage maps input_tokens (cached tokens
+// included), output_tokens (reasoning included), cached_tokens and
+// reasoning_tokens.
+//
+// HTTP errors are classified exactly as package openai classifies them.
+package responses
+
+import (
+	"context"
+	"iter"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"acpd/model"
+	"acpd/model/internal/openaierr"
+	"acpd/model/internal/sse"
+	"acpd/model/openai"
+)
+
+// Provider is the [model.Part] Provider value of the reasoning this
+// backend produces and accepts back; the events carrying it have it set.
+const Provider = "openai-responses"
+
+// DefaultBaseURL is the API root used when Options.BaseURL is empty.
+const DefaultBaseURL = "https://api.openai.com/v1"
+
+const (
+	// maxEventBytes bounds one SSE event; done events repeat a whole
+	// item, and response.completed the whole response.
+	maxEventBytes = 16 << 20
+	// maxErrorBody bounds how much of an error response is read.
+	maxErrorBody = 1 << 20
+)
+
+// Options configures a [Backend]. The zero value talks to OpenAI without
+// credentials.
+type Options struct {
+	// BaseURL is the API root including its version path, for example
+	// "https://api.openai.com/v1" or, for Azure,
+	// "https://RESOURCE.openai.azure.com/openai/v1". Empty means
+	// DefaultBaseURL. Requests go to {BaseURL}/responses.
+	BaseURL string
+	// APIKey is sent as "Authorization: Bearer APIKey" when not empty.
+	// Azure takes its key in the "api-key" header: leave APIKey empty and
+	// set Headers["api-key"].
+	APIKey string
+	// Headers are added to every request and override the defaults.
+	Headers map[string]string
+	// Query parameters are added to every request URL (Azure's
+	// "api-version"), after any query BaseURL has.
+	Query map[string]string
+	// HTTPClient sends the requests; nil means http.DefaultClient.
+	HTTPClient *http.Client
+	// IdleTimeout is the longest wait for response headers and then for
+	// each further byte of the stream; 0 means 5 minutes. An idle stream
+	// fails with a retryable model.ErrNetwork.
+	IdleTimeout time.Duration
+}
+
+// Backend streams Responses API responses. It is safe for concurrent use;
+// it holds no per-request state.
+type Backend struct {
+	lister *openai.Backend // answers Models
+	base   string
+	query  url.Values
+	header http.Header
+	client *http.Client
+	idle   time.Duration
+}
+
+// New returns a Backend for opts. Options are copied; later changes to the
+// maps do not affect the Backend.
+func New(opts Options) *Backend {
+	b := &Backend{
+		base:   strings.TrimRight(opts.BaseURL, "/"),
+		query:  url.Values{},
+		header: http.Header{},
+		client: opts.HTTPClient,
+		idle:   opts.IdleTimeout,
+	}
+	if b.base == "" {
+		b.base = DefaultBaseURL
+	}
+	// A query in BaseURL applies to every endpoint, like Options.Query.
+	if base, rawQuery, ok := strings.Cut(b.base, "?"); ok {
+		b.base = strings.TrimRight(base, "/")
+		b.query, _ = url.ParseQuery(rawQuery) // keeps the valid pairs
+	}
+	for k, v := range opts.Query {
+		b.query.Set(k, v)
+	}
+	if opts.APIKey != "" {
+		b.header.Set("Authorization", "Bearer "+opts.APIKey)
+	}
+	for k, v := range opts.Headers {
+		b.header.Set(k, v)
+	}
+	b.lister = openai.New(openai.Options{BaseURL: opts.BaseURL, APIKey: opts.APIKey, Headers: opts.Headers,
+		Query: opts.Query, HTTPClient: opts.HTTPClient, IdleTimeout: opts.IdleTimeout})
+	return b
+}
+
+// endpoint returns base+path with the configured query.
+func (b *Backend) endpoint(path string) string {
+	if len(b.query) == 0 {
+		return b.base + path
+	}
+	return b.base + path + "?" + b.query.Encode()
+}
+
+// Stream implements [model.Backend]. It sends one request; failures are
+// *model.Error values (or ctx's error once ctx ends) and are not retried
+// here (see package retry).
+func (b *Backend) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Event, error] {
+	return func(yield func(model.Event, error) bool) {
+		body, err := requestBody(req)
+		if err != nil {
+			yield(model.Event{}, err)
+			return
+		}
+		h := b.header.Clone()
+		h.Set("Content-Type", "application/json")
+		h.Set("Accept", "text/event-stream")
+		s, err := sse.Open(ctx, sse.Call{Client: b.client, Method: http.MethodPost,
+			URL: b.endpoint("/responses"), Header: h, Body: body, Idle: b.idle})
+		if err != nil {
+			yield(model.Event{}, err)
+			return
+		}
+		defer s.Close()
+		if err := checkResponse(s); err != nil {
+			yield(model.Event{}, err)
+			return
+		}
+		d := decoder{}
+		err = d.run(sse.NewReader(s, maxEventBytes), func(ev model.Event) bool { return yield(ev, nil) })
+		if err != nil && err != errStopped {
+			yield(model.Event{}, s.Err(err))
+		}
+	}
+}
+
+// checkResponse turns an unsuccessful or non-streaming response into a
+// classified error.
+func checkResponse(s *sse.Stream) error {
+	resp := s.Response
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if resp.StatusCode/100 == 2 && ct != "application/json" {
+		return nil
+	}
+	raw, err := s.ReadAll(maxErrorBody)
+	if err != nil && len(raw) == 0 && resp.StatusCode/100 == 2 {
+		return s.Err(err)
+	}
+	e := openaierr.Parse(raw)
+	if resp.StatusCode/100 == 2 {
+		if e != nil {
+			return openaierr.Classify(0, nil, e)
+		}
+		return &model.Error{Kind: model.ErrInvalidRequest, Status: resp.StatusCode,
+			Message: "server answered with JSON instead of an event stream; does it support stream: true?"}
+	}
+	if e == nil {
+		e = &openaierr.APIError{Message: strings.TrimSpace(string(raw))}
+	}
+	return openaierr.Classify(resp.StatusCode, resp.Header, e)
+}
+
+// Models lists the server's models with GET {BaseURL}/models, exactly as
+// [openai.Backend.Models] does (the Responses API shares the endpoint).
+func (b *Backend) Models(ctx context.Context) ([]model.ModelInfo, error) {
+	return b.lister.Models(ctx)
+}

@@ -1,0 +1,409 @@
+package responses
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+
+	"acpd/model"
+	"acpd/model/internal/openaierr"
+	"acpd/model/internal/sse"
+)
+
+// errStopped reports that the consumer stopped the iteration.
+var errStopped = errors.New("consumer stopped")
+
+// streamEvent holds the fields of every stream event this decoder reads.
+type streamEvent struct {
+	Type         string          `json:"type"`
+	Response     *responseObject `json:"response"`
+	Item         json.RawMessage `json:"item"`
+	ItemID       string          `json:"item_id"`
+	SummaryIndex int             `json:"summary_index"`
+	Delta        string          `json:"delta"`
+	Arguments    *string         `json:"arguments"`
+}
+
+type responseObject struct {
+	Status string `json:"status"`
+	Error  *struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+	IncompleteDetails *struct {
+		Reason string `json:"reason"`
+	} `json:"incomplete_details"`
+	Usage *usage `json:"usage"`
+}
+
+type usage struct {
+	InputTokens        int64 `json:"input_tokens"`
+	OutputTokens       int64 `json:"output_tokens"`
+	InputTokensDetails *struct {
+		CachedTokens int64 `json:"cached_tokens"`
+	} `json:"input_tokens_details"`
+	OutputTokensDetails *struct {
+		ReasoningTokens int64 `json:"reasoning_tokens"`
+	} `json:"output_tokens_details"`
+}
+
+// outputItem is a response output item (message, function_call,
+// reasoning, or a type this decoder ignores).
+type outputItem struct {
+	Type             string  `json:"type"`
+	ID               string  `json:"id"`
+	CallID           string  `json:"call_id"`
+	Name             string  `json:"name"`
+	Arguments        string  `json:"arguments"`
+	EncryptedContent *string `json:"encrypted_content"`
+	Summary          []struct {
+		Text string `json:"text"`
+	} `json:"summary"`
+}
+
+// call is one function call between its added and done events.
+type call struct {
+	id, name string
+	args     strings.Builder
+	done     bool
+}
+
+// thought is one reasoning item between its added and done events.
+type thought struct {
+	text    bool // reasoning text was emitted
+	summary int  // index of the last summary part streamed
+	done    bool
+}
+
+// decoder translates one Responses API stream. The zero value is ready; a
+// decoder serves one stream.
+type decoder struct {
+	calls    []*call
+	byItem   map[string]*call
+	thoughts map[string]*thought
+	order    []string // reasoning item ids in order
+	refusal  bool
+}
+
+func malformed(msg string) error {
+	return &model.Error{Kind: model.ErrServer, Message: "malformed stream: " + msg}
+}
+
+// handled lists the event types the decoder reads; others are ignored,
+// whatever their shape.
+var handled = map[string]bool{
+	"response.output_item.added":             true,
+	"response.output_item.done":              true,
+	"response.output_text.delta":             true,
+	"response.refusal.delta":                 true,
+	"response.reasoning_summary_text.delta":  true,
+	"response.reasoning_text.delta":          true,
+	"response.function_call_arguments.delta": true,
+	"response.function_call_arguments.done":  true,
+	"response.completed":                     true,
+	"response.incomplete":                    true,
+	"response.failed":                        true,
+	"error":                                  true,
+}
+
+// run reads r to the end of the response, passing events to emit. It
+// returns nil after emitting EventFinish, errStopped when emit returned
+// false, a *model.Error for a failed or malformed response, and the raw
+// error of the underlying reader otherwise.
+func (d *decoder) run(r *sse.Reader, emit func(model.Event) bool) error {
+	d.byItem = map[string]*call{}
+	d.thoughts = map[string]*thought{}
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			if err == io.EOF || err == io.ErrUnexpectedEOF {
+				return &model.Error{Kind: model.ErrNetwork, Message: "stream ended before completion"}
+			}
+			if err == sse.ErrEventTooLarge {
+				return &model.Error{Kind: model.ErrServer, Message: "stream event too large", Err: err}
+			}
+			return err
+		}
+		data := strings.TrimSpace(ev.Data)
+		if data == "" || data == "[DONE]" {
+			continue
+		}
+		var se streamEvent
+		err = json.Unmarshal([]byte(data), &se)
+		if se.Type == "" {
+			se.Type = ev.Event
+		}
+		if err != nil {
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) && !handled[se.Type] {
+				continue // an event of a type we do not read
+			}
+			return malformed(err.Error())
+		}
+		done, err := d.event(&se, []byte(data), emit)
+		if err != nil || done {
+			return err
+		}
+	}
+}
+
+// event processes one stream event; done reports the end of the response.
+func (d *decoder) event(se *streamEvent, raw []byte, emit func(model.Event) bool) (done bool, err error) {
+	stopped := func(ok bool) error {
+		if ok {
+			return nil
+		}
+		return errStopped
+	}
+	switch se.Type {
+	case "response.output_item.added":
+		var it outputItem
+		if err := json.Unmarshal(se.Item, &it); err != nil {
+			return false, malformed("output_item.added: " + err.Error())
+		}
+		switch it.Type {
+		case "function_call":
+			return false, stopped(d.startCall(&it, emit))
+		case "reasoning":
+			d.thought(it.ID)
+		}
+	case "response.output_text.delta":
+		if se.Delta != "" {
+			return false, stopped(emit(model.Event{Type: model.EventText, Text: se.Delta}))
+		}
+	case "response.refusal.delta":
+		d.refusal = true
+		if se.Delta != "" {
+			return false, stopped(emit(model.Event{Type: model.EventText, Text: se.Delta}))
+		}
+	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
+		if se.Delta == "" {
+			return false, nil
+		}
+		t := d.thought(se.ItemID)
+		text := se.Delta
+		if se.Type == "response.reasoning_summary_text.delta" && se.SummaryIndex > t.summary {
+			if t.text {
+				text = "\n\n" + text // a new summary part
+			}
+			t.summary = se.SummaryIndex
+		}
+		t.text = true
+		return false, stopped(emit(model.Event{Type: model.EventReasoning, Text: text}))
+	case "response.function_call_arguments.delta":
+		c := d.byItem[se.ItemID]
+		if c == nil || c.done || se.Delta == "" {
+			return false, nil // the item's done event will carry everything
+		}
+		c.args.WriteString(se.Delta)
+		return false, stopped(emit(model.Event{Type: model.EventToolDelta, ToolCallID: c.id, Text: se.Delta}))
+	case "response.function_call_arguments.done":
+		c := d.byItem[se.ItemID]
+		if c == nil || c.done {
+			return false, nil
+		}
+		if se.Arguments != nil {
+			c.args.Reset()
+			c.args.WriteString(*se.Arguments)
+		}
+		return false, stopped(d.finishCall(c, emit))
+	case "response.output_item.done":
+		var it outputItem
+		if err := json.Unmarshal(se.Item, &it); err != nil {
+			return false, malformed("output_item.done: " + err.Error())
+		}
+		switch it.Type {
+		case "function_call":
+			c := d.byItem[it.ID]
+			if c == nil {
+				if !d.startCall(&it, emit) {
+					return false, errStopped
+				}
+				c = d.byItem[it.ID]
+			}
+			if c.done {
+				return false, nil
+			}
+			c.args.Reset()
+			c.args.WriteString(it.Arguments)
+			return false, stopped(d.finishCall(c, emit))
+		case "reasoning":
+			return false, stopped(d.finishThought(&it, se.Item, emit))
+		}
+	case "response.completed", "response.incomplete":
+		if !d.closeAll(emit) {
+			return false, errStopped
+		}
+		finish := d.finishReason()
+		var u *usage
+		if r := se.Response; r != nil {
+			u = r.Usage
+			if se.Type == "response.incomplete" {
+				finish = model.FinishMaxTokens
+				if r.IncompleteDetails != nil && r.IncompleteDetails.Reason == "content_filter" {
+					finish = model.FinishRefusal
+				}
+			}
+		}
+		if u != nil && !emit(model.Event{Type: model.EventUsage, Usage: u.normalise()}) {
+			return false, errStopped
+		}
+		return true, stopped(emit(model.Event{Type: model.EventFinish, Finish: finish}))
+	case "response.failed":
+		e := &openaierr.APIError{Message: "the response failed"}
+		if r := se.Response; r != nil && r.Error != nil {
+			e = &openaierr.APIError{Code: r.Error.Code, Message: r.Error.Message}
+		}
+		return false, classify(e)
+	case "error":
+		e := openaierr.Parse(raw)
+		if e == nil {
+			e = &openaierr.APIError{Message: "unspecified stream error"}
+		}
+		return false, classify(e)
+	}
+	// response.created, in_progress, content_part and summary_part events,
+	// text done events and unknown types carry nothing new.
+	return false, nil
+}
+
+// classify classifies an error reported inside the stream. Codes naming a
+// defect of the input (invalid_prompt, invalid_image, image_too_large,
+// unsupported_image_media_type, ...) are not retryable.
+func classify(e *openaierr.APIError) error {
+	code := strings.ToLower(e.Code)
+	if e.Type == "" || e.Type == "error" {
+		if strings.HasPrefix(code, "invalid_") || strings.Contains(code, "image") || strings.HasPrefix(code, "unsupported_") || strings.HasPrefix(code, "empty_") {
+			e.Type = "invalid_request_error"
+		}
+	}
+	return openaierr.Classify(0, nil, e)
+}
+
+func (d *decoder) thought(id string) *thought {
+	t := d.thoughts[id]
+	if t == nil {
+		t = &thought{}
+		d.thoughts[id] = t
+		d.order = append(d.order, id)
+	}
+	return t
+}
+
+// startCall announces a function call item.
+func (d *decoder) startCall(it *outputItem, emit func(model.Event) bool) bool {
+	if c := d.byItem[it.ID]; c != nil {
+		return true // announced already
+	}
+	id := it.CallID
+	if id == "" {
+		id = it.ID
+	}
+	c := &call{id: id, name: it.Name}
+	d.calls = append(d.calls, c)
+	d.byItem[it.ID] = c
+	if !emit(model.Event{Type: model.EventToolStart, ToolCallID: c.id, ToolName: c.name}) {
+		return false
+	}
+	if it.Arguments != "" {
+		c.args.WriteString(it.Arguments)
+		return emit(model.Event{Type: model.EventToolDelta, ToolCallID: c.id, Text: it.Arguments})
+	}
+	return true
+}
+
+func (d *decoder) finishCall(c *call, emit func(model.Event) bool) bool {
+	c.done = true
+	return emit(model.Event{Type: model.EventToolDone, ToolCallID: c.id, ToolName: c.name, Input: toolInput(c.args.String())})
+}
+
+// finishThought ends a reasoning item: its summary is reported if it was
+// not streamed, and its encrypted content kept as Opaque.
+func (d *decoder) finishThought(it *outputItem, raw json.RawMessage, emit func(model.Event) bool) bool {
+	t := d.thought(it.ID)
+	if t.done {
+		return true
+	}
+	t.done = true
+	if !t.text {
+		var texts []string
+		for _, s := range it.Summary {
+			if s.Text != "" {
+				texts = append(texts, s.Text)
+			}
+		}
+		if len(texts) > 0 {
+			t.text = true
+			if !emit(model.Event{Type: model.EventReasoning, Text: strings.Join(texts, "\n\n")}) {
+				return false
+			}
+		}
+	}
+	encrypted := it.EncryptedContent != nil && *it.EncryptedContent != ""
+	if !t.text && !encrypted {
+		return true // nothing to report or keep
+	}
+	ev := model.Event{Type: model.EventReasoningDone}
+	if encrypted {
+		ev.Opaque = raw // json.Unmarshal copied it out of the event
+		ev.Redacted = !t.text
+		ev.Provider = Provider
+	}
+	return emit(ev)
+}
+
+// closeAll completes the calls and reasoning the server left open.
+func (d *decoder) closeAll(emit func(model.Event) bool) bool {
+	for _, id := range d.order {
+		if t := d.thoughts[id]; !t.done && t.text {
+			t.done = true
+			if !emit(model.Event{Type: model.EventReasoningDone}) {
+				return false
+			}
+		}
+	}
+	for _, c := range d.calls {
+		if !c.done && !d.finishCall(c, emit) {
+			return false
+		}
+	}
+	return true
+}
+
+// finishReason is the finish of a completed response.
+func (d *decoder) finishReason() model.FinishReason {
+	switch {
+	case len(d.calls) > 0:
+		return model.FinishToolUse
+	case d.refusal:
+		return model.FinishRefusal
+	}
+	return model.FinishEndTurn
+}
+
+func (u *usage) normalise() *model.Usage {
+	n := &model.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens}
+	if d := u.InputTokensDetails; d != nil {
+		n.CacheReadTokens = d.CachedTokens
+	}
+	if d := u.OutputTokensDetails; d != nil {
+		n.ReasoningTokens = d.ReasoningTokens
+	}
+	return n
+}
+
+// toolInput returns the arguments as tool input: "{}" when empty, the
+// arguments when valid JSON, otherwise the arguments as a JSON string (so
+// the session log stays valid JSON; the tool then rejects the input and
+// request mapping sends the original text back).
+func toolInput(args string) json.RawMessage {
+	if strings.TrimSpace(args) == "" {
+		return json.RawMessage("{}")
+	}
+	if json.Valid([]byte(args)) {
+		return json.RawMessage(args)
+	}
+	b, _ := json.Marshal(args)
+	return b
+}
