@@ -54,7 +54,6 @@ const (
 
 // Built-in defaults.
 const (
-	defaultModel           = "anthropic/claude-sonnet-4-5"
 	defaultLogLevel        = "info"
 	defaultMaxLineBytes    = 32 << 20
 	defaultMaxTurnRequests = 100
@@ -374,7 +373,8 @@ func (s scalars) over(o scalars) scalars {
 
 func defaults() Config {
 	return Config{
-		Model:    defaultModel,
+		// No default model: when none is configured, the provider registry
+		// picks one from the API keys present or a local server it finds.
 		Log:      LogConfig{Level: defaultLogLevel},
 		Protocol: ProtocolConfig{MaxLineBytes: defaultMaxLineBytes},
 		Agent:    AgentConfig{MaxTurnRequests: defaultMaxTurnRequests, DefaultMode: defaultMode},

@@ -83,7 +83,6 @@ func TestDefaults(t *testing.T) {
 	e := testEnv(t)
 	l := mustLoader(t, Overrides{}, e)
 	want := &Config{
-		Model:    "anthropic/claude-sonnet-4-5",
 		Log:      LogConfig{Level: "info"},
 		State:    StateConfig{Dir: filepath.Join(e["XDG_STATE_HOME"], "acpd")},
 		Protocol: ProtocolConfig{MaxLineBytes: 33554432},
@@ -423,7 +422,7 @@ tool = "write_file"
 		t.Errorf("got %+v", c)
 	}
 	// The project file does not leak into User() or other projects.
-	if u := l.User(); len(u.Permissions.Rules) != 1 || u.Model != "anthropic/claude-sonnet-4-5" || u.Agent.DefaultMode != "full" {
+	if u := l.User(); len(u.Permissions.Rules) != 1 || u.Model != "" || u.Agent.DefaultMode != "full" {
 		t.Errorf("User() = %+v", u)
 	}
 	other, err := l.ForProject(project(t, ""))
