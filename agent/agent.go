@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/charmbracelet/log"
 
@@ -37,10 +38,20 @@ type Options struct {
 	Store *session.Store
 	// Resolve finds model backends; required.
 	Resolve Resolver
+	// DefaultModel picks the model of sessions whose configuration names
+	// none (from API keys present or a local server); nil leaves them
+	// without a model. Called once, lazily.
+	DefaultModel func(ctx context.Context) (string, error)
 	// Models lists the models offered in the "model" config option, as
 	// provider/model references (the session's current model is always
-	// offered).
-	Models []string
+	// offered); nil offers only the current one. Called once, lazily.
+	Models func(ctx context.Context) []string
+	// Reload re-reads credentials from the environment and stored keys
+	// (ACP authenticate); nil means nothing to reload.
+	Reload func()
+	// Logout deletes stored API keys (ACP logout); nil means acpd stores
+	// none and logout is not offered.
+	Logout func() error
 	// Permissions keeps remembered permission choices; nil disables
 	// remembering.
 	Permissions *permissions.Store
@@ -73,6 +84,37 @@ type Agent struct {
 	baseCtx     context.Context
 	cancelAll   context.CancelFunc
 	initialized bool
+
+	modelsOnce   sync.Once
+	models       []string
+	defaultOnce  sync.Once
+	defaultModel string
+}
+
+// offeredModels returns Options.Models, computed once.
+func (a *Agent) offeredModels() []string {
+	a.modelsOnce.Do(func() {
+		if a.opts.Models != nil {
+			a.models = a.opts.Models(a.baseContext())
+		}
+	})
+	return a.models
+}
+
+// fallbackModel returns Options.DefaultModel's answer, computed once.
+func (a *Agent) fallbackModel() string {
+	a.defaultOnce.Do(func() {
+		if a.opts.DefaultModel == nil {
+			return
+		}
+		ref, err := a.opts.DefaultModel(a.baseContext())
+		if err != nil {
+			a.log.Info("no default model", "err", err)
+			return
+		}
+		a.defaultModel = ref
+	})
+	return a.defaultModel
 }
 
 // New returns an Agent. It does nothing until [Agent.Serve].
@@ -89,14 +131,17 @@ func New(o Options) *Agent {
 
 // Serve speaks ACP on r/w until r reaches EOF or ctx ends, then closes every
 // open session (cancelling their turns and releasing their locks) and
-// returns. w is closed on return. Serve may be called once.
+// returns. At EOF, requests still running are cancelled and get up to
+// inputEndGrace to write their replies; a peer that stopped reading cannot
+// hold Serve longer. w is closed on return. Serve may be called once.
 func (a *Agent) Serve(ctx context.Context, r io.Reader, w io.WriteCloser) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	a.mu.Lock()
 	a.baseCtx, a.cancelAll = ctx, cancel
 	a.mu.Unlock()
-	conn := acp.NewConn(ctx, r, w, a.handle, acp.Options{
+	in := &inputWatch{r: r, ended: make(chan struct{})}
+	conn := acp.NewConn(ctx, in, w, a.handle, acp.Options{
 		MaxLineBytes: a.opts.MaxLineBytes,
 		Logger:       a.log,
 		Immediate:    func(method string) bool { return method == acp.AgentMethodSessionCancel },
@@ -107,14 +152,57 @@ func (a *Agent) Serve(ctx context.Context, r io.Reader, w io.WriteCloser) error 
 	select {
 	case <-conn.Done():
 	case <-ctx.Done():
+	case <-in.ended:
+		// The connection cancels every request; Done follows once their
+		// replies are written. Writes to a peer that also stopped reading
+		// block until Close, so wait only so long.
+		grace := time.NewTimer(inputEndGrace)
+		select {
+		case <-conn.Done():
+		case <-ctx.Done():
+		case <-grace.C:
+			a.log.Warn("the client closed its end but does not read replies; closing the connection")
+		}
+		grace.Stop()
 	}
-	a.shutdown()
+	// Close before closing the sessions: it unblocks writes stuck on a peer
+	// that stopped reading and waits for every handler, so no session close
+	// waits for a turn that cannot finish.
 	err := conn.Close()
+	a.shutdown()
 	a.sessionsWG.Wait()
 	if ctx.Err() != nil && !errors.Is(ctx.Err(), context.Canceled) {
 		return ctx.Err()
 	}
 	return err
+}
+
+// inputEndGrace bounds how long Serve lets running requests finish and
+// reply after its input ended.
+const inputEndGrace = 5 * time.Second
+
+// inputWatch passes reads through and closes ended when its reader reports
+// EOF or an error. Close closes the reader if it is an io.Closer (the
+// connection closes its reader on Close).
+type inputWatch struct {
+	r     io.Reader
+	once  sync.Once
+	ended chan struct{}
+}
+
+func (w *inputWatch) Read(p []byte) (int, error) {
+	n, err := w.r.Read(p)
+	if err != nil {
+		w.once.Do(func() { close(w.ended) })
+	}
+	return n, err
+}
+
+func (w *inputWatch) Close() error {
+	if c, ok := w.r.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
 }
 
 // shutdown closes every session: turns are cancelled and awaited, logs synced

@@ -5,8 +5,10 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	"acpd/acp"
@@ -28,11 +30,14 @@ func (a *Agent) clientCapabilities() acp.ClientCapabilities {
 
 // defaultModelInfo describes the default model, when it resolves.
 func (a *Agent) defaultModelInfo() (model.ModelInfo, bool) {
-	cfg := a.opts.Config.User()
-	if cfg.Model == "" {
+	ref := a.opts.Config.User().Model
+	if ref == "" {
+		ref = a.fallbackModel()
+	}
+	if ref == "" {
 		return model.ModelInfo{}, false
 	}
-	_, info, err := a.opts.Resolve(cfg.Model)
+	_, info, err := a.opts.Resolve(ref)
 	return info, err == nil
 }
 
@@ -46,7 +51,7 @@ func (a *Agent) initialize(ctx context.Context, p *acp.InitializeRequest) (*acp.
 	a.mu.Unlock()
 	info, _ := a.defaultModelInfo()
 	title := "acpd"
-	return &acp.InitializeResponse{
+	resp := &acp.InitializeResponse{
 		// acpd speaks version 1 only; a client asking for more gets 1 and
 		// decides whether it can go on.
 		ProtocolVersion: acp.ProtocolVersion(acp.ProtocolVersion1),
@@ -66,17 +71,64 @@ func (a *Agent) initialize(ctx context.Context, p *acp.InitializeRequest) (*acp.
 				AdditionalDirectories: &acp.SessionAdditionalDirectoriesCapabilities{},
 			},
 		},
-		AuthMethods: []acp.AuthMethod{},
+		AuthMethods: a.authMethods(p.ClientCapabilities),
 		AgentInfo:   &acp.Implementation{Name: a.opts.Name, Title: &title, Version: a.opts.Version},
-	}, nil
+	}
+	if a.opts.Logout != nil {
+		resp.AgentCapabilities.Auth = &acp.AgentAuthCapabilities{Logout: &acp.LogoutCapabilities{}}
+	}
+	return resp, nil
+}
+
+// Authentication method ids.
+const (
+	authEnv   = "acpd-env"
+	authLogin = "acpd-login"
+)
+
+// authMethods offers the "agent" method (re-read the environment and stored
+// keys) always, and the "terminal" method (run `acpd login`) to clients that
+// can run it.
+func (a *Agent) authMethods(caps *acp.ClientCapabilities) []acp.AuthMethod {
+	envDesc := "Use the API keys in acpd's environment (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, …) or stored by `acpd login`."
+	ms := []acp.AuthMethod{{Agent: &acp.AuthMethodAgent{ID: authEnv, Name: "API key from the environment", Description: &envDesc}}}
+	if caps != nil && caps.Auth != nil && caps.Auth.Terminal {
+		loginDesc := "Choose a provider and enter its API key; acpd stores it for later sessions."
+		ms = append(ms, acp.AuthMethod{Terminal: &acp.AuthMethodTerminal{ID: authLogin, Name: "Log in with an API key", Description: &loginDesc, Args: []string{"login"}}})
+	}
+	return ms
 }
 
 func (a *Agent) authenticate(ctx context.Context, p *acp.AuthenticateRequest) (*acp.AuthenticateResponse, error) {
-	return nil, invalidParams("unknown authentication method %q: acpd offers none yet", p.MethodID)
+	switch p.MethodID {
+	case authEnv, authLogin:
+	default:
+		return nil, invalidParams("unknown authentication method %q (acpd offers %s and %s)", p.MethodID, authEnv, authLogin)
+	}
+	if a.opts.Reload != nil {
+		a.opts.Reload()
+	}
+	a.mu.Lock()
+	a.defaultOnce = sync.Once{}
+	a.modelsOnce = sync.Once{}
+	a.mu.Unlock()
+	if a.fallbackModel() == "" && a.opts.Config.User().Model == "" {
+		return nil, modelUnavailable("", ErrNoModel)
+	}
+	return &acp.AuthenticateResponse{}, nil
 }
 
 func (a *Agent) logout(ctx context.Context, p *acp.LogoutRequest) (*acp.LogoutResponse, error) {
-	return nil, acp.ErrMethodNotFound(acp.AgentMethodLogout)
+	if a.opts.Logout == nil {
+		return nil, acp.ErrMethodNotFound(acp.AgentMethodLogout)
+	}
+	if err := a.opts.Logout(); err != nil {
+		return nil, fmt.Errorf("removing stored keys: %w", err)
+	}
+	if a.opts.Reload != nil {
+		a.opts.Reload()
+	}
+	return &acp.LogoutResponse{}, nil
 }
 
 // checkDirs validates cwd and additionalDirectories: absolute, existing
@@ -88,6 +140,17 @@ func checkDirs(cwd string, dirs []string) error {
 	for _, d := range dirs {
 		if !filepath.IsAbs(d) {
 			return invalidParams("additionalDirectories entries must be absolute paths, got %q", d)
+		}
+	}
+	for i, d := range append([]string{cwd}, dirs...) {
+		what := "cwd"
+		if i > 0 {
+			what = "additionalDirectories entry"
+		}
+		if st, err := os.Stat(d); err != nil {
+			return invalidParams("%s %q is not an existing directory", what, d)
+		} else if !st.IsDir() {
+			return invalidParams("%s %q is not a directory", what, d)
 		}
 	}
 	return nil

@@ -90,9 +90,13 @@ type sess struct {
 
 // turn is the running prompt turn of a session.
 type turn struct {
+	ctx       context.Context // ends when the turn is cancelled, by any means
 	cancel    context.CancelFunc
 	done      chan struct{}
 	cancelled bool // guarded by sess.mu
+	// replying means the prompt handler has returned and its reply is being
+	// written; the slot is freed right after. Guarded by sess.mu.
+	replying bool
 }
 
 // newSess wraps an opened log with the session's file broker and permission
@@ -125,6 +129,9 @@ func (a *Agent) newSess(l *session.Log, cwd string, dirs []string, cfg *config.C
 	}
 	s.broker = fs.NewBroker(fs.BrokerOptions{Roots: roots, Editor: ed, CanEditorRead: canRead, CanEditorWrite: canWrite, Logger: a.log})
 	s.set = settings{Mode: cfg.Agent.DefaultMode, Model: cfg.Model, Thought: "medium"}
+	if s.set.Model == "" {
+		s.set.Model = a.fallbackModel()
+	}
 	if !validMode(s.set.Mode) {
 		s.set.Mode = modeAsk
 	}
@@ -280,8 +287,10 @@ func (s *sess) cancelTurn() {
 var errTurnInProgress = &acp.Error{Code: int(acp.ErrorCodeInvalidParams), Message: "turn in progress: wait for the running prompt to finish or send session/cancel first"}
 
 // beginTurn starts a turn. A prompt that arrives while a cancelled turn is
-// winding down waits for it (editors send session/cancel then the next
-// prompt at once); any other overlap is refused.
+// winding down, or while a finished turn's reply is being written, waits for
+// it (editors send session/cancel then the next prompt at once, and may send
+// the next prompt as soon as they read a reply); any other overlap is
+// refused.
 func (s *sess) beginTurn(ctx context.Context) (context.Context, *turn, error) {
 	for {
 		s.mu.Lock()
@@ -292,12 +301,14 @@ func (s *sess) beginTurn(ctx context.Context) (context.Context, *turn, error) {
 		cur := s.turn
 		if cur == nil {
 			tctx, cancel := context.WithCancel(ctx)
-			t := &turn{cancel: cancel, done: make(chan struct{})}
+			t := &turn{ctx: tctx, cancel: cancel, done: make(chan struct{})}
 			s.turn = t
 			s.mu.Unlock()
 			return tctx, t, nil
 		}
-		wait := cur.cancelled
+		// A turn whose request the client cancelled ($/cancel_request) is
+		// winding down too.
+		wait := cur.cancelled || cur.replying || cur.ctx.Err() != nil
 		s.mu.Unlock()
 		if !wait {
 			return nil, nil, errTurnInProgress
@@ -308,6 +319,13 @@ func (s *sess) beginTurn(ctx context.Context) (context.Context, *turn, error) {
 			return nil, nil, ctx.Err()
 		}
 	}
+}
+
+// markReplying records that t's prompt handler returned (see turn.replying).
+func (s *sess) markReplying(t *turn) {
+	s.mu.Lock()
+	t.replying = true
+	s.mu.Unlock()
 }
 
 // endTurn releases the turn slot.

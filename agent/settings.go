@@ -31,7 +31,7 @@ func (s *sess) modeState() *acp.SessionModeState {
 // modelChoices lists the model references offered: configured ones plus the
 // session's current model.
 func (s *sess) modelChoices(current string) []string {
-	refs := slices.Clone(s.a.opts.Models)
+	refs := slices.Clone(s.a.offeredModels())
 	if s.cfg.Model != "" && !slices.Contains(refs, s.cfg.Model) {
 		refs = append(refs, s.cfg.Model)
 	}

@@ -38,7 +38,11 @@ func (a *Agent) prompt(ctx context.Context, p *acp.PromptRequest) (*acp.PromptRe
 	if err != nil {
 		return nil, err
 	}
-	defer s.endTurn(t)
+	// The slot is released once the reply is written (AfterReply runs even
+	// when the write fails or the handler panics): a prompt waiting for this
+	// cancelled turn must not stream before the client has this reply.
+	acp.AfterReply(ctx, func() { s.endTurn(t) })
+	defer s.markReplying(t)
 	stop, err := s.runTurn(tctx, p.Prompt)
 	s.sync()
 	if s.wasCancelled(t) {
@@ -234,9 +238,16 @@ func (s *sess) stream(ctx context.Context, b model.Backend, info model.ModelInfo
 				pc.input = json.RawMessage("{}")
 			}
 			pc.sig, pc.opq = ev.Signature, ev.Opaque
+			// Tool uses stay in stream order among reasoning and text:
+			// providers such as the Responses API require it.
+			ts.parts = append(ts.parts, model.Part{Type: model.PartToolUse, ToolCallID: pc.id, ToolName: pc.name, Input: pc.input, Signature: pc.sig, Opaque: pc.opq, Provider: ev.Provider})
 			if !pc.shown {
 				pc.shown = true
 				s.notify(out, acp.SessionUpdate{ToolCall: s.toolCallStarted(pc)})
+			} else if tc := s.toolCallStarted(pc); tc.RawInput != nil {
+				// Shown at tool_start, before its input existed: now show
+				// the title rendered from the input, and the input.
+				s.notify(out, acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: tc.ToolCallID, Title: &tc.Title, RawInput: tc.RawInput}})
 			}
 		case model.EventUsage:
 			u := *ev.Usage
@@ -252,15 +263,9 @@ func (s *sess) stream(ctx context.Context, b model.Backend, info model.ModelInfo
 	if streamErr == nil && ctx.Err() != nil {
 		streamErr = ctx.Err()
 	}
+	// Calls that never completed are not in parts: a provider would reject a
+	// tool use without a result.
 	msg := model.Message{Role: model.RoleAssistant, Parts: ts.parts}
-	for _, pc := range ts.calls {
-		if len(pc.input) == 0 {
-			// The call never completed: keep it out of the transcript (a
-			// provider would reject a tool use without a result).
-			continue
-		}
-		msg.Parts = append(msg.Parts, model.Part{Type: model.PartToolUse, ToolCallID: pc.id, ToolName: pc.name, Input: pc.input, Signature: pc.sig, Opaque: pc.opq})
-	}
 	if msg.Parts == nil {
 		msg.Parts = []model.Part{}
 	}
@@ -307,9 +312,10 @@ func (ts *turnState) closeReasoning(ev model.Event) {
 	if n := len(ts.parts); n > 0 && ts.parts[n-1].Type == model.PartReasoning && ts.parts[n-1].Signature == "" && ts.parts[n-1].Opaque == nil && !ev.Redacted {
 		ts.parts[n-1].Signature = ev.Signature
 		ts.parts[n-1].Opaque = ev.Opaque
+		ts.parts[n-1].Provider = ev.Provider
 		return
 	}
-	ts.parts = append(ts.parts, model.Part{Type: model.PartReasoning, Signature: ev.Signature, Redacted: ev.Redacted, Opaque: ev.Opaque})
+	ts.parts = append(ts.parts, model.Part{Type: model.PartReasoning, Signature: ev.Signature, Redacted: ev.Redacted, Opaque: ev.Opaque, Provider: ev.Provider})
 }
 
 func (ts *turnState) call(id, name string) *pendingCall {

@@ -97,6 +97,8 @@ Run without a subcommand (or with "serve") it serves ACP on stdio.`,
 		},
 		newSessionsCmd(g),
 		newPermissionsCmd(g),
+		newLoginCmd(),
+		newLogoutCmd(),
 		&cobra.Command{
 			Use:   "version",
 			Short: "Print acpd's version",

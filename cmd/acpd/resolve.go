@@ -1,72 +1,72 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
-	"path/filepath"
-	"sync"
+	"io"
+	"os"
+
+	"github.com/charmbracelet/log"
 
 	"acpd/agent"
 	"acpd/config"
 	"acpd/model"
-	"acpd/model/replay"
+	"acpd/model/provider"
 )
 
-// resolver turns provider/model references into backends, caching one
-// backend per reference. Safe for concurrent use.
-type resolver struct {
-	loader *config.Loader
-
-	mu    sync.Mutex
-	cache map[string]resolved
+// modelSource adapts the provider registry to the agent: errors about
+// missing models wrap agent.ErrNoModel, and the default model is looked up
+// once (it may probe local servers).
+type modelSource struct {
+	reg *provider.Registry
 }
 
-type resolved struct {
-	b    model.Backend
-	info model.ModelInfo
-}
-
-func newResolver(l *config.Loader) *resolver {
-	return &resolver{loader: l, cache: map[string]resolved{}}
-}
-
-// models lists the references offered in the model config option.
-func (r *resolver) models() []string {
-	cfg := r.loader.User()
-	var refs []string
-	if cfg.Model != "" {
-		refs = append(refs, cfg.Model)
+// newModelSource builds the registry from the user configuration and the
+// environment (ACPD_DISCOVER=0 turns off probing for local servers;
+// ACPD_RECORD=path records all model traffic as a replay script).
+func newModelSource(cfg *config.Config, lg *log.Logger) (*modelSource, io.Closer, error) {
+	var rec io.Writer
+	var closer io.Closer = io.NopCloser(nil)
+	if p := os.Getenv("ACPD_RECORD"); p != "" {
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		if err != nil {
+			return nil, nil, fmt.Errorf("ACPD_RECORD: %w", err)
+		}
+		rec, closer = f, f
 	}
-	return refs
+	reg := provider.New(provider.Options{
+		Config:      cfg,
+		Credentials: provider.OpenCredentials(""),
+		Discover:    os.Getenv("ACPD_DISCOVER") != "0",
+		Record:      rec,
+		Logger:      lg,
+		Version:     acpdVersion(),
+	})
+	return &modelSource{reg: reg}, closerFunc(func() error {
+		return errors.Join(reg.Close(), closer.Close())
+	}), nil
 }
 
-func (r *resolver) resolve(ref string) (model.Backend, model.ModelInfo, error) {
+type closerFunc func() error
+
+func (f closerFunc) Close() error { return f() }
+
+func (m *modelSource) resolve(ref string) (model.Backend, model.ModelInfo, error) {
 	if ref == "" {
 		return nil, model.ModelInfo{}, agent.ErrNoModel
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if c, ok := r.cache[ref]; ok {
-		return c.b, c.info, nil
+	b, info, err := m.reg.Resolve(ref)
+	if err != nil && errors.Is(err, provider.ErrUnavailable) {
+		err = fmt.Errorf("%w: %w", agent.ErrNoModel, err)
 	}
-	provider, name, err := model.ParseRef(ref)
-	if err != nil {
-		return nil, model.ModelInfo{}, err
-	}
-	var c resolved
-	switch provider {
-	case "replay":
-		path, err := filepath.Abs(name)
-		if err != nil {
-			return nil, model.ModelInfo{}, err
-		}
-		b, err := replay.New(path)
-		if err != nil {
-			return nil, model.ModelInfo{}, err
-		}
-		c = resolved{b: b, info: model.ModelInfo{ID: name, Name: "replay " + filepath.Base(name), Tools: true, Images: true, Reasoning: true}}
-	default:
-		return nil, model.ModelInfo{}, fmt.Errorf("%w: provider %q is not available", agent.ErrNoModel, provider)
-	}
-	r.cache[ref] = c
-	return c.b, c.info, nil
+	return b, info, err
+}
+
+func (m *modelSource) defaultModel(ctx context.Context) (string, error) {
+	return m.reg.Default(ctx)
+}
+
+func (m *modelSource) models(ctx context.Context) []string {
+	return m.reg.Models(ctx)
 }

@@ -15,6 +15,7 @@ import (
 	"acpd/acp"
 	"acpd/agent"
 	"acpd/config"
+	"acpd/model/provider"
 	"acpd/permissions"
 	"acpd/session"
 	"acpd/terminal"
@@ -101,14 +102,21 @@ or see "acpd --help" for the commands people use (acpd sessions list, …).
 	if err != nil {
 		return err
 	}
-	resolver := newResolver(loader)
+	models, closeModels, err := newModelSource(cfg, lg)
+	if err != nil {
+		return err
+	}
+	defer closeModels.Close()
 	a := agent.New(agent.Options{
 		Name:         "acpd",
 		Version:      acpdVersion(),
 		Config:       loader,
 		Store:        store,
-		Resolve:      resolver.resolve,
-		Models:       resolver.models(),
+		Resolve:      models.resolve,
+		DefaultModel: models.defaultModel,
+		Models:       models.models,
+		Reload:       models.reg.Reload,
+		Logout:       func() error { return provider.OpenCredentials("").Delete("") },
 		Permissions:  perms,
 		Protected:    []string{config.UserDir(os.Getenv), store.Dir()},
 		Env:          terminal.FilterEnv(os.Environ(), cfg.Env.Allow),
