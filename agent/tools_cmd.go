@@ -150,6 +150,7 @@ func runCommand(ctx context.Context, s *sess, tc *toolCall) toolResult {
 		}
 	}()
 
+	sent := "" // output already sent as terminal_output
 	status, timedOut, waitErr := s.waitCommand(ctx, term, timeout, func(o terminal.Output, delta string) {
 		if editorOwned {
 			return
@@ -157,6 +158,7 @@ func runCommand(ctx context.Context, s *sess, tc *toolCall) toolResult {
 		u := &acp.ToolCallUpdate{ToolCallID: id, Content: []acp.ToolCallContent{textToolContent(fence(tailBytes(terminal.RenderText([]byte(o.Output)), shownOutputBytes)))}}
 		if meta && delta != "" {
 			u.Meta = map[string]any{"terminal_output": map[string]any{"terminal_id": term.ID(), "data": delta}}
+			sent = o.Output
 		}
 		s.notify(out, acp.SessionUpdate{ToolCallUpdate: u})
 	})
@@ -165,6 +167,15 @@ func runCommand(ctx context.Context, s *sess, tc *toolCall) toolResult {
 	final, err := term.Output(cctx)
 	if err != nil && waitErr == nil {
 		waitErr = err
+	}
+	if meta && final.Output != sent {
+		// Output that arrived after the last poll (all of it for a quick
+		// command): the client's terminal shows only what it is sent.
+		delta := final.Output
+		if strings.HasPrefix(delta, sent) {
+			delta = delta[len(sent):]
+		}
+		s.notify(out, acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: id, Meta: map[string]any{"terminal_output": map[string]any{"terminal_id": term.ID(), "data": delta}}}})
 	}
 	if meta {
 		exit := map[string]any{"terminal_id": term.ID(), "exit_code": nil, "signal": nil}

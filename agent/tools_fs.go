@@ -303,6 +303,9 @@ var listDirTool = &tool{
 // walker walks a tree, skipping .git and what .gitignore files ignore.
 type walker struct {
 	ctx context.Context
+	// top is the session root containing the walked tree ("" if none): the
+	// .gitignore files between it and the tree apply too.
+	top string
 }
 
 type ignoreLevel struct {
@@ -314,6 +317,16 @@ type ignoreLevel struct {
 // f returns false to stop.
 func (w walker) walk(root string, f func(path string) bool) error {
 	var levels []ignoreLevel
+	var above []string
+	for d := root; w.top != "" && d != w.top && strings.HasPrefix(d, w.top+string(filepath.Separator)); {
+		d = filepath.Dir(d)
+		above = append(above, d)
+	}
+	for i := len(above) - 1; i >= 0; i-- {
+		if gi, err := ignore.CompileIgnoreFile(filepath.Join(above[i], ".gitignore")); err == nil {
+			levels = append(levels, ignoreLevel{base: above[i], gi: gi})
+		}
+	}
 	stop := errors.New("stop")
 	err := filepath.WalkDir(root, func(p string, d iofs.DirEntry, err error) error {
 		if err != nil {
@@ -452,7 +465,7 @@ var globTool = &tool{
 		}
 		var found []string
 		more := false
-		err = walker{ctx}.walk(t.res.Path, func(p string) bool {
+		err = walker{ctx, t.res.Root}.walk(t.res.Path, func(p string) bool {
 			rel, _ := filepath.Rel(t.res.Path, p)
 			rel = filepath.ToSlash(rel)
 			if re.MatchString(rel) {
@@ -554,7 +567,7 @@ var grepTool = &tool{
 		}
 		if st, err := os.Stat(t.res.Path); err == nil && !st.IsDir() {
 			searchFile(t.res.Path)
-		} else if err := (walker{ctx}).walk(t.res.Path, searchFile); err != nil {
+		} else if err := (walker{ctx, t.res.Root}).walk(t.res.Path, searchFile); err != nil {
 			return errResult("searching %s: %v", s.display(t.res.Path), err)
 		}
 		if matches == 0 {

@@ -1,0 +1,22 @@
+package agent
+
+import (
+	"flag"
+	"testing"
+
+	"github.com/charmbracelet/log"
+	"go.uber.org/goleak"
+)
+
+// loops is the repeat count of the race tests (cancellation, permission
+// requests cut short). Raise it to hunt for rare interleavings:
+//
+//	go test -race -run Cancel ./agent/ -agent.loops=500
+var loops = flag.Int("agent.loops", 20, "iterations of each looped race test")
+
+func TestMain(m *testing.M) {
+	// Session store warnings would drown the output; the agent's own logger
+	// is silenced per test.
+	log.SetLevel(log.ErrorLevel)
+	goleak.VerifyTestMain(m)
+}
