@@ -234,6 +234,8 @@ func (a *Agent) openStored(id acp.SessionID, cwd string, dirs []string, mcp []ac
 			return nil, nil, &acp.Error{Code: int(acp.ErrorCodeResourceNotFound), Message: fmt.Sprintf("session %q not found", id)}
 		case errors.As(err, &le):
 			return nil, nil, &acp.Error{Code: int(acp.ErrorCodeInvalidRequest), Message: le.Error()}
+		case errors.Is(err, session.ErrInvalidID):
+			return nil, nil, invalidParams("%v", err)
 		}
 		return nil, nil, fmt.Errorf("opening session %s: %w", id, err)
 	}
@@ -380,6 +382,8 @@ func (a *Agent) deleteSession(ctx context.Context, p *acp.DeleteSessionRequest) 
 			return nil, &acp.Error{Code: int(acp.ErrorCodeResourceNotFound), Message: fmt.Sprintf("session %q not found", p.SessionID)}
 		case errors.As(err, &le):
 			return nil, &acp.Error{Code: int(acp.ErrorCodeInvalidRequest), Message: le.Error()}
+		case errors.Is(err, session.ErrInvalidID):
+			return nil, invalidParams("%v", err)
 		}
 		return nil, err
 	}

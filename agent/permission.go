@@ -26,6 +26,7 @@ func (s *sess) authorize(ctx context.Context, tc *toolCall, call permissions.Cal
 	d := s.policy.Decide(mode, call)
 	switch d.Action {
 	case permissions.Allow:
+		s.markRunning(tc)
 		return true, ""
 	case permissions.Deny:
 		return false, "Not allowed: " + d.Reason
@@ -68,5 +69,6 @@ func (s *sess) authorize(ctx context.Context, tc *toolCall, call permissions.Cal
 		}
 		return false, fmt.Sprintf("The user rejected this %s call. Do not retry it; ask the user what to do instead.", call.Tool)
 	}
+	s.markRunning(tc)
 	return true, ""
 }

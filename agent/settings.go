@@ -90,6 +90,12 @@ func (s *sess) applySetting(id, value string) error {
 		if _, _, err := model.ParseRef(value); err != nil {
 			return invalidParams("%v", err)
 		}
+		// An offered model is fine; anything else must at least resolve.
+		if !slices.Contains(s.modelChoices(s.settings().Model), value) {
+			if _, _, err := s.a.opts.Resolve(value); err != nil {
+				return invalidParams("model %q is not available: %v", value, err)
+			}
+		}
 		s.update(func(st *settings) { st.Model = value })
 	case optThought:
 		if !validThought(value) {

@@ -167,8 +167,12 @@ func (s *sess) runCall(ctx context.Context, pc *pendingCall) toolResult {
 	case !json.Valid(pc.input):
 		res = errResult("the arguments of %s are not valid JSON: %s", pc.name, truncate(string(pc.input), 200))
 	default:
-		s.notify(out, acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: id, Status: statusp(acp.ToolCallStatusInProgress)}})
-		res = t.run(ctx, s, &toolCall{id: pc.id, name: pc.name, input: pc.input})
+		if pc.name == planTool.def.Name {
+			// Other tools report in_progress once permission is granted
+			// (authorize): a call awaiting approval stays pending.
+			s.markRunning(asToolCall(pc))
+		}
+		res = t.run(ctx, s, asToolCall(pc))
 	}
 	res.text = boundResult(res.text)
 	upd := &acp.ToolCallUpdate{ToolCallID: id, Status: statusp(acp.ToolCallStatusCompleted)}
@@ -279,4 +283,11 @@ func planText(p *acp.Plan) string {
 		fmt.Fprintf(&b, "%d. [%s] %s\n", i+1, e.Status, e.Content)
 	}
 	return b.String()
+}
+
+func asToolCall(pc *pendingCall) *toolCall { return &toolCall{id: pc.id, name: pc.name, input: pc.input} }
+
+// markRunning reports that a call's approval is settled and it runs.
+func (s *sess) markRunning(t *toolCall) {
+	s.notify(s.a.baseContext(), acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(t.id), Status: statusp(acp.ToolCallStatusInProgress)}})
 }

@@ -61,9 +61,17 @@ func schema(s string) json.RawMessage { return json.RawMessage(s) }
 
 // fileTool builds the shared shape of file tools: decode, resolve, authorize,
 // run.
+// decodeInput decodes a tool call's arguments strictly: field names match
+// exactly, and unknown arguments are an error the model can correct (the
+// schemas say additionalProperties: false).
 func decodeInput[T any](tc *toolCall) (T, error) {
 	var in T
-	err := acp.Unmarshal(tc.input, &in)
+	if err := acp.Unmarshal(tc.input, &in); err != nil {
+		return in, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(tc.input))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(&in)
 	return in, err
 }
 

@@ -92,7 +92,8 @@ func (s *sess) runTurn(ctx context.Context, prompt []acp.ContentBlock) (acp.Stop
 	for _, n := range notes {
 		s.notice(out, acp.NoticeSeverityWarning, n)
 	}
-	if st.Title == "" {
+	_, isCommand := slashCommand(prompt)
+	if st.Title == "" && !isCommand {
 		if title := titleFrom(prompt); title != "" {
 			s.update(func(st *settings) { st.Title = title })
 			now := time.Now().UTC().Format(time.RFC3339)

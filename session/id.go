@@ -3,8 +3,12 @@ package session
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 )
+
+// ErrInvalidID is wrapped by every error about a malformed session id.
+var ErrInvalidID = errors.New("session: invalid id")
 
 // maxIDLen bounds session ids; they become file names and arrive from
 // untrusted clients.
@@ -15,17 +19,17 @@ const maxIDLen = 128
 // separator, NUL, "..", or name a hidden file.
 func validateID(id string) error {
 	if id == "" {
-		return fmt.Errorf("session: invalid id: empty")
+		return fmt.Errorf("%w: empty", ErrInvalidID)
 	}
 	if len(id) > maxIDLen {
-		return fmt.Errorf("session: invalid id: longer than %d bytes", maxIDLen)
+		return fmt.Errorf("%w: longer than %d bytes", ErrInvalidID, maxIDLen)
 	}
 	if id[0] == '.' {
-		return fmt.Errorf("session: invalid id %q: starts with '.'", id)
+		return fmt.Errorf("%w %q: starts with '.'", ErrInvalidID, id)
 	}
 	for i := 0; i < len(id); i++ {
 		if !idByte(id[i]) {
-			return fmt.Errorf("session: invalid id %q: byte %#x at offset %d not in [A-Za-z0-9._-]", id, id[i], i)
+			return fmt.Errorf("%w %q: byte %#x at offset %d not in [A-Za-z0-9._-]", ErrInvalidID, id, id[i], i)
 		}
 	}
 	return nil

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// waitUpdate reads messages until a session/update for which match returns
+// true; other messages go to the backlog.
+func (p *proc) waitUpdate(what string, match func(kind string, update json.RawMessage) bool) {
+	p.tb.Helper()
+	for {
+		l := p.read()
+		m := decodeMsg(p.tb, l)
+		if m.Method == "session/update" {
+			var n struct {
+				Update json.RawMessage `json:"update"`
+			}
+			var k struct {
+				Kind string `json:"sessionUpdate"`
+			}
+			if json.Unmarshal(m.Params, &n) == nil && json.Unmarshal(n.Update, &k) == nil && match(k.Kind, n.Update) {
+				return
+			}
+		}
+		p.backlog = append(p.backlog, l)
+	}
+}
+
+// processGone polls (bounded by the reply wait) until pid no longer exists.
+func processGone(pid int) bool {
+	deadline := time.Now().Add(*flagReplyWait)
+	for time.Now().Before(deadline) {
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			return true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return false
+}
+
+// TestExitWhileACommandRuns closes acpd's stdin while a run_command (in full
+// mode, no permission needed) is running on acpd's PTY: acpd stops the
+// command and exits 0, long before the command would have ended.
+func TestExitWhileACommandRuns(t *testing.T) {
+	t.Parallel()
+	schema := loadSchema(t, true)
+	iso := newIsolation(t)
+	project := t.TempDir()
+	pidFile := filepath.Join(project, "pid.txt")
+	script := writeFile(t, filepath.Join(t.TempDir(), "busy.jsonl"),
+		`{"type":"tool_done","toolCallId":"call_sleep","toolName":"run_command","input":{"command":"echo $$ > pid.txt; exec sleep 300"}}`+"\n"+
+			`{"type":"finish"}`+"\n")
+	p := startProc(t, iso.Env(), "--model", "replay/"+script)
+	p.initialize()
+	sid := p.newSession(project)
+	p.mustCall("session/set_config_option", map[string]any{"sessionId": sid, "configId": "mode", "value": "full"}, nil)
+	promptID := p.request("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "sleep"}}})
+	p.waitUpdate("run_command in progress", func(kind string, u json.RawMessage) bool {
+		return kind == "tool_call_update" && strings.Contains(string(u), `"status":"in_progress"`)
+	})
+	var pid int
+	deadline := time.Now().Add(*flagReplyWait)
+	for pid == 0 && time.Now().Before(deadline) {
+		if b, err := os.ReadFile(pidFile); err == nil && strings.HasSuffix(string(b), "\n") {
+			pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if pid == 0 {
+		t.Fatalf("the command did not start; stderr:\n%s", p.stderr.String())
+	}
+	p.close() // fails unless acpd exits 0 within the reply wait
+	if !processGone(pid) {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Errorf("the command (pid %d) outlived acpd", pid)
+	}
+	// The prompt was answered (cancelled) before acpd exited.
+	found := false
+	for _, l := range p.got {
+		m := decodeMsg(t, l)
+		if m.isResponse() && string(m.ID) == promptID {
+			found = true
+			if !strings.Contains(string(m.Result), `"cancelled"`) {
+				t.Errorf("prompt reply at exit = %s, want stopReason cancelled", m.raw)
+			}
+		}
+	}
+	if !found {
+		t.Error("the running prompt got no reply before acpd exited")
+	}
+	p.validate(schema, true)
+}
+
+// TestSIGTERMWhilePermissionPending sends SIGTERM while a permission request
+// is unanswered: acpd exits 0 promptly with a clean log.
+func TestSIGTERMWhilePermissionPending(t *testing.T) {
+	t.Parallel()
+	schema := loadSchema(t, true)
+	iso := newIsolation(t)
+	project := t.TempDir()
+	script := writeFile(t, filepath.Join(t.TempDir(), "ask.jsonl"),
+		`{"type":"tool_done","toolCallId":"call_write","toolName":"write_file","input":{"path":"x.txt","content":"x"}}`+"\n"+
+			`{"type":"finish"}`+"\n")
+	p := startProc(t, iso.Env(), "--model", "replay/"+script)
+	p.initialize()
+	sid := p.newSession(project)
+	p.request("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "write"}}})
+	for {
+		m := decodeMsg(t, p.next())
+		if m.Method == "session/request_permission" {
+			break
+		}
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	p.close()
+	if _, err := os.Stat(filepath.Join(project, "x.txt")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the unanswered write ran: %v", err)
+	}
+	p.validate(schema, false)
+}
