@@ -285,7 +285,9 @@ func planText(p *acp.Plan) string {
 	return b.String()
 }
 
-func asToolCall(pc *pendingCall) *toolCall { return &toolCall{id: pc.id, name: pc.name, input: pc.input} }
+func asToolCall(pc *pendingCall) *toolCall {
+	return &toolCall{id: pc.id, name: pc.name, input: pc.input}
+}
 
 // markRunning reports that a call's approval is settled and it runs.
 func (s *sess) markRunning(t *toolCall) {
