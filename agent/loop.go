@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"acpd/acp"
@@ -247,3 +249,54 @@ func (g *loopGuard) observe(calls []*pendingCall) (string, bool) {
 
 // readOnlyTools may run in parallel with each other.
 var readOnlyTools = map[string]bool{"read_file": true, "list_dir": true, "glob": true, "grep": true}
+
+// changedFiles drains the file broker's list of files the agent had read
+// that changed outside it, and returns every such file not read again
+// since, for the system prompt (the model should re-read before editing).
+func (s *sess) changedFiles() []string {
+	fresh := s.broker.ChangedSince()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.changed == nil {
+		s.changed = map[string]bool{}
+	}
+	for _, p := range fresh {
+		s.changed[p] = true
+	}
+	out := make([]string, 0, len(s.changed))
+	for p := range s.changed {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// sawFile records that the agent read or wrote path, so it is no longer
+// reported as changed outside the agent.
+func (s *sess) sawFile(path string) {
+	s.mu.Lock()
+	delete(s.changed, path)
+	s.mu.Unlock()
+}
+
+// maxLinkedBytes caps a file attached to a prompt by a resource link.
+const maxLinkedBytes = 256 << 10
+
+// linkedResource renders a prompt's resource link for the model: a file://
+// link is read through the file broker (so an unsaved buffer is what the
+// user sees and attached); other links are named only.
+func (s *sess) linkedResource(ctx context.Context, l *acp.ResourceLink) string {
+	u, err := url.Parse(l.URI)
+	if err != nil || u.Scheme != "file" || u.Path == "" {
+		return fmt.Sprintf("[Referenced resource: %s (%s)]", l.Name, l.URI)
+	}
+	content, err := s.broker.ReadFile(ctx, u.Path)
+	if err != nil {
+		return fmt.Sprintf("[Referenced file %s could not be read: %v]", u.Path, err)
+	}
+	s.sawFile(u.Path)
+	if len(content) > maxLinkedBytes {
+		content = truncate(content, maxLinkedBytes) + fmt.Sprintf("\n[… the file continues; %d bytes in all. Use read_file with an offset for the rest.]", len(content))
+	}
+	return fmt.Sprintf("<file path=%q>\n%s\n</file>", u.Path, content)
+}

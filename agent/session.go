@@ -83,9 +83,10 @@ type sess struct {
 	turn       *turn
 	closed     bool
 	msgSeq     int
-	used       int64   // context tokens of the last response
-	cost       float64 // USD spent in this process, when prices are known
-	plan       string  // the latest plan, as text (kept across compaction)
+	used       int64           // context tokens of the last response
+	cost       float64         // USD spent in this process, when prices are known
+	plan       string          // the latest plan, as text (kept across compaction)
+	changed    map[string]bool // files changed outside the agent since it last read them
 }
 
 // turn is the running prompt turn of a session.

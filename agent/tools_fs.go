@@ -142,6 +142,7 @@ var readFileTool = &tool{
 		if err != nil {
 			return errResult("reading %s: %v", in.Path, err)
 		}
+		s.sawFile(t.res.Path)
 		s.location(ctx, tc, t.res.Path, lines.FirstLine)
 		var b strings.Builder
 		for i, l := range lines.Lines {
@@ -184,6 +185,7 @@ var writeFileTool = &tool{
 		if err != nil {
 			return errResult("writing %s: %v", in.Path, err)
 		}
+		s.sawFile(t.res.Path)
 		d := &acp.Diff{Path: t.res.Path, NewText: in.Content}
 		if existed {
 			d.OldText = &prev

@@ -88,7 +88,7 @@ func (s *sess) runTurn(ctx context.Context, prompt []acp.ContentBlock) (acp.Stop
 	}
 	st := s.settings()
 	backend, info, resolveErr := s.a.opts.Resolve(st.Model)
-	parts, notes := promptParts(prompt, info)
+	parts, notes := s.promptParts(ctx, prompt, info)
 	for _, n := range notes {
 		s.notice(out, acp.NoticeSeverityWarning, n)
 	}
@@ -380,6 +380,12 @@ func (s *sess) systemPrompt() string {
 		b.WriteString("\nProject instructions (nearest directory first):\n")
 		b.WriteString(pi)
 	}
+	if changed := s.changedFiles(); len(changed) > 0 {
+		b.WriteString("\nThese files changed outside the agent since you last read them; read them again before editing:\n")
+		for _, p := range changed {
+			fmt.Fprintf(&b, "- %s\n", p)
+		}
+	}
 	if s.cfg.Instructions != "" {
 		b.WriteString("\nInstructions from the user's configuration:\n")
 		b.WriteString(s.cfg.Instructions)
@@ -390,7 +396,7 @@ func (s *sess) systemPrompt() string {
 
 // promptParts converts ACP prompt content into model parts. notes are
 // warnings for the user (content the model cannot take).
-func promptParts(prompt []acp.ContentBlock, info model.ModelInfo) (parts []model.Part, notes []string) {
+func (s *sess) promptParts(ctx context.Context, prompt []acp.ContentBlock, info model.ModelInfo) (parts []model.Part, notes []string) {
 	for _, b := range prompt {
 		switch {
 		case b.Text != nil:
@@ -410,7 +416,7 @@ func promptParts(prompt []acp.ContentBlock, info model.ModelInfo) (parts []model
 			}
 			parts = append(parts, model.Part{Type: model.PartAudio, MimeType: b.Audio.MimeType, Data: b.Audio.Data})
 		case b.ResourceLink != nil:
-			parts = append(parts, model.Part{Type: model.PartText, Text: fmt.Sprintf("[Referenced resource: %s (%s)]", b.ResourceLink.Name, b.ResourceLink.URI)})
+			parts = append(parts, model.Part{Type: model.PartText, Text: s.linkedResource(ctx, b.ResourceLink)})
 		case b.Resource != nil:
 			r := b.Resource.Resource
 			switch {
