@@ -8,8 +8,13 @@ export PATH := $(CURDIR)/testdata/node_modules/.bin:$(PATH)
 build:
 	$(GO) build -o bin/acpd ./cmd/acpd
 
+# run starts acpd as an editor would and holds a short exchange on its
+# stdin/stdout: initialize, then session/new in this directory.
 run: build
-	./bin/acpd --model replay/testdata/replay/hello.jsonl
+	@printf '%s\n' \
+	  '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}' \
+	  '{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"$(CURDIR)","mcpServers":[]}}' \
+	  | ACPD_STATE_DIR=$(CURDIR)/bin/state ./bin/acpd --model replay/testdata/replay/hello.jsonl
 
 # test-deps installs the npm peers the interop tests drive (the official ACP
 # TypeScript SDK, pinned by testdata/package-lock.json).
