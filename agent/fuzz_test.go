@@ -1,0 +1,74 @@
+package agent
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"acpd/acp"
+)
+
+// FuzzGlobRegexp: any pattern the model sends either fails to compile with
+// an error or gives a regexp that never lets "*" or "?" cross a "/".
+func FuzzGlobRegexp(f *testing.F) {
+	for _, s := range []string{"**/*.go", "*.{ts,tsx}", "a?c", "[!a-z]*", "src/**", "{", "[", "**", "a/**/b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, pat string) {
+		re, err := globRegexp(pat)
+		if err != nil {
+			return
+		}
+		if !strings.ContainsAny(pat, "[{") && !strings.Contains(pat, "**") {
+			// Without classes, braces or "**", a match never has more
+			// slashes than the pattern.
+			for _, name := range []string{"a/b", "x/y/z", "/", "a"} {
+				if re.MatchString(name) && strings.Count(name, "/") > strings.Count(pat, "/") {
+					t.Fatalf("pattern %q matched %q across a directory", pat, name)
+				}
+			}
+		}
+	})
+}
+
+// FuzzToolInput: arguments from the model are decoded strictly and never
+// panic; what decodes re-encodes to JSON the decoder accepts again.
+func FuzzToolInput(f *testing.F) {
+	for _, s := range []string{
+		`{"path":"a.txt","offset":3,"limit":2}`,
+		`{"path":"a","old_string":"x","new_string":"y","replace_all":true}`,
+		`{"command":"ls","timeout_ms":5}`,
+		`{"Path":"a"}`, `{"path":1}`, `[]`, `null`, `{"path":"a","extra":1}`,
+	} {
+		f.Add([]byte(s))
+	}
+	type edit struct {
+		Path       string `json:"path"`
+		OldString  string `json:"old_string"`
+		NewString  string `json:"new_string"`
+		ReplaceAll bool   `json:"replace_all"`
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		in, err := decodeInput[edit](&toolCall{input: data})
+		if err != nil {
+			return
+		}
+		out, err := json.Marshal(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := decodeInput[edit](&toolCall{input: out}); err != nil {
+			t.Fatalf("re-decoding %s: %v", out, err)
+		}
+		var probe map[string]json.RawMessage
+		if acp.Unmarshal(data, &probe) == nil {
+			for k := range probe {
+				switch k {
+				case "path", "old_string", "new_string", "replace_all":
+				default:
+					t.Fatalf("unknown argument %q was accepted", k)
+				}
+			}
+		}
+	})
+}
