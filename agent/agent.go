@@ -85,25 +85,46 @@ type Agent struct {
 	cancelAll   context.CancelFunc
 	initialized bool
 
-	modelsOnce   sync.Once
-	models       []string
-	defaultOnce  sync.Once
-	defaultModel string
+	// modelList and defaultRef are computed on first use; authenticate
+	// replaces them with fresh ones. The pointers are guarded by mu.
+	modelList  *lazy[[]string]
+	defaultRef *lazy[string]
 }
 
-// offeredModels returns Options.Models, computed once.
+// lazy is a value computed at most once. Recomputing means replacing the
+// lazy, never resetting it: a computation in flight (which may take
+// seconds, probing for servers) finishes on its own lazy.
+type lazy[T any] struct {
+	once sync.Once
+	val  T
+}
+
+// current returns *p, creating it, under a.mu.
+func current[T any](a *Agent, p **lazy[T]) *lazy[T] {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if *p == nil {
+		*p = &lazy[T]{}
+	}
+	return *p
+}
+
+// offeredModels returns Options.Models, computed once (until authenticate).
 func (a *Agent) offeredModels() []string {
-	a.modelsOnce.Do(func() {
+	l := current(a, &a.modelList)
+	l.once.Do(func() {
 		if a.opts.Models != nil {
-			a.models = a.opts.Models(a.baseContext())
+			l.val = a.opts.Models(a.baseContext())
 		}
 	})
-	return a.models
+	return l.val
 }
 
-// fallbackModel returns Options.DefaultModel's answer, computed once.
+// fallbackModel returns Options.DefaultModel's answer, computed once
+// (until authenticate).
 func (a *Agent) fallbackModel() string {
-	a.defaultOnce.Do(func() {
+	l := current(a, &a.defaultRef)
+	l.once.Do(func() {
 		if a.opts.DefaultModel == nil {
 			return
 		}
@@ -112,9 +133,9 @@ func (a *Agent) fallbackModel() string {
 			a.log.Info("no default model", "err", err)
 			return
 		}
-		a.defaultModel = ref
+		l.val = ref
 	})
-	return a.defaultModel
+	return l.val
 }
 
 // New returns an Agent. It does nothing until [Agent.Serve].

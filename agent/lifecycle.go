@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"time"
 
 	"acpd/acp"
@@ -109,8 +108,7 @@ func (a *Agent) authenticate(ctx context.Context, p *acp.AuthenticateRequest) (*
 		a.opts.Reload()
 	}
 	a.mu.Lock()
-	a.defaultOnce = sync.Once{}
-	a.modelsOnce = sync.Once{}
+	a.defaultRef, a.modelList = nil, nil
 	a.mu.Unlock()
 	if a.fallbackModel() == "" && a.opts.Config.User().Model == "" {
 		return nil, modelUnavailable("", ErrNoModel)
@@ -263,7 +261,11 @@ func (a *Agent) loadSession(ctx context.Context, p *acp.LoadSessionRequest) (*ac
 	}
 	// Replay the conversation as the client saw it, then the current mode
 	// and config options, all before the reply.
+	compaction := a.compactionUpdates()
 	for _, u := range coalesce(updates) {
+		if !replayable(u, compaction) {
+			continue
+		}
 		if err := s.sendRaw(ctx, u); err != nil {
 			break
 		}

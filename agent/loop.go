@@ -153,7 +153,7 @@ func (s *sess) compact(ctx context.Context, b model.Backend, info model.ModelInf
 	req := &model.Request{
 		Model:    modelID,
 		System:   "You write concise, complete summaries of coding-agent sessions.",
-		Messages: append(append([]model.Message(nil), older...), model.Message{Role: model.RoleUser, Parts: []model.Part{{Type: model.PartText, Text: compactPrompt}}}),
+		Messages: append(summaryTranscript(older), model.Message{Role: model.RoleUser, Parts: []model.Part{{Type: model.PartText, Text: compactPrompt}}}),
 	}
 	var sum strings.Builder
 	finished := false
@@ -193,6 +193,51 @@ func (s *sess) compact(ctx context.Context, b model.Backend, info model.ModelInf
 		s.notify(out, acp.SessionUpdate{CompactionUpdate: &acp.CompactionUpdate{CompactionID: id, Status: acp.CompactionStatusCompleted, Summary: []acp.ContentBlock{{Text: &acp.TextContent{Text: text}}}}})
 	}
 	return nil
+}
+
+// summaryTranscript renders msgs for the summarisation request, which
+// offers no tools: tool calls and results become text (Anthropic and Bedrock
+// reject tool blocks in a request without tools), reasoning is dropped (its
+// signatures bind it to the request that produced it), messages left empty
+// are dropped and consecutive messages of one role merged, so roles still
+// alternate. msgs is not modified.
+func summaryTranscript(msgs []model.Message) []model.Message {
+	names := map[string]string{}
+	out := make([]model.Message, 0, len(msgs)+1)
+	for _, m := range msgs {
+		var parts []model.Part
+		for _, p := range m.Parts {
+			switch p.Type {
+			case model.PartToolUse:
+				names[p.ToolCallID] = p.ToolName
+				parts = append(parts, model.Part{Type: model.PartText, Text: fmt.Sprintf("[called tool %s (call %s) with input %s]", p.ToolName, p.ToolCallID, p.Input)})
+			case model.PartToolResult:
+				var b strings.Builder
+				for _, c := range p.Content {
+					if c.Type == model.PartText {
+						b.WriteString(c.Text)
+					}
+				}
+				failed := ""
+				if p.IsError {
+					failed = ", failed"
+				}
+				parts = append(parts, model.Part{Type: model.PartText, Text: fmt.Sprintf("[result of %s (call %s%s)]\n%s", names[p.ToolCallID], p.ToolCallID, failed, b.String())})
+			case model.PartReasoning:
+			default:
+				parts = append(parts, p)
+			}
+		}
+		if len(parts) == 0 {
+			continue
+		}
+		if n := len(out); n > 0 && out[n-1].Role == m.Role {
+			out[n-1].Parts = append(out[n-1].Parts, parts...)
+			continue
+		}
+		out = append(out, model.Message{Role: m.Role, Parts: parts})
+	}
+	return out
 }
 
 // lastUserPrompt is the index of the last user message that is a prompt

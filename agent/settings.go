@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 
 	"acpd/acp"
 	"acpd/model"
@@ -184,13 +185,13 @@ func coalesce(updates []json.RawMessage) []json.RawMessage {
 	var out []json.RawMessage
 	var pending *acp.SessionUpdate
 	var pendingKey chunkKey
-	var text string
+	var text strings.Builder // linear in the message's length, whatever its chunk count
 	flush := func() {
 		if pending == nil {
 			return
 		}
 		c := chunkOf(pending)
-		c.Content = acp.ContentBlock{Text: &acp.TextContent{Text: text}}
+		c.Content = acp.ContentBlock{Text: &acp.TextContent{Text: text.String()}}
 		if b, err := json.Marshal(pending); err == nil {
 			out = append(out, b)
 		}
@@ -214,14 +215,36 @@ func coalesce(updates []json.RawMessage) []json.RawMessage {
 			k.kind = "thought"
 		}
 		if pending != nil && k == pendingKey {
-			text += c.Content.Text.Text
+			text.WriteString(c.Content.Text.Text)
 			continue
 		}
 		flush()
-		pending, pendingKey, text = &u, k, c.Content.Text.Text
+		pending, pendingKey = &u, k
+		text.Reset()
+		text.WriteString(c.Content.Text.Text)
 	}
 	flush()
 	return out
+}
+
+// replayable reports whether session/load replays a logged update. Notices
+// are live events, never replayed (logs written before they stopped being
+// logged hold some); compaction updates go only to clients that advertise
+// session.compaction, as ACP requires.
+func replayable(raw json.RawMessage, compaction bool) bool {
+	var k struct {
+		SessionUpdate string `json:"sessionUpdate"`
+	}
+	if json.Unmarshal(raw, &k) != nil {
+		return true
+	}
+	switch k.SessionUpdate {
+	case "notice":
+		return false
+	case "compaction_update", "compaction_summary_chunk":
+		return compaction
+	}
+	return true
 }
 
 func chunkOf(u *acp.SessionUpdate) *acp.ContentChunk {

@@ -66,6 +66,9 @@ type turnState struct {
 	finish  model.FinishReason
 	usage   *model.Usage
 	started bool // a delta reached the client
+	// text accumulates the text of the last part while it streams, so a
+	// long answer costs linear time; flushText stores it in the part.
+	text strings.Builder
 }
 
 // pendingCall is a tool call being streamed or run.
@@ -87,6 +90,19 @@ func (s *sess) runTurn(ctx context.Context, prompt []acp.ContentBlock) (acp.Stop
 		s.record(kindUpdate, acp.SessionUpdate{UserMessageChunk: &acp.ContentChunk{Content: b, MessageID: msgID(userMsgID)}})
 	}
 	st := s.settings()
+	if st.Model == "" {
+		// A session created while no model was available (no key yet)
+		// takes the default found since (after `acpd login` and ACP
+		// authenticate), so the user's retry works in the same session.
+		if ref := s.a.fallbackModel(); ref != "" {
+			st = s.update(func(st *settings) {
+				if st.Model == "" {
+					st.Model = ref
+				}
+			})
+			s.announce(out, false)
+		}
+	}
 	backend, info, resolveErr := s.a.opts.Resolve(st.Model)
 	parts, notes := s.promptParts(ctx, prompt, info)
 	for _, n := range notes {
@@ -241,6 +257,7 @@ func (s *sess) stream(ctx context.Context, b model.Backend, info model.ModelInfo
 			pc.sig, pc.opq = ev.Signature, ev.Opaque
 			// Tool uses stay in stream order among reasoning and text:
 			// providers such as the Responses API require it.
+			ts.flushText()
 			ts.parts = append(ts.parts, model.Part{Type: model.PartToolUse, ToolCallID: pc.id, ToolName: pc.name, Input: pc.input, Signature: pc.sig, Opaque: pc.opq, Provider: ev.Provider})
 			if !pc.shown {
 				pc.shown = true
@@ -266,6 +283,7 @@ func (s *sess) stream(ctx context.Context, b model.Backend, info model.ModelInfo
 	}
 	// Calls that never completed are not in parts: a provider would reject a
 	// tool use without a result.
+	ts.flushText()
 	msg := model.Message{Role: model.RoleAssistant, Parts: ts.parts}
 	if msg.Parts == nil {
 		msg.Parts = []model.Part{}
@@ -301,15 +319,31 @@ func textChunk(text, id string) *acp.ContentChunk {
 
 func (ts *turnState) addText(t model.PartType, text string) {
 	if n := len(ts.parts); n > 0 && ts.parts[n-1].Type == t && ts.parts[n-1].Signature == "" && !ts.parts[n-1].Redacted && ts.parts[n-1].Opaque == nil {
-		ts.parts[n-1].Text += text
+		if ts.text.Len() == 0 {
+			// Reopened after a flush.
+			ts.text.WriteString(ts.parts[n-1].Text)
+		}
+		ts.text.WriteString(text)
 		return
 	}
-	ts.parts = append(ts.parts, model.Part{Type: t, Text: text})
+	ts.flushText()
+	ts.parts = append(ts.parts, model.Part{Type: t})
+	ts.text.WriteString(text)
+}
+
+// flushText stores the streamed text of the last part in it. Call it before
+// reading ts.parts or adding a part other than through addText.
+func (ts *turnState) flushText() {
+	if ts.text.Len() > 0 {
+		ts.parts[len(ts.parts)-1].Text = ts.text.String()
+		ts.text.Reset()
+	}
 }
 
 // closeReasoning attaches a reasoning block's signature or opaque data to the
 // reasoning part it ends (or adds a redacted part).
 func (ts *turnState) closeReasoning(ev model.Event) {
+	ts.flushText()
 	if n := len(ts.parts); n > 0 && ts.parts[n-1].Type == model.PartReasoning && ts.parts[n-1].Signature == "" && ts.parts[n-1].Opaque == nil && !ev.Redacted {
 		ts.parts[n-1].Signature = ev.Signature
 		ts.parts[n-1].Opaque = ev.Opaque
@@ -351,6 +385,17 @@ func (s *sess) buildRequest(info model.ModelInfo) *model.Request {
 	msgs := make([]model.Message, len(s.transcript))
 	copy(msgs, s.transcript)
 	s.mu.Unlock()
+	// Cache breakpoints (for providers with explicit prompt caching) after
+	// the newest user message, so the next request of the turn reads the
+	// conversation so far from the cache, and after the one before it,
+	// where the previous request wrote its entry. The copies are marked,
+	// not the transcript.
+	for i, marked := len(msgs)-1, 0; i >= 0 && marked < 2; i-- {
+		if msgs[i].Role == model.RoleUser {
+			msgs[i].Cache = true
+			marked++
+		}
+	}
 	effort := model.Effort(st.Thought)
 	if !info.Reasoning {
 		effort = ""
@@ -458,11 +503,13 @@ func titleFrom(prompt []acp.ContentBlock) string {
 }
 
 // notice tells clients that advertise notices about something they should see.
+// Notices are live events, not session history: they are not logged, so
+// session/load never replays them.
 func (s *sess) notice(ctx context.Context, sev acp.NoticeSeverity, title string) {
 	if !s.a.notices() {
 		return
 	}
-	s.notify(ctx, acp.SessionUpdate{Notice: &acp.Notice{Severity: sev, Title: title}})
+	s.send(ctx, acp.SessionUpdate{Notice: &acp.Notice{Severity: sev, Title: title}})
 }
 
 // modelUnavailable is the auth-required error for a session without a model.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -15,20 +16,37 @@ import (
 	"acpd/model/provider"
 )
 
-// loginProviders are the providers `acpd login` stores keys for.
+// loginProviders are the built-in providers `acpd login` stores keys for;
+// providers of the configuration file are accepted too.
 var loginProviders = []string{"anthropic", "openai", "gemini"}
 
-func newLoginCmd() *cobra.Command {
+func newLoginCmd(g *globalFlags) *cobra.Command {
 	var prov string
 	cmd := &cobra.Command{
-		Use:   "login",
+		Use:   "login [PROVIDER]",
 		Short: "Store a model provider's API key (mode 0600, under $XDG_CONFIG_HOME/acpd)",
 		Long: `Store a model provider's API key for acpd. The key is read from the
 terminal without echo (or from standard input when it is not a terminal) and
 stored in $XDG_CONFIG_HOME/acpd/credentials.json with mode 0600. Keys in the
-environment take precedence over stored ones.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+environment take precedence over stored ones. PROVIDER (or --provider) is
+anthropic, openai, gemini or a provider of the configuration file; without
+it acpd asks.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				if prov != "" && prov != args[0] {
+					return fmt.Errorf("two providers given: %q and --provider %q", args[0], prov)
+				}
+				prov = args[0]
+			}
+			known := slices.Clone(loginProviders)
+			if loader, err := loadConfig(g); err == nil {
+				for _, name := range slices.Sorted(maps.Keys(loader.User().Providers)) {
+					if !slices.Contains(known, name) {
+						known = append(known, name)
+					}
+				}
+			}
 			in := bufio.NewReader(cmd.InOrStdin())
 			out := cmd.ErrOrStderr()
 			if prov == "" {
@@ -42,8 +60,8 @@ environment take precedence over stored ones.`,
 					prov = "anthropic"
 				}
 			}
-			if !slices.Contains(loginProviders, prov) {
-				return fmt.Errorf("unknown provider %q (want one of %s)", prov, strings.Join(loginProviders, ", "))
+			if !slices.Contains(known, prov) {
+				return fmt.Errorf("unknown provider %q (want one of %s)", prov, strings.Join(known, ", "))
 			}
 			fmt.Fprintf(out, "API key for %s: ", prov)
 			key, err := readSecret(in)

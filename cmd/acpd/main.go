@@ -97,7 +97,7 @@ Run without a subcommand (or with "serve") it serves ACP on stdio.`,
 		},
 		newSessionsCmd(g),
 		newPermissionsCmd(g),
-		newLoginCmd(),
+		newLoginCmd(g),
 		newLogoutCmd(),
 		&cobra.Command{
 			Use:   "version",

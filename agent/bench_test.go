@@ -1,0 +1,287 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/log"
+
+	"acpd/acp"
+	"acpd/config"
+	"acpd/model"
+	"acpd/session"
+	"acpd/terminal"
+)
+
+// benchConn is one Agent serving a minimal client over os.Pipes, for
+// benchmarks (the test harness's testEnv needs a *testing.T). The client
+// hands every session/update to onUpdate, on its notification worker, in
+// arrival order; it answers no agent requests.
+type benchConn struct {
+	b      *testing.B
+	agent  *Agent
+	conn   *acp.Conn
+	out    io.Closer // client → agent
+	served chan struct{}
+	cancel context.CancelFunc
+	cwd    string
+}
+
+// newBench starts an agent whose every model resolves to backend with info.
+func newBench(b *testing.B, backend model.Backend, info model.ModelInfo, onUpdate func(acp.SessionNotification)) *benchConn {
+	b.Helper()
+	base, err := filepath.EvalSymlinks(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	cwd := filepath.Join(base, "project")
+	if err := os.MkdirAll(cwd, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	vars := map[string]string{
+		"XDG_CONFIG_HOME": filepath.Join(base, "config"),
+		"XDG_STATE_HOME":  filepath.Join(base, "state"),
+		"HOME":            filepath.Join(base, "home"),
+		"ACPD_MODEL":      mainModel,
+	}
+	loader, err := config.NewLoader(config.Overrides{}, func(k string) string { return vars[k] })
+	if err != nil {
+		b.Fatal(err)
+	}
+	store, err := session.Open(loader.User().State.Dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	a := New(Options{
+		Config:  loader,
+		Store:   store,
+		Resolve: func(string) (model.Backend, model.ModelInfo, error) { return backend, info, nil },
+		Env:     terminal.FilterEnv(os.Environ(), nil),
+		Logger:  log.New(io.Discard),
+	})
+	agentIn, clientOut, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	clientIn, agentOut, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	bc := &benchConn{b: b, agent: a, out: clientOut, served: make(chan struct{}), cancel: cancel, cwd: cwd}
+	go func() {
+		defer close(bc.served)
+		_ = a.Serve(ctx, agentIn, agentOut)
+	}()
+	bc.conn = acp.NewConn(context.Background(), clientIn, clientOut, func(ctx context.Context, method string, params json.RawMessage) (any, error) {
+		if method != acp.ClientMethodSessionUpdate {
+			return nil, acp.ErrMethodNotFound(method)
+		}
+		var n acp.SessionNotification
+		if err := acp.Unmarshal(params, &n); err == nil && onUpdate != nil {
+			onUpdate(n)
+		}
+		return nil, nil
+	}, acp.Options{Logger: log.New(io.Discard)})
+	b.Cleanup(bc.close)
+	bc.call(acp.AgentMethodInitialize, acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersion1}, &acp.InitializeResponse{})
+	return bc
+}
+
+func (bc *benchConn) call(method string, params, result any) {
+	bc.b.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), liveness)
+	defer cancel()
+	if err := bc.conn.Call(ctx, method, params, result); err != nil {
+		bc.b.Fatalf("%s: %v", method, err)
+	}
+}
+
+func (bc *benchConn) newSession() acp.SessionID {
+	bc.b.Helper()
+	var resp acp.NewSessionResponse
+	bc.call(acp.AgentMethodSessionNew, acp.NewSessionRequest{Cwd: bc.cwd, McpServers: []acp.McpServer{}}, &resp)
+	return resp.SessionID
+}
+
+func (bc *benchConn) prompt(sid acp.SessionID, text string) {
+	bc.b.Helper()
+	var resp acp.PromptResponse
+	bc.call(acp.AgentMethodSessionPrompt, acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{{Text: &acp.TextContent{Text: text}}}}, &resp)
+	if resp.StopReason != acp.StopReasonEndTurn {
+		bc.b.Fatalf("stop reason %q", resp.StopReason)
+	}
+}
+
+// close closes the agent's input, waits for Serve, then closes the client.
+func (bc *benchConn) close() {
+	_ = bc.out.Close()
+	tm := time.NewTimer(liveness)
+	defer tm.Stop()
+	select {
+	case <-bc.served:
+	case <-tm.C:
+		bc.b.Error("Serve did not return")
+		bc.cancel()
+		<-bc.served
+	}
+	bc.cancel()
+	_ = bc.conn.Close()
+	<-bc.conn.Done()
+}
+
+// waitChan receives from ch, failing the benchmark at the liveness bound.
+func waitChan[T any](b *testing.B, what string, ch <-chan T) T {
+	b.Helper()
+	tm := time.NewTimer(liveness)
+	defer tm.Stop()
+	select {
+	case v := <-ch:
+		return v
+	case <-tm.C:
+		b.Fatalf("timed out waiting for %s", what)
+	}
+	var zero T
+	return zero
+}
+
+// BenchmarkFirstChunkLatency measures the time from the backend yielding
+// its first text event to the client receiving the agent_message_chunk:
+// the agent's per-event path (session log append, JSON encoding, the pipe)
+// and the client's decoding.
+func BenchmarkFirstChunkLatency(b *testing.B) {
+	yielded := make(chan time.Time, 1)
+	arrived := make(chan time.Time, 1)
+	backend := backendFunc(func(ctx context.Context, req *model.Request, yield func(model.Event, error) bool) {
+		yielded <- time.Now()
+		_ = yield(model.Event{Type: model.EventText, Text: "first"}, nil) &&
+			yield(model.Event{Type: model.EventFinish, Finish: model.FinishEndTurn}, nil)
+	})
+	bc := newBench(b, backend, model.ModelInfo{ID: "main", Tools: true}, func(n acp.SessionNotification) {
+		if n.Update.AgentMessageChunk != nil {
+			arrived <- time.Now()
+		}
+	})
+	var sid acp.SessionID
+	var total time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		if i%100 == 0 {
+			// A fresh session now and then: the transcript's growth is
+			// not what this measures.
+			b.StopTimer()
+			sid = bc.newSession()
+			b.StartTimer()
+		}
+		bc.prompt(sid, "hi")
+		t0 := waitChan(b, "the backend", yielded)
+		t1 := waitChan(b, "the first chunk", arrived)
+		total += t1.Sub(t0)
+	}
+	b.ReportMetric(float64(total.Nanoseconds())/float64(b.N), "ns/first-chunk")
+}
+
+// BenchmarkStreamThroughput streams a response of 100,000 text deltas and
+// measures end to end: from the prompt until the client has received every
+// chunk.
+func BenchmarkStreamThroughput(b *testing.B) {
+	const deltas = 100_000
+	backend := backendFunc(func(ctx context.Context, req *model.Request, yield func(model.Event, error) bool) {
+		for range deltas {
+			if !yield(model.Event{Type: model.EventText, Text: "tok "}, nil) {
+				return
+			}
+		}
+		yield(model.Event{Type: model.EventFinish, Finish: model.FinishEndTurn}, nil)
+	})
+	var mu sync.Mutex
+	got := 0
+	done := make(chan struct{}, 1)
+	bc := newBench(b, backend, model.ModelInfo{ID: "main", Tools: true}, func(n acp.SessionNotification) {
+		if n.Update.AgentMessageChunk == nil {
+			return
+		}
+		mu.Lock()
+		got++
+		if got == deltas {
+			got = 0
+			done <- struct{}{}
+		}
+		mu.Unlock()
+	})
+	sid := bc.newSession()
+	var elapsed time.Duration
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		bc.prompt(sid, "stream")
+		waitChan(b, "every chunk", done)
+		elapsed += time.Since(start)
+	}
+	b.ReportMetric(float64(deltas*b.N)/elapsed.Seconds(), "events/s")
+}
+
+// BenchmarkLongConversationMemory builds a session whose transcript holds
+// about 200k tokens (about 800 KB of text in 400 messages), runs one turn
+// and reports the heap in use while the model holds the request and after
+// the turn, next to the transcript's size.
+func BenchmarkLongConversationMemory(b *testing.B) {
+	const (
+		messages = 400
+		msgBytes = 2000 // 400 × 2000 B ≈ 800 KB ≈ 200k tokens
+	)
+	heapInUse := func() uint64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapInuse
+	}
+	var during uint64
+	backend := backendFunc(func(ctx context.Context, req *model.Request, yield func(model.Event, error) bool) {
+		during = heapInUse() // req is live here
+		_ = yield(model.Event{Type: model.EventText, Text: "ok"}, nil) &&
+			yield(model.Event{Type: model.EventFinish, Finish: model.FinishEndTurn}, nil)
+		runtime.KeepAlive(req)
+	})
+	bc := newBench(b, backend, model.ModelInfo{ID: "main", Tools: true, ContextWindow: 1_000_000}, nil)
+	line := strings.Repeat("lorem ipsum dolor sit amet ", msgBytes/27+1)[:msgBytes]
+	var sumDuring, sumAfter, sumBase uint64
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		sid := bc.newSession()
+		s := bc.agent.lookup(sid)
+		base := heapInUse()
+		for i := range messages {
+			role := model.RoleUser
+			if i%2 == 1 {
+				role = model.RoleAssistant
+			}
+			// A distinct string per message, as a real transcript has.
+			text := strconv.Itoa(i) + ":" + line[len(strconv.Itoa(i))+1:]
+			s.appendMessage(model.Message{Role: role, Parts: []model.Part{{Type: model.PartText, Text: text}}})
+		}
+		b.StartTimer()
+		bc.prompt(sid, "one more turn")
+		b.StopTimer()
+		sumBase += base
+		sumDuring += during
+		sumAfter += heapInUse()
+		bc.call(acp.AgentMethodSessionClose, acp.CloseSessionRequest{SessionID: sid}, &acp.CloseSessionResponse{})
+		b.StartTimer()
+	}
+	n := uint64(b.N)
+	b.ReportMetric(float64(messages*msgBytes), "transcript-B")
+	b.ReportMetric(float64(sumDuring/n), "heap-during-request-B")
+	b.ReportMetric(float64(sumAfter/n), "heap-after-turn-B")
+	b.ReportMetric(float64(int64(sumAfter/n)-int64(sumBase/n)), "heap-growth-B")
+}
