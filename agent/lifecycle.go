@@ -126,6 +126,10 @@ func (a *Agent) logout(ctx context.Context, p *acp.LogoutRequest) (*acp.LogoutRe
 	if a.opts.Reload != nil {
 		a.opts.Reload()
 	}
+	// The default model may have come from the keys just deleted.
+	a.mu.Lock()
+	a.defaultRef, a.modelList = nil, nil
+	a.mu.Unlock()
 	return &acp.LogoutResponse{}, nil
 }
 

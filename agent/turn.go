@@ -130,10 +130,12 @@ func (s *sess) runTurn(ctx context.Context, prompt []acp.ContentBlock) (acp.Stop
 			return s.runCommand(ctx, cmd, backend, info)
 		}
 	}
-	s.appendMessage(model.Message{Role: model.RoleUser, Parts: parts})
 	if resolveErr != nil {
+		// The model never saw this prompt: keep it out of the transcript,
+		// so the user's retry does not send it twice.
 		return "", modelUnavailable(st.Model, resolveErr)
 	}
+	s.appendMessage(model.Message{Role: model.RoleUser, Parts: parts})
 	maxReq := s.cfg.Agent.MaxTurnRequests
 	if maxReq <= 0 {
 		maxReq = defaultMaxTurnRequests
