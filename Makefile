@@ -23,6 +23,8 @@ test-deps:
 
 vet:
 	$(GO) vet ./...
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './testdata/node_modules/*')); \
+	  if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 
 test: test-deps vet
 	$(GO) test -race -count=1 -timeout 30m ./...
