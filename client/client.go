@@ -1,0 +1,422 @@
+// Package client implements the client side of ACP (the Agent Client
+// Protocol) for running an agent headless: it serves the agent's fs/*,
+// terminal/* and session/request_permission requests locally and hands
+// session/update notifications to the caller. `acpd run` uses it to host
+// acpd's own agent or any other ACP agent without an editor.
+//
+// # Files
+//
+// fs/read_text_file and fs/write_text_file accept only absolute paths whose
+// real location (symlinks resolved, see fs.Roots.Resolve) lies inside one of
+// the client's roots; anything else is answered with a JSON-RPC error and
+// nothing is read or written. Reads open the file through an os.Root of the
+// containing root, so a symlink swapped in after the check cannot lead the
+// open outside. Writes replace the file atomically (fs.WriteFileAtomic),
+// creating missing parent directories inside the root.
+//
+// # Terminals
+//
+// terminal/* map one to one onto a terminal.Manager: commands are executed
+// directly (no shell) on a PTY with standard input at end of file, in the
+// requested cwd (default Options.Cwd), with Options.Env as the base
+// environment plus the request's env. A terminal belongs to the session that
+// created it; other sessions cannot see it.
+package client
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/charmbracelet/log"
+
+	"acpd/acp"
+	"acpd/fs"
+	"acpd/terminal"
+)
+
+// maxReadBytes bounds the content one fs/read_text_file returns.
+const maxReadBytes = fs.MaxFileSize
+
+// Options configures a Client.
+type Options struct {
+	// Cwd is the default working directory of terminals and the first root
+	// of file access. It must be an absolute path to a directory; empty
+	// means the process's working directory.
+	Cwd string
+	// Roots are further directories the agent may read and write.
+	Roots []string
+	// Permission answers session/request_permission. It may block (asking
+	// a person, say) and must return promptly once ctx ends. Nil answers
+	// every request with the first reject_once option (see Select): the
+	// client fails closed.
+	Permission func(ctx context.Context, req acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error)
+	// OnUpdate receives every session/update notification, on the
+	// connection's notification goroutine (or its read loop when the Conn's
+	// Options.Immediate selects session/update, which keeps updates in
+	// order with responses), one at a time. Nil drops them.
+	OnUpdate func(acp.SessionNotification)
+	// Logger receives diagnostics; nil means log.Default().
+	Logger *log.Logger
+	// Env is the base environment of terminal commands ("NAME=value").
+	// Nil means terminal.FilterEnv(os.Environ(), nil): the process's
+	// environment without secrets.
+	Env []string
+}
+
+// Client serves the client side of one ACP connection. Its methods are safe
+// for concurrent use. The caller must Close it, after the connection has
+// ended, to stop the commands it started.
+type Client struct {
+	o        Options
+	log      *log.Logger
+	roots    *fs.Roots
+	rootsErr error
+	terms    *terminal.Manager
+
+	mu   sync.Mutex
+	byID map[string]owned // by terminal id, until released
+}
+
+// owned is a terminal and the session that created it.
+type owned struct {
+	sid acp.SessionID
+	t   terminal.Terminal
+}
+
+// New returns a Client for o. Invalid roots are not reported here: every
+// file request then fails, so the client fails closed.
+func New(o Options) *Client {
+	lg := o.Logger
+	if lg == nil {
+		lg = log.Default()
+	}
+	c := &Client{o: o, log: lg, byID: map[string]owned{}}
+	cwd := o.Cwd
+	if cwd == "" {
+		cwd, c.rootsErr = os.Getwd()
+	}
+	c.o.Cwd = cwd
+	if c.rootsErr == nil {
+		c.roots, c.rootsErr = fs.NewRoots(cwd, o.Roots...)
+	}
+	if c.rootsErr != nil {
+		lg.Warn("client roots are invalid; file requests will fail", "err", c.rootsErr)
+	}
+	c.terms = terminal.NewManager(terminal.ManagerOptions{Logger: lg})
+	return c
+}
+
+// Close kills every command the client started (SIGTERM, then SIGKILL after
+// terminal.DefaultKillGrace), waits until they have been reaped, and makes
+// later terminal/create requests fail. It is idempotent.
+func (c *Client) Close() error {
+	return c.terms.Close()
+}
+
+// Handler returns the acp.Handler serving the client methods; other methods
+// are answered with acp.ErrMethodNotFound.
+func (c *Client) Handler() acp.Handler {
+	return c.handle
+}
+
+func (c *Client) handle(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	switch method {
+	case acp.ClientMethodSessionUpdate:
+		var n acp.SessionNotification
+		if err := acp.Unmarshal(params, &n); err != nil {
+			c.log.Warn("dropping a malformed session/update", "err", err)
+			return nil, acp.ErrInvalidParams(err)
+		}
+		if c.o.OnUpdate != nil {
+			c.o.OnUpdate(n)
+		}
+		return nil, nil
+	case acp.ClientMethodSessionRequestPermission:
+		var req acp.RequestPermissionRequest
+		if err := acp.Unmarshal(params, &req); err != nil {
+			return nil, acp.ErrInvalidParams(err)
+		}
+		if c.o.Permission == nil {
+			return Select(req.Options, acp.PermissionOptionKindRejectOnce, acp.PermissionOptionKindRejectAlways), nil
+		}
+		return c.o.Permission(ctx, req)
+	case acp.ClientMethodFsReadTextFile:
+		var req acp.ReadTextFileRequest
+		if err := acp.Unmarshal(params, &req); err != nil {
+			return nil, acp.ErrInvalidParams(err)
+		}
+		return c.readTextFile(ctx, req)
+	case acp.ClientMethodFsWriteTextFile:
+		var req acp.WriteTextFileRequest
+		if err := acp.Unmarshal(params, &req); err != nil {
+			return nil, acp.ErrInvalidParams(err)
+		}
+		return c.writeTextFile(req)
+	case acp.ClientMethodTerminalCreate:
+		var req acp.CreateTerminalRequest
+		if err := acp.Unmarshal(params, &req); err != nil {
+			return nil, acp.ErrInvalidParams(err)
+		}
+		return c.createTerminal(ctx, req)
+	case acp.ClientMethodTerminalOutput:
+		var req acp.TerminalOutputRequest
+		if err := acp.Unmarshal(params, &req); err != nil {
+			return nil, acp.ErrInvalidParams(err)
+		}
+		t, err := c.terminal(req.SessionID, req.TerminalID)
+		if err != nil {
+			return nil, err
+		}
+		out, err := t.Output(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return acp.TerminalOutputResponse{Output: out.Output, Truncated: out.Truncated, ExitStatus: exitStatus(out.Exit)}, nil
+	case acp.ClientMethodTerminalWaitForExit:
+		var req acp.WaitForTerminalExitRequest
+		if err := acp.Unmarshal(params, &req); err != nil {
+			return nil, acp.ErrInvalidParams(err)
+		}
+		t, err := c.terminal(req.SessionID, req.TerminalID)
+		if err != nil {
+			return nil, err
+		}
+		st, err := t.WaitForExit(ctx)
+		if err != nil {
+			return nil, err
+		}
+		es := exitStatus(&st)
+		return acp.WaitForTerminalExitResponse{ExitCode: es.ExitCode, Signal: es.Signal}, nil
+	case acp.ClientMethodTerminalKill:
+		var req acp.KillTerminalRequest
+		if err := acp.Unmarshal(params, &req); err != nil {
+			return nil, acp.ErrInvalidParams(err)
+		}
+		t, err := c.terminal(req.SessionID, req.TerminalID)
+		if err != nil {
+			return nil, err
+		}
+		if err := t.Kill(ctx); err != nil {
+			return nil, err
+		}
+		return acp.KillTerminalResponse{}, nil
+	case acp.ClientMethodTerminalRelease:
+		var req acp.ReleaseTerminalRequest
+		if err := acp.Unmarshal(params, &req); err != nil {
+			return nil, acp.ErrInvalidParams(err)
+		}
+		t, err := c.terminal(req.SessionID, req.TerminalID)
+		if err != nil {
+			return nil, err
+		}
+		c.mu.Lock()
+		delete(c.byID, string(req.TerminalID))
+		c.mu.Unlock()
+		if err := t.Release(ctx); err != nil && !errors.Is(err, terminal.ErrReleased) {
+			return nil, err
+		}
+		return acp.ReleaseTerminalResponse{}, nil
+	}
+	return nil, acp.ErrMethodNotFound(method)
+}
+
+// Select answers a permission request with the first option whose kind is
+// kinds[0], else the first of kinds[1], and so on; when no option has any of
+// the kinds, the outcome is "cancelled", which every agent treats as a
+// refusal.
+func Select(options []acp.PermissionOption, kinds ...acp.PermissionOptionKind) acp.RequestPermissionResponse {
+	for _, k := range kinds {
+		for _, o := range options {
+			if o.Kind == k {
+				return acp.RequestPermissionResponse{Outcome: acp.RequestPermissionOutcome{
+					Selected: &acp.SelectedPermissionOutcome{OptionID: o.OptionID},
+				}}
+			}
+		}
+	}
+	return acp.RequestPermissionResponse{Outcome: acp.RequestPermissionOutcome{Cancelled: &acp.RequestPermissionOutcomeCancelled{}}}
+}
+
+// refused is the error for paths the client does not serve.
+func refused(path, why string) *acp.Error {
+	return &acp.Error{Code: -32602, Message: fmt.Sprintf("%s: %s", path, why)}
+}
+
+// confine resolves an absolute path and requires it to lie inside a root.
+func (c *Client) confine(p string) (fs.Resolved, error) {
+	if c.rootsErr != nil {
+		return fs.Resolved{}, fmt.Errorf("file access is unavailable: %w", c.rootsErr)
+	}
+	if !filepath.IsAbs(p) {
+		return fs.Resolved{}, refused(p, "path must be absolute")
+	}
+	res, err := c.roots.Resolve(p)
+	if err != nil {
+		return fs.Resolved{}, refused(p, err.Error())
+	}
+	if !res.Inside() {
+		return fs.Resolved{}, refused(p, "path is outside the session roots")
+	}
+	return res, nil
+}
+
+// readTextFile serves fs/read_text_file: the whole file, or limit lines
+// (all when absent) from the 1-based line (1 when absent), line terminators
+// kept.
+func (c *Client) readTextFile(ctx context.Context, req acp.ReadTextFileRequest) (acp.ReadTextFileResponse, error) {
+	res, err := c.confine(req.Path)
+	if err != nil {
+		return acp.ReadTextFileResponse{}, err
+	}
+	root, err := os.OpenRoot(res.Root)
+	if err != nil {
+		return acp.ReadTextFileResponse{}, err
+	}
+	defer root.Close()
+	f, err := root.Open(filepath.FromSlash(res.Rel))
+	if err != nil {
+		return acp.ReadTextFileResponse{}, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return acp.ReadTextFileResponse{}, err
+	}
+	if !st.Mode().IsRegular() {
+		return acp.ReadTextFileResponse{}, refused(req.Path, fs.ErrNotRegular.Error())
+	}
+	content, err := readWindow(ctx, f, req.Line, req.Limit)
+	if err != nil {
+		return acp.ReadTextFileResponse{}, fmt.Errorf("%s: %w", req.Path, err)
+	}
+	return acp.ReadTextFileResponse{Content: content}, nil
+}
+
+// readWindow returns limit lines of r starting at the 1-based line (nil line
+// or 0 means 1, nil limit means to the end), at most maxReadBytes.
+func readWindow(ctx context.Context, r io.Reader, line, limit *uint32) (string, error) {
+	first := uint64(1)
+	if line != nil && *line > 1 {
+		first = uint64(*line)
+	}
+	br := bufio.NewReaderSize(r, 64<<10)
+	var out []byte
+	var n, taken uint64
+	for {
+		if limit != nil && taken >= uint64(*limit) {
+			return string(out), nil
+		}
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		n++
+		keep := n >= first
+		var err error
+		for {
+			var frag []byte
+			frag, err = br.ReadSlice('\n')
+			if keep {
+				if len(out)+len(frag) > maxReadBytes {
+					return "", fs.ErrTooLarge
+				}
+				out = append(out, frag...)
+			}
+			if err != bufio.ErrBufferFull {
+				break
+			}
+		}
+		if keep {
+			taken++
+		}
+		if err == io.EOF {
+			return string(out), nil
+		}
+		if err != nil {
+			return "", err
+		}
+	}
+}
+
+// writeTextFile serves fs/write_text_file.
+func (c *Client) writeTextFile(req acp.WriteTextFileRequest) (acp.WriteTextFileResponse, error) {
+	res, err := c.confine(req.Path)
+	if err != nil {
+		return acp.WriteTextFileResponse{}, err
+	}
+	if dir := filepath.Dir(filepath.FromSlash(res.Rel)); dir != "." {
+		root, err := os.OpenRoot(res.Root)
+		if err != nil {
+			return acp.WriteTextFileResponse{}, err
+		}
+		err = root.MkdirAll(dir, 0o755)
+		root.Close()
+		if err != nil {
+			return acp.WriteTextFileResponse{}, err
+		}
+	}
+	if err := fs.WriteFileAtomic(res.Path, []byte(req.Content), 0o644); err != nil {
+		return acp.WriteTextFileResponse{}, err
+	}
+	return acp.WriteTextFileResponse{}, nil
+}
+
+// createTerminal serves terminal/create.
+func (c *Client) createTerminal(ctx context.Context, req acp.CreateTerminalRequest) (acp.CreateTerminalResponse, error) {
+	spec := terminal.Spec{
+		Command:  req.Command,
+		Args:     req.Args,
+		Cwd:      c.o.Cwd,
+		BaseEnv:  c.o.Env,
+		StdinEOF: true,
+	}
+	if req.Cwd != nil && *req.Cwd != "" {
+		spec.Cwd = *req.Cwd
+	}
+	for _, e := range req.Env {
+		spec.Env = append(spec.Env, terminal.EnvVar{Name: e.Name, Value: e.Value})
+	}
+	// ACP's absent limit means "unlimited"; the terminal retains at most
+	// MaxOutputByteLimit bytes (its meaning of 0) to keep memory bounded.
+	if req.OutputByteLimit != nil {
+		spec.OutputByteLimit = int64(min(*req.OutputByteLimit, terminal.MaxOutputByteLimit))
+	}
+	t, err := c.terms.Start(ctx, spec)
+	if err != nil {
+		return acp.CreateTerminalResponse{}, err
+	}
+	c.mu.Lock()
+	c.byID[t.ID()] = owned{sid: req.SessionID, t: t}
+	c.mu.Unlock()
+	return acp.CreateTerminalResponse{TerminalID: acp.TerminalID(t.ID())}, nil
+}
+
+// terminal returns the terminal id of session sid.
+func (c *Client) terminal(sid acp.SessionID, id acp.TerminalID) (terminal.Terminal, error) {
+	c.mu.Lock()
+	o, ok := c.byID[string(id)]
+	c.mu.Unlock()
+	if ok && o.sid == sid {
+		return o.t, nil
+	}
+	return nil, refused(string(id), "no such terminal")
+}
+
+// exitStatus converts a terminal exit status; nil stays nil.
+func exitStatus(s *terminal.ExitStatus) *acp.TerminalExitStatus {
+	if s == nil {
+		return nil
+	}
+	es := &acp.TerminalExitStatus{Signal: s.Signal}
+	if s.ExitCode != nil && *s.ExitCode >= 0 {
+		code := uint32(*s.ExitCode)
+		es.ExitCode = &code
+	}
+	return es
+}
