@@ -1,0 +1,81 @@
+package mcpclient
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+	"strings"
+)
+
+// maxNameLen is the longest tool name model APIs accept (Anthropic and OpenAI
+// both cap function names at 64 characters of [A-Za-z0-9_-]).
+const maxNameLen = 64
+
+// toolKey identifies a tool by its server's name and its own.
+type toolKey struct{ server, tool string }
+
+// qualifiedNames assigns each key its model-facing name, in order. Plain
+// names ("mcp__<server>__<tool>", sanitized) are kept when they fit and are
+// unique; the others are shortened to leave room for '_' and 8 hex digits of
+// a hash of the exact server and tool names. Keys earlier in the slice win a
+// plain name, so existing tools keep their names when later ones are added.
+func qualifiedNames(keys []toolKey) []string {
+	out := make([]string, len(keys))
+	plain := make([]string, len(keys))
+	count := map[string]int{}
+	for i, k := range keys {
+		plain[i] = "mcp__" + sanitize(k.server) + "__" + sanitize(k.tool)
+		count[plain[i]]++
+	}
+	taken := make(map[string]bool, len(keys))
+	// First pass: plain names that fit; of identical plain names only the
+	// first keeps it.
+	for i, p := range plain {
+		if len(p) <= maxNameLen && !taken[p] {
+			out[i] = p
+			taken[p] = true
+		}
+	}
+	// Second pass: everything else gets a hashed suffix.
+	for i, k := range keys {
+		if out[i] != "" {
+			continue
+		}
+		sum := sha256.Sum256([]byte(k.server + "\x00" + k.tool))
+		suffix := "_" + hex.EncodeToString(sum[:4])
+		base := plain[i]
+		if len(base) > maxNameLen-len(suffix) {
+			base = base[:maxNameLen-len(suffix)]
+		}
+		name := base + suffix
+		// Distinct keys almost never share 32 hash bits; if they do, count up.
+		for n := 2; taken[name]; n++ {
+			tag := "_" + strconv.Itoa(n)
+			b := base
+			if len(b) > maxNameLen-len(suffix)-len(tag) {
+				b = b[:maxNameLen-len(suffix)-len(tag)]
+			}
+			name = b + suffix + tag
+		}
+		out[i] = name
+		taken[name] = true
+	}
+	return out
+}
+
+// sanitize replaces every byte outside [A-Za-z0-9_-] with '_'. Multi-byte
+// characters become one '_' per byte, so the result's length is predictable.
+func sanitize(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '_', c == '-':
+			b.WriteByte(c)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
