@@ -61,7 +61,7 @@ func (a *Agent) initialize(ctx context.Context, p *acp.InitializeRequest) (*acp.
 				Audio:           info.Audio,
 				EmbeddedContext: true,
 			},
-			McpCapabilities: &acp.McpCapabilities{},
+			McpCapabilities: &acp.McpCapabilities{HTTP: true, Sse: true},
 			SessionCapabilities: &acp.SessionCapabilities{
 				List:                  &acp.SessionListCapabilities{},
 				Resume:                &acp.SessionResumeCapabilities{},

@@ -73,9 +73,10 @@ type sess struct {
 	cfg  *config.Config
 	mcp  []acp.McpServer
 
-	roots  *fs.Roots
-	broker *fs.Broker
-	policy *permissions.Policy
+	roots    *fs.Roots
+	broker   *fs.Broker
+	policy   *permissions.Policy
+	mcpTools *mcpTools // nil without MCP servers
 
 	mu         sync.Mutex
 	set        settings
@@ -136,6 +137,7 @@ func (a *Agent) newSess(l *session.Log, cwd string, dirs []string, cfg *config.C
 	if !validMode(s.set.Mode) {
 		s.set.Mode = modeAsk
 	}
+	s.startMCP()
 	return s, nil
 }
 
@@ -365,6 +367,7 @@ func (s *sess) close() {
 	if t != nil {
 		<-t.done
 	}
+	s.closeMCP()
 	if err := s.broker.Close(); err != nil {
 		s.a.log.Warn("closing file broker", "session", s.id, "err", err)
 	}

@@ -70,7 +70,18 @@ func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // tools returns the session's tools by name.
 func (s *sess) tools() map[string]*tool {
-	return builtinTools
+	mcp := s.mcpToolMap()
+	if len(mcp) == 0 {
+		return builtinTools
+	}
+	all := make(map[string]*tool, len(builtinTools)+len(mcp))
+	for n, t := range mcp {
+		all[n] = t
+	}
+	for n, t := range builtinTools {
+		all[n] = t
+	}
+	return all
 }
 
 // builtinTools are acpd's own tools.

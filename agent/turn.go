@@ -136,6 +136,7 @@ func (s *sess) runTurn(ctx context.Context, prompt []acp.ContentBlock) (acp.Stop
 		return "", modelUnavailable(st.Model, resolveErr)
 	}
 	s.appendMessage(model.Message{Role: model.RoleUser, Parts: parts})
+	s.awaitMCP(ctx)
 	maxReq := s.cfg.Agent.MaxTurnRequests
 	if maxReq <= 0 {
 		maxReq = defaultMaxTurnRequests

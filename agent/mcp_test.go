@@ -1,0 +1,71 @@
+package agent
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"acpd/acp"
+)
+
+// everythingServer is the stdio MCP server from
+// @modelcontextprotocol/server-everything (installed by `cd testdata && npm
+// ci`); the test skips without it, and fails under CI=true.
+func everythingServer(t *testing.T) acp.McpServer {
+	t.Helper()
+	entry, err := filepath.Abs("../testdata/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+	if err == nil {
+		_, err = os.Stat(entry)
+	}
+	node := ""
+	if err == nil {
+		node, err = exec.LookPath("node")
+	}
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("server-everything unavailable under CI (%v); run: cd testdata && npm ci", err)
+		}
+		t.Skipf("server-everything unavailable (%v); run: cd testdata && npm ci", err)
+	}
+	return acp.McpServer{Stdio: &acp.McpServerStdio{Name: "everything", Command: node, Args: []string{entry, "stdio"}, Env: []acp.EnvVariable{}}}
+}
+
+// An editor's MCP server is started, its tools are offered to the model as
+// mcp__<server>__<tool>, calls ask permission and their results reach the
+// model; a server that cannot start leaves the session working.
+func TestMCPToolsFromEditor(t *testing.T) {
+	env := newEnv(t, "")
+	rec := record(toolSeq(toolCallReq{"mcp__everything__echo", map[string]any{"message": "hello mcp"}}))
+	env.setModel(mainModel, rec)
+	c := env.start(nil)
+	c.setPerm(choose(acp.PermissionOptionKindAllowOnce))
+	var resp acp.NewSessionResponse
+	broken := acp.McpServer{Stdio: &acp.McpServerStdio{Name: "broken", Command: "/nonexistent/mcp-server", Args: []string{}, Env: []acp.EnvVariable{}}}
+	if err := c.call(acp.AgentMethodSessionNew, acp.NewSessionRequest{Cwd: env.cwd, McpServers: []acp.McpServer{everythingServer(t), broken}}, &resp); err != nil {
+		t.Fatalf("session/new: %v", err)
+	}
+	c.mustPrompt(resp.SessionID, "echo something", acp.StopReasonEndTurn)
+
+	req := rec.last(t)
+	var offered bool
+	for _, d := range req.Tools {
+		if d.Name == "mcp__everything__echo" {
+			offered = len(d.InputSchema) > 0
+		}
+		if strings.HasPrefix(d.Name, "mcp__broken__") {
+			t.Errorf("a tool of the broken server was offered: %s", d.Name)
+		}
+	}
+	if !offered {
+		t.Fatalf("mcp__everything__echo not offered with a schema; tools: %v", req.Tools)
+	}
+	res := toolResults(req)
+	if len(res) != 1 || res[0].IsError || !strings.Contains(resultText(res[0]), "hello mcp") {
+		t.Fatalf("tool result: %+v", res)
+	}
+	if n := len(c.permissionRequests()); n != 1 {
+		t.Errorf("%d permission requests, want 1 (MCP tools ask in ask mode)", n)
+	}
+}
