@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"acpd/acp"
+	"acpd/config"
 	"acpd/mcpclient"
 	"acpd/model"
 	"acpd/permissions"
@@ -48,6 +50,43 @@ func mcpServers(in []acp.McpServer) []mcpclient.Server {
 	return out
 }
 
+// configMCPServers converts the configuration's MCP servers, sorted by
+// name, leaving out those whose name the editor already uses.
+func configMCPServers(cfg map[string]config.MCPServer, editor []acp.McpServer) []mcpclient.Server {
+	taken := map[string]bool{}
+	for _, s := range mcpServers(editor) {
+		taken[s.Name] = true
+	}
+	names := make([]string, 0, len(cfg))
+	for n := range cfg {
+		if !taken[n] {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	out := make([]mcpclient.Server, 0, len(names))
+	for _, n := range names {
+		c := cfg[n]
+		srv := mcpclient.Server{Name: n, URL: c.URL, Headers: c.Headers, Transport: c.Transport}
+		if len(c.Command) > 0 {
+			srv.Command, srv.Args = c.Command[0], c.Command[1:]
+		}
+		for k, v := range c.Env {
+			srv.Env = append(srv.Env, k+"="+v)
+		}
+		sort.Strings(srv.Env)
+		switch {
+		case srv.Transport != "":
+		case srv.URL != "":
+			srv.Transport = mcpclient.TransportHTTP
+		default:
+			srv.Transport = mcpclient.TransportStdio
+		}
+		out = append(out, srv)
+	}
+	return out
+}
+
 func headers(hs []acp.HTTPHeader) map[string]string {
 	m := make(map[string]string, len(hs))
 	for _, h := range hs {
@@ -59,7 +98,7 @@ func headers(hs []acp.HTTPHeader) map[string]string {
 // startMCP connects the session's MCP servers in the background. The
 // session owns the goroutine: closeMCP cancels and waits for it.
 func (s *sess) startMCP() {
-	servers := mcpServers(s.mcp)
+	servers := append(mcpServers(s.mcp), configMCPServers(s.cfg.MCPServers, s.mcp)...)
 	if len(servers) == 0 {
 		return
 	}

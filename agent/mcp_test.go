@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -67,5 +68,39 @@ func TestMCPToolsFromEditor(t *testing.T) {
 	}
 	if n := len(c.permissionRequests()); n != 1 {
 		t.Errorf("%d permission requests, want 1 (MCP tools ask in ask mode)", n)
+	}
+}
+
+// MCP servers from the user's configuration start too; the editor's win on
+// a name clash.
+func TestMCPServersFromConfig(t *testing.T) {
+	srv := everythingServer(t).Stdio
+	cmd, _ := json.Marshal(append([]string{srv.Command}, srv.Args...))
+	env := newEnv(t, "[mcp_servers.conf]\ncommand = "+string(cmd)+"\n[mcp_servers.broken]\ncommand = [\"/nonexistent/server\"]\n")
+	rec := record(toolSeq(toolCallReq{"mcp__conf__echo", map[string]any{"message": "from config"}}))
+	env.setModel(mainModel, rec)
+	c := env.start(nil)
+	c.setPerm(choose(acp.PermissionOptionKindAllowOnce))
+	// The editor's "broken" replaces the configuration's, and works.
+	var resp acp.NewSessionResponse
+	editors := everythingServer(t)
+	editors.Stdio.Name = "broken"
+	if err := c.call(acp.AgentMethodSessionNew, acp.NewSessionRequest{Cwd: env.cwd, McpServers: []acp.McpServer{editors}}, &resp); err != nil {
+		t.Fatalf("session/new: %v", err)
+	}
+	c.mustPrompt(resp.SessionID, "echo", acp.StopReasonEndTurn)
+	req := rec.last(t)
+	res := toolResults(req)
+	if len(res) != 1 || res[0].IsError || !strings.Contains(resultText(res[0]), "from config") {
+		t.Fatalf("tool result: %+v", res)
+	}
+	var broken bool
+	for _, d := range req.Tools {
+		if d.Name == "mcp__broken__echo" {
+			broken = true
+		}
+	}
+	if !broken {
+		t.Error("the editor's server named like a configured one was not started")
 	}
 }

@@ -85,6 +85,9 @@ type Config struct {
 	Permissions  PermissionsConfig `toml:"permissions"`
 	// Providers are the configured model providers by name.
 	Providers map[string]Provider `toml:"providers"`
+	// MCPServers are MCP servers every session starts, by name, besides
+	// those the editor names (the editor's win on a name clash).
+	MCPServers map[string]MCPServer `toml:"mcp_servers"`
 	// Files lists the configuration files that were loaded, user file first.
 	Files []string `toml:"-"`
 }
@@ -156,6 +159,23 @@ type Provider struct {
 	Query   map[string]string `toml:"query"`
 	// Models is the provider's model catalog.
 	Models []ModelConfig `toml:"models"`
+}
+
+// MCPServer configures one MCP server: a stdio command, or a URL for
+// streamable HTTP (transport "http", the default with a URL) or SSE.
+type MCPServer struct {
+	// Command is the server's argv (stdio).
+	Command []string `toml:"command"`
+	// Env are extra environment variables for a stdio server; it otherwise
+	// gets acpd's environment minus secrets.
+	Env map[string]string `toml:"env"`
+	// URL is the endpoint of an HTTP or SSE server.
+	URL string `toml:"url"`
+	// Transport is "stdio", "http" or "sse"; empty means stdio with a
+	// command and http with a URL.
+	Transport string `toml:"transport"`
+	// Headers are sent with every HTTP request.
+	Headers map[string]string `toml:"headers"`
 }
 
 // ModelConfig describes one model of a provider. Prices are USD per million
@@ -395,6 +415,15 @@ func (c *Config) clone() Config {
 			p.Query = cloneMap(p.Query)
 			p.Models = cloneSlice(p.Models)
 			d.Providers[name] = p
+		}
+	}
+	if c.MCPServers != nil {
+		d.MCPServers = make(map[string]MCPServer, len(c.MCPServers))
+		for name, m := range c.MCPServers {
+			m.Command = cloneSlice(m.Command)
+			m.Env = cloneMap(m.Env)
+			m.Headers = cloneMap(m.Headers)
+			d.MCPServers[name] = m
 		}
 	}
 	return d

@@ -604,7 +604,7 @@ func TestExampleDocumentsEveryKey(t *testing.T) {
 			switch {
 			case s.idx >= 0:
 				parts = append(parts, "[]")
-			case i == 1 && en.path[0].key == "providers":
+			case i == 1 && (en.path[0].key == "providers" || en.path[0].key == "mcp_servers"):
 				parts = append(parts, "*")
 			default:
 				parts = append(parts, s.key)

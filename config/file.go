@@ -27,7 +27,8 @@ var (
 	dialects     = []string{"openai", "openai-responses", "anthropic", "gemini", "exec"}
 
 	// projectForbidden are the tables a project file may not set.
-	projectForbidden = []string{"log", "state", "env", "providers", "protocol"}
+	projectForbidden = []string{"log", "state", "env", "providers", "protocol", "mcp_servers"}
+	mcpTransports    = []string{"stdio", "http", "sse"}
 
 	providerNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 	envNameRE      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -282,6 +283,64 @@ func validate(name string, c *Config, idx *posIndex) []error {
 	sort.Strings(names)
 	for _, n := range names {
 		errs = append(errs, validateProvider(name, n, c.Providers[n], idx)...)
+	}
+	names = names[:0]
+	for n := range c.MCPServers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		errs = append(errs, validateMCPServer(name, n, c.MCPServers[n], idx)...)
+	}
+	return errs
+}
+
+// validateMCPServer checks one [mcp_servers.NAME] table.
+func validateMCPServer(name, sname string, m MCPServer, idx *posIndex) []error {
+	var errs []error
+	key := pathOf("mcp_servers", sname)
+	add := func(format string, args ...any) {
+		errs = append(errs, idx.errAt(name, key, format, args...))
+	}
+	if !providerNameRE.MatchString(sname) {
+		add("%s: the name may only use letters, digits, '.', '_' and '-'", key)
+	}
+	transport := m.Transport
+	if transport == "" {
+		transport = "stdio"
+		if m.URL != "" {
+			transport = "http"
+		}
+	}
+	if err := checkOneOf(key+".transport", transport, mcpTransports); err != nil {
+		add("%v", err)
+		return errs
+	}
+	switch transport {
+	case "stdio":
+		if len(m.Command) == 0 || m.Command[0] == "" {
+			add("%s: a stdio server needs a command", key)
+		}
+		if m.URL != "" || len(m.Headers) > 0 {
+			add("%s: url and headers are for http and sse servers", key)
+		}
+		for k := range m.Env {
+			if !envNameRE.MatchString(k) {
+				add("%s.env: invalid variable name %q", key, k)
+			}
+		}
+	default:
+		if err := checkBaseURL(m.URL); err != nil {
+			add("%s.url: %v", key, err)
+		}
+		if len(m.Command) > 0 || len(m.Env) > 0 {
+			add("%s: command and env are for stdio servers", key)
+		}
+		for h, v := range m.Headers {
+			if !headerNameRE.MatchString(h) || strings.ContainsAny(v, "\r\n\x00") {
+				add("%s.headers: invalid header %q", key, h)
+			}
+		}
 	}
 	return errs
 }
