@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
@@ -138,8 +139,17 @@ func (s *sess) runCalls(ctx context.Context, ts *turnState) (stop acp.StopReason
 			}
 		}
 		var wg sync.WaitGroup
+		// slots bounds the calls running at once; the loop waits for a
+		// free one (a running call always finishes, cancelled or not).
+		slots := make(chan struct{}, maxParallelCalls)
 		for k := i; k < j; k++ {
 			pc := ts.calls[k]
+			if ctx.Err() == nil {
+				select {
+				case slots <- struct{}{}:
+				case <-ctx.Done():
+				}
+			}
 			if ctx.Err() != nil {
 				results[k] = toolResultPart(pc.id, errResult("cancelled by the user before it ran"))
 				s.notify(out, acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(pc.id), Status: statusp(acp.ToolCallStatusFailed)}})
@@ -148,7 +158,8 @@ func (s *sess) runCalls(ctx context.Context, ts *turnState) (stop acp.StopReason
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				results[k] = toolResultPart(pc.id, s.runCall(ctx, pc))
+				defer func() { <-slots }()
+				results[k] = toolResultPart(pc.id, s.runCallSafe(ctx, pc))
 			}()
 		}
 		wg.Wait()
@@ -159,6 +170,24 @@ func (s *sess) runCalls(ctx context.Context, ts *turnState) (stop acp.StopReason
 		return acp.StopReasonCancelled, true
 	}
 	return "", false
+}
+
+// maxParallelCalls bounds how many consecutive read-only calls of one
+// response run at once; the rest wait for a free slot.
+const maxParallelCalls = 8
+
+// runCallSafe is runCall on a goroutine of its own: a panicking tool
+// fails its call (and is logged) instead of taking the process down, since
+// the connection's handler recovery does not cover this goroutine.
+func (s *sess) runCallSafe(ctx context.Context, pc *pendingCall) (res toolResult) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.a.log.Error("tool panicked", "session", s.id, "tool", pc.name, "panic", p, "stack", string(debug.Stack()))
+			res = errResult("internal error running %s", pc.name)
+			s.notify(s.a.baseContext(), acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(pc.id), Status: statusp(acp.ToolCallStatusFailed)}})
+		}
+	}()
+	return s.runCall(ctx, pc)
 }
 
 // runCall runs one call with its tool_call_update lifecycle.

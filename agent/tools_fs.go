@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -310,12 +311,45 @@ var listDirTool = &tool{
 	},
 }
 
-// walker walks a tree, skipping .git and what .gitignore files ignore.
+// walker walks a tree, skipping .git, protected directories and what
+// .gitignore files ignore.
 type walker struct {
 	ctx context.Context
 	// top is the session root containing the walked tree ("" if none): the
 	// .gitignore files between it and the tree apply too.
 	top string
+	// skip are real paths of directories never entered (acpd's
+	// configuration and state directories): the permission check covers
+	// only the searched path, so a search must not reach into places that
+	// always ask.
+	skip []string
+}
+
+// searchWalker returns the walker for a search rooted in root (a session
+// root, or "").
+func (s *sess) searchWalker(ctx context.Context, root string) walker {
+	var skip []string
+	for _, d := range s.a.opts.Protected {
+		if !filepath.IsAbs(d) {
+			continue
+		}
+		d = filepath.Clean(d)
+		skip = append(skip, d)
+		if r, err := filepath.EvalSymlinks(d); err == nil && r != d {
+			skip = append(skip, r)
+		}
+	}
+	return walker{ctx: ctx, top: root, skip: skip}
+}
+
+// skipped reports whether the directory p is .git or a protected directory.
+// The comparisons ignore case, so case-insensitive file systems cannot be
+// used to dodge them.
+func (w walker) skipped(p, name string) bool {
+	if strings.EqualFold(name, ".git") {
+		return true
+	}
+	return slices.ContainsFunc(w.skip, func(d string) bool { return strings.EqualFold(p, d) })
 }
 
 type ignoreLevel struct {
@@ -358,7 +392,7 @@ func (w walker) walk(root string, f func(path string) bool) error {
 			return nil
 		}
 		if d.IsDir() {
-			if d.Name() == ".git" && p != root {
+			if p != root && w.skipped(p, d.Name()) {
 				return filepath.SkipDir
 			}
 			if gi, err := ignore.CompileIgnoreFile(filepath.Join(p, ".gitignore")); err == nil {
@@ -475,7 +509,7 @@ var globTool = &tool{
 		}
 		var found []string
 		more := false
-		err = walker{ctx, t.res.Root}.walk(t.res.Path, func(p string) bool {
+		err = s.searchWalker(ctx, t.res.Root).walk(t.res.Path, func(p string) bool {
 			rel, _ := filepath.Rel(t.res.Path, p)
 			rel = filepath.ToSlash(rel)
 			if re.MatchString(rel) {
@@ -577,7 +611,7 @@ var grepTool = &tool{
 		}
 		if st, err := os.Stat(t.res.Path); err == nil && !st.IsDir() {
 			searchFile(t.res.Path)
-		} else if err := (walker{ctx, t.res.Root}).walk(t.res.Path, searchFile); err != nil {
+		} else if err := s.searchWalker(ctx, t.res.Root).walk(t.res.Path, searchFile); err != nil {
 			return errResult("searching %s: %v", s.display(t.res.Path), err)
 		}
 		if matches == 0 {

@@ -62,7 +62,9 @@ type Call struct {
 	Command string
 	// Paths are the files or directories a file tool touches. A file tool
 	// call without paths asks in every mode: pass the root itself (Rel ".")
-	// for calls that default to it.
+	// for calls that default to it. For run_command they are the command's
+	// working directory: one outside the roots or in a protected place asks
+	// in every mode (step 3).
 	Paths []Path
 	// Mutating marks an MCP or unknown tool as having side effects; plan mode
 	// denies those. Other tools ask in plan mode even when not mutating.
@@ -696,6 +698,14 @@ func (p *Policy) decideCommand(mode Mode, c Call, rem []compiledRule) Decision {
 	}
 	if _, sc, ok := denies(rem, false); ok {
 		return Decision{Action: Deny, Reason: fmt.Sprintf("the user chose to always reject `%s` in this project", sc)}
+	}
+	// Step 3 for the command's working directory: a command run outside
+	// the roots or in a protected place asks in every mode, and an allow
+	// rule or remembered choice (made for the project) cannot lift that.
+	for _, x := range c.Paths {
+		if why := p.unsafeReason(p.pathInfo(x)); why != "" {
+			return Decision{Action: Ask, Reason: "working directory: " + why}
+		}
 	}
 	// Parts that cannot be analysed might hide a denied command: ask.
 	if r, sc, ok := denies(p.rules, true); ok {
