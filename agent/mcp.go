@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -50,39 +49,18 @@ func mcpServers(in []acp.McpServer) []mcpclient.Server {
 	return out
 }
 
-// configMCPServers converts the configuration's MCP servers, sorted by
-// name, leaving out those whose name the editor already uses.
+// configMCPServers converts the configuration's MCP servers, leaving out
+// those whose name the editor already uses.
 func configMCPServers(cfg map[string]config.MCPServer, editor []acp.McpServer) []mcpclient.Server {
 	taken := map[string]bool{}
 	for _, s := range mcpServers(editor) {
 		taken[s.Name] = true
 	}
-	names := make([]string, 0, len(cfg))
-	for n := range cfg {
-		if !taken[n] {
-			names = append(names, n)
+	var out []mcpclient.Server
+	for _, srv := range mcpclient.FromConfig(cfg) {
+		if !taken[srv.Name] {
+			out = append(out, srv)
 		}
-	}
-	sort.Strings(names)
-	out := make([]mcpclient.Server, 0, len(names))
-	for _, n := range names {
-		c := cfg[n]
-		srv := mcpclient.Server{Name: n, URL: c.URL, Headers: c.Headers, Transport: c.Transport}
-		if len(c.Command) > 0 {
-			srv.Command, srv.Args = c.Command[0], c.Command[1:]
-		}
-		for k, v := range c.Env {
-			srv.Env = append(srv.Env, k+"="+v)
-		}
-		sort.Strings(srv.Env)
-		switch {
-		case srv.Transport != "":
-		case srv.URL != "":
-			srv.Transport = mcpclient.TransportHTTP
-		default:
-			srv.Transport = mcpclient.TransportStdio
-		}
-		out = append(out, srv)
 	}
 	return out
 }
@@ -108,7 +86,7 @@ func (s *sess) startMCP() {
 			ClientName:    s.a.opts.Name,
 			ClientVersion: s.a.opts.Version,
 			Logger:        s.a.log,
-			BaseEnv:       s.a.opts.Env,
+			BaseEnv:       s.childEnv(),
 			Dir:           s.cwd,
 		}),
 		ready:  make(chan struct{}),

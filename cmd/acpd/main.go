@@ -98,6 +98,7 @@ Run without a subcommand (or with "serve") it serves ACP on stdio.`,
 		newSessionsCmd(g),
 		newRunCmd(g),
 		newPermissionsCmd(g),
+		newDoctorCmd(g),
 		newLoginCmd(g),
 		newLogoutCmd(),
 		&cobra.Command{

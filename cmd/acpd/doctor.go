@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/log"
+	"github.com/spf13/cobra"
+
+	"acpd/config"
+	"acpd/mcpclient"
+	"acpd/model/provider"
+	"acpd/terminal"
+)
+
+// doctorTimeout bounds each network or process check of acpd doctor.
+const doctorTimeout = 20 * time.Second
+
+func newDoctorCmd(g *globalFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "doctor",
+		Short: "Check acpd's configuration, state directory, model and MCP servers",
+		Long: `Check what acpd would use when an editor starts it: the configuration
+files, the state directory, the model (from --model, the config, API keys,
+stored keys or a local server), the shell for commands, and the configured
+MCP servers. Keys are never printed. Exits 1 when something needs fixing.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runDoctor(cmd.Context(), g, cmd.OutOrStdout())
+		},
+	}
+}
+
+func runDoctor(ctx context.Context, g *globalFlags, out io.Writer) error {
+	failed := false
+	report := func(ok bool, what, detail string) {
+		mark := "ok  "
+		if !ok {
+			mark, failed = "FAIL", true
+		}
+		fmt.Fprintf(out, "%s %-14s %s\n", mark, what, detail)
+	}
+	loader, err := loadConfig(g)
+	if err != nil {
+		report(false, "config", err.Error())
+		return exitError(1)
+	}
+	cfg := loader.User()
+	files := "none (defaults)"
+	if len(cfg.Files) > 0 {
+		files = strings.Join(cfg.Files, ", ")
+	}
+	report(true, "config", files)
+	if cwd, err := os.Getwd(); err == nil {
+		if _, err := loader.ForProject(cwd); err != nil {
+			report(false, "project config", err.Error())
+		} else {
+			report(true, "project root", config.ProjectRoot(cwd))
+		}
+	}
+	store, err := openStore(cfg)
+	if err != nil {
+		report(false, "state", err.Error())
+	} else {
+		probe, err := os.CreateTemp(store.Dir(), ".doctor-*")
+		if err == nil {
+			probe.Close()
+			os.Remove(probe.Name())
+		}
+		report(err == nil, "state", store.Dir())
+	}
+	lg := log.New(io.Discard)
+	reg := provider.New(provider.Options{
+		Config:      cfg,
+		Credentials: provider.OpenCredentials(""),
+		Discover:    os.Getenv("ACPD_DISCOVER") != "0",
+		Logger:      lg,
+		Version:     acpdVersion(),
+	})
+	defer reg.Close()
+	mctx, cancel := context.WithTimeout(ctx, doctorTimeout)
+	ref, err := reg.Default(mctx)
+	cancel()
+	if err != nil {
+		report(false, "model", err.Error())
+	} else if _, info, err := reg.Resolve(ref); err != nil {
+		report(false, "model", fmt.Sprintf("%s: %v", ref, err))
+	} else {
+		detail := ref
+		if info.ContextWindow > 0 {
+			detail += fmt.Sprintf(" (context %d tokens)", info.ContextWindow)
+		}
+		report(true, "model", detail)
+	}
+	sh := "/bin/sh"
+	if p, err := exec.LookPath("bash"); err == nil {
+		sh = p
+	}
+	report(true, "shell", sh)
+	if servers := mcpclient.FromConfig(cfg.MCPServers); len(servers) > 0 {
+		cwd, _ := os.Getwd()
+		m := mcpclient.NewManager(mcpclient.Options{ClientName: "acpd doctor", ClientVersion: acpdVersion(), Logger: lg, BaseEnv: terminal.FilterEnv(os.Environ(), cfg.Env.Allow), Dir: cwd})
+		for _, srv := range servers {
+			// One server at a time, so each error belongs to its server.
+			sctx, cancel := context.WithTimeout(ctx, doctorTimeout)
+			errs := m.Start(sctx, []mcpclient.Server{srv})
+			cancel()
+			if len(errs) > 0 {
+				report(false, "mcp "+srv.Name, errs[0].Error())
+				continue
+			}
+			n := 0
+			for _, t := range m.Tools() {
+				if t.Server == srv.Name {
+					n++
+				}
+			}
+			report(true, "mcp "+srv.Name, fmt.Sprintf("%s, %d tools", srv.Transport, n))
+		}
+		// Close reports how the servers ended (a stdio server stopped by
+		// SIGTERM is an error there); that is no finding.
+		_ = m.Close()
+	}
+	if failed {
+		return exitError(1)
+	}
+	return nil
+}
