@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"strings"
 	"sync"
 	"time"
@@ -53,6 +54,44 @@ var commandEnv = []terminal.EnvVar{
 	{Name: "GIT_TERMINAL_PROMPT", Value: "0"},
 	{Name: "GIT_EDITOR", Value: "true"},
 	{Name: "EDITOR", Value: "true"},
+}
+
+// childEnv is the base environment of the session's children (commands and
+// stdio MCP servers): Options.Env without the variables the configured
+// providers read their API keys from (api_key_env), whatever their names,
+// unless [env] allow names them.
+func (s *sess) childEnv() []string {
+	base := s.a.opts.Env
+	if base == nil {
+		base = terminal.FilterEnv(os.Environ(), nil)
+	}
+	keys := map[string]bool{}
+	for _, p := range s.cfg.Providers {
+		if p.APIKeyEnv != "" && !envAllowed(p.APIKeyEnv, s.cfg.Env.Allow) {
+			keys[p.APIKeyEnv] = true
+		}
+	}
+	if len(keys) == 0 {
+		return base
+	}
+	out := make([]string, 0, len(base))
+	for _, kv := range base {
+		if name, _, _ := strings.Cut(kv, "="); !keys[name] {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// envAllowed reports whether [env] allow lets name through (an exact name
+// or a path.Match pattern, as terminal.FilterEnv reads it).
+func envAllowed(name string, allow []string) bool {
+	for _, a := range allow {
+		if ok, err := path.Match(a, name); a == name || err == nil && ok {
+			return true
+		}
+	}
+	return false
 }
 
 // wantsTerminalMeta reports Zed's terminal-output extension
@@ -118,7 +157,7 @@ func runCommand(ctx context.Context, s *sess, tc *toolCall) toolResult {
 		Cwd:             dir.res.Path,
 		OutputByteLimit: commandOutputLimit,
 		StdinEOF:        true,
-		BaseEnv:         s.a.opts.Env,
+		BaseEnv:         s.childEnv(),
 	}
 	out := s.a.baseContext()
 	id := acp.ToolCallID(tc.id)

@@ -243,7 +243,7 @@ func (m *Manager) Start(ctx context.Context, servers []Server) []error {
 		wg.Go(func() {
 			c, err := m.connect(ctx, servers[i])
 			if err != nil {
-				errs[i] = fmt.Errorf("mcp server %q: %w", servers[i].Name, err)
+				errs[i] = fmt.Errorf("mcp server %q: %w", servers[i].Name, scrub(err, servers[i].URL))
 				return
 			}
 			results[i] = c
@@ -325,7 +325,7 @@ func (m *Manager) Call(ctx context.Context, qualified string, args json.RawMessa
 	}
 	res, err := ref.c.session.CallTool(ctx, params)
 	if err != nil {
-		return Result{}, fmt.Errorf("mcp server %q: tool %q: %w", ref.c.server.Name, ref.name, err)
+		return Result{}, fmt.Errorf("mcp server %q: tool %q: %w", ref.c.server.Name, ref.name, scrub(err, ref.c.server.URL))
 	}
 	return convertResult(res)
 }
