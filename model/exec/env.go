@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -32,11 +33,11 @@ func secretName(name string) bool {
 
 // pluginEnv returns parent without credentials, followed by extra (which
 // wins over parent for duplicate names, as os/exec keeps the last value).
-func pluginEnv(parent, extra []string) []string {
+func pluginEnv(parent, extra, hide []string) []string {
 	out := make([]string, 0, len(parent)+len(extra))
 	for _, kv := range parent {
 		name, _, ok := strings.Cut(kv, "=")
-		if !ok || name == "" || secretName(name) {
+		if !ok || name == "" || secretName(name) || slices.Contains(hide, name) {
 			continue
 		}
 		out = append(out, kv)

@@ -52,6 +52,9 @@ type Options struct {
 	// after acpd's own environment, filtered of credentials (see the
 	// package documentation); they override variables of the same name.
 	Env []string
+	// Hide names variables left out of the inherited environment whatever
+	// their names (the key variables of other providers, for example).
+	Hide []string
 	// Dir is the plug-in's working directory; empty means acpd's.
 	Dir string
 	// HandshakeTimeout bounds the wait for the plug-in's hello; 0 means
@@ -70,6 +73,7 @@ type Options struct {
 type Backend struct {
 	argv      []string
 	env       []string
+	hide      []string
 	dir       string
 	handshake time.Duration
 	log       *log.Logger
@@ -94,6 +98,7 @@ func New(opts Options) *Backend {
 	b := &Backend{
 		argv:      slices.Clone(opts.Command),
 		env:       slices.Clone(opts.Env),
+		hide:      slices.Clone(opts.Hide),
 		dir:       opts.Dir,
 		handshake: opts.HandshakeTimeout,
 		log:       opts.Logger,

@@ -407,9 +407,15 @@ func TestSecretName(t *testing.T) {
 			t.Errorf("secretName(%q) = %v, want %v", name, got, want)
 		}
 	}
-	got := pluginEnv([]string{"A=1", "X_TOKEN=t", "=weird", "noequals", "B=2=3"}, []string{"C=4"})
+	got := pluginEnv([]string{"A=1", "X_TOKEN=t", "=weird", "noequals", "B=2=3"}, []string{"C=4"}, nil)
 	if strings.Join(got, " ") != "A=1 B=2=3 C=4" {
 		t.Errorf("pluginEnv = %q", got)
+	}
+	// Hidden names go whatever they look like (another provider's key in
+	// an ordinary-looking variable).
+	got = pluginEnv([]string{"A=1", "WORK_CREDS=k", "B=2"}, nil, []string{"WORK_CREDS"})
+	if strings.Join(got, " ") != "A=1 B=2" {
+		t.Errorf("pluginEnv with hidden names = %q", got)
 	}
 }
 

@@ -458,6 +458,22 @@ func buildExec(r *Registry, s *spec) (*entry, error) {
 	if key != "" && len(s.keyEnv) > 0 {
 		env = []string{s.keyEnv[0] + "=" + key}
 	}
-	b := exec.New(exec.Options{Command: s.command, Env: env, Logger: r.logger, Version: r.version})
+	b := exec.New(exec.Options{Command: s.command, Env: env, Hide: r.keyVariables(), Logger: r.logger, Version: r.version})
 	return &entry{b: r.retrying(s.name, b), closer: b, lister: b}, nil
+}
+
+// keyVariables lists every configured provider's api_key_env: a plug-in
+// inherits none of them, whatever their names (it gets its own key
+// explicitly).
+func (r *Registry) keyVariables() []string {
+	var names []string
+	if r.cfg == nil {
+		return nil
+	}
+	for _, p := range r.cfg.Providers {
+		if p.APIKeyEnv != "" {
+			names = append(names, p.APIKeyEnv)
+		}
+	}
+	return names
 }
