@@ -238,9 +238,13 @@ func (a *Agent) shutdown() {
 	a.sessions = map[acp.SessionID]*sess{}
 	cancel := a.cancelAll
 	a.mu.Unlock()
+	// In parallel: each close may wait out a stubborn child's grace periods
+	// (a command, an MCP server), which must not add up per session.
+	var wg sync.WaitGroup
 	for _, s := range ss {
-		s.close()
+		wg.Go(s.close)
 	}
+	wg.Wait()
 	if err := a.terms.Close(); err != nil {
 		a.log.Warn("closing terminals", "err", err)
 	}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// readPid waits (bounded by the reply wait) for path to hold a pid and a
+// newline.
+func readPid(t *testing.T, p *proc, path string) int {
+	t.Helper()
+	deadline := time.Now().Add(*flagReplyWait)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(path); err == nil && strings.HasSuffix(string(b), "\n") {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 0 {
+				return pid
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("%s was not written; stderr:\n%s", path, p.stderr.String())
+	return 0
+}
+
+// TestExitWithStubbornChildren closes acpd's stdin while one session runs a
+// command that ignores SIGTERM (and has a child that does too) and another
+// session's MCP stdio server hangs in the handshake, ignoring both its stdin
+// closing and SIGTERM. acpd must stop both (SIGKILL after the grace periods)
+// and exit 0: no dying or stubborn child holds the turn or the shutdown.
+func TestExitWithStubbornChildren(t *testing.T) {
+	t.Parallel()
+	iso := newIsolation(t)
+	project := t.TempDir()
+	cmdPidFile := filepath.Join(project, "cmd.pid")
+	mcpPidFile := filepath.Join(project, "mcp.pid")
+	script := writeFile(t, filepath.Join(t.TempDir(), "stubborn.jsonl"),
+		`{"type":"tool_done","toolCallId":"call_sleep","toolName":"run_command","input":{"command":"trap '' TERM; sleep 300 & echo $! > cmd.pid; wait; wait"}}`+"\n"+
+			`{"type":"finish"}`+"\n")
+	p := startProc(t, iso.Env(), "--model", "replay/"+script)
+	p.initialize()
+
+	// Session 1: an MCP server that never answers the handshake.
+	var r struct {
+		SessionID string `json:"sessionId"`
+	}
+	p.mustCall("session/new", map[string]any{"cwd": project, "mcpServers": []any{map[string]any{
+		"name": "stuck", "command": "/bin/sh", "env": []any{},
+		"args": []string{"-c", `echo $$ > mcp.pid; trap '' TERM; exec sleep 300`},
+	}}}, &r)
+	mcpPid := readPid(t, p, mcpPidFile)
+
+	// Session 2: a command that ignores SIGTERM.
+	sid := p.newSession(project)
+	p.mustCall("session/set_config_option", map[string]any{"sessionId": sid, "configId": "mode", "value": "full"}, nil)
+	promptID := p.request("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "sleep"}}})
+	p.waitUpdate("run_command in progress", func(kind string, u json.RawMessage) bool {
+		return kind == "tool_call_update" && strings.Contains(string(u), `"status":"in_progress"`)
+	})
+	cmdPid := readPid(t, p, cmdPidFile)
+
+	p.close() // fails unless acpd exits 0 within the reply wait
+	for name, pid := range map[string]int{"command": cmdPid, "MCP server": mcpPid} {
+		if !processGone(pid) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Errorf("the %s (pid %d) outlived acpd", name, pid)
+		}
+	}
+	found := false
+	for _, l := range p.got {
+		m := decodeMsg(t, l)
+		if m.isResponse() && string(m.ID) == promptID {
+			found = true
+			if !strings.Contains(string(m.Result), `"cancelled"`) {
+				t.Errorf("prompt reply at exit = %s, want stopReason cancelled", m.raw)
+			}
+		}
+	}
+	if !found {
+		t.Error("the running prompt got no reply before acpd exited")
+	}
+}
