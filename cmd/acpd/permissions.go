@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"text/tabwriter"
@@ -83,19 +82,7 @@ func newPermissionsCmd(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var failed error
-			for _, id := range args {
-				if err := ps.Remove(id); err != nil {
-					fmt.Fprintf(cmd.ErrOrStderr(), "acpd: %s: %v\n", id, err)
-					failed = errors.Join(failed, err)
-					continue
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "removed %s\n", id)
-			}
-			if failed != nil {
-				return exitError(1)
-			}
-			return nil
+			return removeEach(cmd, args, ps.Remove)
 		},
 	}
 	cmd.AddCommand(list, rm)

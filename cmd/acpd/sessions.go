@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -93,19 +92,7 @@ func newSessionsCmd(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var failed error
-			for _, id := range args {
-				if err := store.Delete(id); err != nil {
-					fmt.Fprintf(cmd.ErrOrStderr(), "acpd: %s: %v\n", id, err)
-					failed = errors.Join(failed, err)
-					continue
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "removed %s\n", id)
-			}
-			if failed != nil {
-				return exitError(1)
-			}
-			return nil
+			return removeEach(cmd, args, store.Delete)
 		},
 	}
 	cmd.AddCommand(list, show, rm)
@@ -164,4 +151,22 @@ func firstLine(s string) string {
 		}
 	}
 	return s
+}
+
+// removeEach removes every id with remove, reporting each outcome; it exits
+// 1 when any removal failed, after trying them all.
+func removeEach(cmd *cobra.Command, ids []string, remove func(id string) error) error {
+	failed := false
+	for _, id := range ids {
+		if err := remove(id); err != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "acpd: %s: %v\n", id, err)
+			failed = true
+			continue
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "removed %s\n", id)
+	}
+	if failed {
+		return exitError(1)
+	}
+	return nil
 }
