@@ -24,7 +24,7 @@ func qualifiedNames(keys []toolKey) []string {
 	plain := make([]string, len(keys))
 	count := map[string]int{}
 	for i, k := range keys {
-		plain[i] = "mcp__" + sanitize(k.server) + "__" + sanitize(k.tool)
+		plain[i] = "mcp__" + serverPart(k.server) + "__" + sanitize(k.tool)
 		count[plain[i]]++
 	}
 	taken := make(map[string]bool, len(keys))
@@ -78,4 +78,21 @@ func sanitize(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// serverPart is the server's name in qualified names: sanitized, with runs
+// of '_' collapsed, so it never contains the "__" separator and
+// "mcp__<server>__<tool>" splits at its first "__" after the prefix (server
+// "a__b" with tool "c" and server "a" with tool "b__c" get different names,
+// and a remembered permission for one can never apply to the other).
+func serverPart(server string) string {
+	s := sanitize(server)
+	for strings.Contains(s, "__") {
+		s = strings.ReplaceAll(s, "__", "_")
+	}
+	// A trailing '_' would join the separator into "___".
+	if s = strings.TrimRight(s, "_"); s == "" {
+		s = "x"
+	}
+	return s
 }

@@ -24,7 +24,7 @@ func TestQualifiedNames(t *testing.T) {
 	want0 := map[int]string{
 		0: "mcp__fs__read_file",
 		1: "mcp__my_server__do_thing",
-		5: "mcp____moji__t____l",
+		5: "mcp___moji__t____l",
 		7: "mcp__srv__tool_with_slashes",
 	}
 	for i, w := range want0 {
@@ -84,4 +84,14 @@ func FuzzQualifiedNames(f *testing.F) {
 			seen[n] = true
 		}
 	})
+}
+
+func TestQualifiedNamesSeparatorIsUnambiguous(t *testing.T) {
+	got := qualifiedNames([]toolKey{{"a__b", "c"}, {"a", "b__c"}})
+	if got[0] == got[1] {
+		t.Fatalf("server a__b/tool c and server a/tool b__c share %q", got[0])
+	}
+	if got[0] != "mcp__a_b__c" || got[1] != "mcp__a__b__c" {
+		t.Fatalf("names = %q", got)
+	}
 }
