@@ -367,8 +367,19 @@ func (c *Client) writeTextFile(req acp.WriteTextFileRequest) (acp.WriteTextFileR
 	return acp.WriteTextFileResponse{}, nil
 }
 
+// maxTerminals bounds the terminals an agent holds at once (each keeps a
+// PTY and up to terminal.MaxOutputByteLimit bytes until released); further
+// terminal/create requests fail until it releases some.
+const maxTerminals = 64
+
 // createTerminal serves terminal/create.
 func (c *Client) createTerminal(ctx context.Context, req acp.CreateTerminalRequest) (acp.CreateTerminalResponse, error) {
+	c.mu.Lock()
+	held := len(c.byID)
+	c.mu.Unlock()
+	if held >= maxTerminals {
+		return acp.CreateTerminalResponse{}, fmt.Errorf("too many terminals (%d): release some with terminal/release first", held)
+	}
 	spec := terminal.Spec{
 		Command:  req.Command,
 		Args:     req.Args,
