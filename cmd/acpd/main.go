@@ -99,6 +99,7 @@ Run without a subcommand (or with "serve") it serves ACP on stdio.`,
 		newRunCmd(g),
 		newPermissionsCmd(g),
 		newDoctorCmd(g),
+		newMCPCmd(g),
 		newLoginCmd(g),
 		newLogoutCmd(),
 		&cobra.Command{
