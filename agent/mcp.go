@@ -27,6 +27,11 @@ type mcpTools struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	errs   []error // set before ready closes
+
+	// cmdMu serializes available_commands_update sends (announceCommands);
+	// announced is set once the first one went out after the session reply.
+	cmdMu     sync.Mutex
+	announced bool
 }
 
 // mcpServers converts the editor's MCP server list.
@@ -88,6 +93,8 @@ func (s *sess) startMCP() {
 			Logger:        s.a.log,
 			BaseEnv:       s.childEnv(),
 			Dir:           s.cwd,
+			// MCP prompts are slash commands: announce the new list.
+			OnPromptsChanged: func() { s.announceCommands(s.a.baseContext(), false) },
 		}),
 		ready:  make(chan struct{}),
 		cancel: cancel,
@@ -100,6 +107,7 @@ func (s *sess) startMCP() {
 		errs := t.m.Start(ctx, servers)
 		t.errs = errs
 		close(t.ready)
+		s.announceCommands(s.a.baseContext(), false) // now with the servers' prompts
 		for _, err := range errs {
 			s.a.log.Warn("MCP server failed to start", "session", s.id, "err", err)
 		}
@@ -186,6 +194,9 @@ func (s *sess) mcpToolMap() map[string]*tool {
 				return toolResult{text: text, isError: res.IsError}
 			},
 		}
+	}
+	for n, rt := range resourceTools(t) {
+		out[n] = rt
 	}
 	return out
 }

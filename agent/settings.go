@@ -172,9 +172,10 @@ var commands = []acp.AvailableCommand{
 	{Name: "plan", Description: "Switch to plan mode (read-only)"},
 }
 
-// sendCommands announces the slash commands.
+// sendCommands announces the slash commands, MCP prompts included (see
+// announceCommands); it is called once the session's reply is out.
 func (s *sess) sendCommands(ctx context.Context) {
-	s.send(ctx, acp.SessionUpdate{AvailableCommandsUpdate: &acp.AvailableCommandsUpdate{AvailableCommands: commands}})
+	s.announceCommands(ctx, true)
 }
 
 // coalesce merges consecutive agent message / thought chunks of the same

@@ -135,6 +135,13 @@ func (s *sess) runTurn(ctx context.Context, prompt []acp.ContentBlock) (acp.Stop
 		// so the user's retry does not send it twice.
 		return "", modelUnavailable(st.Model, resolveErr)
 	}
+	if p, stop, ok := s.mcpPromptTurn(ctx, prompt); ok {
+		// An MCP prompt command: its messages are the user's message.
+		if stop != "" {
+			return stop, nil
+		}
+		parts = p
+	}
 	s.appendMessage(model.Message{Role: model.RoleUser, Parts: parts})
 	s.awaitMCP(ctx)
 	maxReq := s.cfg.Agent.MaxTurnRequests

@@ -7,7 +7,9 @@
 // negotiation. This package adds what a coding agent needs on top: launching
 // stdio servers with a controlled environment, per-server HTTP headers,
 // model-safe unique tool names, tracking tools/list_changed, and owning every
-// connection and child process until [Manager.Close].
+// connection and child process until [Manager.Close]. It also exposes the
+// servers' prompts (as slash-command-friendly names, tracking
+// prompts/list_changed) and resources, bounded for a model's context.
 package mcpclient
 
 import (
@@ -102,6 +104,10 @@ type Options struct {
 	// on a goroutine owned by the Manager and must return promptly; it must
 	// not call [Manager.Close].
 	OnToolsChanged func()
+	// OnPromptsChanged, if set, is called after [Manager.Prompts] changed
+	// because a server sent notifications/prompts/list_changed or
+	// disconnected. The same rules as for OnToolsChanged apply.
+	OnPromptsChanged func()
 }
 
 // Tool is one tool a connected server offers.
@@ -152,6 +158,9 @@ type Manager struct {
 	conns  []*conn         // connected servers, in start order
 	tools  []Tool
 	lookup map[string]toolRef
+
+	prompts      []Prompt
+	promptLookup map[string]toolRef
 }
 
 type toolRef struct {
@@ -165,11 +174,13 @@ type conn struct {
 	session *mcp.ClientSession
 	closeFn func() error // closes the session and releases transport resources
 
-	refresh chan struct{} // capacity 1: a pending refresh; further signals coalesce
-	done    chan struct{} // closed when the session has ended
+	refresh        chan struct{} // capacity 1: a pending refresh; further signals coalesce
+	refreshPrompts chan struct{} // likewise for prompts
+	done           chan struct{} // closed when the session has ended
 
-	// tools is guarded by Manager.mu.
-	tools []*mcp.Tool
+	// tools and prompts are guarded by Manager.mu.
+	tools   []*mcp.Tool
+	prompts []*mcp.Prompt
 }
 
 // NewManager returns a Manager with no connections.
@@ -192,6 +203,8 @@ func NewManager(opts Options) *Manager {
 		cancel: cancel,
 		names:  map[string]bool{},
 		lookup: map[string]toolRef{},
+
+		promptLookup: map[string]toolRef{},
 	}
 }
 
@@ -345,6 +358,8 @@ func (m *Manager) Close() error {
 	m.conns = nil
 	m.tools = nil
 	m.lookup = map[string]toolRef{}
+	m.prompts = nil
+	m.promptLookup = map[string]toolRef{}
 	m.mu.Unlock()
 
 	errs := make([]error, len(conns))
@@ -386,6 +401,7 @@ func (m *Manager) watch(c *conn) {
 	_ = c.closeFn() // reap a stdio child and release HTTP connections
 	m.log.Warn("server disconnected", "server", c.server.Name, "err", err)
 	m.notifyChanged()
+	m.notifyPromptsChanged()
 }
 
 // refresher re-lists c's tools each time the server reports a change.
@@ -397,6 +413,9 @@ func (m *Manager) refresher(c *conn) {
 			return
 		case <-c.done:
 			return
+		case <-c.refreshPrompts:
+			m.refreshPromptList(c)
+			continue
 		case <-c.refresh:
 		}
 		ctx, cancel := context.WithTimeout(m.ctx, refreshTimeout)
@@ -455,14 +474,16 @@ func (m *Manager) rebuildLocked() {
 		})
 		m.lookup[names[i]] = toolRef{c: owners[i], name: t.Name}
 	}
+	m.rebuildPromptsLocked()
 }
 
 // connect opens one server's session and lists its tools.
 func (m *Manager) connect(ctx context.Context, s Server) (*conn, error) {
 	c := &conn{
-		server:  s,
-		refresh: make(chan struct{}, 1),
-		done:    make(chan struct{}),
+		server:         s,
+		refresh:        make(chan struct{}, 1),
+		refreshPrompts: make(chan struct{}, 1),
+		done:           make(chan struct{}),
 	}
 	client := mcp.NewClient(
 		&mcp.Implementation{Name: m.opts.ClientName, Version: m.opts.ClientVersion},
@@ -471,6 +492,12 @@ func (m *Manager) connect(ctx context.Context, s Server) (*conn, error) {
 			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 				select {
 				case c.refresh <- struct{}{}:
+				default: // a refresh is already pending; it will see this change
+				}
+			},
+			PromptListChangedHandler: func(context.Context, *mcp.PromptListChangedRequest) {
+				select {
+				case c.refreshPrompts <- struct{}{}:
 				default: // a refresh is already pending; it will see this change
 				}
 			},
@@ -525,6 +552,11 @@ func (m *Manager) connect(ctx context.Context, s Server) (*conn, error) {
 		return nil, fmt.Errorf("listing tools: %w", err)
 	}
 	c.tools = tools
+	// Prompts are optional: a server whose prompt list fails still offers
+	// its tools.
+	if c.prompts, err = m.listPrompts(ctx, c); err != nil {
+		m.log.Warn("listing prompts failed", "server", s.Name, "err", scrub(err, s.URL))
+	}
 	return c, nil
 }
 
