@@ -222,6 +222,8 @@ type client struct {
 	termOut   string // what the editor's terminals print
 	termCalls []termCall
 	errs      []string
+	// elicit answers elicitation/create (nil: an unexpected request).
+	elicit func(ctx context.Context, req acp.CreateElicitationRequest) (any, error)
 }
 
 // start runs a new Agent on the environment and connects a client to it,
@@ -403,6 +405,19 @@ func (c *client) handle(ctx context.Context, method string, params json.RawMessa
 			return acp.KillTerminalResponse{}, nil
 		}
 		return acp.ReleaseTerminalResponse{}, nil
+	}
+	if method == acp.ClientMethodElicitationCreate {
+		c.mu.Lock()
+		f := c.elicit
+		c.mu.Unlock()
+		if f != nil {
+			var req acp.CreateElicitationRequest
+			if err := acp.Unmarshal(params, &req); err != nil {
+				c.fail("elicitation/create does not decode: %v", err)
+				return nil, acp.ErrInvalidParams(err)
+			}
+			return f(ctx, req)
+		}
 	}
 	c.fail("unexpected request %s", method)
 	return nil, acp.ErrMethodNotFound(method)

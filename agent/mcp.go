@@ -95,6 +95,8 @@ func (s *sess) startMCP() {
 			Dir:           s.cwd,
 			// MCP prompts are slash commands: announce the new list.
 			OnPromptsChanged: func() { s.announceCommands(s.a.baseContext(), false) },
+			// MCP elicitation goes to the editor (or is declined).
+			Elicit: s.mcpElicit,
 		}),
 		ready:  make(chan struct{}),
 		cancel: cancel,

@@ -108,6 +108,15 @@ type Options struct {
 	// because a server sent notifications/prompts/list_changed or
 	// disconnected. The same rules as for OnToolsChanged apply.
 	OnPromptsChanged func()
+	// Elicit, if set, answers a server's request for user input
+	// (elicitation/create) on behalf of the named server; the Manager then
+	// advertises the elicitation capability (form mode). Nil means servers
+	// are told the client cannot elicit. It may be called concurrently, from
+	// goroutines owned by the SDK; ctx ends when the server withdraws the
+	// request, the connection ends or the Manager closes, and Elicit must
+	// return promptly then. An error is reported to the server as a failed
+	// request.
+	Elicit func(ctx context.Context, server string, req ElicitRequest) (ElicitResult, error)
 }
 
 // Tool is one tool a connected server offers.
@@ -501,6 +510,7 @@ func (m *Manager) connect(ctx context.Context, s Server) (*conn, error) {
 				default: // a refresh is already pending; it will see this change
 				}
 			},
+			ElicitationHandler: m.elicitHandler(s.Name),
 		},
 	)
 	if m.opts.Dir != "" {

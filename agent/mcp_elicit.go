@@ -1,0 +1,110 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"acpd/acp"
+	"acpd/mcpclient"
+)
+
+// mcpElicit answers an MCP server's request for user input by forwarding it
+// to the editor as ACP elicitation/create, scoped to the session. It answers
+// "decline" without asking when the editor does not advertise form
+// elicitation, when the request is not a form whose schema maps to ACP's,
+// or when no prompt turn is running (nobody is there to answer). The request
+// ends with the running turn: session/cancel answers "cancel".
+func (s *sess) mcpElicit(ctx context.Context, server string, req mcpclient.ElicitRequest) (mcpclient.ElicitResult, error) {
+	decline := mcpclient.ElicitResult{Action: mcpclient.ElicitDecline}
+	caps := s.a.clientCapabilities()
+	if caps.Elicitation == nil || caps.Elicitation.Form == nil || req.Mode != "form" {
+		return decline, nil
+	}
+	schema, err := elicitationSchema(req.Schema)
+	if err != nil {
+		s.a.log.Warn("MCP elicitation declined", "session", s.id, "server", server, "err", err)
+		return decline, nil
+	}
+	s.mu.Lock()
+	t := s.turn
+	s.mu.Unlock()
+	conn := s.a.connection()
+	if t == nil || conn == nil {
+		return decline, nil
+	}
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	unlink := context.AfterFunc(t.ctx, stop)
+	defer unlink()
+
+	msg := req.Message
+	if server != "" {
+		msg = fmt.Sprintf("%s (MCP server %q)", req.Message, server)
+	}
+	areq := acp.CreateElicitationRequest{
+		Message: msg,
+		Form:    &acp.ElicitationFormMode{RequestedSchema: schema, Session: &acp.ElicitationSessionScope{SessionID: s.id}},
+	}
+	var resp acp.CreateElicitationResponse
+	if err := conn.Call(ctx, acp.ClientMethodElicitationCreate, areq, &resp); err != nil {
+		if ctx.Err() != nil {
+			return mcpclient.ElicitResult{Action: mcpclient.ElicitCancel}, nil
+		}
+		return mcpclient.ElicitResult{}, fmt.Errorf("editor: %w", err)
+	}
+	switch {
+	case resp.Accept != nil:
+		content, err := elicitationContent(resp.Accept.Content)
+		if err != nil {
+			return mcpclient.ElicitResult{}, err
+		}
+		return mcpclient.ElicitResult{Action: mcpclient.ElicitAccept, Content: content}, nil
+	case resp.Cancel != nil:
+		return mcpclient.ElicitResult{Action: mcpclient.ElicitCancel}, nil
+	}
+	return decline, nil // decline, or an action this schema version does not know
+}
+
+// elicitationSchema maps an MCP requestedSchema (untrusted) to ACP's form
+// schema. It fails for anything but an object of properties of the types
+// ACP defines (string, number, integer, boolean, multi-select array).
+func elicitationSchema(raw json.RawMessage) (acp.ElicitationSchema, error) {
+	out := acp.ElicitationSchema{Type: acp.ElicitationSchemaTypeObject}
+	if len(raw) == 0 {
+		return out, nil
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return acp.ElicitationSchema{}, fmt.Errorf("requestedSchema: %w", err)
+	}
+	if out.Type != acp.ElicitationSchemaTypeObject {
+		return acp.ElicitationSchema{}, fmt.Errorf("requestedSchema: type %q is not \"object\"", out.Type)
+	}
+	for name, p := range out.Properties {
+		if p.String == nil && p.Number == nil && p.Integer == nil && p.Boolean == nil && p.Array == nil {
+			return acp.ElicitationSchema{}, fmt.Errorf("requestedSchema: property %q has an unsupported type", name)
+		}
+	}
+	for _, name := range out.Required {
+		if _, ok := out.Properties[name]; !ok {
+			return acp.ElicitationSchema{}, fmt.Errorf("requestedSchema: required property %q is not defined", name)
+		}
+	}
+	return out, nil
+}
+
+// elicitationContent converts the editor's answer to JSON values.
+func elicitationContent(in map[string]acp.ElicitationContentValue) (map[string]any, error) {
+	if len(in) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(in)
+	if err != nil {
+		return nil, fmt.Errorf("elicitation content: %w", err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, fmt.Errorf("elicitation content: %w", err)
+	}
+	return out, nil
+}

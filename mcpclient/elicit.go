@@ -1,0 +1,86 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Elicitation actions, as in [ElicitResult.Action].
+const (
+	ElicitAccept  = "accept"  // the user submitted the form; Content holds the values
+	ElicitDecline = "decline" // the user explicitly refused
+	ElicitCancel  = "cancel"  // the user dismissed the request without choosing
+)
+
+// ElicitRequest is a server's request for user input (MCP elicitation/create).
+// The SDK has already checked that a form request's schema is a flat object
+// of primitive properties; the receiver must still treat every field as
+// untrusted server input.
+type ElicitRequest struct {
+	// Message is the server's explanation of what it needs.
+	Message string
+	// Schema is the requestedSchema of a form request (a JSON Schema object
+	// whose properties are primitives); empty when the server sent none.
+	Schema json.RawMessage
+	// Mode is "form" or "url".
+	Mode string
+	// URL is the page a "url" request asks the user to visit.
+	URL string
+}
+
+// ElicitResult is the user's answer to an [ElicitRequest].
+type ElicitResult struct {
+	// Action is ElicitAccept, ElicitDecline or ElicitCancel.
+	Action string
+	// Content holds the submitted values (JSON-compatible: string, float64,
+	// bool, []any of strings) when Action is ElicitAccept; it is ignored
+	// otherwise. The SDK validates it against the request's schema.
+	Content map[string]any
+}
+
+// elicitHandler returns the SDK handler that forwards server's elicitation
+// requests to Options.Elicit, or nil when Elicit is nil (the client then does
+// not advertise the elicitation capability).
+func (m *Manager) elicitHandler(server string) func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	elicit := m.opts.Elicit
+	if elicit == nil {
+		return nil
+	}
+	return func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		p := req.Params
+		if p == nil {
+			return nil, fmt.Errorf("elicitation without params")
+		}
+		er := ElicitRequest{Message: p.Message, Mode: p.Mode, URL: p.URL}
+		if er.Mode == "" {
+			er.Mode = "form"
+		}
+		if p.RequestedSchema != nil {
+			b, err := json.Marshal(p.RequestedSchema)
+			if err != nil {
+				return nil, fmt.Errorf("requestedSchema: %w", err)
+			}
+			er.Schema = b
+		}
+		// The request also ends when the Manager closes.
+		ctx, stop := context.WithCancel(ctx)
+		defer stop()
+		unlink := context.AfterFunc(m.ctx, stop)
+		defer unlink()
+		res, err := elicit(ctx, server, er)
+		if err != nil {
+			m.log.Debug("elicitation failed", "server", server, "err", err)
+			return nil, fmt.Errorf("elicitation failed: %w", err)
+		}
+		switch res.Action {
+		case ElicitAccept:
+			return &mcp.ElicitResult{Action: ElicitAccept, Content: res.Content}, nil
+		case ElicitDecline, ElicitCancel:
+			return &mcp.ElicitResult{Action: res.Action}, nil
+		}
+		return nil, fmt.Errorf("elicitation: invalid action %q", res.Action)
+	}
+}
