@@ -20,20 +20,26 @@ type toolKey struct{ server, tool string }
 // a hash of the exact server and tool names. Keys earlier in the slice win a
 // plain name, so existing tools keep their names when later ones are added.
 func qualifiedNames(keys []toolKey) []string {
+	return uniqueNames(keys, maxNameLen, func(k toolKey) string {
+		return "mcp__" + serverPart(k.server) + "__" + sanitize(k.tool)
+	})
+}
+
+// uniqueNames gives each key plain(key) when it is at most max bytes and not
+// taken by an earlier key, and otherwise a name shortened to make room for
+// '_' and 8 hex digits of a hash of the exact server and tool names (with a
+// counter in the unlikely case that collides too).
+func uniqueNames(keys []toolKey, max int, plain func(toolKey) string) []string {
 	out := make([]string, len(keys))
-	plain := make([]string, len(keys))
-	count := map[string]int{}
-	for i, k := range keys {
-		plain[i] = "mcp__" + serverPart(k.server) + "__" + sanitize(k.tool)
-		count[plain[i]]++
-	}
+	plains := make([]string, len(keys))
 	taken := make(map[string]bool, len(keys))
 	// First pass: plain names that fit; of identical plain names only the
 	// first keeps it.
-	for i, p := range plain {
-		if len(p) <= maxNameLen && !taken[p] {
-			out[i] = p
-			taken[p] = true
+	for i, k := range keys {
+		plains[i] = plain(k)
+		if len(plains[i]) <= max && !taken[plains[i]] {
+			out[i] = plains[i]
+			taken[plains[i]] = true
 		}
 	}
 	// Second pass: everything else gets a hashed suffix.
@@ -43,17 +49,16 @@ func qualifiedNames(keys []toolKey) []string {
 		}
 		sum := sha256.Sum256([]byte(k.server + "\x00" + k.tool))
 		suffix := "_" + hex.EncodeToString(sum[:4])
-		base := plain[i]
-		if len(base) > maxNameLen-len(suffix) {
-			base = base[:maxNameLen-len(suffix)]
+		base := plains[i]
+		if len(base) > max-len(suffix) {
+			base = base[:max-len(suffix)]
 		}
 		name := base + suffix
-		// Distinct keys almost never share 32 hash bits; if they do, count up.
 		for n := 2; taken[name]; n++ {
 			tag := "_" + strconv.Itoa(n)
 			b := base
-			if len(b) > maxNameLen-len(suffix)-len(tag) {
-				b = b[:maxNameLen-len(suffix)-len(tag)]
+			if len(b) > max-len(suffix)-len(tag) {
+				b = b[:max-len(suffix)-len(tag)]
 			}
 			name = b + suffix + tag
 		}

@@ -2,8 +2,6 @@ package mcpclient
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -300,40 +298,9 @@ func (m *Manager) rebuildPromptsLocked() {
 
 // promptNames assigns each key its slash-command name, in order: plain
 // "<server>:<prompt>" when it fits and is unique, otherwise shortened and
-// suffixed with '_' and 8 hex digits of a hash of the exact names. Earlier
-// keys win a plain name.
+// suffixed as qualifiedNames does. Earlier keys win a plain name.
 func promptNames(keys []toolKey) []string {
-	out := make([]string, len(keys))
-	plain := make([]string, len(keys))
-	taken := make(map[string]bool, len(keys))
-	for i, k := range keys {
-		plain[i] = serverPart(k.server) + ":" + sanitize(k.tool)
-		if len(plain[i]) <= maxPromptNameLen && !taken[plain[i]] {
-			out[i] = plain[i]
-			taken[plain[i]] = true
-		}
-	}
-	for i, k := range keys {
-		if out[i] != "" {
-			continue
-		}
-		sum := sha256.Sum256([]byte(k.server + "\x00" + k.tool))
-		suffix := "_" + hex.EncodeToString(sum[:4])
-		base := plain[i]
-		if len(base) > maxPromptNameLen-len(suffix) {
-			base = base[:maxPromptNameLen-len(suffix)]
-		}
-		name := base + suffix
-		for n := 2; taken[name]; n++ {
-			tag := "_" + strconv.Itoa(n)
-			b := base
-			if len(b) > maxPromptNameLen-len(suffix)-len(tag) {
-				b = b[:maxPromptNameLen-len(suffix)-len(tag)]
-			}
-			name = b + suffix + tag
-		}
-		out[i] = name
-		taken[name] = true
-	}
-	return out
+	return uniqueNames(keys, maxPromptNameLen, func(k toolKey) string {
+		return serverPart(k.server) + ":" + sanitize(k.tool)
+	})
 }

@@ -22,11 +22,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"acpd/acp"
-	"acpd/agent"
 	"acpd/client"
-	"acpd/config"
-	"acpd/model/provider"
-	"acpd/permissions"
 	"acpd/terminal"
 )
 
@@ -281,39 +277,6 @@ func runRun(ctx context.Context, g *globalFlags, f *runFlags, args []string) err
 		return exitError(exitCancelled)
 	}
 	return err
-}
-
-// newLocalAgent builds acpd's own agent as runServe does.
-func newLocalAgent(loader *config.Loader, lg *log.Logger) (*agent.Agent, io.Closer, error) {
-	cfg := loader.User()
-	store, err := openStore(cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	perms, err := permissions.OpenStore(filepath.Join(store.Dir(), permissionsFile))
-	if err != nil {
-		return nil, nil, err
-	}
-	models, closeModels, err := newModelSource(cfg, lg)
-	if err != nil {
-		return nil, nil, err
-	}
-	return agent.New(agent.Options{
-		Name:         "acpd",
-		Version:      acpdVersion(),
-		Config:       loader,
-		Store:        store,
-		Resolve:      models.resolve,
-		DefaultModel: models.defaultModel,
-		Models:       models.models,
-		Reload:       models.reg.Reload,
-		Logout:       func() error { return provider.OpenCredentials("").Delete("") },
-		Permissions:  perms,
-		Protected:    []string{config.UserDir(os.Getenv), store.Dir()},
-		Env:          terminal.FilterEnv(os.Environ(), cfg.Env.Allow),
-		Logger:       lg,
-		MaxLineBytes: cfg.Protocol.MaxLineBytes,
-	}), closeModels, nil
 }
 
 // runner is the state of one `acpd run`.

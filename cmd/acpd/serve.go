@@ -94,20 +94,35 @@ or see "acpd --help" for the commands people use (acpd sessions list, …).
 	if err != nil {
 		return fmt.Errorf("protecting stdout: %w", err)
 	}
-	store, err := openStore(cfg)
+	a, closeAgent, err := newLocalAgent(loader, lg)
 	if err != nil {
 		return err
+	}
+	defer closeAgent.Close()
+	lg.Debug("serving ACP on stdio", "pid", os.Getpid())
+	err = a.Serve(ctx, os.Stdin, proto)
+	lg.Debug("connection closed", "err", err)
+	return err
+}
+
+// newLocalAgent builds acpd's own agent from the configuration: for serve,
+// and for `acpd run` without --agent. The closer releases the model
+// backends (exec plug-ins, the recording file).
+func newLocalAgent(loader *config.Loader, lg *log.Logger) (*agent.Agent, io.Closer, error) {
+	cfg := loader.User()
+	store, err := openStore(cfg)
+	if err != nil {
+		return nil, nil, err
 	}
 	perms, err := permissions.OpenStore(filepath.Join(store.Dir(), permissionsFile))
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	models, closeModels, err := newModelSource(cfg, lg)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	defer closeModels.Close()
-	a := agent.New(agent.Options{
+	return agent.New(agent.Options{
 		Name:         "acpd",
 		Version:      acpdVersion(),
 		Config:       loader,
@@ -122,11 +137,7 @@ or see "acpd --help" for the commands people use (acpd sessions list, …).
 		Env:          terminal.FilterEnv(os.Environ(), cfg.Env.Allow),
 		Logger:       lg,
 		MaxLineBytes: cfg.Protocol.MaxLineBytes,
-	})
-	lg.Debug("serving ACP on stdio", "pid", os.Getpid(), "state", store.Dir())
-	err = a.Serve(ctx, os.Stdin, proto)
-	lg.Debug("connection closed", "err", err)
-	return err
+	}), closeModels, nil
 }
 
 func isTerminal(f *os.File) bool {
