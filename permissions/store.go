@@ -15,6 +15,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"acpd/internal/filelock"
 )
 
 const (
@@ -198,7 +200,7 @@ func (s *Store) add(project string, rules []Rule) error {
 func (s *Store) update(fn func([]Remembered) ([]Remembered, error)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	unlock, err := lockFile(s.path+".lock", lockTimeout)
+	unlock, err := filelock.Lock(s.path+".lock", lockTimeout)
 	if err != nil {
 		return fmt.Errorf("lock permissions store: %w", err)
 	}

@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+
+	"acpd/internal/filelock"
 )
 
 var storeWriters = flag.Int("permissions.writers", 20, "entries each of the two concurrent stores writes in TestStoresShareFile")
@@ -174,12 +176,12 @@ func TestStoresShareFile(t *testing.T) {
 
 func TestStoreLockTimeout(t *testing.T) {
 	s := openTestStore(t, t.TempDir())
-	unlock, err := lockFile(s.path+".lock", lockTimeout)
+	unlock, err := filelock.Lock(s.path+".lock", lockTimeout)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer unlock()
-	if _, err := lockFile(s.path+".lock", 0); err == nil {
+	if _, err := filelock.Lock(s.path+".lock", 0); err == nil {
 		t.Fatal("second lock acquired while the first is held")
 	}
 }

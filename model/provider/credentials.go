@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"acpd/config"
+
+	"acpd/internal/filelock"
 )
 
 const (
@@ -25,8 +27,6 @@ const (
 	maxCredentialsBytes = 1 << 20
 	// lockTimeout bounds the wait for another process's update.
 	lockTimeout = 10 * time.Second
-	// lockPoll is how often a contended lock is retried.
-	lockPoll = 10 * time.Millisecond
 )
 
 // providerNameRE is what a provider name may look like (as in config).
@@ -138,7 +138,7 @@ func (c *Credentials) update(change func(map[string]string)) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("credentials: %w", err)
 	}
-	unlock, err := lockFile(c.path+".lock", lockTimeout)
+	unlock, err := filelock.Lock(c.path+".lock", lockTimeout)
 	if err != nil {
 		return fmt.Errorf("credentials: %w", err)
 	}

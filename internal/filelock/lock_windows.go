@@ -1,6 +1,6 @@
 //go:build windows
 
-package permissions
+package filelock
 
 import (
 	"errors"
@@ -14,10 +14,10 @@ import (
 // lockPoll is how often a contended lock is retried.
 const lockPoll = 10 * time.Millisecond
 
-// lockFile takes an exclusive LockFileEx lock on path (created if missing),
+// Lock takes an exclusive LockFileEx lock on path (created if missing),
 // waiting at most timeout for another holder. The returned function releases
 // the lock.
-func lockFile(path string, timeout time.Duration) (unlock func(), err error) {
+func Lock(path string, timeout time.Duration) (unlock func(), err error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
