@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"acpd/model"
 	"acpd/model/internal/sse"
@@ -32,7 +31,7 @@ func parseAPIError(raw []byte) *apiError {
 // classify turns an error answer into a *model.Error. status is the HTTP
 // status, 0 for an error event inside a stream; h supplies Retry-After.
 func classify(status int, h http.Header, e *apiError) *model.Error {
-	msg := truncate(strings.TrimSpace(e.Message))
+	msg := sse.ErrorMessage(strings.TrimSpace(e.Message))
 	if msg == "" {
 		msg = e.Type
 	}
@@ -77,18 +76,4 @@ func contextOverflow(lower string) bool {
 }
 
 // maxErrorMessage bounds the message kept from an error body.
-const maxErrorMessage = 1000
-
-// truncate cuts s to maxErrorMessage bytes at a rune boundary, marking the
-// cut with "...", and replaces invalid UTF-8.
-func truncate(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if len(s) <= maxErrorMessage {
-		return s
-	}
-	cut := maxErrorMessage
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
-}
+const maxErrorMessage = sse.MaxErrorMessage

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"acpd/model"
 	"acpd/model/internal/sse"
@@ -63,7 +62,7 @@ func parseAPIError(raw []byte) *apiError {
 // zero (the model is not available on the project's tier), or depleted
 // prepaid credits.
 func classify(status int, h http.Header, e *apiError) *model.Error {
-	msg := truncate(strings.TrimSpace(e.Message))
+	msg := sse.ErrorMessage(strings.TrimSpace(e.Message))
 	if msg == "" {
 		msg = e.Status
 	}
@@ -178,18 +177,4 @@ func contextOverflow(msg string) bool {
 }
 
 // maxErrorMessage bounds the message kept from an error body.
-const maxErrorMessage = 1000
-
-// truncate cuts s to maxErrorMessage bytes at a rune boundary, marking the
-// cut with "...", and replaces invalid UTF-8.
-func truncate(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if len(s) <= maxErrorMessage {
-		return s
-	}
-	cut := maxErrorMessage
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
-}
+const maxErrorMessage = sse.MaxErrorMessage

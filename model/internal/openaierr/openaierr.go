@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"acpd/model"
 	"acpd/model/internal/sse"
@@ -78,7 +77,7 @@ func jsonText(raw json.RawMessage) string {
 // status, 0 for an error inside a stream; h supplies Retry-After and may be
 // nil.
 func Classify(status int, h http.Header, e *APIError) *model.Error {
-	msg := truncate(strings.TrimSpace(e.Message))
+	msg := sse.ErrorMessage(strings.TrimSpace(e.Message))
 	if msg == "" {
 		msg = http.StatusText(status)
 		if msg == "" {
@@ -123,21 +122,7 @@ func Classify(status int, h http.Header, e *APIError) *model.Error {
 
 // MaxMessage bounds the message kept from an error body (an HTML error page
 // can be large); longer messages are cut.
-const MaxMessage = 1000
-
-// truncate cuts s to MaxMessage bytes at a rune boundary, marking the cut
-// with "...", and replaces invalid UTF-8.
-func truncate(s string) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if len(s) <= MaxMessage {
-		return s
-	}
-	cut := MaxMessage
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
-}
+const MaxMessage = sse.MaxErrorMessage
 
 // contextOverflow recognises "prompt too long" messages of servers that
 // send no code (vLLM, llama.cpp, LM Studio, Groq).

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"acpd/model"
 )
@@ -189,4 +190,23 @@ func RetryAfter(h http.Header, now time.Time) time.Duration {
 		return t.Sub(now)
 	}
 	return 0
+}
+
+// MaxErrorMessage bounds the message kept from an error body (an HTML error
+// page can be large); longer messages are cut by ErrorMessage.
+const MaxErrorMessage = 1000
+
+// ErrorMessage cuts s to MaxErrorMessage bytes at a rune boundary, marking
+// the cut with "...", and replaces invalid UTF-8: the message every dialect
+// keeps from a provider's error.
+func ErrorMessage(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if len(s) <= MaxErrorMessage {
+		return s
+	}
+	cut := MaxErrorMessage
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }
