@@ -2,13 +2,11 @@ package agent
 
 import (
 	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"acpd/acp"
+	"acpd/internal/testpeers"
 )
 
 // everythingServer is the stdio MCP server from
@@ -16,20 +14,7 @@ import (
 // ci`); the test skips without it, and fails under CI=true.
 func everythingServer(t *testing.T) acp.McpServer {
 	t.Helper()
-	entry, err := filepath.Abs("../testdata/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
-	if err == nil {
-		_, err = os.Stat(entry)
-	}
-	node := ""
-	if err == nil {
-		node, err = exec.LookPath("node")
-	}
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("server-everything unavailable under CI (%v); run: cd testdata && npm ci", err)
-		}
-		t.Skipf("server-everything unavailable (%v); run: cd testdata && npm ci", err)
-	}
+	node, entry := testpeers.Everything(t)
 	return acp.McpServer{Stdio: &acp.McpServerStdio{Name: "everything", Command: node, Args: []string{entry, "stdio"}, Env: []acp.EnvVariable{}}}
 }
 

@@ -17,28 +17,12 @@ import (
 	"time"
 
 	"github.com/charmbracelet/log"
+
+	"acpd/internal/testpeers"
 )
 
-// everything returns the node binary and the entry point of the
-// @modelcontextprotocol/server-everything package installed by
-// `cd testdata && npm ci`, or skips the test (fails under CI=true).
-func everything(t *testing.T) (node, entry string) {
-	t.Helper()
-	entry, err := filepath.Abs("../testdata/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
-	if err == nil {
-		_, err = os.Stat(entry)
-	}
-	if err == nil {
-		node, err = exec.LookPath("node")
-	}
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("server-everything unavailable under CI (%v); run: cd testdata && npm ci", err)
-		}
-		t.Skipf("server-everything unavailable (%v); run: cd testdata && npm ci", err)
-	}
-	return node, entry
-}
+// everything returns the node binary and server-everything's entry point.
+func everything(t *testing.T) (node, entry string) { return testpeers.Everything(t) }
 
 func testLogger() *log.Logger {
 	return log.NewWithOptions(os.Stderr, log.Options{Level: log.WarnLevel})

@@ -2,27 +2,13 @@ package main
 
 import (
 	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
+
+	"acpd/internal/testpeers"
 )
 
 func TestMCPList(t *testing.T) {
-	entry, err := filepath.Abs("../../testdata/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
-	if err == nil {
-		_, err = os.Stat(entry)
-	}
-	node := ""
-	if err == nil {
-		node, err = exec.LookPath("node")
-	}
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("server-everything unavailable under CI (%v); run: cd testdata && npm ci", err)
-		}
-		t.Skipf("server-everything unavailable (%v); run: cd testdata && npm ci", err)
-	}
+	node, entry := testpeers.Everything(t)
 	iso := newIsolation(t)
 	cmd, _ := json.Marshal([]string{node, entry, "stdio"})
 	iso.writeUserConfig(t, "[mcp_servers.everything]\ncommand = "+string(cmd)+"\n")
