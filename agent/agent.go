@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"acpd/permissions"
 	"acpd/session"
 	"acpd/terminal"
+	"acpd/tools"
 )
 
 // Resolver turns a "provider/model" reference into a backend and what is
@@ -74,6 +76,8 @@ type Agent struct {
 	conn *acp.Conn
 	// terms owns the local PTY terminals of every session.
 	terms *terminal.Manager
+	// builtin are the built-in tools by name.
+	builtin map[string]*tools.Tool
 
 	mu          sync.Mutex
 	clientCaps  acp.ClientCapabilities
@@ -147,7 +151,11 @@ func New(o Options) *Agent {
 	if lg == nil {
 		lg = log.New(io.Discard)
 	}
-	return &Agent{opts: o, log: lg, sessions: map[acp.SessionID]*sess{}, terms: terminal.NewManager(terminal.ManagerOptions{Logger: lg})}
+	builtin := map[string]*tools.Tool{}
+	for _, t := range tools.Builtin(tools.Options{Protected: o.Protected, Logger: slog.New(lg)}) {
+		builtin[t.Def.Name] = t
+	}
+	return &Agent{opts: o, log: lg, sessions: map[acp.SessionID]*sess{}, terms: terminal.NewManager(terminal.ManagerOptions{Logger: lg}), builtin: builtin}
 }
 
 // Serve speaks ACP on r/w until r reaches EOF or ctx ends, then closes every

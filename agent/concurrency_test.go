@@ -12,6 +12,7 @@ import (
 
 	"acpd/acp"
 	"acpd/model"
+	"acpd/tools"
 )
 
 // TestToolPanicFailsTheCall: a tool that panics runs on a goroutine of its
@@ -19,18 +20,16 @@ import (
 // goes on and the process survives.
 func TestToolPanicFailsTheCall(t *testing.T) {
 	const name = "test_panic"
-	builtinTools[name] = &tool{
-		def:   model.ToolDef{Name: name, InputSchema: schema(`{"type":"object"}`)},
-		kind:  acp.ToolKindOther,
-		title: func(json.RawMessage) string { return "panics" },
-		run: func(context.Context, *sess, *toolCall) toolResult {
+	env := newEnv(t, "")
+	c := env.start(nil)
+	c.agent.builtin[name] = &tools.Tool{
+		Def:   model.ToolDef{Name: name, InputSchema: json.RawMessage(`{"type":"object"}`)},
+		Kind:  acp.ToolKindOther,
+		Title: func(json.RawMessage) string { return "panics" },
+		Run: func(context.Context, tools.Env, *tools.Call) tools.Result {
 			panic("tool bug")
 		},
 	}
-	t.Cleanup(func() { delete(builtinTools, name) })
-
-	env := newEnv(t, "")
-	c := env.start(nil)
 	sid := c.newSession()
 	rec := record(toolSeq(toolCallReq{name, map[string]any{}}))
 	env.setModel(mainModel, rec)

@@ -14,6 +14,7 @@ import (
 	"acpd/acp"
 	"acpd/config"
 	"acpd/model"
+	"acpd/tools"
 )
 
 // instructionFiles are the project instruction files read into the system
@@ -46,7 +47,7 @@ func projectInstructions(cwd string) string {
 			}
 			body := string(bytes.TrimSpace(data))
 			if len(body) > left {
-				body = truncate(body, left) + "\n[… instructions cut: the file is larger than acpd's limit]"
+				body = tools.Truncate(body, left) + "\n[… instructions cut: the file is larger than acpd's limit]"
 			}
 			fmt.Fprintf(&b, "\n## %s\n\n%s\n", p, body)
 		}
@@ -292,9 +293,6 @@ func (g *loopGuard) observe(calls []*pendingCall) (string, bool) {
 	return "", false
 }
 
-// readOnlyTools may run in parallel with each other.
-var readOnlyTools = map[string]bool{"read_file": true, "list_dir": true, "glob": true, "grep": true}
-
 // changedFiles drains the file broker's list of files the agent had read
 // that changed outside it, and returns every such file not read again
 // since, for the system prompt (the model should re-read before editing).
@@ -341,7 +339,7 @@ func (s *sess) linkedResource(ctx context.Context, l *acp.ResourceLink) string {
 	}
 	s.sawFile(u.Path)
 	if len(content) > maxLinkedBytes {
-		content = truncate(content, maxLinkedBytes) + fmt.Sprintf("\n[… the file continues; %d bytes in all. Use read_file with an offset for the rest.]", len(content))
+		content = tools.Truncate(content, maxLinkedBytes) + fmt.Sprintf("\n[… the file continues; %d bytes in all. Use read_file with an offset for the rest.]", len(content))
 	}
 	return fmt.Sprintf("<file path=%q>\n%s\n</file>", u.Path, content)
 }

@@ -13,6 +13,7 @@ import (
 	"acpd/mcpclient"
 	"acpd/model"
 	"acpd/permissions"
+	"acpd/tools"
 )
 
 // mcpStartTimeout bounds connecting to a session's MCP servers.
@@ -151,7 +152,7 @@ func (s *sess) closeMCP() {
 }
 
 // mcpToolMap returns the session's MCP tools as model tools, once connected.
-func (s *sess) mcpToolMap() map[string]*tool {
+func (s *sess) mcpToolMap() map[string]*tools.Tool {
 	t := s.mcpTools
 	if t == nil {
 		return nil
@@ -161,7 +162,7 @@ func (s *sess) mcpToolMap() map[string]*tool {
 	default:
 		return nil
 	}
-	out := map[string]*tool{}
+	out := map[string]*tools.Tool{}
 	for _, mt := range t.m.Tools() {
 		mt := mt
 		kind := acp.ToolKindOther
@@ -173,31 +174,31 @@ func (s *sess) mcpToolMap() map[string]*tool {
 			schema = json.RawMessage(`{"type":"object"}`)
 		}
 		title := fmt.Sprintf("%s: %s", mt.Server, mt.Name)
-		out[mt.QualifiedName] = &tool{
-			def:   model.ToolDef{Name: mt.QualifiedName, Description: mt.Description, InputSchema: schema},
-			kind:  kind,
-			title: func(json.RawMessage) string { return title },
-			run: func(ctx context.Context, s *sess, tc *toolCall) toolResult {
-				upd := acp.ToolCallUpdate{Title: &title, Kind: &kind, RawInput: tc.input}
-				if ok, why := s.authorize(ctx, tc, permissions.Call{Tool: mt.QualifiedName, Mutating: !mt.ReadOnly}, upd); !ok {
-					return errResult("%s", why)
+		out[mt.QualifiedName] = &tools.Tool{
+			Def:   model.ToolDef{Name: mt.QualifiedName, Description: mt.Description, InputSchema: schema},
+			Kind:  kind,
+			Title: func(json.RawMessage) string { return title },
+			Run: func(ctx context.Context, env tools.Env, tc *tools.Call) tools.Result {
+				upd := acp.ToolCallUpdate{Title: &title, Kind: &kind, RawInput: tc.Input}
+				if ok, why := env.Authorize(ctx, tc, permissions.Call{Tool: mt.QualifiedName, Mutating: !mt.ReadOnly}, upd); !ok {
+					return tools.Errorf("%s", why)
 				}
-				res, err := t.m.Call(ctx, mt.QualifiedName, tc.input)
+				res, err := t.m.Call(ctx, mt.QualifiedName, tc.Input)
 				if err != nil {
 					if ctx.Err() != nil {
-						return errResult("cancelled by the user")
+						return tools.Errorf("cancelled by the user")
 					}
-					return errResult("MCP tool %s failed: %v", title, err)
+					return tools.Errorf("MCP tool %s failed: %v", title, err)
 				}
 				text := res.Text
 				if strings.TrimSpace(text) == "" && len(res.Structured) > 0 {
 					text = string(res.Structured)
 				}
-				return toolResult{text: text, isError: res.IsError}
+				return tools.Result{Text: text, IsError: res.IsError}
 			},
 		}
 	}
-	for n, rt := range resourceTools(t) {
+	for n, rt := range s.resourceTools(t) {
 		out[n] = rt
 	}
 	return out

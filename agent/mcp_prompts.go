@@ -11,6 +11,7 @@ import (
 	"acpd/mcpclient"
 	"acpd/model"
 	"acpd/permissions"
+	"acpd/tools"
 )
 
 // MCP prompts as slash commands.
@@ -234,15 +235,15 @@ const (
 )
 
 // resourceTools returns the resource tools bound to t.
-func resourceTools(t *mcpTools) map[string]*tool {
-	list := &tool{
-		def: model.ToolDef{
+func (s *sess) resourceTools(t *mcpTools) map[string]*tools.Tool {
+	list := &tools.Tool{
+		Def: model.ToolDef{
 			Name:        toolMCPListResources,
 			Description: "List the resources (documents, data) the connected MCP servers offer, with their URIs. Read one with mcp_read_resource.",
-			InputSchema: schema(`{"type":"object","properties":{"server":{"type":"string","description":"Only this MCP server (default: all)"}},"additionalProperties":false}`),
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"server":{"type":"string","description":"Only this MCP server (default: all)"}},"additionalProperties":false}`),
 		},
-		kind: acp.ToolKindSearch,
-		title: func(in json.RawMessage) string {
+		Kind: acp.ToolKindSearch,
+		Title: func(in json.RawMessage) string {
 			var v struct {
 				Server string `json:"server"`
 			}
@@ -251,12 +252,12 @@ func resourceTools(t *mcpTools) map[string]*tool {
 			}
 			return "List MCP resources"
 		},
-		run: func(ctx context.Context, s *sess, tc *toolCall) toolResult {
-			in, err := decodeInput[struct {
+		Run: func(ctx context.Context, env tools.Env, tc *tools.Call) tools.Result {
+			in, err := tools.DecodeInput[struct {
 				Server string `json:"server"`
-			}](tc)
+			}](tc.Input)
 			if err != nil {
-				return errResult("invalid %s arguments: %v", toolMCPListResources, err)
+				return tools.Errorf("invalid %s arguments: %v", toolMCPListResources, err)
 			}
 			if res, ok := s.allowResourceTool(tc); !ok {
 				return res
@@ -264,9 +265,9 @@ func resourceTools(t *mcpTools) map[string]*tool {
 			rs, err := t.m.Resources(ctx, in.Server)
 			if err != nil && len(rs) == 0 {
 				if ctx.Err() != nil {
-					return errResult("cancelled by the user")
+					return tools.Errorf("cancelled by the user")
 				}
-				return errResult("listing MCP resources failed: %v", err)
+				return tools.Errorf("listing MCP resources failed: %v", err)
 			}
 			var b strings.Builder
 			for _, r := range rs {
@@ -288,17 +289,17 @@ func resourceTools(t *mcpTools) map[string]*tool {
 			if err != nil {
 				fmt.Fprintf(&b, "(some servers failed: %v)\n", err)
 			}
-			return toolResult{text: b.String()}
+			return tools.Result{Text: b.String()}
 		},
 	}
-	read := &tool{
-		def: model.ToolDef{
+	read := &tools.Tool{
+		Def: model.ToolDef{
 			Name:        toolMCPReadResource,
 			Description: "Read a resource of an MCP server by its URI (see mcp_list_resources). Text is returned as is, binary content as a summary.",
-			InputSchema: schema(`{"type":"object","properties":{"server":{"type":"string","description":"The MCP server's name"},"uri":{"type":"string","description":"The resource's URI"}},"required":["server","uri"],"additionalProperties":false}`),
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"server":{"type":"string","description":"The MCP server's name"},"uri":{"type":"string","description":"The resource's URI"}},"required":["server","uri"],"additionalProperties":false}`),
 		},
-		kind: acp.ToolKindRead,
-		title: func(in json.RawMessage) string {
+		Kind: acp.ToolKindRead,
+		Title: func(in json.RawMessage) string {
 			var v struct {
 				URI string `json:"uri"`
 			}
@@ -307,16 +308,16 @@ func resourceTools(t *mcpTools) map[string]*tool {
 			}
 			return "Read MCP resource"
 		},
-		run: func(ctx context.Context, s *sess, tc *toolCall) toolResult {
-			in, err := decodeInput[struct {
+		Run: func(ctx context.Context, env tools.Env, tc *tools.Call) tools.Result {
+			in, err := tools.DecodeInput[struct {
 				Server string `json:"server"`
 				URI    string `json:"uri"`
-			}](tc)
+			}](tc.Input)
 			if err != nil || in.Server == "" || in.URI == "" {
 				if err == nil {
 					err = fmt.Errorf("server and uri are required")
 				}
-				return errResult("invalid %s arguments: %v", toolMCPReadResource, err)
+				return tools.Errorf("invalid %s arguments: %v", toolMCPReadResource, err)
 			}
 			if res, ok := s.allowResourceTool(tc); !ok {
 				return res
@@ -324,23 +325,23 @@ func resourceTools(t *mcpTools) map[string]*tool {
 			text, err := t.m.ReadResource(ctx, in.Server, in.URI)
 			if err != nil {
 				if ctx.Err() != nil {
-					return errResult("cancelled by the user")
+					return tools.Errorf("cancelled by the user")
 				}
-				return errResult("reading MCP resource %s failed: %v", in.URI, err)
+				return tools.Errorf("reading MCP resource %s failed: %v", in.URI, err)
 			}
-			return toolResult{text: text}
+			return tools.Result{Text: text}
 		},
 	}
-	return map[string]*tool{toolMCPListResources: list, toolMCPReadResource: read}
+	return map[string]*tools.Tool{toolMCPListResources: list, toolMCPReadResource: read}
 }
 
 // allowResourceTool applies the user's deny rules to a resource tool call
 // and otherwise lets it run without asking.
-func (s *sess) allowResourceTool(tc *toolCall) (toolResult, bool) {
-	d := s.policy.Decide(permissions.Mode(s.settings().Mode), permissions.Call{Tool: tc.name})
+func (s *sess) allowResourceTool(tc *tools.Call) (tools.Result, bool) {
+	d := s.policy.Decide(permissions.Mode(s.settings().Mode), permissions.Call{Tool: tc.Name})
 	if d.Action == permissions.Deny {
-		return errResult("Not allowed: %s", d.Reason), false
+		return tools.Errorf("Not allowed: %s", d.Reason), false
 	}
 	s.markRunning(tc)
-	return toolResult{}, true
+	return tools.Result{}, true
 }

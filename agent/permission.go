@@ -7,6 +7,7 @@ import (
 
 	"acpd/acp"
 	"acpd/permissions"
+	"acpd/tools"
 )
 
 // optionNames are the labels of the permission options offered to the user.
@@ -21,7 +22,7 @@ var optionNames = map[permissions.OptionKind]string{
 // session/request_permission when the policy says ask. It fails closed: any
 // answer but a selected, offered allow option is a rejection, and so is a
 // cancelled turn. The returned reason explains a rejection to the model.
-func (s *sess) authorize(ctx context.Context, tc *toolCall, call permissions.Call, upd acp.ToolCallUpdate) (bool, string) {
+func (s *sess) authorize(ctx context.Context, tc *tools.Call, call permissions.Call, upd acp.ToolCallUpdate) (bool, string) {
 	mode := permissions.Mode(s.settings().Mode)
 	d := s.policy.Decide(mode, call)
 	switch d.Action {
@@ -37,7 +38,7 @@ func (s *sess) authorize(ctx context.Context, tc *toolCall, call permissions.Cal
 	}
 	offered := permissions.Options(d)
 	req := acp.RequestPermissionRequest{SessionID: s.id, ToolCall: upd, Options: make([]acp.PermissionOption, 0, len(offered))}
-	req.ToolCall.ToolCallID = acp.ToolCallID(tc.id)
+	req.ToolCall.ToolCallID = acp.ToolCallID(tc.ID)
 	for _, o := range offered {
 		req.Options = append(req.Options, acp.PermissionOption{OptionID: acp.PermissionOptionID(o.ID), Name: optionNames[o.Kind], Kind: acp.PermissionOptionKind(o.Kind)})
 	}
@@ -71,4 +72,9 @@ func (s *sess) authorize(ctx context.Context, tc *toolCall, call permissions.Cal
 	}
 	s.markRunning(tc)
 	return true, ""
+}
+
+// markRunning reports that a call's approval is settled and it runs.
+func (s *sess) markRunning(t *tools.Call) {
+	s.notify(s.a.baseContext(), acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(t.ID), Status: statusp(acp.ToolCallStatusInProgress)}})
 }

@@ -15,6 +15,7 @@ import (
 	"acpd/model"
 	"acpd/permissions"
 	"acpd/session"
+	"acpd/tools"
 )
 
 // Modes, in the order offered to clients.
@@ -154,7 +155,7 @@ func (s *sess) restore(recs []session.Record) ([]json.RawMessage, error) {
 			if bytes.Contains(r.Data, []byte(`"plan"`)) {
 				var u acp.SessionUpdate
 				if json.Unmarshal(r.Data, &u) == nil && u.Plan != nil {
-					s.plan = planText(u.Plan)
+					s.plan = tools.PlanText(u.Plan)
 				}
 			}
 		case kindCompact:

@@ -178,6 +178,9 @@ func NewBroker(opts BrokerOptions) *Broker {
 	return b
 }
 
+// Roots returns the roots the broker confines paths to.
+func (b *Broker) Roots() *Roots { return b.roots }
+
 // Close stops the watcher and waits for its goroutine. Reads and writes keep
 // working afterwards, unwatched. Close is idempotent.
 func (b *Broker) Close() error {

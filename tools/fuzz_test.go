@@ -1,4 +1,4 @@
-package agent
+package tools
 
 import (
 	"encoding/json"
@@ -49,7 +49,7 @@ func FuzzToolInput(f *testing.F) {
 		ReplaceAll bool   `json:"replace_all"`
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		in, err := decodeInput[edit](&toolCall{input: data})
+		in, err := DecodeInput[edit](data)
 		if err != nil {
 			return
 		}
@@ -57,7 +57,7 @@ func FuzzToolInput(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := decodeInput[edit](&toolCall{input: out}); err != nil {
+		if _, err := DecodeInput[edit](out); err != nil {
 			t.Fatalf("re-decoding %s: %v", out, err)
 		}
 		var probe map[string]json.RawMessage

@@ -1,4 +1,4 @@
-package agent
+package tools
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path"
 	"strings"
 	"sync"
 	"time"
@@ -31,21 +30,13 @@ const (
 	cleanupTimeout = 5 * time.Second
 )
 
-var (
-	shellOnce sync.Once
-	shellPath string
-)
-
 // shell is bash when installed, else /bin/sh.
-func shell() string {
-	shellOnce.Do(func() {
-		shellPath = "/bin/sh"
-		if p, err := exec.LookPath("bash"); err == nil {
-			shellPath = p
-		}
-	})
-	return shellPath
-}
+var shell = sync.OnceValue(func() string {
+	if p, err := exec.LookPath("bash"); err == nil {
+		return p
+	}
+	return "/bin/sh"
+})
 
 // commandEnv is what every command gets so nothing waits for a person.
 var commandEnv = []terminal.EnvVar{
@@ -56,61 +47,19 @@ var commandEnv = []terminal.EnvVar{
 	{Name: "EDITOR", Value: "true"},
 }
 
-// childEnv is the base environment of the session's children (commands and
-// stdio MCP servers): Options.Env without the variables the configured
-// providers read their API keys from (api_key_env), whatever their names,
-// unless [env] allow names them.
-func (s *sess) childEnv() []string {
-	base := s.a.opts.Env
-	if base == nil {
-		base = terminal.FilterEnv(os.Environ(), nil)
+func runCommandTool(o Options) *Tool {
+	return &Tool{
+		Def: model.ToolDef{
+			Name:        "run_command",
+			Description: "Run a shell command line with bash -c in the working directory (or cwd). Standard input is at end of file and pagers are disabled. Returns the combined output (terminal control sequences resolved) and the exit status. timeout_ms defaults to 120000, at most 600000.",
+			InputSchema: schema(`{"type":"object","properties":{"command":{"type":"string"},"cwd":{"type":"string","description":"Directory to run in (default: the working directory)"},"timeout_ms":{"type":"integer","minimum":1}},"required":["command"],"additionalProperties":false}`),
+		},
+		Kind:  acp.ToolKindExecute,
+		Title: commandTitle,
+		Run: func(ctx context.Context, env Env, c *Call) Result {
+			return runCommand(ctx, o, env, c)
+		},
 	}
-	keys := map[string]bool{}
-	for _, p := range s.cfg.Providers {
-		if p.APIKeyEnv != "" && !envAllowed(p.APIKeyEnv, s.cfg.Env.Allow) {
-			keys[p.APIKeyEnv] = true
-		}
-	}
-	if len(keys) == 0 {
-		return base
-	}
-	out := make([]string, 0, len(base))
-	for _, kv := range base {
-		if name, _, _ := strings.Cut(kv, "="); !keys[name] {
-			out = append(out, kv)
-		}
-	}
-	return out
-}
-
-// envAllowed reports whether [env] allow lets name through (an exact name
-// or a path.Match pattern, as terminal.FilterEnv reads it).
-func envAllowed(name string, allow []string) bool {
-	for _, a := range allow {
-		if ok, err := path.Match(a, name); a == name || err == nil && ok {
-			return true
-		}
-	}
-	return false
-}
-
-// wantsTerminalMeta reports Zed's terminal-output extension
-// (clientCapabilities._meta.terminal_output = true).
-func (a *Agent) wantsTerminalMeta() bool {
-	caps := a.clientCapabilities()
-	v, ok := caps.Meta["terminal_output"].(bool)
-	return ok && v
-}
-
-var runCommandTool = &tool{
-	def: model.ToolDef{
-		Name:        "run_command",
-		Description: "Run a shell command line with bash -c in the working directory (or cwd). Standard input is at end of file and pagers are disabled. Returns the combined output (terminal control sequences resolved) and the exit status. timeout_ms defaults to 120000, at most 600000.",
-		InputSchema: schema(`{"type":"object","properties":{"command":{"type":"string"},"cwd":{"type":"string","description":"Directory to run in (default: the working directory)"},"timeout_ms":{"type":"integer","minimum":1}},"required":["command"],"additionalProperties":false}`),
-	},
-	kind:  acp.ToolKindExecute,
-	title: commandTitle,
-	run:   runCommand,
 }
 
 func commandTitle(in json.RawMessage) string {
@@ -118,88 +67,81 @@ func commandTitle(in json.RawMessage) string {
 		Command string `json:"command"`
 	}
 	_ = json.Unmarshal(in, &p)
-	return "Run " + truncate(strings.Join(strings.Fields(p.Command), " "), 80)
+	return "Run " + Truncate(strings.Join(strings.Fields(p.Command), " "), 80)
 }
 
-func runCommand(ctx context.Context, s *sess, tc *toolCall) toolResult {
-	in, err := decodeInput[struct {
+func runCommand(ctx context.Context, o Options, env Env, c *Call) Result {
+	in, err := DecodeInput[struct {
 		Command   string `json:"command"`
 		Cwd       string `json:"cwd"`
 		TimeoutMS int64  `json:"timeout_ms"`
-	}](tc)
+	}](c.Input)
 	if err != nil {
-		return errResult("invalid run_command arguments: %v", err)
+		return Errorf("invalid run_command arguments: %v", err)
 	}
 	if strings.TrimSpace(in.Command) == "" {
-		return errResult("command is empty")
+		return Errorf("command is empty")
 	}
-	dir, err := s.resolve(in.Cwd)
+	dir, err := env.Resolve(in.Cwd)
 	if err != nil {
-		return errResult("cwd: %v", err)
+		return Errorf("cwd: %v", err)
 	}
-	if st, err := os.Stat(dir.res.Path); err != nil || !st.IsDir() {
-		return errResult("cwd %s is not a directory", in.Cwd)
+	if st, err := os.Stat(dir.Path); err != nil || !st.IsDir() {
+		return Errorf("cwd %s is not a directory", in.Cwd)
 	}
 	timeout := defaultCommandTimeout
 	if in.TimeoutMS > 0 {
 		timeout = min(time.Duration(in.TimeoutMS)*time.Millisecond, maxCommandTimeout)
 	}
-	title := commandTitle(tc.input)
+	title := commandTitle(c.Input)
 	kind := acp.ToolKindExecute
-	upd := acp.ToolCallUpdate{Title: &title, Kind: &kind, RawInput: tc.input}
-	if ok, why := s.authorize(ctx, tc, permissions.Call{Tool: tc.name, Command: in.Command, Paths: []permissions.Path{dir.perm}}, upd); !ok {
-		return errResult("%s", why)
+	upd := acp.ToolCallUpdate{Title: &title, Kind: &kind, RawInput: c.Input}
+	if ok, why := env.Authorize(ctx, c, permissions.Call{Tool: c.Name, Command: in.Command, Paths: []permissions.Path{permPath(dir)}}, upd); !ok {
+		return Errorf("%s", why)
 	}
 	spec := terminal.Spec{
 		Command:         shell(),
 		Args:            []string{"-c", in.Command},
 		Env:             commandEnv,
-		Cwd:             dir.res.Path,
+		Cwd:             dir.Path,
 		OutputByteLimit: commandOutputLimit,
 		StdinEOF:        true,
-		BaseEnv:         s.childEnv(),
+		BaseEnv:         env.ChildEnv(),
 	}
-	out := s.a.baseContext()
-	id := acp.ToolCallID(tc.id)
-	editorOwned := s.a.clientCapabilities().Terminal
-	var term terminal.Terminal
+	id := acp.ToolCallID(c.ID)
+	term, err := env.StartTerminal(ctx, spec)
+	if err != nil {
+		if term.InEditor {
+			return Errorf("starting the command in the editor's terminal: %v", err)
+		}
+		return Errorf("starting the command: %v", err)
+	}
+	editorOwned, meta := term.InEditor, term.OutputMeta && !term.InEditor
 	if editorOwned {
-		et, err := s.a.startEditorTerminal(ctx, s.id, spec)
-		if err != nil {
-			return errResult("starting the command in the editor's terminal: %v", err)
-		}
-		term = et
-		s.notify(out, acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: id, Content: []acp.ToolCallContent{{Terminal: &acp.Terminal{TerminalID: acp.TerminalID(et.ID())}}}}})
-	} else {
-		lt, err := s.a.terms.Start(ctx, spec)
-		if err != nil {
-			return errResult("starting the command: %v", err)
-		}
-		term = lt
+		env.Update(acp.ToolCallUpdate{ToolCallID: id, Content: []acp.ToolCallContent{{Terminal: &acp.Terminal{TerminalID: acp.TerminalID(term.ID())}}}})
 	}
-	meta := !editorOwned && s.a.wantsTerminalMeta()
 	if meta {
-		s.notify(out, acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: id, Meta: map[string]any{"terminal_info": map[string]any{"terminal_id": term.ID()}}}})
+		env.Update(acp.ToolCallUpdate{ToolCallID: id, Meta: map[string]any{"terminal_info": map[string]any{"terminal_id": term.ID()}}})
 	}
 	defer func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 		defer cancel()
 		if err := term.Release(rctx); err != nil && !errors.Is(err, terminal.ErrReleased) {
-			s.a.log.Debug("releasing terminal", "terminal", term.ID(), "err", err)
+			o.Logger.Debug("releasing terminal", "terminal", term.ID(), "err", err)
 		}
 	}()
 
 	sent := "" // output already sent as terminal_output
-	status, timedOut, waitErr := s.waitCommand(ctx, term, timeout, func(o terminal.Output, delta string) {
+	status, timedOut, waitErr := waitCommand(ctx, term, timeout, func(o terminal.Output, delta string) {
 		if editorOwned {
 			return
 		}
-		u := &acp.ToolCallUpdate{ToolCallID: id, Content: []acp.ToolCallContent{textToolContent(fence(tailBytes(terminal.RenderText([]byte(o.Output)), shownOutputBytes)))}}
+		u := acp.ToolCallUpdate{ToolCallID: id, Content: []acp.ToolCallContent{TextContent(fence(tailBytes(terminal.RenderText([]byte(o.Output)), shownOutputBytes)))}}
 		if meta && delta != "" {
 			u.Meta = map[string]any{"terminal_output": map[string]any{"terminal_id": term.ID(), "data": delta}}
 			sent = o.Output
 		}
-		s.notify(out, acp.SessionUpdate{ToolCallUpdate: u})
+		env.Update(u)
 	})
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
@@ -214,7 +156,7 @@ func runCommand(ctx context.Context, s *sess, tc *toolCall) toolResult {
 		if strings.HasPrefix(delta, sent) {
 			delta = delta[len(sent):]
 		}
-		s.notify(out, acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: id, Meta: map[string]any{"terminal_output": map[string]any{"terminal_id": term.ID(), "data": delta}}}})
+		env.Update(acp.ToolCallUpdate{ToolCallID: id, Meta: map[string]any{"terminal_output": map[string]any{"terminal_id": term.ID(), "data": delta}}})
 	}
 	if meta {
 		exit := map[string]any{"terminal_id": term.ID(), "exit_code": nil, "signal": nil}
@@ -224,7 +166,7 @@ func runCommand(ctx context.Context, s *sess, tc *toolCall) toolResult {
 		if status.Signal != nil {
 			exit["signal"] = *status.Signal
 		}
-		s.notify(out, acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: id, Meta: map[string]any{"terminal_exit": exit}}})
+		env.Update(acp.ToolCallUpdate{ToolCallID: id, Meta: map[string]any{"terminal_exit": exit}})
 	}
 	text := terminal.RenderText([]byte(final.Output))
 	var b strings.Builder
@@ -235,27 +177,27 @@ func runCommand(ctx context.Context, s *sess, tc *toolCall) toolResult {
 	if final.Truncated {
 		fmt.Fprintf(&b, "[output truncated: only the last %d bytes were kept]\n", commandOutputLimit)
 	}
-	res := toolResult{raw: map[string]any{"exitCode": status.ExitCode, "signal": status.Signal}}
+	res := Result{Raw: map[string]any{"exitCode": status.ExitCode, "signal": status.Signal}}
 	switch {
 	case ctx.Err() != nil:
 		b.WriteString("[cancelled by the user; the command was stopped]\n")
-		res.isError = true
+		res.IsError = true
 	case timedOut:
 		fmt.Fprintf(&b, "[timed out after %s; the command was stopped]\n", timeout)
-		res.isError = true
+		res.IsError = true
 	case waitErr != nil:
 		fmt.Fprintf(&b, "[waiting for the command failed: %v]\n", waitErr)
-		res.isError = true
+		res.IsError = true
 	case status.ExitCode != nil:
 		fmt.Fprintf(&b, "[exit code %d]\n", *status.ExitCode)
-		res.isError = *status.ExitCode != 0
+		res.IsError = *status.ExitCode != 0
 	case status.Signal != nil:
 		fmt.Fprintf(&b, "[killed by %s]\n", *status.Signal)
-		res.isError = true
+		res.IsError = true
 	}
-	res.text = b.String()
+	res.Text = b.String()
 	if !editorOwned {
-		res.content = []acp.ToolCallContent{textToolContent(fence(tailBytes(res.text, shownOutputBytes)))}
+		res.Content = []acp.ToolCallContent{TextContent(fence(tailBytes(res.Text, shownOutputBytes)))}
 	}
 	return res
 }
@@ -263,7 +205,7 @@ func runCommand(ctx context.Context, s *sess, tc *toolCall) toolResult {
 // waitCommand waits for term to exit, calling progress with new output while
 // it runs. On timeout or cancel it kills the command's process group and
 // waits (bounded) for it.
-func (s *sess) waitCommand(ctx context.Context, term terminal.Terminal, timeout time.Duration, progress func(o terminal.Output, delta string)) (status terminal.ExitStatus, timedOut bool, err error) {
+func waitCommand(ctx context.Context, term terminal.Terminal, timeout time.Duration, progress func(o terminal.Output, delta string)) (status terminal.ExitStatus, timedOut bool, err error) {
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	type result struct {

@@ -1,0 +1,213 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"acpd/acp"
+	"acpd/model"
+	"acpd/tools"
+)
+
+// maxToolResultBytes bounds a tool result given back to the model.
+const maxToolResultBytes = 64 << 10
+
+// boundResult truncates long tool output, keeping head and tail, with a note
+// saying how much was cut.
+func boundResult(s string) string {
+	if len(s) <= maxToolResultBytes {
+		return s
+	}
+	head := maxToolResultBytes / 2
+	tail := maxToolResultBytes / 2
+	for head > 0 && !isRuneStart(s[head]) {
+		head--
+	}
+	start := len(s) - tail
+	for start < len(s) && !isRuneStart(s[start]) {
+		start++
+	}
+	cut := start - head
+	return s[:head] + fmt.Sprintf("\n\n[… %d bytes cut from the middle of this output …]\n\n", cut) + s[start:]
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// tools returns the session's tools by name.
+func (s *sess) tools() map[string]*tools.Tool {
+	mcp := s.mcpToolMap()
+	if len(mcp) == 0 {
+		return s.a.builtin
+	}
+	all := make(map[string]*tools.Tool, len(s.a.builtin)+len(mcp))
+	for n, t := range mcp {
+		all[n] = t
+	}
+	for n, t := range s.a.builtin {
+		all[n] = t
+	}
+	return all
+}
+
+// toolDefs lists the tool definitions for the model, sorted by name.
+func (s *sess) toolDefs() []model.ToolDef {
+	ts := s.tools()
+	names := make([]string, 0, len(ts))
+	for n := range ts {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	defs := make([]model.ToolDef, 0, len(names))
+	for _, n := range names {
+		defs = append(defs, ts[n].Def)
+	}
+	return defs
+}
+
+// toolCallStarted is the first tool_call update of a call.
+func (s *sess) toolCallStarted(pc *pendingCall) *acp.ToolCall {
+	tc := &acp.ToolCall{ToolCallID: acp.ToolCallID(pc.id), Title: pc.name, Kind: acp.ToolKindOther, Status: acp.ToolCallStatusPending}
+	if t := s.tools()[pc.name]; t != nil {
+		tc.Kind = t.Kind
+		if t.Title != nil && len(pc.input) > 0 {
+			tc.Title = t.Title(pc.input)
+		}
+	}
+	if len(pc.input) > 0 && json.Valid(pc.input) {
+		tc.RawInput = pc.input
+	}
+	return tc
+}
+
+// runCalls runs the response's tool calls and appends their results to the
+// transcript. done reports that the turn ends here (with stop).
+func (s *sess) runCalls(ctx context.Context, ts *turnState) (stop acp.StopReason, done bool) {
+	out := s.a.baseContext()
+	results := make([]model.Part, len(ts.calls))
+	all := s.tools()
+	readOnly := func(pc *pendingCall) bool { t := all[pc.name]; return t != nil && t.ReadOnly }
+	// Consecutive read-only calls run in parallel; every other call runs
+	// alone, in the order the model gave.
+	for i := 0; i < len(ts.calls); {
+		j := i + 1
+		if readOnly(ts.calls[i]) {
+			for j < len(ts.calls) && readOnly(ts.calls[j]) {
+				j++
+			}
+		}
+		var wg sync.WaitGroup
+		// slots bounds the calls running at once; the loop waits for a
+		// free one (a running call always finishes, cancelled or not).
+		slots := make(chan struct{}, maxParallelCalls)
+		for k := i; k < j; k++ {
+			pc := ts.calls[k]
+			if ctx.Err() == nil {
+				select {
+				case slots <- struct{}{}:
+				case <-ctx.Done():
+				}
+			}
+			if ctx.Err() != nil {
+				results[k] = toolResultPart(pc.id, tools.Errorf("cancelled by the user before it ran"))
+				s.notify(out, acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(pc.id), Status: statusp(acp.ToolCallStatusFailed)}})
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { <-slots }()
+				results[k] = toolResultPart(pc.id, s.runCallSafe(ctx, pc))
+			}()
+		}
+		wg.Wait()
+		i = j
+	}
+	s.appendMessage(model.Message{Role: model.RoleUser, Parts: results})
+	if ctx.Err() != nil {
+		return acp.StopReasonCancelled, true
+	}
+	return "", false
+}
+
+// maxParallelCalls bounds how many consecutive read-only calls of one
+// response run at once; the rest wait for a free slot.
+const maxParallelCalls = 8
+
+// runCallSafe is runCall on a goroutine of its own: a panicking tool
+// fails its call (and is logged) instead of taking the process down, since
+// the connection's handler recovery does not cover this goroutine.
+func (s *sess) runCallSafe(ctx context.Context, pc *pendingCall) (res tools.Result) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.a.log.Error("tool panicked", "session", s.id, "tool", pc.name, "panic", p, "stack", string(debug.Stack()))
+			res = tools.Errorf("internal error running %s", pc.name)
+			s.notify(s.a.baseContext(), acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(pc.id), Status: statusp(acp.ToolCallStatusFailed)}})
+		}
+	}()
+	return s.runCall(ctx, pc)
+}
+
+// runCall runs one call with its tool_call_update lifecycle.
+func (s *sess) runCall(ctx context.Context, pc *pendingCall) tools.Result {
+	out := s.a.baseContext()
+	id := acp.ToolCallID(pc.id)
+	t := s.tools()[pc.name]
+	var res tools.Result
+	switch {
+	case t == nil:
+		names := make([]string, 0)
+		for n := range s.tools() {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		res = tools.Errorf("unknown tool %q; available tools: %s", pc.name, strings.Join(names, ", "))
+	case !json.Valid(pc.input):
+		res = tools.Errorf("the arguments of %s are not valid JSON: %s", pc.name, tools.Truncate(string(pc.input), 200))
+	default:
+		res = t.Run(ctx, toolEnv{s}, &tools.Call{ID: pc.id, Name: pc.name, Input: pc.input})
+	}
+	res.Text = boundResult(res.Text)
+	upd := &acp.ToolCallUpdate{ToolCallID: id, Status: statusp(acp.ToolCallStatusCompleted)}
+	if res.IsError {
+		upd.Status = statusp(acp.ToolCallStatusFailed)
+	}
+	if len(res.Content) > 0 {
+		upd.Content = res.Content
+	} else if res.Text != "" {
+		upd.Content = []acp.ToolCallContent{tools.TextContent(res.Text)}
+	}
+	if res.Raw != nil {
+		upd.RawOutput = res.Raw
+	}
+	s.notify(out, acp.SessionUpdate{ToolCallUpdate: upd})
+	return res
+}
+
+func toolResultPart(id string, r tools.Result) model.Part {
+	text := r.Text
+	if text == "" && !r.IsError {
+		text = "(no output)"
+	}
+	return model.Part{Type: model.PartToolResult, ToolCallID: id, IsError: r.IsError, Content: []model.Part{{Type: model.PartText, Text: text}}}
+}
+
+// closeCalls gives every completed-but-unrun call of a failed response an
+// error result, so the transcript stays valid for the next request.
+func (s *sess) closeCalls(ts *turnState, reason string) {
+	if ts == nil || len(ts.calls) == 0 {
+		return
+	}
+	out := s.a.baseContext()
+	parts := make([]model.Part, 0, len(ts.calls))
+	for _, pc := range ts.calls {
+		parts = append(parts, toolResultPart(pc.id, tools.Errorf("%s", reason)))
+		s.notify(out, acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(pc.id), Status: statusp(acp.ToolCallStatusFailed)}})
+	}
+	s.appendMessage(model.Message{Role: model.RoleUser, Parts: parts})
+}

@@ -1,0 +1,110 @@
+package agent
+
+import (
+	"context"
+	"os"
+	"path"
+	"strings"
+
+	"acpd/acp"
+	"acpd/fs"
+	"acpd/permissions"
+	"acpd/terminal"
+	"acpd/tools"
+)
+
+// toolEnv is a session as its tools see it (tools.Env).
+type toolEnv struct{ s *sess }
+
+var _ tools.Env = toolEnv{}
+
+func (e toolEnv) Resolve(p string) (fs.Resolved, error) {
+	if p == "" {
+		p = "."
+	}
+	return e.s.roots.Resolve(p)
+}
+
+func (e toolEnv) Authorize(ctx context.Context, c *tools.Call, req permissions.Call, upd acp.ToolCallUpdate) (bool, string) {
+	return e.s.authorize(ctx, c, req, upd)
+}
+
+func (e toolEnv) Files() *fs.Broker { return e.s.broker }
+
+func (e toolEnv) SawFile(path string) { e.s.sawFile(path) }
+
+func (e toolEnv) Update(u acp.ToolCallUpdate) {
+	e.s.notify(e.s.a.baseContext(), acp.SessionUpdate{ToolCallUpdate: &u})
+}
+
+func (e toolEnv) StartTerminal(ctx context.Context, spec terminal.Spec) (tools.Terminal, error) {
+	s := e.s
+	if s.a.clientCapabilities().Terminal {
+		et, err := s.a.startEditorTerminal(ctx, s.id, spec)
+		if err != nil {
+			return tools.Terminal{InEditor: true}, err
+		}
+		return tools.Terminal{Terminal: et, InEditor: true}, nil
+	}
+	lt, err := s.a.terms.Start(ctx, spec)
+	if err != nil {
+		return tools.Terminal{}, err
+	}
+	return tools.Terminal{Terminal: lt, OutputMeta: s.a.wantsTerminalMeta()}, nil
+}
+
+func (e toolEnv) ChildEnv() []string { return e.s.childEnv() }
+
+func (e toolEnv) SetPlan(p *acp.Plan) {
+	s := e.s
+	s.mu.Lock()
+	s.plan = tools.PlanText(p)
+	s.mu.Unlock()
+	s.notify(s.a.baseContext(), acp.SessionUpdate{Plan: p})
+}
+
+// childEnv is the base environment of the session's children (commands and
+// stdio MCP servers): Options.Env without the variables the configured
+// providers read their API keys from (api_key_env), whatever their names,
+// unless [env] allow names them.
+func (s *sess) childEnv() []string {
+	base := s.a.opts.Env
+	if base == nil {
+		base = terminal.FilterEnv(os.Environ(), nil)
+	}
+	keys := map[string]bool{}
+	for _, p := range s.cfg.Providers {
+		if p.APIKeyEnv != "" && !envAllowed(p.APIKeyEnv, s.cfg.Env.Allow) {
+			keys[p.APIKeyEnv] = true
+		}
+	}
+	if len(keys) == 0 {
+		return base
+	}
+	out := make([]string, 0, len(base))
+	for _, kv := range base {
+		if name, _, _ := strings.Cut(kv, "="); !keys[name] {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// envAllowed reports whether [env] allow lets name through (an exact name
+// or a path.Match pattern, as terminal.FilterEnv reads it).
+func envAllowed(name string, allow []string) bool {
+	for _, a := range allow {
+		if ok, err := path.Match(a, name); a == name || err == nil && ok {
+			return true
+		}
+	}
+	return false
+}
+
+// wantsTerminalMeta reports Zed's terminal-output extension
+// (clientCapabilities._meta.terminal_output = true).
+func (a *Agent) wantsTerminalMeta() bool {
+	caps := a.clientCapabilities()
+	v, ok := caps.Meta["terminal_output"].(bool)
+	return ok && v
+}

@@ -1,0 +1,171 @@
+// Package tools holds acpd's built-in tools: the tools the model calls to
+// read, search and edit files, run commands and keep a plan. A [Tool] is its
+// definition for the model, its ACP kind, whether it is read-only, a title
+// renderer and its Run function; [Builtin] returns the eight built-in tools.
+//
+// A tool reaches the session only through [Env]: resolving a path against
+// the session roots, asking permission, the file broker, reporting progress,
+// starting a terminal, the children's environment and the plan. The agent
+// implements Env; nothing else of the session is visible to a tool.
+//
+// # Concurrency
+//
+// Tools are immutable once built and may run concurrently: the agent runs
+// consecutive read-only calls of one response in parallel. Run returns only
+// when everything the call started has finished.
+package tools
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+
+	"acpd/acp"
+	"acpd/fs"
+	"acpd/model"
+	"acpd/permissions"
+	"acpd/terminal"
+)
+
+// Tool is one tool offered to the model.
+type Tool struct {
+	// Def is the tool's name, description and input schema for the model.
+	Def model.ToolDef
+	// Kind is the ACP tool kind shown to the client; the permission policy
+	// decides by it too.
+	Kind acp.ToolKind
+	// ReadOnly marks a tool that changes nothing: consecutive read-only
+	// calls may run in parallel, and plan mode does not refuse them.
+	ReadOnly bool
+	// Title renders a readable title from the call's input (which may be
+	// partial or invalid JSON); nil means the tool's name.
+	Title func(in json.RawMessage) string
+	// Run executes the call and returns the result for the model. It sends
+	// its own progress updates through env and asks permission (through
+	// env) before it changes or reveals anything.
+	Run func(ctx context.Context, env Env, call *Call) Result
+}
+
+// Call is one tool call being run.
+type Call struct {
+	ID    string
+	Name  string
+	Input json.RawMessage
+}
+
+// Result is what a tool returns: text for the model and, optionally,
+// content for the client (the text is shown when Content is empty).
+type Result struct {
+	Text    string
+	IsError bool
+	Content []acp.ToolCallContent
+	// Raw is the call's rawOutput for the client (nil for none).
+	Raw any
+}
+
+// Errorf is a failed call's result.
+func Errorf(format string, args ...any) Result {
+	return Result{Text: fmt.Sprintf(format, args...), IsError: true}
+}
+
+// Env is what a tool may use of its session. Implementations are safe for
+// concurrent use.
+type Env interface {
+	// Resolve resolves a tool path (absolute, or relative to the working
+	// directory; "" is the working directory) against the session roots.
+	Resolve(path string) (fs.Resolved, error)
+	// Authorize decides whether the call may run, asking the user when the
+	// policy says so; upd describes the call in the permission request. It
+	// fails closed. On success the call is reported in progress; otherwise
+	// why explains the refusal to the model.
+	Authorize(ctx context.Context, call *Call, req permissions.Call, upd acp.ToolCallUpdate) (ok bool, why string)
+	// Files is the session's file broker.
+	Files() *fs.Broker
+	// SawFile records that the agent read or wrote path (a real path), so
+	// it is no longer reported to the model as changed outside the agent.
+	SawFile(path string)
+	// Update reports a tool_call_update (u.ToolCallID set) to the client.
+	Update(u acp.ToolCallUpdate)
+	// StartTerminal starts spec in the editor's terminal when the editor
+	// offers terminals, else on a local PTY. On error, the returned
+	// Terminal still tells where it was started.
+	StartTerminal(ctx context.Context, spec terminal.Spec) (Terminal, error)
+	// ChildEnv is the base environment of the session's child processes.
+	ChildEnv() []string
+	// SetPlan replaces the session's plan and reports it to the client.
+	SetPlan(p *acp.Plan)
+}
+
+// Terminal is a started command.
+type Terminal struct {
+	terminal.Terminal
+	// InEditor means the editor runs it and shows its output itself.
+	InEditor bool
+	// OutputMeta means the client wants the output through Zed's
+	// terminal_output _meta extension (local terminals only).
+	OutputMeta bool
+}
+
+// Options configure [Builtin].
+type Options struct {
+	// Protected are directories the search tools never enter (acpd's
+	// configuration and state): the permission check covers only the
+	// searched path, so a search must not reach into places that always ask.
+	Protected []string
+	// Logger receives diagnostics; nil discards.
+	Logger *slog.Logger
+}
+
+// Builtin returns acpd's built-in tools, sorted by name.
+func Builtin(o Options) []*Tool {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	ts := []*Tool{
+		readFileTool(), writeFileTool(), editFileTool(), listDirTool(o),
+		globTool(o), grepTool(o), runCommandTool(o), planTool(),
+	}
+	slices.SortFunc(ts, func(a, b *Tool) int { return strings.Compare(a.Def.Name, b.Def.Name) })
+	return ts
+}
+
+// DecodeInput decodes a tool call's arguments strictly: field names match
+// exactly, and unknown arguments are an error the model can correct (the
+// schemas say additionalProperties: false).
+func DecodeInput[T any](in json.RawMessage) (T, error) {
+	var v T
+	if err := acp.Unmarshal(in, &v); err != nil {
+		return v, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(in))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(&v)
+	return v, err
+}
+
+// TextContent is tool call content showing text.
+func TextContent(text string) acp.ToolCallContent {
+	return acp.ToolCallContent{Content: &acp.Content{Content: acp.ContentBlock{Text: &acp.TextContent{Text: text}}}}
+}
+
+// Truncate cuts s to at most n bytes at a character boundary, marking the
+// cut with "…".
+func Truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !isRuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+func schema(s string) json.RawMessage { return json.RawMessage(s) }
+
+func statusp(s acp.ToolCallStatus) *acp.ToolCallStatus { return &s }
