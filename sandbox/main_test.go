@@ -1,0 +1,12 @@
+package sandbox
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	Init()
+	goleak.VerifyTestMain(m)
+}

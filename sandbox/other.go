@@ -1,0 +1,18 @@
+//go:build !linux && !darwin
+
+package sandbox
+
+import (
+	"fmt"
+	"os/exec"
+	"runtime"
+)
+
+func probe() Status {
+	err := fmt.Errorf("no sandbox backend for %s", runtime.GOOS)
+	return Status{Detail: err.Error(), Err: err}
+}
+
+func wrap(plan, *exec.Cmd) error { return ErrUnavailable }
+
+func apply(helperRequest) error { return ErrUnavailable }

@@ -1,0 +1,248 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Mode says what a sandboxed command may write.
+type Mode string
+
+// The modes of the [sandbox] configuration section.
+const (
+	// WorkspaceWrite lets commands write inside the session roots, the temp
+	// directory and the configured extra paths (the default).
+	WorkspaceWrite Mode = "workspace-write"
+	// ReadOnly lets commands write nowhere but the terminal devices.
+	ReadOnly Mode = "read-only"
+	// Off runs commands unconfined.
+	Off Mode = "off"
+)
+
+// Valid reports whether m is one of the three modes.
+func (m Mode) Valid() bool { return m == WorkspaceWrite || m == ReadOnly || m == Off }
+
+// tighter reports whether m allows no more than o.
+func (m Mode) tighter(o Mode) bool { return m.rank() <= o.rank() }
+
+func (m Mode) rank() int {
+	switch m {
+	case ReadOnly:
+		return 0
+	case WorkspaceWrite:
+		return 1
+	}
+	return 2
+}
+
+// DefaultProtected are the paths, relative to each session root, that stay
+// read-only inside a writable root: git hooks and git configuration (both run
+// code outside the sandbox later) and acpd's project configuration.
+var DefaultProtected = []string{".git/hooks", ".git/config", ".acpd"}
+
+// Policy is the one description of what a sandboxed command may do; every
+// platform backend renders it (Linux: Landlock plus namespaces, macOS: a
+// Seatbelt profile). The zero Policy is read-only with the network off.
+//
+// Reads are allowed everywhere except Hidden. Writes are allowed inside
+// Roots, TempDir and Writable (in WorkspaceWrite mode only), except in the
+// Protected paths of each root, which stay read-only. Network is all or
+// nothing.
+type Policy struct {
+	Mode Mode `json:"mode"`
+	// Roots are the session roots (cwd and additional directories).
+	Roots []string `json:"roots,omitempty"`
+	// Writable are extra writable paths from the configuration.
+	Writable []string `json:"writable,omitempty"`
+	// TempDir is the temporary directory ("" for none).
+	TempDir string `json:"tempDir,omitempty"`
+	// Protected are paths relative to each root that stay read-only;
+	// nil means DefaultProtected.
+	Protected []string `json:"protected,omitempty"`
+	// Hidden are absolute paths that commands can neither read nor write:
+	// acpd's configuration and state directories (keys, sessions).
+	Hidden []string `json:"hidden,omitempty"`
+	// Network allows network access.
+	Network bool `json:"network,omitempty"`
+}
+
+// Tighten returns p restricted by a project's wishes: the stricter mode, the
+// network only if both allow it, and only those extra writable paths that
+// both name. It never loosens p.
+func (p Policy) Tighten(mode Mode, network *bool, writable []string) Policy {
+	if mode.Valid() && mode.tighter(p.Mode) {
+		p.Mode = mode
+	}
+	if network != nil && !*network {
+		p.Network = false
+	}
+	if writable != nil {
+		var keep []string
+		for _, w := range p.Writable {
+			if slices.Contains(writable, w) {
+				keep = append(keep, w)
+			}
+		}
+		p.Writable = keep
+	}
+	return p
+}
+
+// plan is a Policy resolved to absolute, symlink-free paths: what a backend
+// renders.
+type plan struct {
+	// writable trees (dirs or files).
+	writable []string
+	// readOnly paths inside writable trees (existing ones resolved,
+	// missing ones joined to their resolved root).
+	readOnly []string
+	// hidden paths that exist.
+	hidden  []string
+	network bool
+}
+
+// errOff is returned when a plan of an Off policy is asked for.
+var errOff = errors.New("sandbox: mode is off")
+
+// resolve turns p into a plan. Paths that do not exist are left out (a
+// writable root that does not exist cannot be written anyway; a protected
+// path that does not exist cannot be mounted over: see the package
+// documentation), except protected paths.
+func (p Policy) resolve() (plan, error) {
+	var pl plan
+	switch p.Mode {
+	case Off:
+		return pl, errOff
+	case WorkspaceWrite, ReadOnly, "":
+	default:
+		return pl, fmt.Errorf("sandbox: unknown mode %q", p.Mode)
+	}
+	pl.network = p.Network
+	if p.Mode == WorkspaceWrite {
+		var cands []string
+		cands = append(cands, p.Roots...)
+		cands = append(cands, p.Writable...)
+		if p.TempDir != "" {
+			cands = append(cands, p.TempDir)
+		}
+		for _, c := range cands {
+			r, ok, err := real(c)
+			if err != nil {
+				return pl, err
+			}
+			if ok && !slices.Contains(pl.writable, r) {
+				pl.writable = append(pl.writable, r)
+			}
+		}
+		prot := p.Protected
+		if prot == nil {
+			prot = DefaultProtected
+		}
+		for _, root := range p.Roots {
+			rr, ok, err := real(root)
+			if err != nil || !ok {
+				continue
+			}
+			for _, rel := range prot {
+				r, ok, err := real(filepath.Join(rr, rel))
+				if err != nil {
+					return pl, err
+				}
+				if !ok {
+					// Kept for backends that can deny a missing
+					// path (Seatbelt); mounts skip it.
+					r = filepath.Join(rr, rel)
+				}
+				if !slices.Contains(pl.readOnly, r) {
+					pl.readOnly = append(pl.readOnly, r)
+				}
+			}
+		}
+	}
+	for _, h := range p.Hidden {
+		r, ok, err := real(h)
+		if err != nil {
+			return pl, err
+		}
+		if ok && !slices.Contains(pl.hidden, r) {
+			pl.hidden = append(pl.hidden, r)
+		}
+	}
+	// A hidden path must not stay visible through a writable tree below it
+	// or be re-exposed by a read-only bind mounted later: hidden paths are
+	// applied last by every backend, and a writable tree inside a hidden
+	// one is dropped.
+	pl.writable = slices.DeleteFunc(pl.writable, func(w string) bool {
+		for _, h := range pl.hidden {
+			if within(w, h) {
+				return true
+			}
+		}
+		return false
+	})
+	return pl, nil
+}
+
+// real returns the absolute, symlink-resolved form of path, and false when
+// it does not exist.
+func real(path string) (string, bool, error) {
+	if !filepath.IsAbs(path) {
+		return "", false, fmt.Errorf("sandbox: path %q is not absolute", path)
+	}
+	r, err := filepath.EvalSymlinks(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("sandbox: %w", err)
+	}
+	return r, true, nil
+}
+
+// within reports whether path is dir or below it.
+func within(path, dir string) bool {
+	if path == dir {
+		return true
+	}
+	if dir == string(filepath.Separator) {
+		return true
+	}
+	return strings.HasPrefix(path, dir+string(filepath.Separator))
+}
+
+// Describe is a one-line human summary of p, for doctor and notices.
+func (p Policy) Describe() string {
+	if p.Mode == Off {
+		return "off"
+	}
+	var b strings.Builder
+	if p.Mode == WorkspaceWrite {
+		b.WriteString("writes only in the project")
+		if p.TempDir != "" {
+			b.WriteString(", the temp dir")
+		}
+		if len(p.Writable) > 0 {
+			fmt.Fprintf(&b, " and %s", strings.Join(p.Writable, ", "))
+		}
+		prot := p.Protected
+		if prot == nil {
+			prot = DefaultProtected
+		}
+		fmt.Fprintf(&b, " (%s read-only)", strings.Join(prot, ", "))
+	} else {
+		b.WriteString("read-only")
+	}
+	if p.Network {
+		b.WriteString("; network on")
+	} else {
+		b.WriteString("; network off")
+	}
+	if len(p.Hidden) > 0 {
+		b.WriteString("; acpd's config and state hidden")
+	}
+	return b.String()
+}
