@@ -636,7 +636,12 @@ func (c *Conn) notificationWorker() {
 
 func (c *Conn) runNotification(m *inbound) {
 	if _, err := c.invoke(c.noteCtx, m.method, m.params); err != nil {
-		c.log.Debug("notification handler failed", "method", clip(m.method), "err", err)
+		// Unknown notifications are ignored quietly; others are worth a look.
+		if e := (*Error)(nil); errors.As(err, &e) && e.Code == codeMethodNotFound {
+			c.log.Debug("ignored notification", "method", clip(m.method))
+		} else {
+			c.log.Warn("notification handler failed", "method", clip(m.method), "err", err)
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package acp
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,8 +28,8 @@ func schemaFile(t testing.TB) string {
 	return p
 }
 
-// TestGeneratedTypesUpToDate regenerates types_gen.go in memory and fails
-// when the committed file differs.
+// TestGeneratedTypesUpToDate regenerates types_gen.go and methods_gen.go
+// into a temporary directory and fails when a committed file differs.
 func TestGeneratedTypesUpToDate(t *testing.T) {
 	schemaFile(t)
 	goBin, err := exec.LookPath("go")
@@ -38,20 +39,31 @@ func TestGeneratedTypesUpToDate(t *testing.T) {
 		}
 		t.Skipf("go tool not found: %v", err)
 	}
+	dir := t.TempDir()
 	var stderr bytes.Buffer
-	cmd := exec.Command(goBin, "run", "./internal/schemagen", "-out", "-")
+	cmd := exec.Command(goBin, "run", "./internal/schemagen",
+		"-out", filepath.Join(dir, "types_gen.go"), "-methods", filepath.Join(dir, "methods_gen.go"))
 	cmd.Stderr = &stderr
-	got, err := cmd.Output()
-	if err != nil {
+	if err := cmd.Run(); err != nil {
 		t.Fatalf("running schemagen: %v\n%s", err, stderr.Bytes())
 	}
-	want, err := os.ReadFile("types_gen.go")
-	if err != nil {
-		t.Fatal(err)
+	for _, name := range []string{"types_gen.go", "methods_gen.go"} {
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s is stale (run: go generate ./acp/); %s", name, firstDifference(got, want))
+		}
 	}
-	if bytes.Equal(got, want) {
-		return
-	}
+}
+
+// firstDifference describes the first line where got and want differ.
+func firstDifference(got, want []byte) string {
 	gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
 	for i := 0; i < len(gl) || i < len(wl); i++ {
 		var g, w string
@@ -62,7 +74,8 @@ func TestGeneratedTypesUpToDate(t *testing.T) {
 			w = wl[i]
 		}
 		if g != w {
-			t.Fatalf("types_gen.go is stale (run: go generate ./acp/); first difference at line %d:\ncommitted: %q\ngenerated: %q", i+1, w, g)
+			return fmt.Sprintf("first difference at line %d:\ncommitted: %q\ngenerated: %q", i+1, w, g)
 		}
 	}
+	return "no line differs"
 }

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -170,7 +169,7 @@ func (a *Agent) Serve(ctx context.Context, r io.Reader, w io.WriteCloser) error 
 	a.baseCtx, a.cancelAll = ctx, cancel
 	a.mu.Unlock()
 	in := &inputWatch{r: r, ended: make(chan struct{})}
-	conn := acp.NewConn(ctx, in, w, a.handle, acp.Options{
+	conn := acp.NewConn(ctx, in, w, acp.AgentHandler(handlers{a}), acp.Options{
 		MaxLineBytes: a.opts.MaxLineBytes,
 		Logger:       a.log,
 		Immediate:    func(method string) bool { return method == acp.AgentMethodSessionCancel },
@@ -261,63 +260,91 @@ func (a *Agent) shutdown() {
 	}
 }
 
-// handle dispatches one inbound message.
-func (a *Agent) handle(ctx context.Context, method string, params json.RawMessage) (any, error) {
-	switch method {
-	case acp.AgentMethodInitialize:
-		return handleWith(ctx, params, a.initialize)
-	case acp.AgentMethodAuthenticate:
-		return handleWith(ctx, params, a.authenticate)
-	case acp.AgentMethodLogout:
-		return handleWith(ctx, params, a.logout)
-	case acp.AgentMethodSessionNew:
-		return handleWith(ctx, params, a.newSession)
-	case acp.AgentMethodSessionLoad:
-		return handleWith(ctx, params, a.loadSession)
-	case acp.AgentMethodSessionResume:
-		return handleWith(ctx, params, a.resumeSession)
-	case acp.AgentMethodSessionList:
-		return handleWith(ctx, params, a.listSessions)
-	case acp.AgentMethodSessionClose:
-		return handleWith(ctx, params, a.closeSession)
-	case acp.AgentMethodSessionDelete:
-		return handleWith(ctx, params, a.deleteSession)
-	case acp.AgentMethodSessionSetMode:
-		return handleWith(ctx, params, a.setMode)
-	case acp.AgentMethodSessionSetConfigOption:
-		return handleWith(ctx, params, a.setConfigOption)
-	case acp.AgentMethodSessionSetModel:
-		return handleWith(ctx, params, a.setModel)
-	case acp.AgentMethodSessionPrompt:
-		return handleWith(ctx, params, a.prompt)
-	case acp.AgentMethodSessionCancel:
-		var p acp.CancelNotification
-		if err := acp.Unmarshal(params, &p); err != nil {
-			a.log.Warn("bad session/cancel", "err", err)
-			return nil, nil
-		}
-		if s := a.lookup(p.SessionID); s != nil {
-			s.cancelTurn()
-		}
-		return nil, nil
-	}
-	return nil, acp.ErrMethodNotFound(method)
+// handlers adapts the Agent's request handlers to acp.Agent.
+type handlers struct{ a *Agent }
+
+// The methods acpd serves: a schema upgrade that adds a required method
+// breaks this assertion until the method is handled.
+var _ interface {
+	acp.Agent
+	acp.AgentLoadSession
+	acp.AgentResumeSession
+	acp.AgentListSessions
+	acp.AgentCloseSession
+	acp.AgentDeleteSession
+	acp.AgentLogout
+	acp.AgentSetSessionModel
+} = handlers{}
+
+func (h handlers) Initialize(ctx context.Context, p *acp.InitializeRequest) (*acp.InitializeResponse, error) {
+	return h.a.initialize(ctx, p)
 }
 
-// handleWith decodes params strictly into P and calls f.
-func handleWith[P, R any](ctx context.Context, params json.RawMessage, f func(context.Context, *P) (R, error)) (any, error) {
-	var p P
-	if len(params) == 0 || string(params) == "null" {
-		params = json.RawMessage("{}")
+func (h handlers) Authenticate(ctx context.Context, p *acp.AuthenticateRequest) (*acp.AuthenticateResponse, error) {
+	return h.a.authenticate(ctx, p)
+}
+
+func (h handlers) Logout(ctx context.Context, p *acp.LogoutRequest) (*acp.LogoutResponse, error) {
+	return h.a.logout(ctx, p)
+}
+
+func (h handlers) NewSession(ctx context.Context, p *acp.NewSessionRequest) (*acp.NewSessionResponse, error) {
+	return h.a.newSession(ctx, p)
+}
+
+func (h handlers) LoadSession(ctx context.Context, p *acp.LoadSessionRequest) (*acp.LoadSessionResponse, error) {
+	return h.a.loadSession(ctx, p)
+}
+
+func (h handlers) ResumeSession(ctx context.Context, p *acp.ResumeSessionRequest) (*acp.ResumeSessionResponse, error) {
+	return h.a.resumeSession(ctx, p)
+}
+
+func (h handlers) ListSessions(ctx context.Context, p *acp.ListSessionsRequest) (*acp.ListSessionsResponse, error) {
+	return h.a.listSessions(ctx, p)
+}
+
+func (h handlers) CloseSession(ctx context.Context, p *acp.CloseSessionRequest) (*acp.CloseSessionResponse, error) {
+	return h.a.closeSession(ctx, p)
+}
+
+func (h handlers) DeleteSession(ctx context.Context, p *acp.DeleteSessionRequest) (*acp.DeleteSessionResponse, error) {
+	return h.a.deleteSession(ctx, p)
+}
+
+func (h handlers) SetSessionMode(ctx context.Context, p *acp.SetSessionModeRequest) (*acp.SetSessionModeResponse, error) {
+	return h.a.setMode(ctx, p)
+}
+
+func (h handlers) SetSessionConfigOption(ctx context.Context, p *acp.SetSessionConfigOptionRequest) (*acp.SetSessionConfigOptionResponse, error) {
+	return h.a.setConfigOption(ctx, p)
+}
+
+func (h handlers) SetSessionModel(ctx context.Context, p *acp.SetSessionModelRequest) (*acp.SetSessionModelResponse, error) {
+	return h.a.setModel(ctx, p)
+}
+
+func (h handlers) Prompt(ctx context.Context, p *acp.PromptRequest) (*acp.PromptResponse, error) {
+	return h.a.prompt(ctx, p)
+}
+
+// Cancel handles session/cancel, inline on the connection's read loop
+// (Options.Immediate), so it must not block.
+func (h handlers) Cancel(_ context.Context, p *acp.CancelNotification) error {
+	if s := h.a.lookup(p.SessionID); s != nil {
+		s.cancelTurn()
 	}
-	if err := acp.Unmarshal(params, &p); err != nil {
-		return nil, acp.ErrInvalidParams(err)
+	return nil
+}
+
+// peer returns the typed calls to the client, false when there is no
+// connection.
+func (a *Agent) peer() (acp.ClientConn, bool) {
+	conn := a.connection()
+	if conn == nil {
+		return acp.ClientConn{}, false
 	}
-	r, err := f(ctx, &p)
-	if err != nil {
-		return nil, err
-	}
-	return r, nil
+	return acp.NewClientConn(conn), true
 }
 
 func (a *Agent) lookup(id acp.SessionID) *sess {

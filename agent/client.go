@@ -17,25 +17,24 @@ type editorFS struct {
 }
 
 func (e editorFS) ReadTextFile(ctx context.Context, path string, line, limit *int) (string, error) {
-	conn := e.a.connection()
-	if conn == nil {
+	peer, ok := e.a.peer()
+	if !ok {
 		return "", errors.New("editor connection closed")
 	}
-	req := acp.ReadTextFileRequest{SessionID: e.id, Path: path, Line: u32p(line), Limit: u32p(limit)}
-	var resp acp.ReadTextFileResponse
-	if err := conn.Call(ctx, acp.ClientMethodFsReadTextFile, req, &resp); err != nil {
+	resp, err := peer.ReadTextFile(ctx, &acp.ReadTextFileRequest{SessionID: e.id, Path: path, Line: u32p(line), Limit: u32p(limit)})
+	if err != nil {
 		return "", err
 	}
 	return resp.Content, nil
 }
 
 func (e editorFS) WriteTextFile(ctx context.Context, path, content string) error {
-	conn := e.a.connection()
-	if conn == nil {
+	peer, ok := e.a.peer()
+	if !ok {
 		return errors.New("editor connection closed")
 	}
-	var resp acp.WriteTextFileResponse
-	return conn.Call(ctx, acp.ClientMethodFsWriteTextFile, acp.WriteTextFileRequest{SessionID: e.id, Path: path, Content: content}, &resp)
+	_, err := peer.WriteTextFile(ctx, &acp.WriteTextFileRequest{SessionID: e.id, Path: path, Content: content})
+	return err
 }
 
 func u32p(p *int) *uint32 {
@@ -57,8 +56,8 @@ type editorTerminal struct {
 
 // startEditorTerminal asks the editor to run spec.
 func (a *Agent) startEditorTerminal(ctx context.Context, sid acp.SessionID, spec terminal.Spec) (*editorTerminal, error) {
-	conn := a.connection()
-	if conn == nil {
+	peer, ok := a.peer()
+	if !ok {
 		return nil, errors.New("editor connection closed")
 	}
 	req := acp.CreateTerminalRequest{SessionID: sid, Command: spec.Command, Args: spec.Args}
@@ -72,8 +71,8 @@ func (a *Agent) startEditorTerminal(ctx context.Context, sid acp.SessionID, spec
 		l := uint64(spec.OutputByteLimit)
 		req.OutputByteLimit = &l
 	}
-	var resp acp.CreateTerminalResponse
-	if err := conn.Call(ctx, acp.ClientMethodTerminalCreate, req, &resp); err != nil {
+	resp, err := peer.CreateTerminal(ctx, &req)
+	if err != nil {
 		return nil, err
 	}
 	return &editorTerminal{a: a, sid: sid, id: resp.TerminalID}, nil
@@ -81,12 +80,13 @@ func (a *Agent) startEditorTerminal(ctx context.Context, sid acp.SessionID, spec
 
 func (t *editorTerminal) ID() string { return string(t.id) }
 
-func (t *editorTerminal) call(ctx context.Context, method string, result any) error {
-	conn := t.a.connection()
-	if conn == nil {
-		return errors.New("editor connection closed")
+// peer returns the typed calls to the editor.
+func (t *editorTerminal) peer() (acp.ClientConn, error) {
+	peer, ok := t.a.peer()
+	if !ok {
+		return acp.ClientConn{}, errors.New("editor connection closed")
 	}
-	return conn.Call(ctx, method, acp.TerminalOutputRequest{SessionID: t.sid, TerminalID: t.id}, result)
+	return peer, nil
 }
 
 func exitStatus(code *uint32, signal *string) *terminal.ExitStatus {
@@ -102,8 +102,12 @@ func exitStatus(code *uint32, signal *string) *terminal.ExitStatus {
 }
 
 func (t *editorTerminal) Output(ctx context.Context) (terminal.Output, error) {
-	var resp acp.TerminalOutputResponse
-	if err := t.call(ctx, acp.ClientMethodTerminalOutput, &resp); err != nil {
+	peer, err := t.peer()
+	if err != nil {
+		return terminal.Output{}, err
+	}
+	resp, err := peer.TerminalOutput(ctx, &acp.TerminalOutputRequest{SessionID: t.sid, TerminalID: t.id})
+	if err != nil {
 		return terminal.Output{}, err
 	}
 	out := terminal.Output{Output: resp.Output, Truncated: resp.Truncated}
@@ -117,8 +121,12 @@ func (t *editorTerminal) Output(ctx context.Context) (terminal.Output, error) {
 }
 
 func (t *editorTerminal) WaitForExit(ctx context.Context) (terminal.ExitStatus, error) {
-	var resp acp.WaitForTerminalExitResponse
-	if err := t.call(ctx, acp.ClientMethodTerminalWaitForExit, &resp); err != nil {
+	peer, err := t.peer()
+	if err != nil {
+		return terminal.ExitStatus{}, err
+	}
+	resp, err := peer.WaitForTerminalExit(ctx, &acp.WaitForTerminalExitRequest{SessionID: t.sid, TerminalID: t.id})
+	if err != nil {
 		return terminal.ExitStatus{}, err
 	}
 	if es := exitStatus(resp.ExitCode, resp.Signal); es != nil {
@@ -128,11 +136,19 @@ func (t *editorTerminal) WaitForExit(ctx context.Context) (terminal.ExitStatus, 
 }
 
 func (t *editorTerminal) Kill(ctx context.Context) error {
-	var resp acp.KillTerminalResponse
-	return t.call(ctx, acp.ClientMethodTerminalKill, &resp)
+	peer, err := t.peer()
+	if err != nil {
+		return err
+	}
+	_, err = peer.KillTerminal(ctx, &acp.KillTerminalRequest{SessionID: t.sid, TerminalID: t.id})
+	return err
 }
 
 func (t *editorTerminal) Release(ctx context.Context) error {
-	var resp acp.ReleaseTerminalResponse
-	return t.call(ctx, acp.ClientMethodTerminalRelease, &resp)
+	peer, err := t.peer()
+	if err != nil {
+		return err
+	}
+	_, err = peer.ReleaseTerminal(ctx, &acp.ReleaseTerminalRequest{SessionID: t.sid, TerminalID: t.id})
+	return err
 }

@@ -29,8 +29,8 @@ func (s *sess) mcpElicit(ctx context.Context, server string, req mcpclient.Elici
 	s.mu.Lock()
 	t := s.turn
 	s.mu.Unlock()
-	conn := s.a.connection()
-	if t == nil || conn == nil {
+	peer, ok := s.a.peer()
+	if t == nil || !ok {
 		return decline, nil
 	}
 	ctx, stop := context.WithCancel(ctx)
@@ -46,8 +46,8 @@ func (s *sess) mcpElicit(ctx context.Context, server string, req mcpclient.Elici
 		Message: msg,
 		Form:    &acp.ElicitationFormMode{RequestedSchema: schema, Session: &acp.ElicitationSessionScope{SessionID: s.id}},
 	}
-	var resp acp.CreateElicitationResponse
-	if err := conn.Call(ctx, acp.ClientMethodElicitationCreate, areq, &resp); err != nil {
+	resp, err := peer.CreateElicitation(ctx, &areq)
+	if err != nil {
 		if ctx.Err() != nil {
 			return mcpclient.ElicitResult{Action: mcpclient.ElicitCancel}, nil
 		}

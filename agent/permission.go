@@ -32,8 +32,8 @@ func (s *sess) authorize(ctx context.Context, tc *tools.Call, call permissions.C
 	case permissions.Deny:
 		return false, "Not allowed: " + d.Reason
 	}
-	conn := s.a.connection()
-	if conn == nil {
+	peer, ok := s.a.peer()
+	if !ok {
 		return false, "Not allowed: the editor is gone"
 	}
 	offered := permissions.Options(d)
@@ -42,8 +42,7 @@ func (s *sess) authorize(ctx context.Context, tc *tools.Call, call permissions.C
 	for _, o := range offered {
 		req.Options = append(req.Options, acp.PermissionOption{OptionID: acp.PermissionOptionID(o.ID), Name: optionNames[o.Kind], Kind: acp.PermissionOptionKind(o.Kind)})
 	}
-	var resp acp.RequestPermissionResponse
-	err := conn.Call(ctx, acp.ClientMethodSessionRequestPermission, req, &resp)
+	resp, err := peer.RequestPermission(ctx, &req)
 	if err != nil {
 		if ctx.Err() != nil {
 			return false, "The user cancelled the turn."

@@ -216,25 +216,28 @@ func (s *sess) notify(ctx context.Context, u acp.SessionUpdate) {
 
 // send writes one session/update without recording it.
 func (s *sess) send(ctx context.Context, u acp.SessionUpdate) {
-	conn := s.a.connection()
-	if conn == nil {
+	peer, ok := s.a.peer()
+	if !ok {
 		return
 	}
-	if err := conn.Notify(ctx, acp.ClientMethodSessionUpdate, acp.SessionNotification{SessionID: s.id, Update: u}); err != nil {
+	if err := peer.SessionUpdate(ctx, &acp.SessionNotification{SessionID: s.id, Update: u}); err != nil {
 		s.a.log.Debug("session/update not sent", "session", s.id, "err", err)
 	}
 }
 
-// sendRaw writes a stored update payload (session/load replay).
+// sendRaw writes a stored update payload (session/load replay). A payload
+// that does not decode as a session update is skipped.
 func (s *sess) sendRaw(ctx context.Context, raw json.RawMessage) error {
-	conn := s.a.connection()
-	if conn == nil {
+	peer, ok := s.a.peer()
+	if !ok {
 		return errors.New("connection closed")
 	}
-	return conn.Notify(ctx, acp.ClientMethodSessionUpdate, struct {
-		SessionID acp.SessionID   `json:"sessionId"`
-		Update    json.RawMessage `json:"update"`
-	}{s.id, raw})
+	var u acp.SessionUpdate
+	if err := json.Unmarshal(raw, &u); err != nil {
+		s.a.log.Warn("skipping a stored update that does not decode", "session", s.id, "err", err)
+		return nil
+	}
+	return peer.SessionUpdate(ctx, &acp.SessionNotification{SessionID: s.id, Update: u})
 }
 
 // record appends one record to the log; failures are logged (the session

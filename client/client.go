@@ -26,7 +26,6 @@ package client
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -120,111 +119,120 @@ func (c *Client) Close() error {
 	return c.terms.Close()
 }
 
-// Handler returns the acp.Handler serving the client methods; other methods
-// are answered with acp.ErrMethodNotFound.
+// Handler returns the acp.Handler serving the client methods (see
+// acp.ClientHandler); other methods are answered with acp.ErrMethodNotFound.
 func (c *Client) Handler() acp.Handler {
-	return c.handle
+	return acp.ClientHandler(handlers{c})
 }
 
-func (c *Client) handle(ctx context.Context, method string, params json.RawMessage) (any, error) {
-	switch method {
-	case acp.ClientMethodSessionUpdate:
-		var n acp.SessionNotification
-		if err := acp.Unmarshal(params, &n); err != nil {
-			c.log.Warn("dropping a malformed session/update", "err", err)
-			return nil, acp.ErrInvalidParams(err)
-		}
-		if c.o.OnUpdate != nil {
-			c.o.OnUpdate(n)
-		}
-		return nil, nil
-	case acp.ClientMethodSessionRequestPermission:
-		var req acp.RequestPermissionRequest
-		if err := acp.Unmarshal(params, &req); err != nil {
-			return nil, acp.ErrInvalidParams(err)
-		}
-		if c.o.Permission == nil {
-			return Select(req.Options, acp.PermissionOptionKindRejectOnce, acp.PermissionOptionKindRejectAlways), nil
-		}
-		return c.o.Permission(ctx, req)
-	case acp.ClientMethodFsReadTextFile:
-		var req acp.ReadTextFileRequest
-		if err := acp.Unmarshal(params, &req); err != nil {
-			return nil, acp.ErrInvalidParams(err)
-		}
-		return c.readTextFile(ctx, req)
-	case acp.ClientMethodFsWriteTextFile:
-		var req acp.WriteTextFileRequest
-		if err := acp.Unmarshal(params, &req); err != nil {
-			return nil, acp.ErrInvalidParams(err)
-		}
-		return c.writeTextFile(req)
-	case acp.ClientMethodTerminalCreate:
-		var req acp.CreateTerminalRequest
-		if err := acp.Unmarshal(params, &req); err != nil {
-			return nil, acp.ErrInvalidParams(err)
-		}
-		return c.createTerminal(ctx, req)
-	case acp.ClientMethodTerminalOutput:
-		var req acp.TerminalOutputRequest
-		if err := acp.Unmarshal(params, &req); err != nil {
-			return nil, acp.ErrInvalidParams(err)
-		}
-		t, err := c.terminal(req.SessionID, req.TerminalID)
-		if err != nil {
-			return nil, err
-		}
-		out, err := t.Output(ctx)
-		if err != nil {
-			return nil, err
-		}
-		return acp.TerminalOutputResponse{Output: out.Output, Truncated: out.Truncated, ExitStatus: exitStatus(out.Exit)}, nil
-	case acp.ClientMethodTerminalWaitForExit:
-		var req acp.WaitForTerminalExitRequest
-		if err := acp.Unmarshal(params, &req); err != nil {
-			return nil, acp.ErrInvalidParams(err)
-		}
-		t, err := c.terminal(req.SessionID, req.TerminalID)
-		if err != nil {
-			return nil, err
-		}
-		st, err := t.WaitForExit(ctx)
-		if err != nil {
-			return nil, err
-		}
-		es := exitStatus(&st)
-		return acp.WaitForTerminalExitResponse{ExitCode: es.ExitCode, Signal: es.Signal}, nil
-	case acp.ClientMethodTerminalKill:
-		var req acp.KillTerminalRequest
-		if err := acp.Unmarshal(params, &req); err != nil {
-			return nil, acp.ErrInvalidParams(err)
-		}
-		t, err := c.terminal(req.SessionID, req.TerminalID)
-		if err != nil {
-			return nil, err
-		}
-		if err := t.Kill(ctx); err != nil {
-			return nil, err
-		}
-		return acp.KillTerminalResponse{}, nil
-	case acp.ClientMethodTerminalRelease:
-		var req acp.ReleaseTerminalRequest
-		if err := acp.Unmarshal(params, &req); err != nil {
-			return nil, acp.ErrInvalidParams(err)
-		}
-		t, err := c.terminal(req.SessionID, req.TerminalID)
-		if err != nil {
-			return nil, err
-		}
-		c.mu.Lock()
-		delete(c.byID, string(req.TerminalID))
-		c.mu.Unlock()
-		if err := t.Release(ctx); err != nil && !errors.Is(err, terminal.ErrReleased) {
-			return nil, err
-		}
-		return acp.ReleaseTerminalResponse{}, nil
+// handlers adapts a Client to acp.Client.
+type handlers struct{ c *Client }
+
+// The methods the client serves: a schema upgrade that adds a required
+// method breaks this assertion until the method is handled.
+var _ interface {
+	acp.Client
+	acp.ClientReadTextFile
+	acp.ClientWriteTextFile
+	acp.ClientCreateTerminal
+	acp.ClientTerminalOutput
+	acp.ClientWaitForTerminalExit
+	acp.ClientKillTerminal
+	acp.ClientReleaseTerminal
+} = handlers{}
+
+func (h handlers) SessionUpdate(_ context.Context, n *acp.SessionNotification) error {
+	if h.c.o.OnUpdate != nil {
+		h.c.o.OnUpdate(*n)
 	}
-	return nil, acp.ErrMethodNotFound(method)
+	return nil
+}
+
+func (h handlers) RequestPermission(ctx context.Context, req *acp.RequestPermissionRequest) (*acp.RequestPermissionResponse, error) {
+	if h.c.o.Permission == nil {
+		resp := Select(req.Options, acp.PermissionOptionKindRejectOnce, acp.PermissionOptionKindRejectAlways)
+		return &resp, nil
+	}
+	resp, err := h.c.o.Permission(ctx, *req)
+	if err != nil {
+		return nil, err
+	}
+	return &resp, nil
+}
+
+func (h handlers) ReadTextFile(ctx context.Context, req *acp.ReadTextFileRequest) (*acp.ReadTextFileResponse, error) {
+	resp, err := h.c.readTextFile(ctx, *req)
+	if err != nil {
+		return nil, err
+	}
+	return &resp, nil
+}
+
+func (h handlers) WriteTextFile(_ context.Context, req *acp.WriteTextFileRequest) (*acp.WriteTextFileResponse, error) {
+	resp, err := h.c.writeTextFile(*req)
+	if err != nil {
+		return nil, err
+	}
+	return &resp, nil
+}
+
+func (h handlers) CreateTerminal(ctx context.Context, req *acp.CreateTerminalRequest) (*acp.CreateTerminalResponse, error) {
+	resp, err := h.c.createTerminal(ctx, *req)
+	if err != nil {
+		return nil, err
+	}
+	return &resp, nil
+}
+
+func (h handlers) TerminalOutput(ctx context.Context, req *acp.TerminalOutputRequest) (*acp.TerminalOutputResponse, error) {
+	t, err := h.c.terminal(req.SessionID, req.TerminalID)
+	if err != nil {
+		return nil, err
+	}
+	out, err := t.Output(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &acp.TerminalOutputResponse{Output: out.Output, Truncated: out.Truncated, ExitStatus: exitStatus(out.Exit)}, nil
+}
+
+func (h handlers) WaitForTerminalExit(ctx context.Context, req *acp.WaitForTerminalExitRequest) (*acp.WaitForTerminalExitResponse, error) {
+	t, err := h.c.terminal(req.SessionID, req.TerminalID)
+	if err != nil {
+		return nil, err
+	}
+	st, err := t.WaitForExit(ctx)
+	if err != nil {
+		return nil, err
+	}
+	es := exitStatus(&st)
+	return &acp.WaitForTerminalExitResponse{ExitCode: es.ExitCode, Signal: es.Signal}, nil
+}
+
+func (h handlers) KillTerminal(ctx context.Context, req *acp.KillTerminalRequest) (*acp.KillTerminalResponse, error) {
+	t, err := h.c.terminal(req.SessionID, req.TerminalID)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.Kill(ctx); err != nil {
+		return nil, err
+	}
+	return &acp.KillTerminalResponse{}, nil
+}
+
+func (h handlers) ReleaseTerminal(ctx context.Context, req *acp.ReleaseTerminalRequest) (*acp.ReleaseTerminalResponse, error) {
+	c := h.c
+	t, err := c.terminal(req.SessionID, req.TerminalID)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	delete(c.byID, string(req.TerminalID))
+	c.mu.Unlock()
+	if err := t.Release(ctx); err != nil && !errors.Is(err, terminal.ErrReleased) {
+		return nil, err
+	}
+	return &acp.ReleaseTerminalResponse{}, nil
 }
 
 // Select answers a permission request with the first option whose kind is

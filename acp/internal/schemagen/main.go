@@ -1,10 +1,16 @@
-// Command schemagen generates acp/types_gen.go, the Go types of the stable
-// Agent Client Protocol (ACP) v1, from the JSON Schema shipped in the npm
-// package @agentclientprotocol/sdk.
+// Command schemagen generates, from the JSON Schema of the stable Agent
+// Client Protocol (ACP) v1 shipped in the npm package @agentclientprotocol/sdk:
+//
+//   - acp/types_gen.go, the Go types of every definition;
+//   - acp/methods_gen.go, the typed surface of the methods (x-method,
+//     x-side): the Agent and Client interfaces of the required methods, one
+//     small interface per optional method (see optionalMethods), the
+//     dispatchers AgentHandler and ClientHandler, and the typed callers on
+//     AgentConn and ClientConn.
 //
 // Usage (go generate runs it from the acp directory):
 //
-//	go run ./internal/schemagen [-schema file] [-out file|-]
+//	go run ./internal/schemagen [-schema file] [-out file|-] [-methods file|-]
 //
 // Paths default to locations relative to the module root (the nearest
 // directory above the working directory holding go.mod), so the program
@@ -47,23 +53,25 @@ import (
 )
 
 const (
-	defaultSchema = "testdata/node_modules/@agentclientprotocol/sdk/schema/v1/schema.json"
-	defaultOut    = "acp/types_gen.go"
-	pkgName       = "acp"
+	defaultSchema  = "testdata/node_modules/@agentclientprotocol/sdk/schema/v1/schema.json"
+	defaultOut     = "acp/types_gen.go"
+	defaultMethods = "acp/methods_gen.go"
+	pkgName        = "acp"
 )
 
 func main() {
 	schemaPath := flag.String("schema", "", "schema file (default <module root>/"+defaultSchema+")")
 	out := flag.String("out", "", `output file, "-" for stdout (default <module root>/`+defaultOut+")")
+	methods := flag.String("methods", "", `methods output file, "-" for stdout (default <module root>/`+defaultMethods+")")
 	flag.Parse()
-	if err := run(*schemaPath, *out); err != nil {
+	if err := run(*schemaPath, *out, *methods); err != nil {
 		fmt.Fprintln(os.Stderr, "schemagen:", err)
 		os.Exit(1)
 	}
 }
 
-func run(schemaPath, out string) error {
-	if schemaPath == "" || out == "" {
+func run(schemaPath, out, methods string) error {
+	if schemaPath == "" || out == "" || methods == "" {
 		root, err := moduleRoot()
 		if err != nil {
 			return err
@@ -74,6 +82,9 @@ func run(schemaPath, out string) error {
 		if out == "" {
 			out = filepath.Join(root, filepath.FromSlash(defaultOut))
 		}
+		if methods == "" {
+			methods = filepath.Join(root, filepath.FromSlash(defaultMethods))
+		}
 	}
 	data, err := os.ReadFile(schemaPath)
 	if err != nil {
@@ -83,15 +94,27 @@ func run(schemaPath, out string) error {
 	if err != nil {
 		return err
 	}
-	src, err := Generate(data, fmt.Sprintf("%s@%s schema/v1/schema.json", pkg, version))
+	source := fmt.Sprintf("%s@%s schema/v1/schema.json", pkg, version)
+	src, err := Generate(data, source)
 	if err != nil {
 		return err
 	}
-	if out == "-" {
-		_, err = os.Stdout.Write(src)
+	msrc, err := GenerateMethods(data, source)
+	if err != nil {
 		return err
 	}
-	return os.WriteFile(out, src, 0o644)
+	if err := write(out, src); err != nil {
+		return err
+	}
+	return write(methods, msrc)
+}
+
+func write(path string, src []byte) error {
+	if path == "-" {
+		_, err := os.Stdout.Write(src)
+		return err
+	}
+	return os.WriteFile(path, src, 0o644)
 }
 
 // moduleRoot walks up from the working directory to the directory holding go.mod.

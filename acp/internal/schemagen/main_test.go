@@ -87,3 +87,44 @@ func TestGenerateRejectsUnsupported(t *testing.T) {
 		}
 	}
 }
+
+// TestGenerateMethodsSmallSchema checks the method surface on a hand-written schema.
+func TestGenerateMethodsSmallSchema(t *testing.T) {
+	const schema = `{"$defs":{
+	  "GetThingRequest":{"type":"object","x-method":"thing/get","x-side":"agent","description":"Get a thing."},
+	  "GetThingResponse":{"type":"object","x-method":"thing/get","x-side":"agent"},
+	  "DropThingRequest":{"type":"object","x-method":"thing/drop","x-side":"agent"},
+	  "DropThingResponse":{"type":"object","x-method":"thing/drop","x-side":"agent"},
+	  "ThingNotification":{"type":"object","x-method":"thing/changed","x-side":"client"},
+	  "CancelRequestNotification":{"type":"object","x-method":"$/cancel_request","x-side":"protocol"},
+	  "Caps":{"type":"object","properties":{"drop":{"type":"boolean"}}}
+	}}`
+	src, err := generateMethods([]byte(schema), "test", map[string]string{"thing/drop": "Caps.drop"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flat := strings.Join(strings.Fields(string(src)), " ")
+	for _, want := range []string{
+		"type Agent interface { // GetThing handles the \"thing/get\" request. // // Get a thing. GetThing(ctx context.Context, params *GetThingRequest) (*GetThingResponse, error) }",
+		"type AgentDropThing interface { DropThing(ctx context.Context, params *DropThingRequest) (*DropThingResponse, error) }",
+		"optDropThing, _ := h.(AgentDropThing)",
+		"case AgentMethodThingDrop: if optDropThing == nil { break }",
+		"type Client interface { // Thing handles the \"thing/changed\" notification.",
+		"return nil, serveNotification(ctx, params, h.Thing)",
+		"func (c ClientConn) Thing(ctx context.Context, params *ThingNotification) error { return c.conn.Notify(ctx, ClientMethodThingChanged, params) }",
+		"func (c AgentConn) GetThing(ctx context.Context, params *GetThingRequest) (*GetThingResponse, error) {",
+	} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("generated methods lack %q", want)
+		}
+	}
+	if strings.Contains(flat, "cancel_request") || strings.Contains(flat, "CancelRequest(") {
+		t.Error("the protocol-level $/cancel_request must be left to the connection")
+	}
+	if _, err := generateMethods([]byte(schema), "test", map[string]string{"thing/gone": "Caps.drop"}, nil); err == nil {
+		t.Error("an optional method missing from the schema must be an error")
+	}
+	if _, err := generateMethods([]byte(schema), "test", map[string]string{"thing/drop": "Caps.nothing"}, nil); err == nil {
+		t.Error("an unknown capability must be an error")
+	}
+}
