@@ -37,10 +37,7 @@ package anthropic
 import (
 	"context"
 	"iter"
-	"mime"
 	"net/http"
-	"strings"
-	"time"
 
 	"acpd/model"
 	"acpd/model/internal/sse"
@@ -57,109 +54,54 @@ const DefaultBaseURL = "https://api.anthropic.com"
 // apiVersion is the anthropic-version header value.
 const apiVersion = "2023-06-01"
 
-const (
-	maxEventBytes = 16 << 20
-	maxErrorBody  = 1 << 20
-)
+// maxEventBytes bounds one SSE event.
+const maxEventBytes = 16 << 20
 
-// Options configures a [Backend].
+// Options configures a [Backend]. BaseURL is the API root,
+// DefaultBaseURL when empty; a trailing "/v1" is accepted. Requests go to
+// {BaseURL}/v1/messages. APIKey is sent in the x-api-key header; Headers
+// override the defaults (for example anthropic-beta).
 type Options struct {
-	// BaseURL is the API root, "https://api.anthropic.com" when empty; a
-	// trailing "/v1" is accepted. Requests go to {BaseURL}/v1/messages.
-	BaseURL string
-	// APIKey is sent in the x-api-key header when not empty.
-	APIKey string
-	// Headers are added to every request and override the defaults (for
-	// example anthropic-beta).
-	Headers map[string]string
-	// HTTPClient sends the requests; nil means http.DefaultClient.
-	HTTPClient *http.Client
-	// IdleTimeout is the longest wait for response headers and then for
-	// each further byte of the stream; 0 means 5 minutes. An idle stream
-	// fails with a retryable model.ErrNetwork.
-	IdleTimeout time.Duration
+	model.HTTPOptions
 }
 
 // Backend streams Messages API responses. It is safe for concurrent use;
 // it holds no per-request state.
 type Backend struct {
-	url    string
-	header http.Header
-	client *http.Client
-	idle   time.Duration
+	c *sse.Client
+}
+
+// dialect is the HTTP plumbing of the Messages API.
+var dialect = sse.Dialect{
+	BaseURL:       DefaultBaseURL,
+	Version:       "/v1",
+	KeyHeader:     "x-api-key",
+	Header:        http.Header{"Anthropic-Version": {apiVersion}},
+	MaxEventBytes: maxEventBytes,
+	Error: func(status int, h http.Header, raw []byte) error {
+		e := parseAPIError(raw)
+		if e == nil {
+			if status == 0 {
+				return nil
+			}
+			e = &apiError{Message: string(raw)}
+		}
+		return classify(status, h, e)
+	},
+	NotStreaming: "server answered with JSON instead of an event stream",
 }
 
 // New returns a Backend for opts. Options are copied.
 func New(opts Options) *Backend {
-	base := strings.TrimRight(opts.BaseURL, "/")
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	base = strings.TrimSuffix(base, "/v1")
-	b := &Backend{url: base + "/v1/messages", header: http.Header{}, client: opts.HTTPClient, idle: opts.IdleTimeout}
-	b.header.Set("anthropic-version", apiVersion)
-	if opts.APIKey != "" {
-		b.header.Set("x-api-key", opts.APIKey)
-	}
-	for k, v := range opts.Headers {
-		b.header.Set(k, v)
-	}
-	return b
+	return &Backend{c: sse.NewClient(opts.HTTPOptions, dialect)}
 }
 
 // Stream implements [model.Backend]. It sends one request; failures are
 // *model.Error values (or ctx's error once ctx ends) and are not retried
 // here (see package retry).
 func (b *Backend) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Event, error] {
-	return func(yield func(model.Event, error) bool) {
-		body, err := requestBody(req)
-		if err != nil {
-			yield(model.Event{}, err)
-			return
-		}
-		h := b.header.Clone()
-		h.Set("Content-Type", "application/json")
-		h.Set("Accept", "text/event-stream")
-		s, err := sse.Open(ctx, sse.Call{Client: b.client, Method: http.MethodPost, URL: b.url, Header: h, Body: body, Idle: b.idle})
-		if err != nil {
-			yield(model.Event{}, err)
-			return
-		}
-		defer s.Close()
-		if err := checkResponse(s); err != nil {
-			yield(model.Event{}, err)
-			return
-		}
+	return b.c.Stream(ctx, "/messages", func() ([]byte, error) { return requestBody(req) }, func(r *sse.Reader, emit func(model.Event) bool) error {
 		var d decoder
-		err = d.run(sse.NewReader(s, maxEventBytes), func(ev model.Event) bool { return yield(ev, nil) })
-		if err != nil && err != errStopped {
-			yield(model.Event{}, s.Err(err))
-		}
-	}
-}
-
-// checkResponse turns an unsuccessful or non-streaming response into a
-// classified error.
-func checkResponse(s *sse.Stream) error {
-	resp := s.Response
-	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if resp.StatusCode/100 == 2 && ct != "application/json" {
-		return nil
-	}
-	raw, err := s.ReadAll(maxErrorBody)
-	if err != nil && len(raw) == 0 && resp.StatusCode/100 == 2 {
-		return s.Err(err)
-	}
-	e := parseAPIError(raw)
-	if resp.StatusCode/100 == 2 {
-		if e != nil {
-			return classify(0, nil, e)
-		}
-		return &model.Error{Kind: model.ErrInvalidRequest, Status: resp.StatusCode,
-			Message: "server answered with JSON instead of an event stream"}
-	}
-	if e == nil {
-		e = &apiError{Message: string(raw)}
-	}
-	return classify(resp.StatusCode, resp.Header, e)
+		return d.run(r, emit)
+	})
 }

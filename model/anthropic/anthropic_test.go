@@ -2,7 +2,6 @@ package anthropic
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -27,17 +26,6 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func newTestBackend(t *testing.T, h http.Handler, opts Options) *Backend {
-	t.Helper()
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	if opts.BaseURL == "" {
-		opts.BaseURL = srv.URL
-	}
-	opts.HTTPClient = srv.Client()
-	return New(opts)
-}
-
 func simpleRequest() *model.Request {
 	return &model.Request{Model: "claude-test", Messages: []model.Message{{Role: model.RoleUser, Parts: []model.Part{{Type: model.PartText, Text: "hi"}}}}}
 }
@@ -49,24 +37,6 @@ func fixtures(t testing.TB) []string {
 		t.Fatalf("no fixtures: %v", err)
 	}
 	return files
-}
-
-// TestFixtures replays every recorded stream through an HTTP server that
-// writes it in random flushed pieces and compares the events with the
-// golden file next to it.
-func TestFixtures(t *testing.T) {
-	for i, file := range fixtures(t) {
-		name := strings.TrimSuffix(filepath.Base(file), ".sse")
-		t.Run(name, func(t *testing.T) {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b := newTestBackend(t, ssetest.Handler(data, uint64(i)), Options{})
-			got := ssetest.Collect(t, b.Stream(t.Context(), simpleRequest()))
-			ssetest.Golden(t, strings.TrimSuffix(file, ".sse")+".golden.json", got, *update)
-		})
-	}
 }
 
 func richRequest() *model.Request {
@@ -134,12 +104,12 @@ func TestRequest(t *testing.T) {
 	})
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	b := New(Options{
+	b := New(Options{model.HTTPOptions{
 		BaseURL:    srv.URL + "/v1/",
 		APIKey:     "sk-ant-test",
 		Headers:    map[string]string{"anthropic-beta": "interleaved-thinking-2025-05-14"},
 		HTTPClient: srv.Client(),
-	})
+	}})
 	res := ssetest.Collect(t, b.Stream(t.Context(), richRequest()))
 	if res.Error != nil {
 		t.Fatalf("stream error: %+v", res.Error)
@@ -291,130 +261,45 @@ func TestCacheBreakpointLimit(t *testing.T) {
 	}
 }
 
-func TestHTTPErrors(t *testing.T) {
+// TestBackend runs the contract every backend keeps (package ssetest).
+func TestBackend(t *testing.T) {
 	errBody := func(typ, msg string) string {
 		return fmt.Sprintf(`{"type":"error","error":{"type":%q,"message":%q},"request_id":"req_011CSHoEeqs5C35K2UUqR7Fy"}`, typ, msg)
 	}
-	tests := []struct {
-		name       string
-		status     int
-		header     map[string]string
-		ct         string
-		body       string
-		kind       model.ErrorKind
-		retryAfter time.Duration
-	}{
-		{name: "auth", status: 401, body: errBody("authentication_error", "invalid x-api-key"), kind: model.ErrAuth},
-		{name: "permission", status: 403, body: errBody("permission_error", "no access"), kind: model.ErrAuth},
-		{name: "rate limit", status: 429, header: map[string]string{"retry-after": "12"}, body: errBody("rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"), kind: model.ErrRateLimit, retryAfter: 12 * time.Second},
-		{name: "overloaded", status: 529, body: errBody("overloaded_error", "Overloaded"), kind: model.ErrOverloaded},
-		{name: "unavailable", status: 503, body: "upstream connect error", ct: "text/plain", kind: model.ErrOverloaded},
-		{name: "api error", status: 500, body: errBody("api_error", "Internal server error"), kind: model.ErrServer},
-		{name: "bad gateway html", status: 502, ct: "text/html", body: "<html>" + strings.Repeat("x", 5000), kind: model.ErrServer},
-		{name: "timeout", status: 408, body: errBody("timeout_error", "Request timed out"), kind: model.ErrServer},
-		{name: "prompt too long", status: 400, body: errBody("invalid_request_error", "prompt is too long: 208310 tokens > 200000 maximum"), kind: model.ErrContextOverflow},
-		{name: "context limit", status: 400, body: errBody("invalid_request_error", "input length and `max_tokens` exceed context limit: 197626 + 8192 > 200000, decrease input length or `max_tokens` and try again"), kind: model.ErrContextOverflow},
-		{name: "credit", status: 400, body: errBody("invalid_request_error", "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits."), kind: model.ErrQuota},
-		{name: "billing", status: 402, body: errBody("billing_error", "billing"), kind: model.ErrQuota},
-		{name: "invalid", status: 400, body: errBody("invalid_request_error", "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`"), kind: model.ErrInvalidRequest},
-		{name: "too large", status: 413, body: errBody("request_too_large", "Request exceeds the maximum allowed number of bytes."), kind: model.ErrInvalidRequest},
-		{name: "not found", status: 404, body: errBody("not_found_error", "model: claude-9"), kind: model.ErrInvalidRequest},
-		{name: "cross-host redirect", status: 308, header: map[string]string{"Location": "http://elsewhere.invalid/v1/messages"}, kind: model.ErrInvalidRequest},
-		{name: "json with 200", status: 200, body: `{"id":"msg_1","type":"message","content":[]}`, kind: model.ErrInvalidRequest},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			requests := 0
-			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				requests++
-				for k, v := range tt.header {
-					w.Header().Set(k, v)
-				}
-				ct := tt.ct
-				if ct == "" {
-					ct = "application/json"
-				}
-				w.Header().Set("Content-Type", ct)
-				w.WriteHeader(tt.status)
-				io.WriteString(w, tt.body)
-			})
-			b := newTestBackend(t, h, Options{APIKey: "sk-ant-secret"})
-			res := ssetest.Collect(t, b.Stream(t.Context(), simpleRequest()))
-			if len(res.Events) != 0 || res.Error == nil {
-				t.Fatalf("result = %+v", res)
-			}
-			e := res.Error
-			if e.Kind != tt.kind || time.Duration(e.RetryAfterMS)*time.Millisecond != tt.retryAfter || e.Status != tt.status {
-				t.Errorf("error = %+v, want kind %s retryAfter %v status %d", e, tt.kind, tt.retryAfter, tt.status)
-			}
-			if e.Message == "" || len(e.Message) > maxErrorMessage+3 || strings.Contains(e.Message, "sk-ant-secret") {
-				t.Errorf("bad message %q", e.Message)
-			}
-			if requests != 1 {
-				t.Errorf("requests = %d", requests)
-			}
-		})
-	}
-}
-
-// stallHandler sends head, then waits until the client goes away and
-// reports it on gone.
-func stallHandler(head string, gone chan<- struct{}) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		io.WriteString(w, head)
-		w.(http.Flusher).Flush()
-		<-r.Context().Done()
-		close(gone)
-	})
+	ssetest.TestBackend(t, ssetest.Factory{HTTP: &ssetest.HTTP{
+		New:        func(o model.HTTPOptions) model.Backend { return New(Options{o}) },
+		Path:       "/v1/messages",
+		Request:    simpleRequest(),
+		Head:       head,
+		KeyHeader:  "X-Api-Key",
+		Fixtures:   "testdata/*.sse",
+		Update:     *update,
+		MaxMessage: maxErrorMessage,
+		Errors: []ssetest.HTTPError{
+			{Name: "auth", Status: 401, Body: errBody("authentication_error", "invalid x-api-key"), Kind: model.ErrAuth},
+			{Name: "permission", Status: 403, Body: errBody("permission_error", "no access"), Kind: model.ErrAuth},
+			{Name: "rate limit", Status: 429, Header: map[string]string{"retry-after": "12"}, Body: errBody("rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"), Kind: model.ErrRateLimit, RetryAfter: 12 * time.Second},
+			{Name: "overloaded", Status: 529, Body: errBody("overloaded_error", "Overloaded"), Kind: model.ErrOverloaded},
+			{Name: "unavailable", Status: 503, Body: "upstream connect error", ContentType: "text/plain", Kind: model.ErrOverloaded},
+			{Name: "api error", Status: 500, Body: errBody("api_error", "Internal server error"), Kind: model.ErrServer},
+			{Name: "bad gateway html", Status: 502, ContentType: "text/html", Body: "<html>" + strings.Repeat("x", 5000), Kind: model.ErrServer},
+			{Name: "timeout", Status: 408, Body: errBody("timeout_error", "Request timed out"), Kind: model.ErrServer},
+			{Name: "prompt too long", Status: 400, Body: errBody("invalid_request_error", "prompt is too long: 208310 tokens > 200000 maximum"), Kind: model.ErrContextOverflow},
+			{Name: "context limit", Status: 400, Body: errBody("invalid_request_error", "input length and `max_tokens` exceed context limit: 197626 + 8192 > 200000, decrease input length or `max_tokens` and try again"), Kind: model.ErrContextOverflow},
+			{Name: "credit", Status: 400, Body: errBody("invalid_request_error", "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits."), Kind: model.ErrQuota},
+			{Name: "billing", Status: 402, Body: errBody("billing_error", "billing"), Kind: model.ErrQuota},
+			{Name: "invalid", Status: 400, Body: errBody("invalid_request_error", "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`"), Kind: model.ErrInvalidRequest},
+			{Name: "too large", Status: 413, Body: errBody("request_too_large", "Request exceeds the maximum allowed number of bytes."), Kind: model.ErrInvalidRequest},
+			{Name: "not found", Status: 404, Body: errBody("not_found_error", "model: claude-9"), Kind: model.ErrInvalidRequest},
+			{Name: "cross-host redirect", Status: 308, Header: map[string]string{"Location": "http://elsewhere.invalid/v1/messages"}, Kind: model.ErrInvalidRequest},
+			{Name: "json with 200", Status: 200, Body: `{"id":"msg_1","type":"message","content":[]}`, Kind: model.ErrInvalidRequest},
+		},
+	}})
 }
 
 const head = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":1}}}\n\n" +
 	"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n" +
 	"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hel\"}}\n\n"
-
-func TestCancel(t *testing.T) {
-	gone := make(chan struct{})
-	b := newTestBackend(t, stallHandler(head, gone), Options{})
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	var events []model.Event
-	var last error
-	for ev, err := range b.Stream(ctx, simpleRequest()) {
-		if err != nil {
-			last = err
-			break
-		}
-		events = append(events, ev)
-		cancel()
-	}
-	if last != context.Canceled || len(events) != 1 || events[0].Text != "Hel" {
-		t.Fatalf("events %+v, err %v", events, last)
-	}
-	<-gone
-}
-
-func TestConsumerStopsEarly(t *testing.T) {
-	gone := make(chan struct{})
-	b := newTestBackend(t, stallHandler(head, gone), Options{})
-	for ev, err := range b.Stream(t.Context(), simpleRequest()) {
-		if err != nil || ev.Text != "Hel" {
-			t.Fatalf("got %+v, %v", ev, err)
-		}
-		break
-	}
-	<-gone // the connection was released
-}
-
-func TestIdleTimeout(t *testing.T) {
-	gone := make(chan struct{})
-	b := newTestBackend(t, stallHandler(head, gone), Options{IdleTimeout: 30 * time.Millisecond})
-	res := ssetest.Collect(t, b.Stream(t.Context(), simpleRequest()))
-	if len(res.Events) != 1 || res.Error == nil || res.Error.Kind != model.ErrNetwork || !strings.Contains(res.Error.Message, "no data from server") {
-		t.Fatalf("result = %+v", res)
-	}
-	<-gone
-}
 
 // decodeAll runs the decoder over r and returns the outcome.
 func decodeAll(r io.Reader) ssetest.Result {

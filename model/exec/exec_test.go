@@ -345,6 +345,15 @@ func TestCancel(t *testing.T) {
 	}
 }
 
+// TestBackend runs the contract every backend keeps (package ssetest) on
+// a plug-in whose answer to "wait" stalls after "waiting".
+func TestBackend(t *testing.T) {
+	ssetest.TestBackend(t, ssetest.Factory{Stalled: func(t *testing.T) ssetest.Stalled {
+		b, _ := newPlugin(t, "ok", Options{})
+		return ssetest.Stalled{Backend: b, Request: say("wait"), Text: "waiting"}
+	}})
+}
+
 func TestConcurrentRequests(t *testing.T) {
 	b, _ := newPlugin(t, "ok", Options{})
 	// Two requests that can only finish while both are in flight.

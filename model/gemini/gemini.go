@@ -79,11 +79,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"iter"
-	"mime"
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"acpd/model"
 	"acpd/model/internal/sse"
@@ -97,64 +95,54 @@ const Provider = "gemini"
 // DefaultBaseURL is the API root used when Options.BaseURL is empty.
 const DefaultBaseURL = "https://generativelanguage.googleapis.com"
 
-const (
-	// maxEventBytes bounds one SSE event: Gemini sends whole function
-	// calls, and large arguments, in one event.
-	maxEventBytes = 16 << 20
-	// maxErrorBody bounds how much of an error response is read.
-	maxErrorBody = 1 << 20
-)
+// maxEventBytes bounds one SSE event: Gemini sends whole function calls,
+// and large arguments, in one event.
+const maxEventBytes = 16 << 20
 
-// Options configures a [Backend].
+// Options configures a [Backend]. BaseURL is the API root, DefaultBaseURL
+// when empty; a trailing "/v1beta" is accepted. Requests go to
+// {BaseURL}/v1beta/.... APIKey is sent in the x-goog-api-key header.
 type Options struct {
-	// BaseURL is the API root, DefaultBaseURL when empty; a trailing
-	// "/v1beta" is accepted. Requests go to {BaseURL}/v1beta/....
-	BaseURL string
-	// APIKey is sent in the x-goog-api-key header when not empty.
-	APIKey string
-	// Headers are added to every request and override the defaults.
-	Headers map[string]string
-	// HTTPClient sends the requests; nil means http.DefaultClient.
-	HTTPClient *http.Client
-	// IdleTimeout is the longest wait for response headers and then for
-	// each further byte of the stream; 0 means 5 minutes. An idle stream
-	// fails with a retryable model.ErrNetwork.
-	IdleTimeout time.Duration
+	model.HTTPOptions
 }
 
 // Backend streams Gemini responses. It is safe for concurrent use; it holds
 // no per-request state.
 type Backend struct {
-	base   string // ends in /v1beta
-	header http.Header
-	client *http.Client
-	idle   time.Duration
+	c *sse.Client // under /v1beta
 	// idPrefix returns the prefix of ids generated for function calls
 	// Gemini sent without one (replaced in tests for stable output).
 	idPrefix func() string
 }
 
-// New returns a Backend for opts. Options are copied.
-func New(opts Options) *Backend {
-	base := strings.TrimRight(opts.BaseURL, "/")
-	if base == "" {
-		base = DefaultBaseURL
-	}
-	base = strings.TrimSuffix(base, "/v1beta") + "/v1beta"
-	b := &Backend{base: base, header: http.Header{}, client: opts.HTTPClient, idle: opts.IdleTimeout, idPrefix: newIDPrefix}
-	if opts.APIKey != "" {
-		b.header.Set("x-goog-api-key", opts.APIKey)
-	}
-	for k, v := range opts.Headers {
-		b.header.Set(k, v)
-	}
-	return b
+// dialect is the HTTP plumbing of the Gemini API.
+var dialect = sse.Dialect{
+	BaseURL:       DefaultBaseURL,
+	Version:       "/v1beta",
+	KeyHeader:     "x-goog-api-key",
+	MaxEventBytes: maxEventBytes,
+	Error: func(status int, h http.Header, raw []byte) error {
+		e := parseAPIError(raw)
+		if e == nil {
+			if status == 0 {
+				return nil
+			}
+			e = &apiError{Message: strings.TrimSpace(string(raw))}
+		}
+		return classify(status, h, e)
+	},
+	NotStreaming: "server answered with JSON instead of an event stream (is alt=sse supported?)",
 }
 
-// streamURL returns the streaming endpoint of modelName: a bare id goes
+// New returns a Backend for opts. Options are copied.
+func New(opts Options) *Backend {
+	return &Backend{c: sse.NewClient(opts.HTTPOptions, dialect), idPrefix: newIDPrefix}
+}
+
+// streamPath returns the streaming endpoint of modelName: a bare id goes
 // under models/, a full resource name ("models/x", "tunedModels/y") is used
 // as it is.
-func (b *Backend) streamURL(modelName string) string {
+func streamPath(modelName string) string {
 	if !strings.Contains(modelName, "/") {
 		modelName = "models/" + modelName
 	}
@@ -162,65 +150,18 @@ func (b *Backend) streamURL(modelName string) string {
 	for i, s := range segs {
 		segs[i] = url.PathEscape(s)
 	}
-	return b.base + "/" + strings.Join(segs, "/") + ":streamGenerateContent?alt=sse"
+	return "/" + strings.Join(segs, "/") + ":streamGenerateContent?alt=sse"
 }
 
 // Stream implements [model.Backend]. It sends one request; failures are
 // *model.Error values (or ctx's error once ctx ends) and are not retried
 // here (see package retry).
 func (b *Backend) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Event, error] {
-	return func(yield func(model.Event, error) bool) {
-		body, err := requestBody(req)
-		if err != nil {
-			yield(model.Event{}, err)
-			return
-		}
-		h := b.header.Clone()
-		h.Set("Content-Type", "application/json")
-		h.Set("Accept", "text/event-stream")
-		s, err := sse.Open(ctx, sse.Call{Client: b.client, Method: http.MethodPost,
-			URL: b.streamURL(strings.TrimSpace(req.Model)), Header: h, Body: body, Idle: b.idle})
-		if err != nil {
-			yield(model.Event{}, err)
-			return
-		}
-		defer s.Close()
-		if err := checkResponse(s); err != nil {
-			yield(model.Event{}, err)
-			return
-		}
-		d := decoder{idPrefix: b.idPrefix()}
-		err = d.run(sse.NewReader(s, maxEventBytes), func(ev model.Event) bool { return yield(ev, nil) })
-		if err != nil && err != errStopped {
-			yield(model.Event{}, s.Err(err))
-		}
-	}
-}
-
-// checkResponse turns an unsuccessful or non-streaming response into a
-// classified error.
-func checkResponse(s *sse.Stream) error {
-	resp := s.Response
-	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if resp.StatusCode/100 == 2 && ct != "application/json" {
-		return nil
-	}
-	raw, err := s.ReadAll(maxErrorBody)
-	if err != nil && len(raw) == 0 && resp.StatusCode/100 == 2 {
-		return s.Err(err)
-	}
-	e := parseAPIError(raw)
-	if resp.StatusCode/100 == 2 {
-		if e != nil {
-			return classify(0, nil, e)
-		}
-		return &model.Error{Kind: model.ErrInvalidRequest, Status: resp.StatusCode,
-			Message: "server answered with JSON instead of an event stream (is alt=sse supported?)"}
-	}
-	if e == nil {
-		e = &apiError{Message: strings.TrimSpace(string(raw))}
-	}
-	return classify(resp.StatusCode, resp.Header, e)
+	return b.c.Stream(ctx, streamPath(strings.TrimSpace(req.Model)), func() ([]byte, error) { return requestBody(req) },
+		func(r *sse.Reader, emit func(model.Event) bool) error {
+			d := decoder{idPrefix: b.idPrefix()}
+			return d.run(r, emit)
+		})
 }
 
 // newIDPrefix returns a random prefix for the ids of function calls Gemini

@@ -2,7 +2,6 @@ package gemini
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"flag"
 	"io"
@@ -50,24 +49,6 @@ func fixtures(t testing.TB) []string {
 		t.Fatalf("no fixtures: %v", err)
 	}
 	return files
-}
-
-// TestFixtures replays every recorded stream through an HTTP server that
-// writes it in random flushed pieces and compares the events with the
-// golden file next to it.
-func TestFixtures(t *testing.T) {
-	for i, file := range fixtures(t) {
-		name := strings.TrimSuffix(filepath.Base(file), ".sse")
-		t.Run(name, func(t *testing.T) {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b := newTestBackend(t, ssetest.Handler(data, uint64(i)), Options{})
-			got := ssetest.Collect(t, b.Stream(t.Context(), simpleRequest()))
-			ssetest.Golden(t, strings.TrimSuffix(file, ".sse")+".golden.json", got, *update)
-		})
-	}
 }
 
 func text(s string) model.Part { return model.Part{Type: model.PartText, Text: s} }
@@ -140,12 +121,12 @@ func TestRequest(t *testing.T) {
 	})
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	b := New(Options{
+	b := New(Options{HTTPOptions: model.HTTPOptions{
 		BaseURL:    srv.URL + "/v1beta/",
 		APIKey:     "AIza-test",
 		Headers:    map[string]string{"X-Goog-User-Project": "acpd"},
 		HTTPClient: srv.Client(),
-	})
+	}})
 	res := ssetest.Collect(t, b.Stream(t.Context(), richRequest()))
 	if res.Error != nil {
 		t.Fatalf("stream error: %+v", res.Error)
@@ -207,7 +188,7 @@ func TestEndpoint(t *testing.T) {
 		{"https://proxy.example", "tunedModels/my model", "https://proxy.example/v1beta/tunedModels/my%20model:streamGenerateContent?alt=sse"},
 	}
 	for _, tt := range tests {
-		if got := New(Options{BaseURL: tt.base}).streamURL(tt.model); got != tt.want {
+		if got := New(Options{HTTPOptions: model.HTTPOptions{BaseURL: tt.base}}).c.URL(streamPath(tt.model)); got != tt.want {
 			t.Errorf("%q %q: %q, want %q", tt.base, tt.model, got, tt.want)
 		}
 	}
@@ -445,81 +426,51 @@ func TestSignatureRoundTrip(t *testing.T) {
 
 func ptr(s string) *string { return &s }
 
-func TestHTTPErrors(t *testing.T) {
+// TestBackend runs the contract every backend keeps (package ssetest).
+func TestBackend(t *testing.T) {
 	quota := func(quotaID, value, delay string) string {
 		return `{"error":{"code":429,"message":"You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.\n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: ` + value + `, model: gemini-2.5-pro\nPlease retry in 38.2s.","status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"quotaMetric":"generativelanguage.googleapis.com/generate_content_free_tier_requests","quotaId":"` + quotaID + `","quotaDimensions":{"location":"global","model":"gemini-2.5-pro"},"quotaValue":"` + value + `"}]},{"@type":"type.googleapis.com/google.rpc.Help","links":[{"description":"Learn more about Gemini API quotas","url":"https://ai.google.dev/gemini-api/docs/rate-limits"}]},{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"` + delay + `"}]}}`
 	}
-	tests := []struct {
-		name        string
-		status      int
-		header      map[string]string
-		contentType string
-		body        string
-		kind        model.ErrorKind
-		retryAfter  time.Duration
-		msg         string
-	}{
-		{name: "bad key", status: 400, body: `{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API_KEY_INVALID","domain":"googleapis.com","metadata":{"service":"generativelanguage.googleapis.com"}}]}}`, kind: model.ErrAuth, msg: "API key not valid. Please pass a valid API key."},
-		{name: "unauthenticated", status: 401, body: `{"error":{"code":401,"message":"Request had invalid authentication credentials.","status":"UNAUTHENTICATED"}}`, kind: model.ErrAuth},
-		{name: "no key", status: 403, body: `{"error":{"code":403,"message":"Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.","status":"PERMISSION_DENIED"}}`, kind: model.ErrAuth},
-		{name: "per-minute quota", status: 429, body: quota("GenerateRequestsPerMinutePerProjectPerModel-FreeTier", "5", "38s"), kind: model.ErrRateLimit, retryAfter: 38 * time.Second},
-		{name: "per-day quota", status: 429, body: quota("GenerateRequestsPerDayPerProjectPerModel-FreeTier", "100", "21s"), kind: model.ErrQuota, retryAfter: 21 * time.Second},
-		{name: "zero quota", status: 429, body: quota("GenerateRequestsPerMinutePerProjectPerModel-FreeTier", "0", "1.5s"), kind: model.ErrQuota, retryAfter: 1500 * time.Millisecond},
-		{name: "header wins", status: 429, header: map[string]string{"Retry-After": "3"}, body: quota("GenerateRequestsPerMinutePerProjectPerModel", "60", "38s"), kind: model.ErrRateLimit, retryAfter: 3 * time.Second},
-		{name: "bare 429", status: 429, body: `{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).","status":"RESOURCE_EXHAUSTED"}}`, kind: model.ErrRateLimit},
-		{name: "credits", status: 429, body: `{"error":{"code":429,"message":"Your prepayment credits are depleted. Please go to AI Studio to manage your project and billing.","status":"RESOURCE_EXHAUSTED"}}`, kind: model.ErrQuota},
-		{name: "context overflow", status: 400, body: `{"error":{"code":400,"message":"The input token count (1201544) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}`, kind: model.ErrContextOverflow},
-		{name: "invalid", status: 400, body: `{"error":{"code":400,"message":"* GenerateContentRequest.tools[0].function_declarations[0].parameters.properties: should be non-empty for OBJECT type\n","status":"INVALID_ARGUMENT"}}`, kind: model.ErrInvalidRequest},
-		{name: "location", status: 400, body: `{"error":{"code":400,"message":"User location is not supported for the API use.","status":"FAILED_PRECONDITION"}}`, kind: model.ErrInvalidRequest},
-		{name: "not found", status: 404, body: `{"error":{"code":404,"message":"models/gemini-9 is not found for API version v1beta, or is not supported for generateContent.","status":"NOT_FOUND"}}`, kind: model.ErrInvalidRequest},
-		{name: "array body", status: 400, body: `[{"error":{"code":400,"message":"Invalid JSON payload received.","status":"INVALID_ARGUMENT"}}]`, kind: model.ErrInvalidRequest, msg: "Invalid JSON payload received."},
-		{name: "internal", status: 500, body: `{"error":{"code":500,"message":"An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting","status":"INTERNAL"}}`, kind: model.ErrServer},
-		{name: "overloaded", status: 503, header: map[string]string{"Retry-After": "2"}, body: `{"error":{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}}`, kind: model.ErrOverloaded, retryAfter: 2 * time.Second},
-		{name: "deadline", status: 504, body: `{"error":{"code":504,"message":"Deadline expired before operation could complete.","status":"DEADLINE_EXCEEDED"}}`, kind: model.ErrServer},
-		{name: "html", status: 502, contentType: "text/html", body: "<html>" + strings.Repeat("x", 2000) + "</html>", kind: model.ErrServer},
-		{name: "cross-host redirect", status: 307, header: map[string]string{"Location": "http://elsewhere.invalid/x"}, kind: model.ErrInvalidRequest, msg: "Temporary Redirect"},
-		{name: "json instead of stream", status: 200, contentType: "application/json", body: `{"candidates":[]}`, kind: model.ErrInvalidRequest},
-		{name: "json error with 200", status: 200, contentType: "application/json", body: `{"error":{"code":500,"message":"boom","status":"INTERNAL"}}`, kind: model.ErrServer},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			requests := 0
-			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				requests++
-				for k, v := range tt.header {
-					w.Header().Set(k, v)
-				}
-				ct := tt.contentType
-				if ct == "" {
-					ct = "application/json; charset=UTF-8"
-				}
-				w.Header().Set("Content-Type", ct)
-				w.WriteHeader(tt.status)
-				io.WriteString(w, tt.body)
-			})
-			b := newTestBackend(t, h, Options{APIKey: "AIza-secret-key"})
-			res := ssetest.Collect(t, b.Stream(t.Context(), simpleRequest()))
-			if len(res.Events) != 0 || res.Error == nil {
-				t.Fatalf("result = %+v", res)
-			}
-			e := res.Error
-			if e.Kind != tt.kind || time.Duration(e.RetryAfterMS)*time.Millisecond != tt.retryAfter {
-				t.Errorf("error = %+v, want kind %s retryAfter %v", e, tt.kind, tt.retryAfter)
-			}
-			if tt.status != 200 && e.Status != tt.status {
-				t.Errorf("status = %d, want %d", e.Status, tt.status)
-			}
-			if tt.msg != "" && e.Message != tt.msg {
-				t.Errorf("message = %q, want %q", e.Message, tt.msg)
-			}
-			if len(e.Message) > maxErrorMessage+3 || strings.Contains(e.Message, "AIza-secret-key") {
-				t.Errorf("message too long or leaks the key: %q", e.Message)
-			}
-			if requests != 1 {
-				t.Errorf("requests = %d", requests)
-			}
-		})
-	}
+	ssetest.TestBackend(t, ssetest.Factory{HTTP: &ssetest.HTTP{
+		New: func(o model.HTTPOptions) model.Backend {
+			b := New(Options{HTTPOptions: o})
+			b.idPrefix = func() string { return "call_gen_" }
+			return b
+		},
+		BasePath:         "",
+		Path:             "/v1beta/models/gemini-2.5-flash:streamGenerateContent",
+		Request:          simpleRequest(),
+		Head:             firstDelta,
+		KeyHeader:        "X-Goog-Api-Key",
+		KeyPrefix:        "",
+		Fixtures:         "testdata/*.sse",
+		Update:           *update,
+		MaxMessage:       maxErrorMessage,
+		ErrorContentType: "application/json; charset=UTF-8",
+		Errors: []ssetest.HTTPError{
+			{Name: "bad key", Status: 400, Body: `{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API_KEY_INVALID","domain":"googleapis.com","metadata":{"service":"generativelanguage.googleapis.com"}}]}}`, Kind: model.ErrAuth, Message: "API key not valid. Please pass a valid API key."},
+			{Name: "unauthenticated", Status: 401, Body: `{"error":{"code":401,"message":"Request had invalid authentication credentials.","status":"UNAUTHENTICATED"}}`, Kind: model.ErrAuth},
+			{Name: "no key", Status: 403, Body: `{"error":{"code":403,"message":"Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.","status":"PERMISSION_DENIED"}}`, Kind: model.ErrAuth},
+			{Name: "per-minute quota", Status: 429, Body: quota("GenerateRequestsPerMinutePerProjectPerModel-FreeTier", "5", "38s"), Kind: model.ErrRateLimit, RetryAfter: 38 * time.Second},
+			{Name: "per-day quota", Status: 429, Body: quota("GenerateRequestsPerDayPerProjectPerModel-FreeTier", "100", "21s"), Kind: model.ErrQuota, RetryAfter: 21 * time.Second},
+			{Name: "zero quota", Status: 429, Body: quota("GenerateRequestsPerMinutePerProjectPerModel-FreeTier", "0", "1.5s"), Kind: model.ErrQuota, RetryAfter: 1500 * time.Millisecond},
+			{Name: "header wins", Status: 429, Header: map[string]string{"Retry-After": "3"}, Body: quota("GenerateRequestsPerMinutePerProjectPerModel", "60", "38s"), Kind: model.ErrRateLimit, RetryAfter: 3 * time.Second},
+			{Name: "bare 429", Status: 429, Body: `{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).","status":"RESOURCE_EXHAUSTED"}}`, Kind: model.ErrRateLimit},
+			{Name: "credits", Status: 429, Body: `{"error":{"code":429,"message":"Your prepayment credits are depleted. Please go to AI Studio to manage your project and billing.","status":"RESOURCE_EXHAUSTED"}}`, Kind: model.ErrQuota},
+			{Name: "context overflow", Status: 400, Body: `{"error":{"code":400,"message":"The input token count (1201544) exceeds the maximum number of tokens allowed (1048576).","status":"INVALID_ARGUMENT"}}`, Kind: model.ErrContextOverflow},
+			{Name: "invalid", Status: 400, Body: `{"error":{"code":400,"message":"* GenerateContentRequest.tools[0].function_declarations[0].parameters.properties: should be non-empty for OBJECT type\n","status":"INVALID_ARGUMENT"}}`, Kind: model.ErrInvalidRequest},
+			{Name: "location", Status: 400, Body: `{"error":{"code":400,"message":"User location is not supported for the API use.","status":"FAILED_PRECONDITION"}}`, Kind: model.ErrInvalidRequest},
+			{Name: "not found", Status: 404, Body: `{"error":{"code":404,"message":"models/gemini-9 is not found for API version v1beta, or is not supported for generateContent.","status":"NOT_FOUND"}}`, Kind: model.ErrInvalidRequest},
+			{Name: "array body", Status: 400, Body: `[{"error":{"code":400,"message":"Invalid JSON payload received.","status":"INVALID_ARGUMENT"}}]`, Kind: model.ErrInvalidRequest, Message: "Invalid JSON payload received."},
+			{Name: "internal", Status: 500, Body: `{"error":{"code":500,"message":"An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting","status":"INTERNAL"}}`, Kind: model.ErrServer},
+			{Name: "overloaded", Status: 503, Header: map[string]string{"Retry-After": "2"}, Body: `{"error":{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}}`, Kind: model.ErrOverloaded, RetryAfter: 2 * time.Second},
+			{Name: "deadline", Status: 504, Body: `{"error":{"code":504,"message":"Deadline expired before operation could complete.","status":"DEADLINE_EXCEEDED"}}`, Kind: model.ErrServer},
+			{Name: "html", Status: 502, ContentType: "text/html", Body: "<html>" + strings.Repeat("x", 2000) + "</html>", Kind: model.ErrServer},
+			{Name: "cross-host redirect", Status: 307, Header: map[string]string{"Location": "http://elsewhere.invalid/x"}, Kind: model.ErrInvalidRequest, Message: "Temporary Redirect"},
+			{Name: "json instead of stream", Status: 200, ContentType: "application/json", Body: `{"candidates":[]}`, Kind: model.ErrInvalidRequest},
+			{Name: "json error with 200", Status: 200, ContentType: "application/json", Body: `{"error":{"code":500,"message":"boom","status":"INTERNAL"}}`, Kind: model.ErrServer, InBand: true},
+		},
+	}})
 }
 
 func TestModels(t *testing.T) {
@@ -545,7 +496,7 @@ func TestModels(t *testing.T) {
 		}
 		io.WriteString(w, page1)
 	})
-	b := newTestBackend(t, h, Options{APIKey: "k"})
+	b := newTestBackend(t, h, Options{HTTPOptions: model.HTTPOptions{APIKey: "k"}})
 	got, err := b.Models(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -573,62 +524,7 @@ func TestModels(t *testing.T) {
 	}
 }
 
-// stallHandler sends head, then waits until the client goes away and
-// reports it on gone.
-func stallHandler(head string, gone chan<- struct{}) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		io.WriteString(w, head)
-		w.(http.Flusher).Flush()
-		<-r.Context().Done()
-		close(gone)
-	})
-}
-
 const firstDelta = `data: {"candidates": [{"content": {"parts": [{"text": "Hel"}],"role": "model"},"index": 0}]}` + "\r\n\r\n"
-
-func TestCancel(t *testing.T) {
-	gone := make(chan struct{})
-	b := newTestBackend(t, stallHandler(firstDelta, gone), Options{})
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	var events []model.Event
-	var last error
-	for ev, err := range b.Stream(ctx, simpleRequest()) {
-		if err != nil {
-			last = err
-			break
-		}
-		events = append(events, ev)
-		cancel()
-	}
-	if last != context.Canceled || len(events) != 1 || events[0].Text != "Hel" {
-		t.Fatalf("events %+v, err %v", events, last)
-	}
-	<-gone
-}
-
-func TestConsumerStopsEarly(t *testing.T) {
-	gone := make(chan struct{})
-	b := newTestBackend(t, stallHandler(firstDelta, gone), Options{})
-	for ev, err := range b.Stream(t.Context(), simpleRequest()) {
-		if err != nil || ev.Text != "Hel" {
-			t.Fatalf("got %+v, %v", ev, err)
-		}
-		break
-	}
-	<-gone // the connection was released
-}
-
-func TestIdleTimeout(t *testing.T) {
-	gone := make(chan struct{})
-	b := newTestBackend(t, stallHandler(firstDelta, gone), Options{IdleTimeout: 30 * time.Millisecond})
-	res := ssetest.Collect(t, b.Stream(t.Context(), simpleRequest()))
-	if len(res.Events) != 1 || res.Error == nil || res.Error.Kind != model.ErrNetwork || !strings.Contains(res.Error.Message, "no data from server") {
-		t.Fatalf("result = %+v", res)
-	}
-	<-gone
-}
 
 // decodeAll runs the decoder over r and returns the outcome.
 func decodeAll(r io.Reader) ssetest.Result {

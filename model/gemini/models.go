@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"slices"
 	"strings"
 
 	"acpd/model"
-	"acpd/model/internal/sse"
 )
 
 // maxModelPages bounds how many pages of the model list Models reads.
@@ -30,7 +28,7 @@ func (b *Backend) Models(ctx context.Context) ([]model.ModelInfo, error) {
 		if token != "" {
 			q.Set("pageToken", token)
 		}
-		raw, err := b.get(ctx, b.base+"/models?"+q.Encode())
+		raw, err := b.c.Get(ctx, "/models?"+q.Encode(), 32<<20)
 		if err != nil {
 			return nil, err
 		}
@@ -45,29 +43,6 @@ func (b *Backend) Models(ctx context.Context) ([]model.ModelInfo, error) {
 		token = next
 	}
 	return out, nil
-}
-
-// get fetches a JSON document, classifying error answers.
-func (b *Backend) get(ctx context.Context, u string) ([]byte, error) {
-	h := b.header.Clone()
-	h.Set("Accept", "application/json")
-	s, err := sse.Open(ctx, sse.Call{Client: b.client, Method: http.MethodGet, URL: u, Header: h, Idle: b.idle})
-	if err != nil {
-		return nil, err
-	}
-	defer s.Close()
-	raw, err := s.ReadAll(32 << 20)
-	if err != nil {
-		return nil, s.Err(err)
-	}
-	if s.Response.StatusCode/100 != 2 {
-		e := parseAPIError(raw)
-		if e == nil {
-			e = &apiError{Message: strings.TrimSpace(string(raw))}
-		}
-		return nil, classify(s.Response.StatusCode, s.Response.Header, e)
-	}
-	return raw, nil
 }
 
 // parseModels reads one page of {"models":[...],"nextPageToken":...}.

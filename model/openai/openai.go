@@ -26,51 +26,29 @@ import (
 	"fmt"
 	"iter"
 	"math"
-	"mime"
-	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
 	"acpd/model"
+	"acpd/model/internal/openaierr"
 	"acpd/model/internal/sse"
 )
 
 // DefaultBaseURL is the OpenAI API root used when Options.BaseURL is empty.
 const DefaultBaseURL = "https://api.openai.com/v1"
 
-const (
-	// maxEventBytes bounds one SSE event; servers that send a whole tool
-	// call in one chunk need room for large arguments.
-	maxEventBytes = 16 << 20
-	// maxErrorBody bounds how much of an error response is read.
-	maxErrorBody = 1 << 20
-)
+// maxEventBytes bounds one SSE event (see [openaierr.Dialect]).
+const maxEventBytes = openaierr.MaxEventBytes
 
 // Options configures a [Backend]. The zero value talks to OpenAI without
-// credentials.
+// credentials. BaseURL is the API root including its version path, for
+// example "https://api.openai.com/v1", "http://localhost:11434/v1" or, for
+// Azure, "https://RESOURCE.openai.azure.com/openai/deployments/DEPLOYMENT";
+// empty means DefaultBaseURL. APIKey is sent as "Authorization: Bearer
+// APIKey"; Azure takes its key in the "api-key" header instead: leave
+// APIKey empty and set Headers["api-key"].
 type Options struct {
-	// BaseURL is the API root including its version path, for example
-	// "https://api.openai.com/v1", "http://localhost:11434/v1" or, for
-	// Azure, "https://RESOURCE.openai.azure.com/openai/deployments/DEPLOYMENT".
-	// Empty means DefaultBaseURL.
-	BaseURL string
-	// APIKey is sent as "Authorization: Bearer APIKey" when not empty.
-	// Azure takes its key in the "api-key" header instead: leave APIKey
-	// empty and set Headers["api-key"].
-	APIKey string
-	// Headers are added to every request and override the defaults.
-	Headers map[string]string
-	// Query parameters are added to every request URL (Azure's
-	// "api-version"), after any query BaseURL has.
-	Query map[string]string
-	// HTTPClient sends the requests; nil means http.DefaultClient.
-	HTTPClient *http.Client
-	// IdleTimeout is the longest wait for response headers and then for
-	// each further byte of the stream; 0 means 5 minutes. An idle stream
-	// fails with a retryable model.ErrNetwork.
-	IdleTimeout time.Duration
+	model.HTTPOptions
 	// MaxTokensField names the request field carrying
 	// Request.MaxOutputTokens: "max_completion_tokens" (the default, what
 	// OpenAI wants) or "max_tokens" (older compatible servers).
@@ -85,11 +63,7 @@ type Options struct {
 // Backend streams chat completions. It is safe for concurrent use; it holds
 // no per-request state.
 type Backend struct {
-	base      string
-	query     url.Values
-	header    http.Header
-	client    *http.Client
-	idle      time.Duration
+	c         *sse.Client
 	maxTokens string
 	reasoning bool
 	// idPrefix returns the prefix of ids for tool calls the server sent
@@ -101,102 +75,26 @@ type Backend struct {
 // maps do not affect the Backend.
 func New(opts Options) *Backend {
 	b := &Backend{
-		base:      strings.TrimRight(opts.BaseURL, "/"),
-		query:     url.Values{},
-		header:    http.Header{},
-		client:    opts.HTTPClient,
-		idle:      opts.IdleTimeout,
+		c:         sse.NewClient(opts.HTTPOptions, openaierr.Dialect),
 		maxTokens: opts.MaxTokensField,
 		reasoning: opts.ReasoningContent,
 		idPrefix:  newIDPrefix,
 	}
-	if b.base == "" {
-		b.base = DefaultBaseURL
-	}
-	// A query in BaseURL applies to every endpoint, like Options.Query.
-	if base, rawQuery, ok := strings.Cut(b.base, "?"); ok {
-		b.base = strings.TrimRight(base, "/")
-		b.query, _ = url.ParseQuery(rawQuery) // keeps the valid pairs
-	}
 	if b.maxTokens == "" {
 		b.maxTokens = "max_completion_tokens"
 	}
-	for k, v := range opts.Query {
-		b.query.Set(k, v)
-	}
-	if opts.APIKey != "" {
-		b.header.Set("Authorization", "Bearer "+opts.APIKey)
-	}
-	for k, v := range opts.Headers {
-		b.header.Set(k, v)
-	}
 	return b
-}
-
-// endpoint returns base+path with the configured query.
-func (b *Backend) endpoint(path string) string {
-	if len(b.query) == 0 {
-		return b.base + path
-	}
-	return b.base + path + "?" + b.query.Encode()
 }
 
 // Stream implements [model.Backend]. It sends one request; failures are
 // *model.Error values (or ctx's error once ctx ends) and are not retried
 // here (see package retry).
 func (b *Backend) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Event, error] {
-	return func(yield func(model.Event, error) bool) {
-		body, err := b.requestBody(req)
-		if err != nil {
-			yield(model.Event{}, err)
-			return
-		}
-		h := b.header.Clone()
-		h.Set("Content-Type", "application/json")
-		h.Set("Accept", "text/event-stream")
-		s, err := sse.Open(ctx, sse.Call{Client: b.client, Method: http.MethodPost,
-			URL: b.endpoint("/chat/completions"), Header: h, Body: body, Idle: b.idle})
-		if err != nil {
-			yield(model.Event{}, err)
-			return
-		}
-		defer s.Close()
-		if err := checkResponse(s); err != nil {
-			yield(model.Event{}, err)
-			return
-		}
-		d := decoder{idPrefix: b.idPrefix()}
-		err = d.run(sse.NewReader(s, maxEventBytes), func(ev model.Event) bool { return yield(ev, nil) })
-		if err != nil && err != errStopped {
-			yield(model.Event{}, s.Err(err))
-		}
-	}
-}
-
-// checkResponse turns an unsuccessful or non-streaming response into a
-// classified error.
-func checkResponse(s *sse.Stream) error {
-	resp := s.Response
-	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if resp.StatusCode/100 == 2 && ct != "application/json" {
-		return nil
-	}
-	raw, err := s.ReadAll(maxErrorBody)
-	if err != nil && len(raw) == 0 && resp.StatusCode/100 == 2 {
-		return s.Err(err)
-	}
-	if resp.StatusCode/100 == 2 {
-		if e := parseAPIError(raw); e != nil {
-			return classify(0, nil, e)
-		}
-		return &model.Error{Kind: model.ErrInvalidRequest, Status: resp.StatusCode,
-			Message: "server answered with JSON instead of an event stream; does it support stream: true?"}
-	}
-	e := parseAPIError(raw)
-	if e == nil {
-		e = &apiError{Message: strings.TrimSpace(string(raw))}
-	}
-	return classify(resp.StatusCode, resp.Header, e)
+	return b.c.Stream(ctx, "/chat/completions", func() ([]byte, error) { return b.requestBody(req) },
+		func(r *sse.Reader, emit func(model.Event) bool) error {
+			d := decoder{idPrefix: b.idPrefix()}
+			return d.run(r, emit)
+		})
 }
 
 // Models lists the server's models with GET {BaseURL}/models. Only the
@@ -204,24 +102,9 @@ func checkResponse(s *sse.Stream) error {
 // optional details some servers add (OpenRouter's name, context_length,
 // pricing and modalities) are used when present.
 func (b *Backend) Models(ctx context.Context) ([]model.ModelInfo, error) {
-	h := b.header.Clone()
-	h.Set("Accept", "application/json")
-	s, err := sse.Open(ctx, sse.Call{Client: b.client, Method: http.MethodGet,
-		URL: b.endpoint("/models"), Header: h, Idle: b.idle})
+	raw, err := b.c.Get(ctx, "/models", 32<<20)
 	if err != nil {
 		return nil, err
-	}
-	defer s.Close()
-	raw, err := s.ReadAll(32 << 20)
-	if err != nil {
-		return nil, s.Err(err)
-	}
-	if s.Response.StatusCode/100 != 2 {
-		e := parseAPIError(raw)
-		if e == nil {
-			e = &apiError{Message: strings.TrimSpace(string(raw))}
-		}
-		return nil, classify(s.Response.StatusCode, s.Response.Header, e)
 	}
 	return parseModels(raw)
 }

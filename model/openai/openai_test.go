@@ -2,7 +2,6 @@ package openai
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"flag"
 	"io"
@@ -50,24 +49,6 @@ func fixtures(t testing.TB) []string {
 		t.Fatalf("no fixtures: %v", err)
 	}
 	return files
-}
-
-// TestFixtures replays every recorded stream through an HTTP server that
-// writes it in random flushed pieces and compares the events with the
-// golden file next to it.
-func TestFixtures(t *testing.T) {
-	for i, file := range fixtures(t) {
-		name := strings.TrimSuffix(filepath.Base(file), ".sse")
-		t.Run(name, func(t *testing.T) {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b := newTestBackend(t, ssetest.Handler(data, uint64(i)), Options{})
-			got := ssetest.Collect(t, b.Stream(t.Context(), simpleRequest()))
-			ssetest.Golden(t, strings.TrimSuffix(file, ".sse")+".golden.json", got, *update)
-		})
-	}
 }
 
 func richRequest() *model.Request {
@@ -130,13 +111,13 @@ func TestRequest(t *testing.T) {
 	})
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	b := New(Options{
+	b := New(Options{HTTPOptions: model.HTTPOptions{
 		BaseURL:    srv.URL + "/openai/deployments/gpt/",
 		APIKey:     "sk-test",
 		Headers:    map[string]string{"api-key": "azure-key", "X-Title": "acpd"},
 		Query:      map[string]string{"api-version": "2024-10-21"},
 		HTTPClient: srv.Client(),
-	})
+	}})
 	res := ssetest.Collect(t, b.Stream(t.Context(), richRequest()))
 	if res.Error != nil {
 		t.Fatalf("stream error: %+v", res.Error)
@@ -186,77 +167,46 @@ func TestRequestMaxTokensField(t *testing.T) {
 	}
 }
 
-func TestHTTPErrors(t *testing.T) {
-	tests := []struct {
-		name        string
-		status      int
-		header      map[string]string
-		contentType string
-		body        string
-		kind        model.ErrorKind
-		retryAfter  time.Duration
-		msg         string
-	}{
-		{name: "unauthorized", status: 401, body: `{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`, kind: model.ErrAuth, msg: "Incorrect API key provided."},
-		{name: "forbidden", status: 403, body: `{"error":{"message":"Project does not have access","type":"invalid_request_error","code":null}}`, kind: model.ErrAuth},
-		{name: "quota", status: 429, header: map[string]string{"retry-after": "20"}, body: `{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`, kind: model.ErrQuota, retryAfter: 20 * time.Second},
-		{name: "rate limit ms", status: 429, header: map[string]string{"retry-after-ms": "1500", "retry-after": "2"}, body: `{"error":{"message":"Rate limit reached","type":"requests","param":null,"code":"rate_limit_exceeded"}}`, kind: model.ErrRateLimit, retryAfter: 1500 * time.Millisecond},
-		{name: "rate limit seconds", status: 429, header: map[string]string{"retry-after": "3"}, body: `{"error":{"message":"slow down"}}`, kind: model.ErrRateLimit, retryAfter: 3 * time.Second},
-		{name: "openrouter credits", status: 402, body: `{"error":{"message":"Insufficient credits","code":402}}`, kind: model.ErrQuota},
-		{name: "request timeout", status: 408, body: `{"error":{"message":"timeout"}}`, kind: model.ErrServer},
-		{name: "conflict", status: 409, body: `{"error":{"message":"conflict"}}`, kind: model.ErrServer},
-		{name: "server", status: 500, body: `{"error":{"message":"The server had an error","type":"server_error"}}`, kind: model.ErrServer},
-		{name: "bad gateway html", status: 502, contentType: "text/html", body: "<html>" + strings.Repeat("x", 2000) + "</html>", kind: model.ErrServer},
-		{name: "unavailable", status: 503, header: map[string]string{"retry-after": "1"}, body: `{"error":{"message":"overloaded"}}`, kind: model.ErrOverloaded, retryAfter: time.Second},
-		{name: "529", status: 529, body: `{"error":{"message":"overloaded"}}`, kind: model.ErrOverloaded},
-		{name: "context length", status: 400, body: `{"error":{"message":"This model's maximum context length is 128000 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, kind: model.ErrContextOverflow},
-		{name: "vllm context", status: 400, body: `{"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.","type":"BadRequestError","param":null,"code":400}`, kind: model.ErrContextOverflow},
-		{name: "llama.cpp context", status: 400, body: `{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error"}}`, kind: model.ErrContextOverflow},
-		{name: "invalid", status: 400, body: `{"error":{"message":"Invalid value for 'tools'","type":"invalid_request_error","param":"tools","code":"invalid_value"}}`, kind: model.ErrInvalidRequest, msg: "Invalid value for 'tools'"},
-		{name: "ollama not found", status: 404, body: `{"error":"model \"qwen9\" not found, try pulling it first"}`, kind: model.ErrInvalidRequest, msg: `model "qwen9" not found, try pulling it first`},
-		{name: "cross-host redirect", status: 307, header: map[string]string{"Location": "http://elsewhere.invalid/v1/chat/completions"}, kind: model.ErrInvalidRequest, msg: "Temporary Redirect"},
-		{name: "json instead of stream", status: 200, contentType: "application/json", body: `{"id":"x","choices":[]}`, kind: model.ErrInvalidRequest},
-		{name: "json error with 200", status: 200, contentType: "application/json", body: `{"error":{"message":"upstream failed","type":"server_error"}}`, kind: model.ErrServer},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			requests := 0
-			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				requests++
-				for k, v := range tt.header {
-					w.Header().Set(k, v)
-				}
-				ct := tt.contentType
-				if ct == "" {
-					ct = "application/json"
-				}
-				w.Header().Set("Content-Type", ct)
-				w.WriteHeader(tt.status)
-				io.WriteString(w, tt.body)
-			})
-			b := newTestBackend(t, h, Options{APIKey: "sk-secret-key"})
-			res := ssetest.Collect(t, b.Stream(t.Context(), simpleRequest()))
-			if len(res.Events) != 0 || res.Error == nil {
-				t.Fatalf("result = %+v", res)
-			}
-			e := res.Error
-			if e.Kind != tt.kind || time.Duration(e.RetryAfterMS)*time.Millisecond != tt.retryAfter {
-				t.Errorf("error = %+v, want kind %s retryAfter %v", e, tt.kind, tt.retryAfter)
-			}
-			if tt.status != 200 && e.Status != tt.status {
-				t.Errorf("status = %d, want %d", e.Status, tt.status)
-			}
-			if tt.msg != "" && e.Message != tt.msg {
-				t.Errorf("message = %q, want %q", e.Message, tt.msg)
-			}
-			if len(e.Message) > maxErrorMessage+3 || strings.Contains(e.Message, "sk-secret-key") {
-				t.Errorf("message too long or leaks the key: %q", e.Message)
-			}
-			if requests != 1 {
-				t.Errorf("requests = %d", requests)
-			}
-		})
-	}
+// TestBackend runs the contract every backend keeps (package ssetest).
+func TestBackend(t *testing.T) {
+	ssetest.TestBackend(t, ssetest.Factory{HTTP: &ssetest.HTTP{
+		New: func(o model.HTTPOptions) model.Backend {
+			b := New(Options{HTTPOptions: o})
+			b.idPrefix = func() string { return "call_gen_" }
+			return b
+		},
+		BasePath:   "/v1",
+		Path:       "/v1/chat/completions",
+		Request:    simpleRequest(),
+		Head:       firstDelta,
+		KeyHeader:  "Authorization",
+		KeyPrefix:  "Bearer ",
+		Fixtures:   "testdata/*.sse",
+		Update:     *update,
+		MaxMessage: maxErrorMessage,
+		Errors: []ssetest.HTTPError{
+			{Name: "unauthorized", Status: 401, Body: `{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`, Kind: model.ErrAuth, Message: "Incorrect API key provided."},
+			{Name: "forbidden", Status: 403, Body: `{"error":{"message":"Project does not have access","type":"invalid_request_error","code":null}}`, Kind: model.ErrAuth},
+			{Name: "quota", Status: 429, Header: map[string]string{"retry-after": "20"}, Body: `{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`, Kind: model.ErrQuota, RetryAfter: 20 * time.Second},
+			{Name: "rate limit ms", Status: 429, Header: map[string]string{"retry-after-ms": "1500", "retry-after": "2"}, Body: `{"error":{"message":"Rate limit reached","type":"requests","param":null,"code":"rate_limit_exceeded"}}`, Kind: model.ErrRateLimit, RetryAfter: 1500 * time.Millisecond},
+			{Name: "rate limit seconds", Status: 429, Header: map[string]string{"retry-after": "3"}, Body: `{"error":{"message":"slow down"}}`, Kind: model.ErrRateLimit, RetryAfter: 3 * time.Second},
+			{Name: "openrouter credits", Status: 402, Body: `{"error":{"message":"Insufficient credits","code":402}}`, Kind: model.ErrQuota},
+			{Name: "request timeout", Status: 408, Body: `{"error":{"message":"timeout"}}`, Kind: model.ErrServer},
+			{Name: "conflict", Status: 409, Body: `{"error":{"message":"conflict"}}`, Kind: model.ErrServer},
+			{Name: "server", Status: 500, Body: `{"error":{"message":"The server had an error","type":"server_error"}}`, Kind: model.ErrServer},
+			{Name: "bad gateway html", Status: 502, ContentType: "text/html", Body: "<html>" + strings.Repeat("x", 2000) + "</html>", Kind: model.ErrServer},
+			{Name: "unavailable", Status: 503, Header: map[string]string{"retry-after": "1"}, Body: `{"error":{"message":"overloaded"}}`, Kind: model.ErrOverloaded, RetryAfter: time.Second},
+			{Name: "529", Status: 529, Body: `{"error":{"message":"overloaded"}}`, Kind: model.ErrOverloaded},
+			{Name: "context length", Status: 400, Body: `{"error":{"message":"This model's maximum context length is 128000 tokens.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`, Kind: model.ErrContextOverflow},
+			{Name: "vllm context", Status: 400, Body: `{"object":"error","message":"This model's maximum context length is 4096 tokens. However, you requested 5000 tokens.","type":"BadRequestError","param":null,"code":400}`, Kind: model.ErrContextOverflow},
+			{Name: "llama.cpp context", Status: 400, Body: `{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error"}}`, Kind: model.ErrContextOverflow},
+			{Name: "invalid", Status: 400, Body: `{"error":{"message":"Invalid value for 'tools'","type":"invalid_request_error","param":"tools","code":"invalid_value"}}`, Kind: model.ErrInvalidRequest, Message: "Invalid value for 'tools'"},
+			{Name: "ollama not found", Status: 404, Body: `{"error":"model \"qwen9\" not found, try pulling it first"}`, Kind: model.ErrInvalidRequest, Message: `model "qwen9" not found, try pulling it first`},
+			{Name: "cross-host redirect", Status: 307, Header: map[string]string{"Location": "http://elsewhere.invalid/v1/chat/completions"}, Kind: model.ErrInvalidRequest, Message: "Temporary Redirect"},
+			{Name: "json instead of stream", Status: 200, ContentType: "application/json", Body: `{"id":"x","choices":[]}`, Kind: model.ErrInvalidRequest},
+			{Name: "json error with 200", Status: 200, ContentType: "application/json", Body: `{"error":{"message":"upstream failed","type":"server_error"}}`, Kind: model.ErrServer, InBand: true},
+		},
+	}})
 }
 
 func TestModels(t *testing.T) {
@@ -300,7 +250,7 @@ func TestModels(t *testing.T) {
 				}
 				io.WriteString(w, tt.body)
 			})
-			b := newTestBackend(t, h, Options{APIKey: "k"})
+			b := newTestBackend(t, h, Options{HTTPOptions: model.HTTPOptions{APIKey: "k"}})
 			got, err := b.Models(t.Context())
 			if (err != nil) != tt.wantErr {
 				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
@@ -318,62 +268,7 @@ func TestModels(t *testing.T) {
 	}
 }
 
-// stallHandler sends head, then waits until the client goes away and
-// reports it on gone.
-func stallHandler(head string, gone chan<- struct{}) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		io.WriteString(w, head)
-		w.(http.Flusher).Flush()
-		<-r.Context().Done()
-		close(gone)
-	})
-}
-
 const firstDelta = `data: {"choices":[{"index":0,"delta":{"content":"Hel"},"finish_reason":null}]}` + "\n\n"
-
-func TestCancel(t *testing.T) {
-	gone := make(chan struct{})
-	b := newTestBackend(t, stallHandler(firstDelta, gone), Options{})
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	var events []model.Event
-	var last error
-	for ev, err := range b.Stream(ctx, simpleRequest()) {
-		if err != nil {
-			last = err
-			break
-		}
-		events = append(events, ev)
-		cancel()
-	}
-	if last != context.Canceled || len(events) != 1 || events[0].Text != "Hel" {
-		t.Fatalf("events %+v, err %v", events, last)
-	}
-	<-gone
-}
-
-func TestConsumerStopsEarly(t *testing.T) {
-	gone := make(chan struct{})
-	b := newTestBackend(t, stallHandler(firstDelta, gone), Options{})
-	for ev, err := range b.Stream(t.Context(), simpleRequest()) {
-		if err != nil || ev.Text != "Hel" {
-			t.Fatalf("got %+v, %v", ev, err)
-		}
-		break
-	}
-	<-gone // the connection was released
-}
-
-func TestIdleTimeout(t *testing.T) {
-	gone := make(chan struct{})
-	b := newTestBackend(t, stallHandler(firstDelta, gone), Options{IdleTimeout: 30 * time.Millisecond})
-	res := ssetest.Collect(t, b.Stream(t.Context(), simpleRequest()))
-	if len(res.Events) != 1 || res.Error == nil || res.Error.Kind != model.ErrNetwork || !strings.Contains(res.Error.Message, "no data from server") {
-		t.Fatalf("result = %+v", res)
-	}
-	<-gone
-}
 
 // decodeAll runs the decoder over r and returns the outcome.
 func decodeAll(r io.Reader) ssetest.Result {
@@ -476,13 +371,13 @@ func TestEndpoint(t *testing.T) {
 		want string
 	}{
 		{Options{}, "https://api.openai.com/v1/chat/completions"},
-		{Options{BaseURL: "http://localhost:11434/v1/"}, "http://localhost:11434/v1/chat/completions"},
-		{Options{BaseURL: "https://r.openai.azure.com/openai/deployments/d?api-version=1", Query: map[string]string{"x": "y z"}},
+		{Options{HTTPOptions: model.HTTPOptions{BaseURL: "http://localhost:11434/v1/"}}, "http://localhost:11434/v1/chat/completions"},
+		{Options{HTTPOptions: model.HTTPOptions{BaseURL: "https://r.openai.azure.com/openai/deployments/d?api-version=1", Query: map[string]string{"x": "y z"}}},
 			"https://r.openai.azure.com/openai/deployments/d/chat/completions?api-version=1&x=y+z"},
-		{Options{BaseURL: "https://h/v1/?a=1", Query: map[string]string{"a": "2"}}, "https://h/v1/chat/completions?a=2"},
+		{Options{HTTPOptions: model.HTTPOptions{BaseURL: "https://h/v1/?a=1", Query: map[string]string{"a": "2"}}}, "https://h/v1/chat/completions?a=2"},
 	}
 	for _, tt := range tests {
-		if got := New(tt.opts).endpoint("/chat/completions"); got != tt.want {
+		if got := New(tt.opts).c.URL("/chat/completions"); got != tt.want {
 			t.Errorf("%+v: endpoint %q, want %q", tt.opts, got, tt.want)
 		}
 	}

@@ -395,9 +395,10 @@ func buildOpenAI(r *Registry, s *spec) (*entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := openai.New(openai.Options{BaseURL: base, APIKey: key, Headers: headers, Query: s.query,
+	b := openai.New(openai.Options{HTTPOptions: model.HTTPOptions{BaseURL: base, APIKey: key, Headers: headers, Query: s.query,
+		HTTPClient: r.client},
 		// DeepSeek's thinking mode needs reasoning_content sent back.
-		HTTPClient: r.client, MaxTokensField: maxTokensField(s, base), ReasoningContent: hostIs(base, "api.deepseek.com")})
+		MaxTokensField: maxTokensField(s, base), ReasoningContent: hostIs(base, "api.deepseek.com")})
 	return &entry{b: r.retrying(s.name, b)}, nil
 }
 
@@ -406,7 +407,7 @@ func buildResponses(r *Registry, s *spec) (*entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := responses.New(responses.Options{BaseURL: base, APIKey: key, Headers: headers, Query: s.query, HTTPClient: r.client})
+	b := responses.New(responses.Options{HTTPOptions: model.HTTPOptions{BaseURL: base, APIKey: key, Headers: headers, Query: s.query, HTTPClient: r.client}})
 	return &entry{b: r.retrying(s.name, b)}, nil
 }
 
@@ -422,7 +423,7 @@ func buildAnthropic(r *Registry, s *spec) (*entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := anthropic.New(anthropic.Options{BaseURL: base, APIKey: key, Headers: s.headers, HTTPClient: r.client})
+	b := anthropic.New(anthropic.Options{HTTPOptions: model.HTTPOptions{BaseURL: base, APIKey: key, Headers: s.headers, HTTPClient: r.client}})
 	return &entry{b: r.retrying(s.name, b)}, nil
 }
 
@@ -438,7 +439,7 @@ func buildGemini(r *Registry, s *spec) (*entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := gemini.New(gemini.Options{BaseURL: base, APIKey: key, Headers: s.headers, HTTPClient: r.client})
+	b := gemini.New(gemini.Options{HTTPOptions: model.HTTPOptions{BaseURL: base, APIKey: key, Headers: s.headers, HTTPClient: r.client}})
 	return &entry{b: r.retrying(s.name, b)}, nil
 }
 

@@ -10,11 +10,13 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.uber.org/goleak"
 
 	"acpd/model"
+	"acpd/model/internal/sse/ssetest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -239,8 +241,11 @@ func TestErrorLine(t *testing.T) {
 	}
 }
 
+// TestDelay runs in a synctest bubble: the delays and the cancellation
+// during the hour-long one happen in fake time, in a fixed order.
 func TestDelay(t *testing.T) {
-	b := mustNew(t, writeScript(t, `
+	synctest.Test(t, func(t *testing.T) {
+		b := mustNew(t, writeScript(t, `
 {"type":"delay","ms":1}
 {"type":"text","text":"after a short delay"}
 {"type":"finish"}
@@ -249,26 +254,36 @@ func TestDelay(t *testing.T) {
 {"type":"text","text":"never"}
 {"type":"finish"}
 `))
-	got, err := collect(context.Background(), b, request(0))
-	if err != nil || len(got) != 2 {
-		t.Fatalf("got %v, %v", got, err)
-	}
-
-	// Cancel while the stream waits in the hour-long delay.
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var events []model.Event
-	for ev, err := range b.Stream(ctx, request(1)) {
-		if err != nil {
-			if !errors.Is(err, context.Canceled) {
-				t.Errorf("err = %v, want context.Canceled", err)
-			}
-			break
+		got, err := collect(context.Background(), b, request(0))
+		if err != nil || len(got) != 2 {
+			t.Fatalf("got %v, %v", got, err)
 		}
-		events = append(events, ev)
-		time.AfterFunc(time.Millisecond, cancel) // fires during the delay
-	}
-	wantEvents(t, events, []model.Event{{Type: model.EventText, Text: "before"}})
+
+		// Cancel while the stream waits in the hour-long delay.
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var events []model.Event
+		for ev, err := range b.Stream(ctx, request(1)) {
+			if err != nil {
+				if !errors.Is(err, context.Canceled) {
+					t.Errorf("err = %v, want context.Canceled", err)
+				}
+				break
+			}
+			events = append(events, ev)
+			time.AfterFunc(time.Millisecond, cancel) // fires during the delay (fake time)
+		}
+		wantEvents(t, events, []model.Event{{Type: model.EventText, Text: "before"}})
+	})
+}
+
+// TestBackend runs the contract every backend keeps (package ssetest) on
+// a script that stalls in an hour-long delay.
+func TestBackend(t *testing.T) {
+	ssetest.TestBackend(t, ssetest.Factory{Stalled: func(t *testing.T) ssetest.Stalled {
+		b := mustNew(t, writeScript(t, "{\"type\":\"text\",\"text\":\"before\"}\n{\"type\":\"delay\",\"ms\":3600000}\n{\"type\":\"finish\"}\n"))
+		return ssetest.Stalled{Backend: b, Request: request(0), Text: "before"}
+	}})
 }
 
 func TestSleepCancelled(t *testing.T) {

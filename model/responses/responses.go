@@ -49,11 +49,6 @@ package responses
 import (
 	"context"
 	"iter"
-	"mime"
-	"net/http"
-	"net/url"
-	"strings"
-	"time"
 
 	"acpd/model"
 	"acpd/model/internal/openaierr"
@@ -68,146 +63,46 @@ const Provider = "openai-responses"
 // DefaultBaseURL is the API root used when Options.BaseURL is empty.
 const DefaultBaseURL = "https://api.openai.com/v1"
 
-const (
-	// maxEventBytes bounds one SSE event; done events repeat a whole
-	// item, and response.completed the whole response.
-	maxEventBytes = 16 << 20
-	// maxErrorBody bounds how much of an error response is read.
-	maxErrorBody = 1 << 20
-)
+// maxEventBytes bounds one SSE event; done events repeat a whole item,
+// and response.completed the whole response.
+const maxEventBytes = openaierr.MaxEventBytes
 
 // Options configures a [Backend]. The zero value talks to OpenAI without
-// credentials.
+// credentials. BaseURL is the API root including its version path, for
+// example "https://api.openai.com/v1" or, for Azure,
+// "https://RESOURCE.openai.azure.com/openai/v1"; empty means
+// DefaultBaseURL. Requests go to {BaseURL}/responses. APIKey is sent as
+// "Authorization: Bearer APIKey"; Azure takes its key in the "api-key"
+// header: leave APIKey empty and set Headers["api-key"].
 type Options struct {
-	// BaseURL is the API root including its version path, for example
-	// "https://api.openai.com/v1" or, for Azure,
-	// "https://RESOURCE.openai.azure.com/openai/v1". Empty means
-	// DefaultBaseURL. Requests go to {BaseURL}/responses.
-	BaseURL string
-	// APIKey is sent as "Authorization: Bearer APIKey" when not empty.
-	// Azure takes its key in the "api-key" header: leave APIKey empty and
-	// set Headers["api-key"].
-	APIKey string
-	// Headers are added to every request and override the defaults.
-	Headers map[string]string
-	// Query parameters are added to every request URL (Azure's
-	// "api-version"), after any query BaseURL has.
-	Query map[string]string
-	// HTTPClient sends the requests; nil means http.DefaultClient.
-	HTTPClient *http.Client
-	// IdleTimeout is the longest wait for response headers and then for
-	// each further byte of the stream; 0 means 5 minutes. An idle stream
-	// fails with a retryable model.ErrNetwork.
-	IdleTimeout time.Duration
+	model.HTTPOptions
 }
 
 // Backend streams Responses API responses. It is safe for concurrent use;
 // it holds no per-request state.
 type Backend struct {
 	lister *openai.Backend // answers Models
-	base   string
-	query  url.Values
-	header http.Header
-	client *http.Client
-	idle   time.Duration
+	c      *sse.Client
 }
 
 // New returns a Backend for opts. Options are copied; later changes to the
 // maps do not affect the Backend.
 func New(opts Options) *Backend {
-	b := &Backend{
-		base:   strings.TrimRight(opts.BaseURL, "/"),
-		query:  url.Values{},
-		header: http.Header{},
-		client: opts.HTTPClient,
-		idle:   opts.IdleTimeout,
+	return &Backend{
+		c:      sse.NewClient(opts.HTTPOptions, openaierr.Dialect),
+		lister: openai.New(openai.Options{HTTPOptions: opts.HTTPOptions}),
 	}
-	if b.base == "" {
-		b.base = DefaultBaseURL
-	}
-	// A query in BaseURL applies to every endpoint, like Options.Query.
-	if base, rawQuery, ok := strings.Cut(b.base, "?"); ok {
-		b.base = strings.TrimRight(base, "/")
-		b.query, _ = url.ParseQuery(rawQuery) // keeps the valid pairs
-	}
-	for k, v := range opts.Query {
-		b.query.Set(k, v)
-	}
-	if opts.APIKey != "" {
-		b.header.Set("Authorization", "Bearer "+opts.APIKey)
-	}
-	for k, v := range opts.Headers {
-		b.header.Set(k, v)
-	}
-	b.lister = openai.New(openai.Options{BaseURL: opts.BaseURL, APIKey: opts.APIKey, Headers: opts.Headers,
-		Query: opts.Query, HTTPClient: opts.HTTPClient, IdleTimeout: opts.IdleTimeout})
-	return b
-}
-
-// endpoint returns base+path with the configured query.
-func (b *Backend) endpoint(path string) string {
-	if len(b.query) == 0 {
-		return b.base + path
-	}
-	return b.base + path + "?" + b.query.Encode()
 }
 
 // Stream implements [model.Backend]. It sends one request; failures are
 // *model.Error values (or ctx's error once ctx ends) and are not retried
 // here (see package retry).
 func (b *Backend) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Event, error] {
-	return func(yield func(model.Event, error) bool) {
-		body, err := requestBody(req)
-		if err != nil {
-			yield(model.Event{}, err)
-			return
-		}
-		h := b.header.Clone()
-		h.Set("Content-Type", "application/json")
-		h.Set("Accept", "text/event-stream")
-		s, err := sse.Open(ctx, sse.Call{Client: b.client, Method: http.MethodPost,
-			URL: b.endpoint("/responses"), Header: h, Body: body, Idle: b.idle})
-		if err != nil {
-			yield(model.Event{}, err)
-			return
-		}
-		defer s.Close()
-		if err := checkResponse(s); err != nil {
-			yield(model.Event{}, err)
-			return
-		}
-		d := decoder{}
-		err = d.run(sse.NewReader(s, maxEventBytes), func(ev model.Event) bool { return yield(ev, nil) })
-		if err != nil && err != errStopped {
-			yield(model.Event{}, s.Err(err))
-		}
-	}
-}
-
-// checkResponse turns an unsuccessful or non-streaming response into a
-// classified error.
-func checkResponse(s *sse.Stream) error {
-	resp := s.Response
-	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if resp.StatusCode/100 == 2 && ct != "application/json" {
-		return nil
-	}
-	raw, err := s.ReadAll(maxErrorBody)
-	if err != nil && len(raw) == 0 && resp.StatusCode/100 == 2 {
-		return s.Err(err)
-	}
-	e := openaierr.Parse(raw)
-	if resp.StatusCode/100 == 2 {
-		if e != nil {
-			return openaierr.Classify(0, nil, e)
-		}
-		return &model.Error{Kind: model.ErrInvalidRequest, Status: resp.StatusCode,
-			Message: "server answered with JSON instead of an event stream; does it support stream: true?"}
-	}
-	if e == nil {
-		e = &openaierr.APIError{Message: strings.TrimSpace(string(raw))}
-	}
-	return openaierr.Classify(resp.StatusCode, resp.Header, e)
+	return b.c.Stream(ctx, "/responses", func() ([]byte, error) { return requestBody(req) },
+		func(r *sse.Reader, emit func(model.Event) bool) error {
+			d := decoder{}
+			return d.run(r, emit)
+		})
 }
 
 // Models lists the server's models with GET {BaseURL}/models, exactly as

@@ -2,7 +2,6 @@ package responses
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"flag"
 	"io"
@@ -49,24 +48,6 @@ func fixtures(t testing.TB) []string {
 		t.Fatalf("no fixtures: %v", err)
 	}
 	return files
-}
-
-// TestFixtures replays every recorded stream through an HTTP server that
-// writes it in random flushed pieces and compares the events with the
-// golden file next to it.
-func TestFixtures(t *testing.T) {
-	for i, file := range fixtures(t) {
-		name := strings.TrimSuffix(filepath.Base(file), ".sse")
-		t.Run(name, func(t *testing.T) {
-			data, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b := newTestBackend(t, ssetest.Handler(data, uint64(i)), Options{})
-			got := ssetest.Collect(t, b.Stream(t.Context(), simpleRequest()))
-			ssetest.Golden(t, strings.TrimSuffix(file, ".sse")+".golden.json", got, *update)
-		})
-	}
 }
 
 func text(s string) model.Part { return model.Part{Type: model.PartText, Text: s} }
@@ -142,13 +123,13 @@ func TestRequest(t *testing.T) {
 	})
 	srv := httptest.NewServer(h)
 	defer srv.Close()
-	b := New(Options{
+	b := New(Options{HTTPOptions: model.HTTPOptions{
 		BaseURL:    srv.URL + "/openai/v1/",
 		APIKey:     "sk-test",
 		Headers:    map[string]string{"OpenAI-Organization": "org-1"},
 		Query:      map[string]string{"api-version": "preview"},
 		HTTPClient: srv.Client(),
-	})
+	}})
 	res := ssetest.Collect(t, b.Stream(t.Context(), richRequest()))
 	if res.Error != nil {
 		t.Fatalf("stream error: %+v", res.Error)
@@ -291,62 +272,32 @@ func TestStreamErrorCodes(t *testing.T) {
 	}
 }
 
-func TestHTTPErrors(t *testing.T) {
-	tests := []struct {
-		name        string
-		status      int
-		header      map[string]string
-		contentType string
-		body        string
-		kind        model.ErrorKind
-		retryAfter  time.Duration
-		msg         string
-	}{
-		{name: "unauthorized", status: 401, body: `{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`, kind: model.ErrAuth, msg: "Incorrect API key provided."},
-		{name: "quota", status: 429, header: map[string]string{"retry-after": "20"}, body: `{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`, kind: model.ErrQuota, retryAfter: 20 * time.Second},
-		{name: "rate limit", status: 429, header: map[string]string{"retry-after-ms": "1500"}, body: `{"error":{"message":"Rate limit reached","type":"requests","param":null,"code":"rate_limit_exceeded"}}`, kind: model.ErrRateLimit, retryAfter: 1500 * time.Millisecond},
-		{name: "server", status: 500, body: `{"error":{"message":"The server had an error","type":"server_error"}}`, kind: model.ErrServer},
-		{name: "unavailable", status: 503, body: `{"error":{"message":"overloaded"}}`, kind: model.ErrOverloaded},
-		{name: "context length", status: 400, body: `{"error":{"message":"Your input exceeds the context window of this model.","type":"invalid_request_error","param":"input","code":"context_length_exceeded"}}`, kind: model.ErrContextOverflow},
-		{name: "invalid", status: 400, body: `{"error":{"message":"Unsupported parameter: 'reasoning.effort' is not supported with this model.","type":"invalid_request_error","param":"reasoning.effort","code":"unsupported_parameter"}}`, kind: model.ErrInvalidRequest},
-		{name: "not found", status: 404, body: `{"error":{"message":"Item with id 'rs_1' not found. Items are not persisted when ` + "`store`" + ` is set to false.","type":"invalid_request_error","param":"input","code":null}}`, kind: model.ErrInvalidRequest},
-		{name: "html", status: 502, contentType: "text/html", body: "<html>" + strings.Repeat("x", 2000) + "</html>", kind: model.ErrServer},
-		{name: "json instead of stream", status: 200, contentType: "application/json", body: `{"id":"resp_1","object":"response"}`, kind: model.ErrInvalidRequest},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				for k, v := range tt.header {
-					w.Header().Set(k, v)
-				}
-				ct := tt.contentType
-				if ct == "" {
-					ct = "application/json"
-				}
-				w.Header().Set("Content-Type", ct)
-				w.WriteHeader(tt.status)
-				io.WriteString(w, tt.body)
-			})
-			b := newTestBackend(t, h, Options{APIKey: "sk-secret-key"})
-			res := ssetest.Collect(t, b.Stream(t.Context(), simpleRequest()))
-			if len(res.Events) != 0 || res.Error == nil {
-				t.Fatalf("result = %+v", res)
-			}
-			e := res.Error
-			if e.Kind != tt.kind || time.Duration(e.RetryAfterMS)*time.Millisecond != tt.retryAfter {
-				t.Errorf("error = %+v, want kind %s retryAfter %v", e, tt.kind, tt.retryAfter)
-			}
-			if tt.status != 200 && e.Status != tt.status {
-				t.Errorf("status = %d, want %d", e.Status, tt.status)
-			}
-			if tt.msg != "" && e.Message != tt.msg {
-				t.Errorf("message = %q, want %q", e.Message, tt.msg)
-			}
-			if len(e.Message) > openaierr.MaxMessage+3 || strings.Contains(e.Message, "sk-secret-key") {
-				t.Errorf("message too long or leaks the key: %q", e.Message)
-			}
-		})
-	}
+// TestBackend runs the contract every backend keeps (package ssetest).
+func TestBackend(t *testing.T) {
+	ssetest.TestBackend(t, ssetest.Factory{HTTP: &ssetest.HTTP{
+		New:        func(o model.HTTPOptions) model.Backend { return New(Options{HTTPOptions: o}) },
+		BasePath:   "/v1",
+		Path:       "/v1/responses",
+		Request:    simpleRequest(),
+		Head:       firstDelta,
+		KeyHeader:  "Authorization",
+		KeyPrefix:  "Bearer ",
+		Fixtures:   "testdata/*.sse",
+		Update:     *update,
+		MaxMessage: openaierr.MaxMessage,
+		Errors: []ssetest.HTTPError{
+			{Name: "unauthorized", Status: 401, Body: `{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`, Kind: model.ErrAuth, Message: "Incorrect API key provided."},
+			{Name: "quota", Status: 429, Header: map[string]string{"retry-after": "20"}, Body: `{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`, Kind: model.ErrQuota, RetryAfter: 20 * time.Second},
+			{Name: "rate limit", Status: 429, Header: map[string]string{"retry-after-ms": "1500"}, Body: `{"error":{"message":"Rate limit reached","type":"requests","param":null,"code":"rate_limit_exceeded"}}`, Kind: model.ErrRateLimit, RetryAfter: 1500 * time.Millisecond},
+			{Name: "server", Status: 500, Body: `{"error":{"message":"The server had an error","type":"server_error"}}`, Kind: model.ErrServer},
+			{Name: "unavailable", Status: 503, Body: `{"error":{"message":"overloaded"}}`, Kind: model.ErrOverloaded},
+			{Name: "context length", Status: 400, Body: `{"error":{"message":"Your input exceeds the context window of this model.","type":"invalid_request_error","param":"input","code":"context_length_exceeded"}}`, Kind: model.ErrContextOverflow},
+			{Name: "invalid", Status: 400, Body: `{"error":{"message":"Unsupported parameter: 'reasoning.effort' is not supported with this model.","type":"invalid_request_error","param":"reasoning.effort","code":"unsupported_parameter"}}`, Kind: model.ErrInvalidRequest},
+			{Name: "not found", Status: 404, Body: `{"error":{"message":"Item with id 'rs_1' not found. Items are not persisted when ` + "`store`" + ` is set to false.","type":"invalid_request_error","param":"input","code":null}}`, Kind: model.ErrInvalidRequest},
+			{Name: "html", Status: 502, ContentType: "text/html", Body: "<html>" + strings.Repeat("x", 2000) + "</html>", Kind: model.ErrServer},
+			{Name: "json instead of stream", Status: 200, ContentType: "application/json", Body: `{"id":"resp_1","object":"response"}`, Kind: model.ErrInvalidRequest},
+		},
+	}})
 }
 
 func TestModels(t *testing.T) {
@@ -357,7 +308,7 @@ func TestModels(t *testing.T) {
 		}
 		io.WriteString(w, `{"object":"list","data":[{"id":"gpt-5","object":"model","created":1,"owned_by":"system"}]}`)
 	})
-	b := newTestBackend(t, h, Options{APIKey: "k", Query: map[string]string{"api-version": "x"}})
+	b := newTestBackend(t, h, Options{HTTPOptions: model.HTTPOptions{APIKey: "k", Query: map[string]string{"api-version": "x"}}})
 	got, err := b.Models(t.Context())
 	if err != nil || !reflect.DeepEqual(got, []model.ModelInfo{{ID: "gpt-5"}}) {
 		t.Errorf("models = %+v, %v", got, err)
@@ -370,73 +321,18 @@ func TestEndpoint(t *testing.T) {
 		want string
 	}{
 		{Options{}, "https://api.openai.com/v1/responses"},
-		{Options{BaseURL: "https://r.openai.azure.com/openai/v1/?api-version=preview", Query: map[string]string{"x": "y z"}},
+		{Options{HTTPOptions: model.HTTPOptions{BaseURL: "https://r.openai.azure.com/openai/v1/?api-version=preview", Query: map[string]string{"x": "y z"}}},
 			"https://r.openai.azure.com/openai/v1/responses?api-version=preview&x=y+z"},
 	}
 	for _, tt := range tests {
-		if got := New(tt.opts).endpoint("/responses"); got != tt.want {
+		if got := New(tt.opts).c.URL("/responses"); got != tt.want {
 			t.Errorf("%+v: endpoint %q, want %q", tt.opts, got, tt.want)
 		}
 	}
 }
 
-// stallHandler sends head, then waits until the client goes away and
-// reports it on gone.
-func stallHandler(head string, gone chan<- struct{}) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		io.WriteString(w, head)
-		w.(http.Flusher).Flush()
-		<-r.Context().Done()
-		close(gone)
-	})
-}
-
 const firstDelta = "event: response.output_text.delta\n" +
 	`data: {"type":"response.output_text.delta","sequence_number":4,"item_id":"msg_1","output_index":0,"content_index":0,"delta":"Hel","logprobs":[]}` + "\n\n"
-
-func TestCancel(t *testing.T) {
-	gone := make(chan struct{})
-	b := newTestBackend(t, stallHandler(firstDelta, gone), Options{})
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	var events []model.Event
-	var last error
-	for ev, err := range b.Stream(ctx, simpleRequest()) {
-		if err != nil {
-			last = err
-			break
-		}
-		events = append(events, ev)
-		cancel()
-	}
-	if last != context.Canceled || len(events) != 1 || events[0].Text != "Hel" {
-		t.Fatalf("events %+v, err %v", events, last)
-	}
-	<-gone
-}
-
-func TestConsumerStopsEarly(t *testing.T) {
-	gone := make(chan struct{})
-	b := newTestBackend(t, stallHandler(firstDelta, gone), Options{})
-	for ev, err := range b.Stream(t.Context(), simpleRequest()) {
-		if err != nil || ev.Text != "Hel" {
-			t.Fatalf("got %+v, %v", ev, err)
-		}
-		break
-	}
-	<-gone // the connection was released
-}
-
-func TestIdleTimeout(t *testing.T) {
-	gone := make(chan struct{})
-	b := newTestBackend(t, stallHandler(firstDelta, gone), Options{IdleTimeout: 30 * time.Millisecond})
-	res := ssetest.Collect(t, b.Stream(t.Context(), simpleRequest()))
-	if len(res.Events) != 1 || res.Error == nil || res.Error.Kind != model.ErrNetwork || !strings.Contains(res.Error.Message, "no data from server") {
-		t.Fatalf("result = %+v", res)
-	}
-	<-gone
-}
 
 // decodeAll runs the decoder over r and returns the outcome.
 func decodeAll(r io.Reader) ssetest.Result {

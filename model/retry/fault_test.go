@@ -107,7 +107,7 @@ var dialects = []dialect{
 		silent:  ": ping\n\ndata: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"finish_reason\":null}]}\n\n",
 		deltas:  "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hello\"},\"finish_reason\":null}]}\n\n",
 		backend: func(url string, client *http.Client, idle time.Duration) model.Backend {
-			return openai.New(openai.Options{BaseURL: url, HTTPClient: client, IdleTimeout: idle})
+			return openai.New(openai.Options{HTTPOptions: model.HTTPOptions{BaseURL: url, HTTPClient: client, IdleTimeout: idle}})
 		},
 	},
 	{
@@ -120,7 +120,7 @@ var dialects = []dialect{
 			"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n" +
 			"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hello\"}}\n\n",
 		backend: func(url string, client *http.Client, idle time.Duration) model.Backend {
-			return anthropic.New(anthropic.Options{BaseURL: url, HTTPClient: client, IdleTimeout: idle})
+			return anthropic.New(anthropic.Options{HTTPOptions: model.HTTPOptions{BaseURL: url, HTTPClient: client, IdleTimeout: idle}})
 		},
 	},
 }

@@ -9,11 +9,13 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.uber.org/goleak"
 
 	"acpd/model"
+	"acpd/model/internal/sse/ssetest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -72,70 +74,71 @@ func TestOpenSendsRequest(t *testing.T) {
 	}
 }
 
+// The idle tests run in a synctest bubble on an in-memory network: the
+// idle timers and the consumer's pauses use fake time, so the order of
+// events does not depend on the machine's speed.
+
 func TestOpenIdleBeforeHeaders(t *testing.T) {
-	release := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-r.Context().Done():
-		case <-release:
+	synctest.Test(t, func(t *testing.T) {
+		client := ssetest.PipeClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			<-r.Context().Done()
+		}))
+		_, err := Open(t.Context(), Call{Client: client, Method: "GET", URL: "http://pipe/", Idle: 20 * time.Millisecond})
+		if model.KindOf(err) != model.ErrNetwork || !strings.Contains(err.Error(), "no data from server") {
+			t.Fatalf("err = %v, want idle ErrNetwork", err)
 		}
-	}))
-	defer srv.Close()
-	defer close(release)
-	_, err := Open(t.Context(), Call{Client: srv.Client(), Method: "GET", URL: srv.URL, Idle: 20 * time.Millisecond})
-	if model.KindOf(err) != model.ErrNetwork || !strings.Contains(err.Error(), "no data from server") {
-		t.Fatalf("err = %v, want idle ErrNetwork", err)
-	}
+	})
 }
 
 func TestOpenIdleDuringBody(t *testing.T) {
-	release := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.WriteString(w, "data: first\n\n")
-		w.(http.Flusher).Flush()
-		select {
-		case <-r.Context().Done():
-		case <-release:
+	synctest.Test(t, func(t *testing.T) {
+		client := ssetest.PipeClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.WriteString(w, "data: first\n\n")
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		}))
+		s, err := Open(t.Context(), Call{Client: client, Method: "GET", URL: "http://pipe/", Idle: 20 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}))
-	defer srv.Close()
-	defer close(release)
-	s, err := Open(t.Context(), Call{Client: srv.Client(), Method: "GET", URL: srv.URL, Idle: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	r := NewReader(s, 0)
-	if ev, err := r.Next(); err != nil || ev.Data != "first" {
-		t.Fatalf("Next = %v, %v", ev, err)
-	}
-	_, err = r.Next()
-	if err = s.Err(err); model.KindOf(err) != model.ErrNetwork || !strings.Contains(err.Error(), "no data from server") {
-		t.Fatalf("err = %v, want idle ErrNetwork", err)
-	}
+		defer s.Close()
+		r := NewReader(s, 0)
+		if ev, err := r.Next(); err != nil || ev.Data != "first" {
+			t.Fatalf("Next = %v, %v", ev, err)
+		}
+		start := time.Now()
+		_, err = r.Next()
+		if err = s.Err(err); model.KindOf(err) != model.ErrNetwork || !strings.Contains(err.Error(), "no data from server") {
+			t.Fatalf("err = %v, want idle ErrNetwork", err)
+		}
+		if d := time.Since(start); d != 20*time.Millisecond {
+			t.Errorf("idle error after %v, want 20ms", d)
+		}
+	})
 }
 
 // The idle timer runs only while a read waits: a consumer that is slow
 // between reads does not trip it.
 func TestOpenIdleIgnoresConsumerTime(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		for range 3 {
-			io.WriteString(w, "data: x\n\n")
+	synctest.Test(t, func(t *testing.T) {
+		client := ssetest.PipeClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			for range 3 {
+				io.WriteString(w, "data: x\n\n")
+			}
+		}))
+		s, err := Open(t.Context(), Call{Client: client, Method: "GET", URL: "http://pipe/", Idle: 10 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}))
-	defer srv.Close()
-	s, err := Open(t.Context(), Call{Client: srv.Client(), Method: "GET", URL: srv.URL, Idle: 10 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	r := NewReader(s, 0)
-	for i := range 3 {
-		if _, err := r.Next(); err != nil {
-			t.Fatalf("event %d: %v", i, s.Err(err))
+		defer s.Close()
+		r := NewReader(s, 0)
+		for i := range 3 {
+			if _, err := r.Next(); err != nil {
+				t.Fatalf("event %d: %v", i, s.Err(err))
+			}
+			time.Sleep(40 * time.Millisecond)
 		}
-		time.Sleep(40 * time.Millisecond)
-	}
+	})
 }
 
 func TestOpenParentCancel(t *testing.T) {

@@ -1,7 +1,9 @@
-// Package ssetest holds test helpers for the streaming model backends:
-// readers and HTTP handlers that deliver a recorded stream in random
-// pieces, a collector that checks the [model.Backend] iterator contract,
-// and golden-file comparison.
+// Package ssetest holds test helpers for the model backends: the contract
+// suite every backend runs ([TestBackend], in the style of
+// testing/fstest.TestFS), readers and HTTP handlers that deliver a
+// recorded stream in random pieces, an in-memory HTTP server for
+// testing/synctest bubbles ([PipeClient]), a collector that checks the
+// [model.Backend] iterator contract, and golden-file comparison.
 package ssetest
 
 import (
