@@ -2,18 +2,17 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"strings"
+	"slices"
 	"sync"
 	"time"
 
 	"acpd/acp"
-	"acpd/config"
 	"acpd/mcpclient"
 	"acpd/model"
-	"acpd/permissions"
 	"acpd/tools"
+	"acpd/tools/mcptools"
 )
 
 // mcpStartTimeout bounds connecting to a session's MCP servers.
@@ -35,54 +34,10 @@ type mcpTools struct {
 	announced bool
 }
 
-// mcpServers converts the editor's MCP server list.
-func mcpServers(in []acp.McpServer) []mcpclient.Server {
-	out := make([]mcpclient.Server, 0, len(in))
-	for _, s := range in {
-		switch {
-		case s.Stdio != nil:
-			env := make([]string, 0, len(s.Stdio.Env))
-			for _, e := range s.Stdio.Env {
-				env = append(env, e.Name+"="+e.Value)
-			}
-			out = append(out, mcpclient.Server{Name: s.Stdio.Name, Command: s.Stdio.Command, Args: s.Stdio.Args, Env: env, Transport: mcpclient.TransportStdio})
-		case s.HTTP != nil:
-			out = append(out, mcpclient.Server{Name: s.HTTP.Name, URL: s.HTTP.URL, Headers: headers(s.HTTP.Headers), Transport: mcpclient.TransportHTTP})
-		case s.Sse != nil:
-			out = append(out, mcpclient.Server{Name: s.Sse.Name, URL: s.Sse.URL, Headers: headers(s.Sse.Headers), Transport: mcpclient.TransportSSE})
-		}
-	}
-	return out
-}
-
-// configMCPServers converts the configuration's MCP servers, leaving out
-// those whose name the editor already uses.
-func configMCPServers(cfg map[string]config.MCPServer, editor []acp.McpServer) []mcpclient.Server {
-	taken := map[string]bool{}
-	for _, s := range mcpServers(editor) {
-		taken[s.Name] = true
-	}
-	var out []mcpclient.Server
-	for _, srv := range mcpclient.FromConfig(cfg) {
-		if !taken[srv.Name] {
-			out = append(out, srv)
-		}
-	}
-	return out
-}
-
-func headers(hs []acp.HTTPHeader) map[string]string {
-	m := make(map[string]string, len(hs))
-	for _, h := range hs {
-		m[h.Name] = h.Value
-	}
-	return m
-}
-
 // startMCP connects the session's MCP servers in the background. The
 // session owns the goroutine: closeMCP cancels and waits for it.
 func (s *sess) startMCP() {
-	servers := append(mcpServers(s.mcp), configMCPServers(s.cfg.MCPServers, s.mcp)...)
+	servers := mcptools.Servers(s.mcp, s.cfg.MCPServers)
 	if len(servers) == 0 {
 		return
 	}
@@ -163,43 +118,86 @@ func (s *sess) mcpToolMap() map[string]*tools.Tool {
 		return nil
 	}
 	out := map[string]*tools.Tool{}
-	for _, mt := range t.m.Tools() {
-		mt := mt
-		kind := acp.ToolKindOther
-		if mt.ReadOnly {
-			kind = acp.ToolKindRead
-		}
-		schema := mt.InputSchema
-		if len(schema) == 0 {
-			schema = json.RawMessage(`{"type":"object"}`)
-		}
-		title := fmt.Sprintf("%s: %s", mt.Server, mt.Name)
-		out[mt.QualifiedName] = &tools.Tool{
-			Def:   model.ToolDef{Name: mt.QualifiedName, Description: mt.Description, InputSchema: schema},
-			Kind:  kind,
-			Title: func(json.RawMessage) string { return title },
-			Run: func(ctx context.Context, env tools.Env, tc *tools.Call) tools.Result {
-				upd := acp.ToolCallUpdate{Title: &title, Kind: &kind, RawInput: tc.Input}
-				if ok, why := env.Authorize(ctx, tc, permissions.Call{Tool: mt.QualifiedName, Mutating: !mt.ReadOnly}, upd); !ok {
-					return tools.Errorf("%s", why)
-				}
-				res, err := t.m.Call(ctx, mt.QualifiedName, tc.Input)
-				if err != nil {
-					if ctx.Err() != nil {
-						return tools.Errorf("cancelled by the user")
-					}
-					return tools.Errorf("MCP tool %s failed: %v", title, err)
-				}
-				text := res.Text
-				if strings.TrimSpace(text) == "" && len(res.Structured) > 0 {
-					text = string(res.Structured)
-				}
-				return tools.Result{Text: text, IsError: res.IsError}
-			},
-		}
-	}
-	for n, rt := range s.resourceTools(t) {
-		out[n] = rt
+	for _, mt := range mcptools.Tools(t.m) {
+		out[mt.Def.Name] = mt
 	}
 	return out
+}
+
+// availableCommands returns acpd's slash commands followed by the MCP
+// prompts of the session's connected servers.
+func (s *sess) availableCommands() []acp.AvailableCommand {
+	out := slices.Clone(commands)
+	t := s.mcpTools
+	if t == nil {
+		return out
+	}
+	select {
+	case <-t.ready:
+	default:
+		return out
+	}
+	return append(out, mcptools.Commands(t.m)...)
+}
+
+// announceCommands sends the available commands. The first call (from
+// session/new or session/load, after the reply) marks the session as
+// announced; later calls from the MCP side (servers connected, prompt list
+// changed) send only after that, so no update precedes the reply. The lock
+// keeps the updates in the order their lists were computed.
+func (s *sess) announceCommands(ctx context.Context, initial bool) {
+	t := s.mcpTools
+	if t == nil {
+		if initial {
+			s.send(ctx, acp.SessionUpdate{AvailableCommandsUpdate: &acp.AvailableCommandsUpdate{AvailableCommands: s.availableCommands()}})
+		}
+		return
+	}
+	t.cmdMu.Lock()
+	defer t.cmdMu.Unlock()
+	if initial {
+		t.announced = true
+	} else if !t.announced {
+		return
+	}
+	s.send(ctx, acp.SessionUpdate{AvailableCommandsUpdate: &acp.AvailableCommandsUpdate{AvailableCommands: s.availableCommands()}})
+}
+
+// mcpPromptTurn expands an MCP prompt command (see package mcptools) into
+// the turn's user message. ok reports that the prompt was such a command;
+// then either parts is the message, or stop is set and the turn is over (the
+// user was told why). A "/a:b" naming no prompt is not a command: it goes to
+// the model as text.
+func (s *sess) mcpPromptTurn(ctx context.Context, prompt []acp.ContentBlock) (parts []model.Part, stop acp.StopReason, ok bool) {
+	t := s.mcpTools
+	if t == nil {
+		return nil, "", false
+	}
+	name, rest, ok := mcptools.ParseCommand(prompt)
+	if !ok {
+		return nil, "", false
+	}
+	s.awaitMCP(ctx)
+	if ctx.Err() != nil {
+		return nil, acp.StopReasonCancelled, true
+	}
+	text, err := mcptools.Expand(ctx, t.m, name, rest)
+	var argsErr *mcptools.ArgsError
+	msg := ""
+	switch {
+	case errors.Is(err, mcptools.ErrUnknownPrompt):
+		return nil, "", false
+	case errors.As(err, &argsErr):
+		msg = fmt.Sprintf("/%s: %v.", name, err)
+	case err != nil && ctx.Err() != nil:
+		return nil, acp.StopReasonCancelled, true
+	case err != nil:
+		msg = fmt.Sprintf("The MCP prompt /%s failed: %v", name, err)
+	case text == "":
+		msg = fmt.Sprintf("The MCP prompt /%s returned no text.", name)
+	default:
+		return []model.Part{{Type: model.PartText, Text: text}}, "", true
+	}
+	s.notify(s.a.baseContext(), acp.SessionUpdate{AgentMessageChunk: textChunk(msg, newID("m_"))})
+	return nil, acp.StopReasonEndTurn, true
 }

@@ -21,7 +21,8 @@
 //     an allow rule or a remembered approval allows.
 //  5. The mode's default: reads inside the roots are free in every mode; edits
 //     ask in "ask" mode and are allowed in "auto-edit" and "full"; commands,
-//     MCP and unknown tools ask except in "full", which allows everything.
+//     MCP and unknown tools ask except in "full", which allows everything;
+//     MCP and unknown tool calls marked [Call].NoApproval are allowed.
 //
 // An unknown mode behaves as "ask". When the [Store] cannot be read nothing is
 // allowed without asking.

@@ -69,6 +69,11 @@ type Call struct {
 	// Mutating marks an MCP or unknown tool as having side effects; plan mode
 	// denies those. Other tools ask in plan mode even when not mutating.
 	Mutating bool
+	// NoApproval marks an MCP or unknown tool call that needs no approval
+	// (reading MCP resources: no side effects, from servers the user
+	// configured): it is allowed unless a deny rule or a remembered
+	// rejection refuses it.
+	NoApproval bool
 }
 
 // Path is one path a file tool touches.
@@ -518,6 +523,9 @@ func (p *Policy) Decide(mode Mode, c Call) Decision {
 			d.Action = Ask
 		}
 		d.Reason = fmt.Sprintf("%s (remembered choices are unavailable: %v)", d.Reason, storeErr)
+	}
+	if c.NoApproval && kind == kindOther && d.Action != Deny {
+		d = Decision{Action: Allow, Reason: "this tool needs no approval"}
 	}
 	if d.Action != Ask {
 		d.Remember = nil

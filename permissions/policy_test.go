@@ -623,3 +623,29 @@ func BenchmarkDecideFileWithStore(b *testing.B) {
 		}
 	}
 }
+
+// TestNoApproval: a call marked NoApproval (the MCP resource tools) runs
+// without asking in every mode, unless a deny rule or a remembered
+// rejection refuses it.
+func TestNoApproval(t *testing.T) {
+	w := newWorkspace(t)
+	call := Call{Tool: "mcp_read_resource", NoApproval: true}
+	p := w.policy(t, nil)
+	for _, mode := range allModes {
+		if d := p.Decide(mode, call); d.Action != Allow || len(d.Remember) != 0 {
+			t.Errorf("%s: %+v, want allow", mode, d)
+		}
+	}
+	p = w.policy(t, nil, Rule{Action: Deny, Tool: "mcp_*"})
+	if d := p.Decide(ModeFull, call); d.Action != Deny {
+		t.Errorf("with a deny rule: %+v, want deny", d)
+	}
+	store := openTestStore(t, t.TempDir())
+	p = w.policy(t, store)
+	if err := p.Remember(Call{Tool: call.Tool}, p.Decide(ModeAsk, Call{Tool: call.Tool}), false); err != nil {
+		t.Fatal(err)
+	}
+	if d := p.Decide(ModeAsk, call); d.Action != Deny {
+		t.Errorf("after always reject: %+v, want deny", d)
+	}
+}
