@@ -8,13 +8,13 @@ import (
 	iofs "io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"acpd/internal/atomicfile"
 )
 
 const (
@@ -47,7 +47,9 @@ var inflight = struct {
 //  3. the temp file gets the existing file's mode (permission bits and
 //     setuid/setgid/sticky) and, best effort, its owner; a new file gets
 //     perm minus the umask;
-//  4. the temp file is renamed over path and the directory is fsynced.
+//  4. the temp file is renamed over path (on Windows retried briefly while
+//     another process holds the target open) and the directory is fsynced
+//     (see internal/atomicfile, which this builds on).
 //
 // If path is a symlink, its target is written (the link stays a link). An
 // existing file this process may not open for writing is refused with a
@@ -184,10 +186,10 @@ func writeInDir(d *os.Root, name string, data []byte, perm os.FileMode) (err err
 	if err = f.Close(); err != nil {
 		return err
 	}
-	if err = d.Rename(tmp, name); err != nil {
+	if err = atomicfile.RetryRename(func() error { return d.Rename(tmp, name) }); err != nil {
 		return err
 	}
-	return syncDir(d)
+	return atomicfile.SyncRoot(d)
 }
 
 // tempName returns a fresh temp file name for the target name.
@@ -254,21 +256,4 @@ func isStaleTemp(e iofs.DirEntry) bool {
 	}
 	info, err := e.Info()
 	return err == nil && time.Since(info.ModTime()) > staleTempAge
-}
-
-// syncDir fsyncs the directory d so that the rename is durable.
-// Filesystems that cannot fsync directories are tolerated.
-func syncDir(d *os.Root) error {
-	if runtime.GOOS == "windows" {
-		return nil // directories cannot be opened for fsync there
-	}
-	f, err := d.Open(".")
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := f.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, errors.ErrUnsupported) {
-		return err
-	}
-	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"acpd/internal/atomicfile"
 	"acpd/internal/filelock"
 )
 
@@ -220,47 +221,8 @@ func (s *Store) update(fn func([]Remembered) ([]Remembered, error)) error {
 	if err != nil {
 		return fmt.Errorf("encode permissions store: %w", err)
 	}
-	return writeFileAtomic(s.path, append(data, '\n'))
-}
-
-// writeFileAtomic replaces path with data (mode 0600) so that readers see
-// either the old or the new content.
-func writeFileAtomic(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
+	if err := atomicfile.WriteFile(s.path, append(data, '\n'), 0o600); err != nil {
 		return fmt.Errorf("write permissions store: %w", err)
 	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err = tmp.Chmod(0o600); err != nil {
-		return fmt.Errorf("write permissions store: %w", err)
-	}
-	if _, err = tmp.Write(data); err != nil {
-		return fmt.Errorf("write permissions store: %w", err)
-	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("write permissions store: %w", err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("write permissions store: %w", err)
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write permissions store: %w", err)
-	}
-	syncDir(dir)
 	return nil
-}
-
-// syncDir makes a rename durable where the platform supports it; failures
-// only weaken durability, not consistency, and are ignored.
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		_ = d.Close()
-	}
 }

@@ -11,6 +11,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"acpd/internal/atomicfile"
 )
 
 const indexVersion = 1
@@ -116,9 +118,8 @@ func (s *Store) updateIndex(fn func(*indexFile) (changed bool, err error)) error
 	return s.writeIndex(idx)
 }
 
-// writeIndex atomically replaces index.json: temp file in the same directory,
-// fsync, rename, fsync directory. The caller holds the index lock, which also
-// makes the fixed temp file name safe.
+// writeIndex atomically replaces index.json (see internal/atomicfile). The
+// caller holds the index lock.
 func (s *Store) writeIndex(idx *indexFile) error {
 	idx.V = indexVersion
 	var buf bytes.Buffer
@@ -127,48 +128,16 @@ func (s *Store) writeIndex(idx *indexFile) error {
 	if err := enc.Encode(idx); err != nil {
 		return fmt.Errorf("session: encode index: %w", err)
 	}
-	b := buf.Bytes()
-	tmp := s.indexPath() + ".tmp"
-	if err := writeFileSync(tmp, b); err != nil {
-		os.Remove(tmp)
+	if err := atomicfile.WriteFile(s.indexPath(), buf.Bytes(), 0o600); err != nil {
 		return fmt.Errorf("session: write index: %w", err)
 	}
-	if err := os.Rename(tmp, s.indexPath()); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("session: write index: %w", err)
-	}
-	return syncDir(s.dir)
+	return nil
 }
 
-// writeFileSync creates (or truncates) path with mode 0600, writes b and
-// fsyncs it.
-func writeFileSync(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
+// syncDir makes a creation or removal in dir durable.
 func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("session: fsync %s: %w", dir, err)
+	if err := atomicfile.SyncDir(dir); err != nil {
+		return fmt.Errorf("session: %w", err)
 	}
 	return nil
 }

@@ -12,13 +12,14 @@ import (
 	"sync"
 	"time"
 
+	"acpd/internal/atomicfile"
+
 	"github.com/charmbracelet/log"
 )
 
 const (
 	logSuffix  = ".jsonl"
 	lockSuffix = ".lock"
-	tmpSuffix  = ".tmp"
 )
 
 // ErrNotFound reports that no session has the given id.
@@ -268,23 +269,15 @@ func (s *Store) create(m Meta) (*Log, error) {
 		sl.release(false)
 		return nil, fmt.Errorf("session: %w", err)
 	}
-	// Write the header to a temp file and rename it into place so that a
-	// log never exists without a complete header. The session lock makes
-	// the fixed temp name safe.
+	// Write the header atomically so that a log never exists without a
+	// complete header. The session lock keeps other creators away.
 	fail := func(err error) (*Log, error) {
-		os.Remove(path + tmpSuffix)
 		os.Remove(path)
 		sl.release(true)
 		return nil, err
 	}
-	if err := writeFileSync(path+tmpSuffix, line); err != nil {
+	if err := atomicfile.WriteFile(path, line, 0o600); err != nil {
 		return fail(fmt.Errorf("session: create log: %w", err))
-	}
-	if err := os.Rename(path+tmpSuffix, path); err != nil {
-		return fail(fmt.Errorf("session: create log: %w", err))
-	}
-	if err := syncDir(s.sessionsDir()); err != nil {
-		return fail(err)
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
 	if err != nil {
@@ -483,7 +476,7 @@ func (s *Store) Delete(id string) error {
 		}
 		logExisted = false
 	}
-	os.Remove(path + tmpSuffix)
+	removeTemps(path)
 	if err := syncDir(s.sessionsDir()); err != nil {
 		sl.release(false)
 		return err
@@ -504,4 +497,15 @@ func (s *Store) Delete(id string) error {
 		return fmt.Errorf("session %s: %w", id, ErrNotFound)
 	}
 	return nil
+}
+
+// removeTemps removes the temp files a crashed atomic write of path left
+// behind (".<base>.<random>.tmp", see internal/atomicfile). Valid session
+// ids hold no glob metacharacters.
+func removeTemps(path string) {
+	dir, base := filepath.Split(path)
+	leftovers, _ := filepath.Glob(filepath.Join(dir, "."+base+".*.tmp"))
+	for _, p := range leftovers {
+		os.Remove(p)
+	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"acpd/config"
 
+	"acpd/internal/atomicfile"
 	"acpd/internal/filelock"
 )
 
@@ -237,7 +238,10 @@ func (c *Credentials) write(keys map[string]string) error {
 		if err := os.Remove(c.path); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("credentials: %w", err)
 		}
-		return syncDir(filepath.Dir(c.path))
+		if err := atomicfile.SyncDir(filepath.Dir(c.path)); err != nil {
+			return fmt.Errorf("credentials: %w", err)
+		}
+		return nil
 	}
 	cf := credFile{Version: credentialsVersion, Providers: map[string]credEntry{}}
 	for name, k := range keys {
@@ -249,46 +253,7 @@ func (c *Credentials) write(keys map[string]string) error {
 	}
 	data = append(data, '\n')
 
-	dir := filepath.Dir(c.path)
-	f, err := os.CreateTemp(dir, ".credentials-*.tmp")
-	if err != nil {
-		return fmt.Errorf("credentials: %w", err)
-	}
-	tmp := f.Name()
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			os.Remove(tmp)
-		}
-	}()
-	if err := f.Chmod(0o600); err != nil {
-		return fmt.Errorf("credentials: %w", err)
-	}
-	if _, err := f.Write(data); err != nil {
-		return fmt.Errorf("credentials: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("credentials: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("credentials: %w", err)
-	}
-	if err := os.Rename(tmp, c.path); err != nil {
-		return fmt.Errorf("credentials: %w", err)
-	}
-	ok = true
-	return syncDir(dir)
-}
-
-// syncDir makes a rename or removal in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("credentials: %w", err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
+	if err := atomicfile.WriteFile(c.path, data, 0o600); err != nil {
 		return fmt.Errorf("credentials: %w", err)
 	}
 	return nil

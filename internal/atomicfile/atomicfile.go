@@ -1,0 +1,133 @@
+// Package atomicfile replaces files atomically: a reader, or a process that
+// crashes at any moment, sees either the old or the new content of a file,
+// never a mix. It is the one copy of this mechanism in acpd (remembered
+// permissions, credentials, the session index and log headers); package fs
+// builds its os.Root-confined variant on [SyncRoot] and [RetryRename].
+//
+// The shape follows Tailscale's atomicfile.WriteFile: a temp file in the same
+// directory, write, fsync, set the mode, rename over the target, fsync the
+// directory. On Windows the rename replaces an existing file and is retried
+// briefly while another process has the target open without delete sharing
+// (editors, virus scanners and indexers do).
+package atomicfile
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// WriteFile writes data to filename atomically with permission bits perm
+// (set exactly, without the umask; on Windows only the read-only bit means
+// anything). The temp file ".<base>.<random>.tmp" lives in filename's
+// directory and is removed on failure; a crash may leave it behind.
+//
+// An existing filename that is not a regular file (after following
+// symlinks) is refused. A symlink itself is replaced by a regular file, as
+// with Tailscale's WriteFile; parent directories are not created.
+//
+// Concurrent writers of the same file race and the last rename wins; callers
+// needing read-modify-write serialise with a lock (see internal/filelock).
+func WriteFile(filename string, data []byte, perm os.FileMode) (err error) {
+	fi, err := os.Stat(filename)
+	if err == nil && !fi.Mode().IsRegular() {
+		return &fs.PathError{Op: "write", Path: filename, Err: errors.New("not a regular file")}
+	}
+	dir, base := filepath.Split(filename)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".*.tmp")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Chmod(perm); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if err = Rename(tmp, filename); err != nil {
+		return err
+	}
+	return SyncDir(dir)
+}
+
+// Rename is os.Rename, retried as described at [RetryRename].
+func Rename(oldpath, newpath string) error {
+	return RetryRename(func() error { return os.Rename(oldpath, newpath) })
+}
+
+// renameRetry bounds how long a rename is retried while the target is busy.
+const renameRetry = 2 * time.Second
+
+// RetryRename runs rename, and on Windows runs it again for up to two
+// seconds (with growing pauses) while it fails because the target is open in
+// another process without delete sharing. Elsewhere it runs rename once.
+func RetryRename(rename func() error) error {
+	err := rename()
+	if err == nil || !busy(err) {
+		return err
+	}
+	deadline := time.Now().Add(renameRetry)
+	for pause := time.Millisecond; time.Now().Before(deadline); pause = min(2*pause, 100*time.Millisecond) {
+		time.Sleep(pause)
+		if err = rename(); err == nil || !busy(err) {
+			return err
+		}
+	}
+	return err
+}
+
+// SyncDir fsyncs directory dir so that a rename or removal in it is
+// durable. It does nothing on Windows (directories cannot be fsynced there)
+// and tolerates filesystems that refuse to fsync directories.
+func SyncDir(dir string) error {
+	if !dirSync {
+		return nil
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	return syncClose(d)
+}
+
+// SyncRoot is [SyncDir] for the directory an [os.Root] is opened on.
+func SyncRoot(r *os.Root) error {
+	if !dirSync {
+		return nil
+	}
+	d, err := r.Open(".")
+	if err != nil {
+		return err
+	}
+	return syncClose(d)
+}
+
+func syncClose(d *os.File) error {
+	err := d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil && !unsupportedSync(err) {
+		return fmt.Errorf("fsync %s: %w", d.Name(), err)
+	}
+	return nil
+}
