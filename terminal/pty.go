@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"acpd/internal/tailbuf"
+
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 )
@@ -51,8 +53,8 @@ type ptyTerminal struct {
 	drainStart atomic.Int64
 
 	mu       sync.Mutex
-	buf      *tailBuffer // nil once released
-	exit     *ExitStatus // set (before done closes) once exited and drained
+	buf      *tailbuf.Buffer // nil once released
+	exit     *ExitStatus     // set (before done closes) once exited and drained
 	released bool
 
 	done chan struct{}
@@ -118,7 +120,7 @@ func start(m *Manager, id, prog string, spec Spec, env []string, limit int) (_ *
 		m:      m,
 		pid:    cmd.Process.Pid,
 		master: master,
-		buf:    newTailBuffer(limit),
+		buf:    tailbuf.New(limit),
 		done:   make(chan struct{}),
 	}
 	readerDone := make(chan struct{})
@@ -245,7 +247,7 @@ func (t *ptyTerminal) append(p []byte) {
 	}
 	t.mu.Lock()
 	if t.buf != nil {
-		t.buf.Write(p)
+		_, _ = t.buf.Write(p)
 	}
 	t.mu.Unlock()
 }

@@ -10,11 +10,13 @@
 // requests, and starts it again at the next request if it has exited.
 // The process runs in its own process group, in the configured directory,
 // with acpd's environment minus every variable whose name looks like a
-// credential (names containing KEY, TOKEN, SECRET, PASSWORD, PASSWD, PASS,
-// CREDENTIAL(S), CREDS, AUTH, COOKIE or PRIVATE as a "_"-separated word, or
-// ending in KEY, TOKEN, SECRET or PASSWORD), plus the extra variables the
-// configuration gives it; a plug-in that needs a credential gets it from
-// the configuration, explicitly.
+// credential (the one filter acpd applies to every child, see
+// internal/childenv: names containing KEY, TOKEN, SECRET, PASSWORD, PASSWD,
+// PASS, CREDENTIAL(S), CREDS, AUTH, COOKIE or PRIVATE as a "_"-separated
+// word, or ending in KEY, TOKEN, SECRET or PASSWORD, and more) unless
+// `[env] allow` names them, plus the extra variables the configuration
+// gives it; a plug-in that needs a credential gets it from the
+// configuration, explicitly.
 //
 // The plug-in's standard error goes to acpd's log: each line at debug
 // level (long lines cut), and the last one is quoted when the plug-in

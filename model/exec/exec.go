@@ -52,8 +52,12 @@ type Options struct {
 	// after acpd's own environment, filtered of credentials (see the
 	// package documentation); they override variables of the same name.
 	Env []string
+	// Allow lists secret-looking variable names (or path.Match patterns)
+	// the plug-in inherits anyway: the `[env] allow` configuration.
+	Allow []string
 	// Hide names variables left out of the inherited environment whatever
-	// their names (the key variables of other providers, for example).
+	// their names and Allow (the key variables of other providers, for
+	// example).
 	Hide []string
 	// Dir is the plug-in's working directory; empty means acpd's.
 	Dir string
@@ -73,6 +77,7 @@ type Options struct {
 type Backend struct {
 	argv      []string
 	env       []string
+	allow     []string
 	hide      []string
 	dir       string
 	handshake time.Duration
@@ -98,6 +103,7 @@ func New(opts Options) *Backend {
 	b := &Backend{
 		argv:      slices.Clone(opts.Command),
 		env:       slices.Clone(opts.Env),
+		allow:     slices.Clone(opts.Allow),
 		hide:      slices.Clone(opts.Hide),
 		dir:       opts.Dir,
 		handshake: opts.HandshakeTimeout,

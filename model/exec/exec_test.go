@@ -403,28 +403,23 @@ func TestEnvironment(t *testing.T) {
 	}
 }
 
-func TestSecretName(t *testing.T) {
-	for name, want := range map[string]bool{
-		"OPENAI_API_KEY": true, "ANTHROPIC_API_KEY": true, "GEMINI_API_KEY": true, "GITHUB_TOKEN": true,
-		"AWS_SECRET_ACCESS_KEY": true, "AWS_SESSION_TOKEN": true, "DB_PASSWORD": true, "PGPASSWORD": true,
-		"GOOGLE_APPLICATION_CREDENTIALS": true, "SSH_AUTH_SOCK": true, "NPM_CONFIG__AUTH": true, "apikey": true,
-		"MY_PASS": true, "HF_TOKEN": true, "SECRET": true, "private_key_path": true,
-		"PATH": false, "HOME": false, "LANG": false, "TERM": false, "PWD": false, "KEYBOARD_LAYOUT": false,
-		"GOPATH": false, "XDG_RUNTIME_DIR": false, "PASSAGE": false,
-	} {
-		if got := secretName(name); got != want {
-			t.Errorf("secretName(%q) = %v, want %v", name, got, want)
+func TestPluginEnv(t *testing.T) {
+	// The names only this package's old filter dropped, and one only the
+	// terminal's dropped: plug-ins now get the stricter union.
+	for _, name := range []string{"GITHUB_TOKENS", "DOCKER_AUTH_CONFIG", "REDIS_CREDENTIALS", "SESSION_COOKIE", "SMTP_PASS", "NPM_CONFIG__AUTH", "SSH_AUTH_SOCK", "AWS_ACCESS_KEY_ID", "GOOGLE_APPLICATION_CREDENTIALS", "MY_PASS", "private_key_path"} {
+		if got := pluginEnv([]string{name + "=s"}, nil, nil, nil); len(got) != 0 {
+			t.Errorf("%s inherited: %q", name, got)
 		}
 	}
-	got := pluginEnv([]string{"A=1", "X_TOKEN=t", "=weird", "noequals", "B=2=3"}, []string{"C=4"}, nil)
-	if strings.Join(got, " ") != "A=1 B=2=3 C=4" {
+	got := pluginEnv([]string{"A=1", "X_TOKEN=t", "=weird", "noequals", "B=2=3", "PASSAGE=p", "KEYBOARD_LAYOUT=us"}, []string{"C=4"}, nil, nil)
+	if strings.Join(got, " ") != "A=1 B=2=3 PASSAGE=p KEYBOARD_LAYOUT=us C=4" {
 		t.Errorf("pluginEnv = %q", got)
 	}
 	// Hidden names go whatever they look like (another provider's key in
-	// an ordinary-looking variable).
-	got = pluginEnv([]string{"A=1", "WORK_CREDS=k", "B=2"}, nil, []string{"WORK_CREDS"})
-	if strings.Join(got, " ") != "A=1 B=2" {
-		t.Errorf("pluginEnv with hidden names = %q", got)
+	// an ordinary-looking variable) and whatever allow says.
+	got = pluginEnv([]string{"A=1", "WORK_CREDS=k", "B=2", "GH_TOKEN=g", "X_TOKEN=x"}, nil, []string{"WORK_CREDS", "*_TOKEN"}, []string{"WORK_CREDS"})
+	if strings.Join(got, " ") != "A=1 B=2 GH_TOKEN=g X_TOKEN=x" {
+		t.Errorf("pluginEnv with allowed and hidden names = %q", got)
 	}
 }
 

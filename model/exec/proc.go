@@ -94,7 +94,7 @@ func (b *Backend) start() (*proc, error) {
 		return nil, startErr(err)
 	}
 	cmd := osexec.Command(b.argv[0], b.argv[1:]...)
-	cmd.Env = pluginEnv(os.Environ(), b.env, b.hide)
+	cmd.Env = pluginEnv(os.Environ(), b.env, b.allow, b.hide)
 	cmd.Dir = b.dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	setProcessGroup(cmd)

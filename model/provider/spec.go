@@ -459,8 +459,17 @@ func buildExec(r *Registry, s *spec) (*entry, error) {
 	if key != "" && len(s.keyEnv) > 0 {
 		env = []string{s.keyEnv[0] + "=" + key}
 	}
-	b := exec.New(exec.Options{Command: s.command, Env: env, Hide: r.keyVariables(), Logger: r.logger, Version: r.version})
+	b := exec.New(exec.Options{Command: s.command, Env: env, Allow: r.envAllow(), Hide: r.keyVariables(), Logger: r.logger, Version: r.version})
 	return &entry{b: r.retrying(s.name, b), closer: b, lister: b}, nil
+}
+
+// envAllow is the `[env] allow` list: secret-looking variables every child
+// inherits anyway.
+func (r *Registry) envAllow() []string {
+	if r.cfg == nil {
+		return nil
+	}
+	return r.cfg.Env.Allow
 }
 
 // keyVariables lists every configured provider's api_key_env: a plug-in

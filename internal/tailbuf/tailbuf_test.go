@@ -1,4 +1,4 @@
-package terminal
+package tailbuf
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-// refTail is the obvious (unbounded) implementation tailBuffer must match.
+// refTail is the obvious (unbounded) implementation Buffer must match.
 func refTail(all []byte, limit int, complete bool) (string, bool) {
 	s, dropped := all, false
 	if len(s) > limit {
@@ -22,7 +22,7 @@ func refTail(all []byte, limit int, complete bool) (string, bool) {
 	return string(s), dropped
 }
 
-func TestTailBuffer(t *testing.T) {
+func TestBuffer(t *testing.T) {
 	tests := []struct {
 		name    string
 		limit   int
@@ -48,7 +48,7 @@ func TestTailBuffer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b := newTailBuffer(tt.limit)
+			b := New(tt.limit)
 			for _, w := range tt.writes {
 				b.Write([]byte(w))
 			}
@@ -63,9 +63,9 @@ func TestTailBuffer(t *testing.T) {
 	}
 }
 
-func TestTailBufferBoundedCapacity(t *testing.T) {
+func TestBufferBoundedCapacity(t *testing.T) {
 	const limit = 10000
-	b := newTailBuffer(limit)
+	b := New(limit)
 	chunk := bytes.Repeat([]byte("yé\n"), 777)
 	for range 1000 {
 		b.Write(chunk)
@@ -82,14 +82,14 @@ func TestTailBufferBoundedCapacity(t *testing.T) {
 	}
 }
 
-func FuzzTailBuffer(f *testing.F) {
+func FuzzBuffer(f *testing.F) {
 	f.Add(uint16(5), []byte("aé€é"), uint8(2), true)
 	f.Add(uint16(1), []byte("\xe2\x82\xac"), uint8(1), false)
 	f.Add(uint16(7), []byte("0123456789abcdefghijklmnop"), uint8(3), true)
 	f.Fuzz(func(t *testing.T, limit uint16, data []byte, chunk uint8, complete bool) {
 		l := int(limit%4096) + 1
 		c := int(chunk) + 1
-		b := newTailBuffer(l)
+		b := New(l)
 		var all []byte
 		for p := data; len(p) > 0; {
 			n := min(c, len(p))
@@ -106,4 +106,46 @@ func FuzzTailBuffer(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestString is the stderr-tail use (formerly mcpclient's own tailBuffer).
+func TestString(t *testing.T) {
+	b := New(8)
+	for _, s := range []string{"abc", "defgh", "ij", "0123456789xyz"} {
+		if n, err := b.Write([]byte(s)); n != len(s) || err != nil {
+			t.Fatalf("Write(%q) = %d, %v", s, n, err)
+		}
+	}
+	if got := b.String(); got != "56789xyz" {
+		t.Errorf("tail = %q", got)
+	}
+	b = New(8)
+	_, _ = b.Write([]byte("abcdef"))
+	_, _ = b.Write([]byte("ghij"))
+	if got := b.String(); got != "cdefghij" {
+		t.Errorf("tail = %q", got)
+	}
+	b = New(16)
+	_, _ = b.Write([]byte("  oops\xff\n"))
+	if got := b.String(); got != "oops\uFFFD" {
+		t.Errorf("tail = %q", got)
+	}
+}
+
+func TestConcurrentUse(t *testing.T) {
+	b := New(64)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 1000 {
+			_, _ = b.Write([]byte("line of output\n"))
+		}
+	}()
+	for range 100 {
+		_ = b.String()
+	}
+	<-done
+	if got, trunc := b.Snapshot(true); !trunc || len(got) != 64 {
+		t.Errorf("Snapshot = %d bytes, truncated %v", len(got), trunc)
+	}
 }

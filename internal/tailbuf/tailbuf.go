@@ -1,11 +1,19 @@
-package terminal
+// Package tailbuf keeps the end of a stream: a terminal's output, a child's
+// stderr. It is the one copy of this mechanism in acpd.
+package tailbuf
 
-import "unicode/utf8"
+import (
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
 
-// tailBuffer keeps the last limit bytes written to it. It grows on demand
-// up to limit and then turns into a ring, so its memory never exceeds limit
-// bytes however much is written. It is not safe for concurrent use.
-type tailBuffer struct {
+// Buffer is an io.Writer that keeps the last limit bytes written to it. It
+// grows on demand up to limit and then turns into a ring, so its memory
+// never exceeds limit bytes however much is written. It is safe for
+// concurrent use. The zero Buffer is not usable; call [New].
+type Buffer struct {
+	mu      sync.Mutex
 	limit   int
 	data    []byte // len(data) <= limit; a ring once full
 	start   int    // index of the oldest byte when full
@@ -13,15 +21,24 @@ type tailBuffer struct {
 	dropped bool // some bytes have been overwritten or skipped
 }
 
-func newTailBuffer(limit int) *tailBuffer {
+// New returns a Buffer keeping the last limit bytes (at least one).
+func New(limit int) *Buffer {
 	if limit < 1 {
 		limit = 1
 	}
-	return &tailBuffer{limit: limit}
+	return &Buffer{limit: limit}
 }
 
-// Write appends p, discarding the oldest bytes beyond the limit.
-func (b *tailBuffer) Write(p []byte) {
+// Write appends p, discarding the oldest bytes beyond the limit. It never
+// fails: n is always len(p).
+func (b *Buffer) Write(p []byte) (n int, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.write(p)
+	return len(p), nil
+}
+
+func (b *Buffer) write(p []byte) {
 	if len(p) == 0 {
 		return
 	}
@@ -63,7 +80,7 @@ func (b *tailBuffer) Write(p []byte) {
 }
 
 // ensureCap grows data's capacity to at least n, never beyond limit.
-func (b *tailBuffer) ensureCap(n int) {
+func (b *Buffer) ensureCap(n int) {
 	if cap(b.data) >= n {
 		return
 	}
@@ -78,7 +95,9 @@ func (b *tailBuffer) ensureCap(n int) {
 // boundary at the start when bytes were dropped. When complete is false (the
 // writer may still add bytes), an incomplete UTF-8 sequence at the very end
 // is left out so a character is never split.
-func (b *tailBuffer) Snapshot(complete bool) (string, bool) {
+func (b *Buffer) Snapshot(complete bool) (text string, truncated bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	var s []byte
 	if b.full {
 		s = make([]byte, 0, len(b.data))
@@ -94,6 +113,14 @@ func (b *tailBuffer) Snapshot(complete bool) (string, bool) {
 		s = trimTrailingPartial(s)
 	}
 	return string(s), b.dropped
+}
+
+// String returns the complete snapshot as valid UTF-8 (invalid bytes
+// replaced by U+FFFD) with surrounding white space trimmed, for error
+// messages quoting a child's last words.
+func (b *Buffer) String() string {
+	s, _ := b.Snapshot(true)
+	return strings.TrimSpace(strings.ToValidUTF8(s, "\uFFFD"))
 }
 
 // trimLeadingPartial drops the continuation bytes of a character whose first
