@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"acpd/internal/procgroup"
 	"acpd/internal/tailbuf"
 
 	"github.com/creack/pty"
@@ -34,8 +35,6 @@ const (
 	// finalDrainReads bounds the non-blocking reads of data that was
 	// already buffered in the kernel when the drain deadline passed.
 	finalDrainReads = 16
-
-	pollInterval = 10 * time.Millisecond
 )
 
 // ptyTerminal is a command running on a local PTY. Its reader goroutine
@@ -46,6 +45,7 @@ type ptyTerminal struct {
 	id     string
 	m      *Manager
 	pid    int // also the process group and session ID
+	group  *procgroup.Group
 	master *os.File
 
 	// drainStart is the UnixNano time the drain began, 0 while the
@@ -110,7 +110,8 @@ func start(m *Manager, id, prog string, spec Spec, env []string, limit int) (_ *
 			Ctty:    1, // the child's stdout, which is always the PTY
 		},
 	}
-	if err := cmd.Start(); err != nil {
+	group, err := procgroup.Start(cmd)
+	if err != nil {
 		return nil, fmt.Errorf("terminal: start %q: %w", spec.Command, err)
 	}
 	tty.Close()
@@ -119,6 +120,7 @@ func start(m *Manager, id, prog string, spec Spec, env []string, limit int) (_ *
 		id:     id,
 		m:      m,
 		pid:    cmd.Process.Pid,
+		group:  group,
 		master: master,
 		buf:    tailbuf.New(limit),
 		done:   make(chan struct{}),
@@ -290,7 +292,7 @@ func (t *ptyTerminal) finalDrain(buf []byte) {
 // supervise reaps the command, waits for its output to be drained, closes
 // the PTY master and publishes the exit status.
 func (t *ptyTerminal) supervise(cmd *exec.Cmd, readerDone <-chan struct{}) {
-	err := cmd.Wait()
+	err := t.group.Wait()
 	status := exitStatusOf(cmd.ProcessState)
 	var exitErr *exec.ExitError
 	if err != nil && !errors.As(err, &exitErr) {
@@ -399,10 +401,10 @@ func (t *ptyTerminal) Release(ctx context.Context) error {
 }
 
 // terminate ends the process group (SIGTERM, SIGKILL after the grace
-// period or when ctx ends) if any member is alive, then waits until the
-// command has been reaped and drained.
+// period or when ctx ends; see procgroup.Group.Stop) if any member is alive,
+// then waits until the command has been reaped and drained.
 func (t *ptyTerminal) terminate(ctx context.Context) error {
-	err := t.killGroup(ctx)
+	err := t.group.Stop(ctx, nil, t.m.killGrace)
 	select {
 	case <-t.done:
 		return err
@@ -414,126 +416,4 @@ func (t *ptyTerminal) terminate(ctx context.Context) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-func (t *ptyTerminal) killGroup(ctx context.Context) error {
-	if !groupAlive(t.pid) {
-		return nil
-	}
-	if err := signalGroup(t.pid, unix.SIGTERM); err != nil {
-		return err
-	}
-	_ = signalGroup(t.pid, unix.SIGCONT)
-	t.waitGroupGone(ctx)
-	if !groupAlive(t.pid) {
-		return nil
-	}
-	t.m.log.Debug("terminal: process group outlived SIGTERM, sending SIGKILL", "id", t.id, "pgid", t.pid)
-	return signalGroup(t.pid, unix.SIGKILL)
-}
-
-// waitGroupGone polls until no member of the process group is alive, the
-// kill grace period has passed, or ctx ends.
-func (t *ptyTerminal) waitGroupGone(ctx context.Context) {
-	grace := time.NewTimer(t.m.killGrace)
-	defer grace.Stop()
-	tick := time.NewTicker(pollInterval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-grace.C:
-			return
-		case <-tick.C:
-			if !groupAlive(t.pid) {
-				return
-			}
-		}
-	}
-}
-
-// signalGroup sends sig to process group pgid; a group that no longer
-// exists is not an error.
-func signalGroup(pgid int, sig unix.Signal) error {
-	err := unix.Kill(-pgid, sig)
-	if err == nil || errors.Is(err, unix.ESRCH) {
-		return nil
-	}
-	return fmt.Errorf("terminal: signal process group %d: %w", pgid, err)
-}
-
-// groupAlive reports whether process group pgid has a member that is not a
-// zombie. Zombies count as dead: orphaned descendants are reaped by init
-// (or a subreaper), which may be slow or, in some containers, never happen.
-func groupAlive(pgid int) bool {
-	if err := unix.Kill(-pgid, 0); errors.Is(err, unix.ESRCH) {
-		return false
-	}
-	alive, ok := procGroupHasLiveMember(pgid)
-	if !ok {
-		return true // cannot tell; trust kill(2)
-	}
-	return alive
-}
-
-// procGroupHasLiveMember scans /proc for a non-zombie process in process
-// group pgid. ok is false when /proc cannot be read.
-func procGroupHasLiveMember(pgid int) (alive, ok bool) {
-	d, err := os.Open("/proc")
-	if err != nil {
-		return false, false
-	}
-	defer d.Close()
-	names, err := d.Readdirnames(-1)
-	if err != nil {
-		return false, false
-	}
-	for _, name := range names {
-		if name == "" || name[0] < '0' || name[0] > '9' {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + name + "/stat")
-		if err != nil {
-			continue // exited meanwhile
-		}
-		state, pg, ok := parseProcStat(b)
-		if ok && pg == pgid && state != 'Z' && state != 'X' {
-			return true, true
-		}
-	}
-	return false, true
-}
-
-// parseProcStat extracts the state and process group from /proc/<pid>/stat:
-// "pid (comm) state ppid pgrp ...", where comm may contain spaces and
-// parentheses.
-func parseProcStat(b []byte) (state byte, pgrp int, ok bool) {
-	i := len(b) - 1
-	for i >= 0 && b[i] != ')' {
-		i--
-	}
-	if i < 0 {
-		return 0, 0, false
-	}
-	var fields [3]string
-	rest := string(b[i+1:])
-	for k := range fields {
-		for len(rest) > 0 && rest[0] == ' ' {
-			rest = rest[1:]
-		}
-		j := 0
-		for j < len(rest) && rest[j] != ' ' {
-			j++
-		}
-		if j == 0 {
-			return 0, 0, false
-		}
-		fields[k], rest = rest[:j], rest[j:]
-	}
-	pg, err := strconv.Atoi(fields[2])
-	if err != nil || len(fields[0]) != 1 {
-		return 0, 0, false
-	}
-	return fields[0][0], pg, true
 }

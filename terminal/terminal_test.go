@@ -1,6 +1,7 @@
 package terminal
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -111,23 +112,25 @@ func wantSignal(t *testing.T, st ExitStatus, sig string) {
 
 // processGone reports whether pid no longer exists or is a zombie.
 func processGone(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
 		return true
 	}
-	state, _, ok := parseProcStat(b)
-	return ok && (state == 'Z' || state == 'X')
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return runtime.GOOS == "linux"
+	}
+	// "pid (comm) state ...": the state follows the last parenthesis.
+	if i := bytes.LastIndexByte(b, ')'); i >= 0 && i+2 < len(b) {
+		return b[i+2] == 'Z' || b[i+2] == 'X'
+	}
+	return false
 }
 
 func processGroup(t *testing.T, pid int) int {
 	t.Helper()
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	pg, err := syscall.Getpgid(pid)
 	if err != nil {
 		t.Fatalf("process %d: %v", pid, err)
-	}
-	_, pg, ok := parseProcStat(b)
-	if !ok {
-		t.Fatalf("cannot parse /proc/%d/stat: %q", pid, b)
 	}
 	return pg
 }

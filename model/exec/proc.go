@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"acpd/internal/procgroup"
 	"acpd/model"
 )
 
@@ -42,7 +43,8 @@ type stream struct {
 type proc struct {
 	b      *Backend
 	cmd    *osexec.Cmd
-	stdin  *os.File // our ends of the pipes
+	group  *procgroup.Group // the plug-in's process group (job object on Windows)
+	stdin  *os.File         // our ends of the pipes
 	stdout *os.File
 	stderr *os.File
 	writes chan []byte // lines for the writer
@@ -97,8 +99,7 @@ func (b *Backend) start() (*proc, error) {
 	cmd.Env = pluginEnv(os.Environ(), b.env, b.allow, b.hide)
 	cmd.Dir = b.dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	setProcessGroup(cmd)
-	err := cmd.Start()
+	group, err := procgroup.Start(cmd)
 	// The child has its own copies of its ends.
 	inR.Close()
 	outW.Close()
@@ -108,7 +109,7 @@ func (b *Backend) start() (*proc, error) {
 		return nil, startErr(err)
 	}
 	p := &proc{
-		b: b, cmd: cmd, stdin: inW, stdout: outR, stderr: errR,
+		b: b, cmd: cmd, group: group, stdin: inW, stdout: outR, stderr: errR,
 		writes:  make(chan []byte, writeQueue),
 		ready:   make(chan struct{}),
 		dying:   make(chan struct{}),
@@ -156,11 +157,12 @@ func (p *proc) stop(cause error) {
 	}
 	p.mu.Unlock()
 	p.markDying()
-	killGroup(p.cmd.Process)
+	_ = p.group.Kill()
 }
 
-// terminate stops the process for Close: SIGTERM, then SIGKILL after
-// grace; it returns when the goroutines have ended.
+// terminate stops the process for Close: SIGTERM to its group, then
+// SIGKILL after grace (see procgroup.Group.Stop); it returns when the
+// process has been reaped.
 func (p *proc) terminate(grace time.Duration) {
 	p.mu.Lock()
 	if p.cause == nil {
@@ -168,14 +170,7 @@ func (p *proc) terminate(grace time.Duration) {
 	}
 	p.mu.Unlock()
 	p.markDying()
-	terminateGroup(p.cmd.Process)
-	t := time.NewTimer(grace)
-	select {
-	case <-p.exited:
-	case <-t.C:
-		killGroup(p.cmd.Process)
-	}
-	t.Stop()
+	_ = p.group.Stop(context.Background(), nil, grace)
 }
 
 // endHandshake ends the handshake with err (nil: the plug-in is ready).
@@ -191,11 +186,11 @@ func (p *proc) endHandshake(models []model.ModelInfo, err error) {
 // and fails the streams in flight.
 func (p *proc) wait() {
 	defer p.b.wg.Done()
-	waitErr := p.cmd.Wait()
+	waitErr := p.group.Wait()
 	close(p.exited)
 	p.markDying()
 	p.timer.Stop()
-	killGroup(p.cmd.Process) // what the plug-in left behind in its group
+	_ = p.group.Close() // kills what the plug-in left behind in its group
 	readers := make(chan struct{})
 	go func() { p.io.Wait(); close(readers) }()
 	t := time.NewTimer(p.b.readGrace)

@@ -1,0 +1,59 @@
+//go:build unix
+
+package procgroup
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// processRuns reports whether pid is a live process (on Linux: not a
+// zombie; orphans may wait long for init to reap them).
+func processRuns(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	alive, ok := procRuns(pid)
+	return alive || !ok
+}
+
+// TestTerminate: SIGTERM reaches a child that does not ignore it.
+func TestTerminate(t *testing.T) {
+	g, err := Start(child("sleep"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Terminate(); err != nil {
+		t.Fatal(err)
+	}
+	err = g.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGTERM {
+		t.Errorf("Wait = %v, want death by SIGTERM", err)
+	}
+	_ = g.Close()
+}
+
+// TestPrepareKeepsSetsid: a new session is a new group; Setpgid is not
+// added (setpgid after setsid fails).
+func TestPrepareKeepsSetsid(t *testing.T) {
+	cmd := child("sleep")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	g, err := Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cmd.SysProcAttr.Setpgid {
+		t.Error("Setpgid added to Setsid")
+	}
+	if pgid, err := syscall.Getpgid(g.Pid()); err != nil || pgid != g.Pid() {
+		t.Errorf("child's group %d, %v; want %d", pgid, err, g.Pid())
+	}
+	if err := g.Stop(context.Background(), nil, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+}
