@@ -95,12 +95,13 @@ func TestRunCommandCwdOutsideAsks(t *testing.T) {
 }
 
 // TestProviderKeyEnvNotInherited: a provider's api_key_env is a secret
-// whatever its name: commands do not inherit it unless [env] allow names it.
+// whatever its name (here an ordinary-looking one): commands do not inherit
+// it unless [env] allow names it.
 func TestProviderKeyEnvNotInherited(t *testing.T) {
-	t.Setenv("WORK_CREDS", "creds-value-1234")
+	t.Setenv("WORK_CFG", "cfg-value-1234")
 	t.Setenv("PLAIN_SETTING", "plain-value")
 	for _, allow := range []bool{false, true} {
-		conf := "[providers.work]\ndialect = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\napi_key_env = \"WORK_CREDS\"\n"
+		conf := "[providers.work]\ndialect = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\napi_key_env = \"WORK_CFG\"\n"
 		if allow {
 			conf += "[env]\nallow = [\"WORK_*\"]\n"
 		}
@@ -112,7 +113,7 @@ func TestProviderKeyEnvNotInherited(t *testing.T) {
 		if isErr[0] || !strings.Contains(res[0], "PLAIN_SETTING=plain-value") {
 			t.Fatalf("env: %q", res[0])
 		}
-		if got := strings.Contains(res[0], "creds-value-1234"); got != allow {
+		if got := strings.Contains(res[0], "cfg-value-1234"); got != allow {
 			t.Errorf("allow %v: the command sees the provider's key: %v", allow, got)
 		}
 		c.close()

@@ -3,11 +3,11 @@ package agent
 import (
 	"context"
 	"os"
-	"path"
 	"strings"
 
 	"acpd/acp"
 	"acpd/fs"
+	"acpd/internal/childenv"
 	"acpd/permissions"
 	"acpd/terminal"
 	"acpd/tools"
@@ -74,7 +74,7 @@ func (s *sess) childEnv() []string {
 	}
 	keys := map[string]bool{}
 	for _, p := range s.cfg.Providers {
-		if p.APIKeyEnv != "" && !envAllowed(p.APIKeyEnv, s.cfg.Env.Allow) {
+		if p.APIKeyEnv != "" && !childenv.Allowed(p.APIKeyEnv, s.cfg.Env.Allow) {
 			keys[p.APIKeyEnv] = true
 		}
 	}
@@ -88,17 +88,6 @@ func (s *sess) childEnv() []string {
 		}
 	}
 	return out
-}
-
-// envAllowed reports whether [env] allow lets name through (an exact name
-// or a path.Match pattern, as terminal.FilterEnv reads it).
-func envAllowed(name string, allow []string) bool {
-	for _, a := range allow {
-		if ok, err := path.Match(a, name); a == name || err == nil && ok {
-			return true
-		}
-	}
-	return false
 }
 
 // wantsTerminalMeta reports Zed's terminal-output extension
