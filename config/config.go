@@ -58,6 +58,7 @@ const (
 	defaultMaxLineBytes    = 32 << 20
 	defaultMaxTurnRequests = 100
 	defaultMode            = "ask"
+	defaultSandboxMode     = "workspace-write"
 
 	// minMaxLineBytes is the smallest accepted protocol.max_line_bytes: a
 	// smaller limit would reject ordinary protocol messages.
@@ -83,6 +84,7 @@ type Config struct {
 	Agent        AgentConfig       `toml:"agent"`
 	Env          EnvConfig         `toml:"env"`
 	Permissions  PermissionsConfig `toml:"permissions"`
+	Sandbox      SandboxConfig     `toml:"sandbox"`
 	// Providers are the configured model providers by name.
 	Providers map[string]Provider `toml:"providers"`
 	// MCPServers are MCP servers every session starts, by name, besides
@@ -126,6 +128,18 @@ type EnvConfig struct {
 	// Allow lists secret-looking environment variable names or path.Match
 	// globs that are nevertheless passed through to child processes.
 	Allow []string `toml:"allow"`
+}
+
+// SandboxConfig confines the commands acpd runs (package sandbox). A
+// project file may only tighten it: the stricter mode, the network only if
+// both files allow it, and only those writable paths both name.
+type SandboxConfig struct {
+	// Mode is workspace-write (the default), read-only or off.
+	Mode string `toml:"mode"`
+	// Network lets commands use the network (default false).
+	Network bool `toml:"network"`
+	// Writable are extra absolute paths commands may write to.
+	Writable []string `toml:"writable"`
 }
 
 // PermissionsConfig holds the permission rules, user rules first.
@@ -398,6 +412,7 @@ func defaults() Config {
 		Log:      LogConfig{Level: defaultLogLevel},
 		Protocol: ProtocolConfig{MaxLineBytes: defaultMaxLineBytes},
 		Agent:    AgentConfig{MaxTurnRequests: defaultMaxTurnRequests, DefaultMode: defaultMode},
+		Sandbox:  SandboxConfig{Mode: defaultSandboxMode},
 	}
 }
 
@@ -406,6 +421,7 @@ func (c *Config) clone() Config {
 	d := *c
 	d.Env.Allow = cloneSlice(c.Env.Allow)
 	d.Permissions.Rules = cloneSlice(c.Permissions.Rules)
+	d.Sandbox.Writable = cloneSlice(c.Sandbox.Writable)
 	d.Files = cloneSlice(c.Files)
 	if c.Providers != nil {
 		d.Providers = make(map[string]Provider, len(c.Providers))

@@ -87,6 +87,7 @@ func TestDefaults(t *testing.T) {
 		State:    StateConfig{Dir: filepath.Join(e["XDG_STATE_HOME"], "acpd")},
 		Protocol: ProtocolConfig{MaxLineBytes: 33554432},
 		Agent:    AgentConfig{MaxTurnRequests: 100, DefaultMode: "ask"},
+		Sandbox:  SandboxConfig{Mode: "workspace-write"},
 	}
 	if got := l.User(); !reflect.DeepEqual(got, want) {
 		t.Errorf("User() = %+v, want %+v", got, want)
@@ -653,4 +654,52 @@ func TestErrorCountIsBounded(t *testing.T) {
 	if n := strings.Count(err.Error(), "invalid pattern"); n != maxErrors {
 		t.Errorf("%d errors reported, want %d", n, maxErrors)
 	}
+}
+
+func TestSandboxProjectOnlyTightens(t *testing.T) {
+	e := testEnv(t)
+	userFile(t, e, `
+[sandbox]
+mode = "workspace-write"
+network = true
+writable = ["/a", "/b"]
+`)
+	l := mustLoader(t, Overrides{}, e)
+	if u := l.User(); u.Sandbox.Mode != "workspace-write" || !u.Sandbox.Network || !slices.Equal(u.Sandbox.Writable, []string{"/a", "/b"}) {
+		t.Fatalf("user sandbox %+v", u.Sandbox)
+	}
+	c, err := l.ForProject(project(t, `
+[sandbox]
+mode = "read-only"
+network = false
+writable = ["/b", "/c"]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Sandbox.Mode != "read-only" || c.Sandbox.Network || !slices.Equal(c.Sandbox.Writable, []string{"/b"}) {
+		t.Errorf("tightened sandbox %+v", c.Sandbox)
+	}
+	// Looser wishes are ignored, not errors.
+	c, err = l.ForProject(project(t, `
+[sandbox]
+mode = "off"
+network = true
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Sandbox.Mode != "workspace-write" || !c.Sandbox.Network || len(c.Sandbox.Writable) != 2 {
+		t.Errorf("loosened sandbox %+v", c.Sandbox)
+	}
+	if d := mustLoader(t, Overrides{}, testEnv(t)).User().Sandbox; d.Mode != "workspace-write" || d.Network || d.Writable != nil {
+		t.Errorf("default sandbox %+v", d)
+	}
+}
+
+func TestSandboxValidation(t *testing.T) {
+	e := testEnv(t)
+	name := userFile(t, e, "[sandbox]\nmode = \"open\"\nwritable = [\"rel/path\"]\n")
+	_, err := NewLoader(Overrides{}, e.get)
+	wantErr(t, err, regexp.QuoteMeta(name)+`:2`, `sandbox.mode`, `:3.*not an absolute path`)
 }

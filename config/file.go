@@ -23,6 +23,8 @@ var (
 	logLevels    = []string{"debug", "info", "warn", "error"}
 	modes        = []string{"ask", "auto-edit", "plan", "full"}
 	projectModes = []string{"ask", "plan"}
+	// sandboxModes are the sandbox.mode values, strictest first.
+	sandboxModes = []string{"read-only", "workspace-write", "off"}
 	actions      = []string{"allow", "ask", "deny"}
 	dialects     = []string{"openai", "openai-responses", "anthropic", "gemini", "exec"}
 
@@ -113,8 +115,23 @@ func loadProject(c *Config, name string, data []byte) error {
 	if idx.has("agent.default_mode") {
 		c.Agent.DefaultMode = p.Agent.DefaultMode
 	}
+	// The sandbox only tightens.
+	if idx.has("sandbox.mode") && sandboxRank(p.Sandbox.Mode) < sandboxRank(c.Sandbox.Mode) {
+		c.Sandbox.Mode = p.Sandbox.Mode
+	}
+	if idx.has("sandbox.network") && !p.Sandbox.Network {
+		c.Sandbox.Network = false
+	}
+	if idx.has("sandbox.writable") {
+		c.Sandbox.Writable = slices.DeleteFunc(c.Sandbox.Writable, func(w string) bool {
+			return !slices.Contains(p.Sandbox.Writable, w)
+		})
+	}
 	return nil
 }
+
+// sandboxRank orders sandbox modes from the strictest.
+func sandboxRank(mode string) int { return slices.Index(sandboxModes, mode) }
 
 // restrictProject reports what the project file p sets that a project file
 // may not set.
@@ -251,6 +268,16 @@ func validate(name string, c *Config, idx *posIndex) []error {
 	if idx.has("agent.default_mode") {
 		if err := checkOneOf("agent.default_mode", c.Agent.DefaultMode, modes); err != nil {
 			add("agent.default_mode", "%v", err)
+		}
+	}
+	if idx.has("sandbox.mode") {
+		if err := checkOneOf("sandbox.mode", c.Sandbox.Mode, sandboxModes); err != nil {
+			add("sandbox.mode", "%v", err)
+		}
+	}
+	for i, w := range c.Sandbox.Writable {
+		if key := pathOf("sandbox", "writable", i); !filepath.IsAbs(w) {
+			add(key, "%s: %q is not an absolute path", key, w)
 		}
 	}
 	if idx.has("agent.max_turn_requests") && c.Agent.MaxTurnRequests < 1 {
