@@ -176,6 +176,16 @@ func (p Policy) resolve() (plan, error) {
 	// or be re-exposed by a read-only bind mounted later: hidden paths are
 	// applied last by every backend, and a writable tree inside a hidden
 	// one is dropped.
+	// A hidden path inside another is covered already.
+	hidden := pl.hidden
+	pl.hidden = slices.DeleteFunc(slices.Clone(hidden), func(h string) bool {
+		for _, o := range hidden {
+			if o != h && within(h, o) {
+				return true
+			}
+		}
+		return false
+	})
 	pl.writable = slices.DeleteFunc(pl.writable, func(w string) bool {
 		for _, h := range pl.hidden {
 			if within(w, h) {

@@ -37,11 +37,14 @@ func TestResolve(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if err := os.WriteFile(filepath.Join(hidden, "f"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	link := filepath.Join(base, "link")
 	if err := os.Symlink(root, link); err != nil {
 		t.Fatal(err)
 	}
-	p := Policy{Mode: WorkspaceWrite, Roots: []string{link}, Writable: []string{filepath.Join(base, "missing"), filepath.Join(hidden, "sub")}, Hidden: []string{hidden}}
+	p := Policy{Mode: WorkspaceWrite, Roots: []string{link}, Writable: []string{filepath.Join(base, "missing"), filepath.Join(hidden, "sub")}, Hidden: []string{filepath.Join(hidden, "f"), hidden}}
 	pl, err := p.resolve()
 	if err != nil {
 		t.Fatal(err)

@@ -102,6 +102,7 @@ func runDoctor(ctx context.Context, g *globalFlags, out io.Writer) error {
 		sh = p
 	}
 	report(true, "shell", sh)
+	reportSandbox(report, cfg)
 	if servers := mcpclient.FromConfig(cfg.MCPServers); len(servers) > 0 {
 		cwd, _ := os.Getwd()
 		m := mcpclient.NewManager(mcpclient.Options{ClientName: "acpd doctor", ClientVersion: acpdVersion(), Logger: lg, BaseEnv: terminal.FilterEnv(os.Environ(), cfg.Env.Allow), Dir: cwd})

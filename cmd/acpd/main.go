@@ -17,6 +17,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"acpd/sandbox"
 )
 
 // version is set at build time with -ldflags "-X main.version=…"; otherwise it
@@ -34,6 +36,9 @@ func acpdVersion() string {
 }
 
 func main() {
+	// First: as the sandbox helper this process applies a policy and
+	// becomes the command.
+	sandbox.Init()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := newRootCmd().ExecuteContext(ctx)
 	stop()
@@ -99,6 +104,7 @@ Run without a subcommand (or with "serve") it serves ACP on stdio.`,
 		newRunCmd(g),
 		newPermissionsCmd(g),
 		newDoctorCmd(g),
+		newSandboxCmd(g),
 		newMCPCmd(g),
 		newLoginCmd(g),
 		newLogoutCmd(),

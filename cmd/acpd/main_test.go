@@ -6,6 +6,8 @@ package main
 // ACP JSON schema of the pinned TypeScript SDK.
 
 import (
+	"acpd/sandbox"
+
 	"bufio"
 	"bytes"
 	"context"
@@ -39,6 +41,7 @@ var sdkDir = filepath.Join("..", "..", "testdata", "node_modules", "@agentclient
 const npmHint = "run: cd testdata && npm ci"
 
 func TestMain(m *testing.M) {
+	sandbox.Init()
 	flag.Parse()
 	code := m.Run()
 	if binDir != "" {
