@@ -18,7 +18,12 @@ import (
 	"acpd/acp"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(testAgentEnv); dir != "" {
+		os.Exit(runTestAgent(dir))
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // testWait bounds every wait of a test on the client.
 const testWait = 30 * time.Second

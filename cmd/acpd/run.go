@@ -8,10 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -36,10 +34,6 @@ const (
 // maxPromptBytes bounds a prompt read from standard input.
 const maxPromptBytes = 16 << 20
 
-// agentExitWait is how long `acpd run` waits for an external agent to exit
-// after its stdin closed before killing it.
-const agentExitWait = 5 * time.Second
-
 // runFlags are the flags of `acpd run`.
 type runFlags struct {
 	agent     string
@@ -50,8 +44,6 @@ type runFlags struct {
 	yes       bool
 	json      bool
 }
-
-var runModes = []string{"ask", "auto-edit", "plan", "full"}
 
 func newRunCmd(g *globalFlags) *cobra.Command {
 	f := &runFlags{}
@@ -82,7 +74,7 @@ limit, 130 cancelled (Ctrl-C cancels the turn; a second Ctrl-C exits).`,
 	fl.StringArrayVar(&f.agentArgs, "agent-arg", nil, "one more argument for --agent (repeatable)")
 	fl.StringVar(&f.cwd, "cwd", "", "the session's working directory; file access is confined to it (default: the current directory)")
 	fl.StringVar(&f.session, "session", "", "continue this session (session/resume or session/load) instead of starting a new one")
-	fl.StringVar(&f.mode, "mode", "", "session mode: "+strings.Join(runModes, ", "))
+	fl.StringVar(&f.mode, "mode", "", "session mode, one the agent offers (acpd's: ask, auto-edit, plan, full; others' e.g. default, acceptEdits, bypassPermissions)")
 	fl.BoolVarP(&f.yes, "yes", "y", false, "allow every permission request (first allow-once option)")
 	fl.BoolVar(&f.json, "json", false, "print every session/update and the final PromptResponse as JSON lines on stdout")
 	return cmd
@@ -97,9 +89,6 @@ func usageError(msg string) error {
 // runRun implements `acpd run`.
 func runRun(ctx context.Context, g *globalFlags, f *runFlags, args []string) error {
 	// Usage checks first: nothing is started for a bad command line.
-	if f.mode != "" && !slices.Contains(runModes, f.mode) {
-		return usageError(fmt.Sprintf("unknown --mode %q (want one of %s)", f.mode, strings.Join(runModes, ", ")))
-	}
 	var argv []string
 	if f.agent != "" {
 		var err error
@@ -171,87 +160,37 @@ func runRun(ctx context.Context, g *globalFlags, f *runFlags, args []string) err
 	r.printer.enc.SetEscapeHTML(false)
 	defer r.closeTTY()
 
-	cl := client.New(client.Options{
-		Cwd:        cwd,
-		Permission: r.permission,
-		OnUpdate:   r.update,
-		Logger:     lg,
-		Env:        terminal.FilterEnv(os.Environ(), cfg.Env.Allow),
-	})
-	defer cl.Close()
-
-	// The connection outlives the first SIGINT (which cancels ctx): the turn
-	// is cancelled through ACP, and only a second signal aborts.
-	base, abort := context.WithCancel(context.WithoutCancel(ctx))
-	defer abort()
-
-	var conn *acp.Conn
-	connOpts := acp.Options{
-		Logger:       lg,
-		MaxLineBytes: cfg.Protocol.MaxLineBytes,
-		// Updates run on the read loop, so they are printed before the
-		// reply to the prompt that caused them.
-		Immediate: func(m string) bool { return m == acp.ClientMethodSessionUpdate },
-	}
-	var stopAgent func() error
+	var transport client.Transport
 	if argv == nil {
 		a, closeModels, err := newLocalAgent(loader, lg)
 		if err != nil {
 			return err
 		}
 		defer closeModels.Close()
-		agentIn, toAgent := io.Pipe()
-		fromAgent, agentOut := io.Pipe()
-		serveCtx, stopServe := context.WithCancel(base)
-		served := make(chan error, 1)
-		go func() { served <- a.Serve(serveCtx, agentIn, agentOut) }()
-		conn = acp.NewConn(base, fromAgent, toAgent, cl.Handler(), connOpts)
-		stopAgent = func() error {
-			conn.Close() // EOF for the agent
-			select {
-			case err := <-served:
-				stopServe()
-				return err
-			case <-time.After(agentExitWait):
-				stopServe()
-				return <-served
-			}
-		}
+		transport = &client.ServeTransport{Serve: a.Serve}
 	} else {
-		cmd := exec.Command(argv[0], argv[1:]...)
-		cmd.Dir = cwd
-		cmd.Stderr = os.Stderr
-		toAgent, err := cmd.StdinPipe()
-		if err != nil {
-			return err
-		}
-		fromAgent, err := cmd.StdoutPipe()
-		if err != nil {
-			return err
-		}
-		if err := cmd.Start(); err != nil {
-			return fmt.Errorf("starting the agent: %w", err)
-		}
-		exited := make(chan error, 1)
-		conn = acp.NewConn(base, fromAgent, toAgent, cl.Handler(), connOpts)
-		go func() {
-			<-conn.Done() // the pipes are closed or at EOF: Wait may close them
-			exited <- cmd.Wait()
-		}()
-		stopAgent = func() error {
-			conn.Close()
-			select {
-			case err := <-exited:
-				return err
-			case <-time.After(agentExitWait):
-				lg.Warn("the agent did not exit after its input closed; killing it", "pid", cmd.Process.Pid)
-				cmd.Process.Kill()
-				<-exited
-				return nil
-			}
-		}
+		transport = &client.CommandTransport{Command: argv, Dir: cwd, Stderr: os.Stderr}
 	}
-	r.conn = conn
+
+	// The connection outlives the first SIGINT (which cancels ctx): the turn
+	// is cancelled through ACP, and only a second signal aborts.
+	base, abort := context.WithCancel(context.WithoutCancel(ctx))
+	defer abort()
+
+	title := "acpd run"
+	conn, err := client.Dial(base, transport, client.Options{
+		Cwd:        cwd,
+		Permission: r.permission,
+		OnUpdate:   r.update,
+		Logger:     lg,
+		Env:        terminal.FilterEnv(os.Environ(), cfg.Env.Allow),
+	}, &client.DialOptions{
+		Info:         acp.Implementation{Name: "acpd run", Title: &title, Version: acpdVersion()},
+		MaxLineBytes: cfg.Protocol.MaxLineBytes,
+	})
+	if err != nil {
+		return err
+	}
 
 	// Signals: the first cancels the turn, the second aborts.
 	sigc := make(chan os.Signal, 2)
@@ -264,13 +203,13 @@ func runRun(ctx context.Context, g *globalFlags, f *runFlags, args []string) err
 		r.watchSignals(base, sigc, sigDone, abort)
 	}()
 
-	err = r.session(base, cwd, prompt)
+	err = r.session(base, conn, cwd, prompt)
 
 	signal.Stop(sigc)
 	close(sigDone)
 	sigWG.Wait()
 	r.finishOutput()
-	if serr := stopAgent(); serr != nil && err == nil && !r.aborted() {
+	if serr := conn.Close(); serr != nil && err == nil && !r.aborted() {
 		lg.Debug("agent ended", "err", serr)
 	}
 	if r.aborted() {
@@ -283,7 +222,6 @@ func runRun(ctx context.Context, g *globalFlags, f *runFlags, args []string) err
 type runner struct {
 	flags  *runFlags
 	log    *log.Logger
-	conn   *acp.Conn
 	stdout io.Writer
 	stderr io.Writer
 
@@ -293,14 +231,13 @@ type runner struct {
 	breakLines bool
 
 	mu        sync.Mutex
-	sid       acp.SessionID
-	cancelled bool          // session/cancel was sent
-	cancel    chan struct{} // closed with cancelled: pending questions end
-	abortedB  bool          // a second signal (or a signal before the turn)
+	sess      *client.Session // once the prompt is about to be sent
+	cancelled bool            // session/cancel was sent
+	cancel    chan struct{}   // closed with cancelled: pending questions end
+	abortedB  bool            // a second signal (or a signal before the turn)
 
 	printer struct {
 		enc      *json.Encoder
-		replay   bool // a session/load replays history: do not print it
 		midLine  bool // stdout does not end with a newline
 		thinking bool
 		lastMsg  acp.MessageID // of the last agent text
@@ -329,8 +266,8 @@ func (r *runner) watchSignals(ctx context.Context, sigc <-chan os.Signal, done <
 		case <-sigc:
 		}
 		r.mu.Lock()
-		first := !r.cancelled && r.sid != ""
-		sid := r.sid
+		first := !r.cancelled && r.sess != nil
+		sess := r.sess
 		if first {
 			r.cancelled = true
 			close(r.cancel)
@@ -345,66 +282,37 @@ func (r *runner) watchSignals(ctx context.Context, sigc <-chan os.Signal, done <
 		}
 		fmt.Fprintln(r.stderr, "\nacpd run: cancelling the turn (interrupt again to exit)")
 		nctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		if err := r.conn.Notify(nctx, acp.AgentMethodSessionCancel, acp.CancelNotification{SessionID: sid}); err != nil {
+		if err := sess.Cancel(nctx); err != nil {
 			r.log.Warn("sending session/cancel", "err", err)
 		}
 		cancel()
 	}
 }
 
-// session initializes the agent, opens the session, sets the mode and runs
-// the prompt; its error decides the exit status.
-func (r *runner) session(ctx context.Context, cwd, prompt string) error {
-	title := "acpd run"
-	var ini acp.InitializeResponse
-	if err := r.conn.Call(ctx, acp.AgentMethodInitialize, acp.InitializeRequest{
-		ProtocolVersion: 1,
-		ClientCapabilities: &acp.ClientCapabilities{
-			Fs:       &acp.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true},
-			Terminal: true,
-		},
-		ClientInfo: &acp.Implementation{Name: "acpd run", Title: &title, Version: acpdVersion()},
-	}, &ini); err != nil {
-		return fmt.Errorf("initialize: %w", err)
+// session opens the session, sets the mode and runs the prompt; its error
+// decides the exit status.
+func (r *runner) session(ctx context.Context, conn *client.Conn, cwd, prompt string) error {
+	p := client.SessionParams{Cwd: cwd}
+	var sess *client.Session
+	var err error
+	if r.flags.session == "" {
+		sess, err = conn.NewSession(ctx, p)
+	} else {
+		sess, err = conn.ResumeSession(ctx, acp.SessionID(r.flags.session), p)
+		if errors.Is(err, client.ErrCannotResume) {
+			err = fmt.Errorf("%w (--session)", err)
+		}
 	}
-	caps := ini.AgentCapabilities
-	if caps == nil {
-		caps = &acp.AgentCapabilities{}
-	}
-
-	var sid acp.SessionID
-	var opts []acp.SessionConfigOption
-	var modes *acp.SessionModeState
-	switch {
-	case r.flags.session == "":
-		var res acp.NewSessionResponse
-		if err := r.conn.Call(ctx, acp.AgentMethodSessionNew, acp.NewSessionRequest{Cwd: cwd, McpServers: []acp.McpServer{}}, &res); err != nil {
-			return fmt.Errorf("session/new: %w", err)
-		}
-		sid, opts, modes = res.SessionID, res.ConfigOptions, res.Modes
-	case caps.SessionCapabilities != nil && caps.SessionCapabilities.Resume != nil:
-		sid = acp.SessionID(r.flags.session)
-		var res acp.ResumeSessionResponse
-		if err := r.conn.Call(ctx, acp.AgentMethodSessionResume, acp.ResumeSessionRequest{SessionID: sid, Cwd: cwd, McpServers: []acp.McpServer{}}, &res); err != nil {
-			return fmt.Errorf("session/resume: %w", err)
-		}
-		opts, modes = res.ConfigOptions, res.Modes
-	case caps.LoadSession:
-		sid = acp.SessionID(r.flags.session)
-		var res acp.LoadSessionResponse
-		r.setReplay(true) // the agent replays the conversation: not news
-		err := r.conn.Call(ctx, acp.AgentMethodSessionLoad, acp.LoadSessionRequest{SessionID: sid, Cwd: cwd, McpServers: []acp.McpServer{}}, &res)
-		r.setReplay(false)
-		if err != nil {
-			return fmt.Errorf("session/load: %w", err)
-		}
-		opts, modes = res.ConfigOptions, res.Modes
-	default:
-		return errors.New("the agent can neither resume nor load sessions (--session)")
+	if err != nil {
+		return err
 	}
 
 	if m := r.flags.mode; m != "" {
-		if err := r.setMode(ctx, sid, m, opts, modes); err != nil {
+		if err := sess.SetMode(ctx, m); err != nil {
+			var me *client.ModeError
+			if errors.As(err, &me) {
+				return usageError("--mode: " + err.Error())
+			}
 			return err
 		}
 	}
@@ -414,64 +322,32 @@ func (r *runner) session(ctx context.Context, cwd, prompt string) error {
 		r.mu.Unlock()
 		return nil
 	}
-	r.sid = sid
+	r.sess = sess
 	r.mu.Unlock()
 
-	var res acp.PromptResponse
-	err := r.conn.Call(ctx, acp.AgentMethodSessionPrompt, acp.PromptRequest{
-		SessionID: sid,
-		Prompt:    []acp.ContentBlock{{Text: &acp.TextContent{Text: prompt}}},
-	}, &res)
-	if err != nil {
+	res, err := sess.Prompt(ctx, acp.ContentBlock{Text: &acp.TextContent{Text: prompt}})
+	if err != nil && !errors.Is(err, client.ErrUnknownStopReason) {
 		if r.aborted() {
 			return nil
 		}
-		return fmt.Errorf("session/prompt: %w", err)
+		return err
 	}
 	if r.flags.json {
 		r.writeJSON(res)
+	}
+	if err != nil {
+		return err
 	}
 	switch res.StopReason {
 	case acp.StopReasonEndTurn:
 		return nil
 	case acp.StopReasonCancelled:
 		return exitError(exitCancelled)
-	case acp.StopReasonRefusal, acp.StopReasonMaxTokens, acp.StopReasonMaxTurnRequests:
+	default: // refusal, max_tokens, max_turn_requests
 		r.finishOutput()
 		fmt.Fprintf(r.stderr, "acpd run: the turn stopped: %s\n", res.StopReason)
 		return exitError(exitStopped)
 	}
-	return fmt.Errorf("the turn stopped with the unknown reason %q", res.StopReason)
-}
-
-// setMode selects the session mode through the "mode" configuration option
-// when the agent offers it, else through session/set_mode.
-func (r *runner) setMode(ctx context.Context, sid acp.SessionID, mode string, opts []acp.SessionConfigOption, modes *acp.SessionModeState) error {
-	for _, o := range opts {
-		if o.ID == "mode" {
-			err := r.conn.Call(ctx, acp.AgentMethodSessionSetConfigOption, acp.SetSessionConfigOptionRequest{
-				SessionID: sid, ConfigID: "mode",
-				ValueID: &acp.SetSessionConfigOptionRequestValueID{Value: acp.SessionConfigValueID(mode)},
-			}, nil)
-			if err != nil {
-				return fmt.Errorf("setting mode %s: %w", mode, err)
-			}
-			return nil
-		}
-	}
-	if modes == nil {
-		return fmt.Errorf("the agent has no modes (--mode %s)", mode)
-	}
-	if err := r.conn.Call(ctx, acp.AgentMethodSessionSetMode, acp.SetSessionModeRequest{SessionID: sid, ModeID: acp.SessionModeID(mode)}, nil); err != nil {
-		return fmt.Errorf("setting mode %s: %w", mode, err)
-	}
-	return nil
-}
-
-func (r *runner) setReplay(on bool) {
-	r.mu.Lock()
-	r.printer.replay = on
-	r.mu.Unlock()
 }
 
 // writeJSON prints v as one line on stdout. Callers hold no lock.
@@ -486,12 +362,6 @@ func (r *runner) writeJSON(v any) {
 // update prints one session/update (client.Options.OnUpdate; it runs on the
 // connection's read loop).
 func (r *runner) update(n acp.SessionNotification) {
-	r.mu.Lock()
-	replay := r.printer.replay
-	r.mu.Unlock()
-	if replay {
-		return
-	}
 	if r.flags.json {
 		r.writeJSON(n)
 		return
