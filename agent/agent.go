@@ -75,8 +75,10 @@ type Agent struct {
 	conn *acp.Conn
 	// terms owns the local PTY terminals of every session.
 	terms *terminal.Manager
-	// builtin are the built-in tools by name.
-	builtin map[string]*tools.Tool
+	// builtin are the built-in tools by name; toolKinds their kinds, for
+	// the permission rules.
+	builtin   map[string]*tools.Tool
+	toolKinds map[string]acp.ToolKind
 
 	mu          sync.Mutex
 	clientCaps  acp.ClientCapabilities
@@ -150,11 +152,13 @@ func New(o Options) *Agent {
 	if lg == nil {
 		lg = log.New(io.Discard)
 	}
-	builtin := map[string]*tools.Tool{}
+	a := &Agent{opts: o, log: lg, sessions: map[acp.SessionID]*sess{}, terms: terminal.NewManager(terminal.ManagerOptions{Logger: lg}),
+		builtin: map[string]*tools.Tool{}, toolKinds: map[string]acp.ToolKind{}}
 	for _, t := range tools.Builtin(tools.Options{Protected: o.Protected, Logger: slog.New(lg)}) {
-		builtin[t.Def.Name] = t
+		a.builtin[t.Def.Name] = t
+		a.toolKinds[t.Def.Name] = t.Kind
 	}
-	return &Agent{opts: o, log: lg, sessions: map[acp.SessionID]*sess{}, terms: terminal.NewManager(terminal.ManagerOptions{Logger: lg}), builtin: builtin}
+	return a
 }
 
 // Serve speaks ACP on r/w until r reaches EOF or ctx ends, then closes every

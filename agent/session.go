@@ -118,6 +118,7 @@ func (a *Agent) newSess(l *session.Log, cwd string, dirs []string, cfg *config.C
 		Protected: a.opts.Protected,
 		Store:     a.opts.Permissions,
 		Project:   permissions.ProjectKey(cwd),
+		Tools:     a.toolKinds,
 	})
 	if err != nil {
 		return nil, invalidParams("permission rules: %v", err)

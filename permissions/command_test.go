@@ -3,11 +3,13 @@ package permissions
 import (
 	"strings"
 	"testing"
+
+	"acpd/acp"
 )
 
 func cmdPolicy(t *testing.T, rules ...Rule) *Policy {
 	t.Helper()
-	p, err := NewPolicy(PolicyOptions{Rules: rules})
+	p, err := NewPolicy(PolicyOptions{Tools: testTools, Rules: rules})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -18,7 +20,9 @@ func allowCmd(match string) Rule { return Rule{Action: Allow, Tool: "run_command
 func denyCmd(match string) Rule  { return Rule{Action: Deny, Tool: "run_command", Match: match} }
 func askCmd(match string) Rule   { return Rule{Action: Ask, Tool: "run_command", Match: match} }
 
-func runCmd(line string) Call { return Call{Tool: "run_command", Command: line} }
+func runCmd(line string) Call {
+	return Call{Tool: "run_command", Kind: acp.ToolKindExecute, Command: line}
+}
 
 func TestCommandsWithAllowRule(t *testing.T) {
 	p := cmdPolicy(t, allowCmd("go test *"), allowCmd("echo *"))

@@ -6,9 +6,15 @@
 // choices the user asked to remember ([Store]) and fixed safety checks. The
 // first step that applies wins:
 //
-//  0. update_plan is always allowed: it has no side effects.
+// The policy judges a call by its [Call].Kind (file read, file change,
+// command, no side effects, or other: MCP and unknown tools), never by a
+// list of tool names; [PolicyOptions].Tools names the tools a rule's Match
+// applies to.
+//
+//  0. A call of kind think (update_plan) is always allowed: it has no side
+//     effects.
 //  1. In plan mode every mutating tool is denied ("plan mode is read-only"):
-//     edits, commands, and MCP or unknown tools marked [Call].Mutating.
+//     edits, commands, and MCP or unknown tools not marked [Call].ReadOnly.
 //  2. A deny rule that matches the call denies it.
 //  3. A path outside the workspace roots, or a protected path (a ".git"
 //     component anywhere, or inside acpd's configuration or state directory,

@@ -3,6 +3,8 @@ package permissions
 import (
 	"strings"
 	"testing"
+
+	"acpd/acp"
 	"unicode/utf8"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -50,7 +52,7 @@ func FuzzDecideCommand(f *testing.F) {
 	for _, s := range fuzzCommandSeeds {
 		f.Add(s)
 	}
-	p, err := NewPolicy(PolicyOptions{Rules: []Rule{allowCmd("echo *"), denyCmd("rm *")}})
+	p, err := NewPolicy(PolicyOptions{Tools: testTools, Rules: []Rule{allowCmd("echo *"), denyCmd("rm *")}})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -209,14 +211,14 @@ func FuzzNewPolicyRule(f *testing.F) {
 	f.Add("ask", "mcp__*", "", "x")
 	f.Add("allow", "write_file", "[", "")
 	f.Fuzz(func(t *testing.T, action, tool, match, line string) {
-		p, err := NewPolicy(PolicyOptions{Rules: []Rule{{Action: Action(action), Tool: tool, Match: match}}})
+		p, err := NewPolicy(PolicyOptions{Tools: testTools, Rules: []Rule{{Action: Action(action), Tool: tool, Match: match}}})
 		if err != nil {
 			return
 		}
 		for _, c := range []Call{
 			runCmd(line),
-			{Tool: "write_file", Paths: []Path{{Abs: "/r/" + line, Rel: line, Inside: true}}},
-			{Tool: "mcp__x__" + line, Mutating: true},
+			{Tool: "write_file", Kind: acp.ToolKindEdit, Paths: []Path{{Abs: "/r/" + line, Rel: line, Inside: true}}},
+			{Tool: "mcp__x__" + line},
 		} {
 			if d := p.Decide(ModeAsk, c); d.Action != Allow && d.Action != Ask && d.Action != Deny {
 				t.Fatalf("action %q", d.Action)

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"acpd/acp"
 )
 
 // Action is what the policy decides for a tool call.
@@ -54,10 +56,19 @@ func (r Rule) String() string {
 
 // Call describes a tool call to decide on.
 type Call struct {
-	// Tool is the tool's name: a built-in (read_file, list_dir, glob, grep,
-	// write_file, edit_file, run_command, update_plan) or an MCP tool
-	// "mcp__<server>__<tool>". Any other name is treated like an MCP tool.
+	// Tool is the tool's name (a built-in such as read_file or run_command,
+	// or an MCP tool "mcp__<server>__<tool>"): rules name tools by it.
 	Tool string
+	// Kind is what the policy judges the call as: think
+	// (no side effects, such as update_plan), a file read (read, search),
+	// a file change (edit, delete, move), a command line (execute), or any
+	// other kind: an MCP or unknown tool. MCP tools are judged as other
+	// whatever kind they show.
+	Kind acp.ToolKind
+	// ReadOnly marks an MCP or unknown tool as having no side effects; plan
+	// mode denies the others. (File reads are never denied in plan mode;
+	// file changes and commands always are.)
+	ReadOnly bool
 	// Command is run_command's shell line (run with bash -c).
 	Command string
 	// Paths are the files or directories a file tool touches. A file tool
@@ -66,9 +77,6 @@ type Call struct {
 	// working directory: one outside the roots or in a protected place asks
 	// in every mode (step 3).
 	Paths []Path
-	// Mutating marks an MCP or unknown tool as having side effects; plan mode
-	// denies those. Other tools ask in plan mode even when not mutating.
-	Mutating bool
 	// NoApproval marks an MCP or unknown tool call that needs no approval
 	// (reading MCP resources: no side effects, from servers the user
 	// configured): it is allowed unless a deny rule or a remembered
@@ -119,6 +127,11 @@ type PolicyOptions struct {
 	// Project is the key remembered choices are filed under, normally
 	// ProjectKey(cwd). Empty disables remembering.
 	Project string
+	// Tools are the kinds of the tools rules may narrow with a Match, by
+	// name: a Match is a command pattern for execute tools and a path glob
+	// for file tools (read, search, edit, delete, move); rules on other
+	// tools take no Match.
+	Tools map[string]acp.ToolKind
 }
 
 // ErrCannotRemember is returned by Policy.Remember when the decision cannot
@@ -130,6 +143,7 @@ var ErrCannotRemember = errors.New("this permission cannot be remembered")
 // fixed at creation, and remembered choices are re-read from its Store on
 // every decision, so choices remembered by other processes apply at once.
 type Policy struct {
+	tools           map[string]acp.ToolKind
 	rules           []compiledRule
 	protected       []string
 	store           *Store
@@ -149,13 +163,13 @@ type Policy struct {
 // NewPolicy validates the rules and protected directories and returns a
 // Policy. Errors name the offending rule.
 func NewPolicy(o PolicyOptions) (*Policy, error) {
-	p := &Policy{store: o.Store, project: o.Project}
+	p := &Policy{store: o.Store, project: o.Project, tools: o.Tools}
 	if filepath.IsAbs(o.Project) {
 		p.project = filepath.Clean(o.Project)
 		p.resolvedProject = resolveExisting(p.project)
 	}
 	for i, r := range o.Rules {
-		cr, err := compileRule(r, false)
+		cr, err := p.compileRule(r, false)
 		if err != nil {
 			return nil, fmt.Errorf("permissions rule %d %s: %w", i+1, r, err)
 		}
@@ -174,35 +188,30 @@ func NewPolicy(o PolicyOptions) (*Policy, error) {
 	return p, nil
 }
 
-type toolKind int
+// toolClass is how the policy judges a tool call.
+type toolClass int
 
 const (
-	kindOther   toolKind = iota // MCP and unknown tools
-	kindRead                    // read_file, list_dir, glob, grep
-	kindEdit                    // write_file, edit_file
-	kindCommand                 // run_command
-	kindNoop                    // update_plan
+	classOther   toolClass = iota // MCP and unknown tools
+	classRead                     // file reads: read_file, list_dir, glob, grep
+	classEdit                     // file changes: write_file, edit_file
+	classCommand                  // command lines: run_command
+	classNoop                     // no side effects: update_plan
 )
 
-const runCommand = "run_command"
-
-var (
-	readTools = []string{"read_file", "list_dir", "glob", "grep"}
-	editTools = []string{"write_file", "edit_file"}
-)
-
-func kindOf(tool string) toolKind {
-	switch {
-	case slices.Contains(readTools, tool):
-		return kindRead
-	case slices.Contains(editTools, tool):
-		return kindEdit
-	case tool == runCommand:
-		return kindCommand
-	case tool == "update_plan":
-		return kindNoop
+// classOf is the class of calls of an ACP tool kind.
+func classOf(k acp.ToolKind) toolClass {
+	switch k {
+	case acp.ToolKindThink:
+		return classNoop
+	case acp.ToolKindRead, acp.ToolKindSearch:
+		return classRead
+	case acp.ToolKindEdit, acp.ToolKindDelete, acp.ToolKindMove:
+		return classEdit
+	case acp.ToolKindExecute:
+		return classCommand
 	}
-	return kindOther
+	return classOther
 }
 
 // compiledRule is a validated Rule.
@@ -215,7 +224,7 @@ type compiledRule struct {
 	remembered bool
 }
 
-func compileRule(r Rule, remembered bool) (compiledRule, error) {
+func (p *Policy) compileRule(r Rule, remembered bool) (compiledRule, error) {
 	switch r.Action {
 	case Allow, Deny:
 	case Ask:
@@ -232,8 +241,18 @@ func compileRule(r Rule, remembered bool) (compiledRule, error) {
 		return compiledRule{}, fmt.Errorf("tool %q is not a valid glob: %w", r.Tool, err)
 	}
 	cr := compiledRule{rule: r, remembered: remembered}
-	cmdTool := cr.toolMatches(runCommand)
-	fileTool := slices.ContainsFunc(readTools, cr.toolMatches) || slices.ContainsFunc(editTools, cr.toolMatches)
+	cmdTool, fileTool := false, false
+	for name, k := range p.tools {
+		if !cr.toolMatches(name) {
+			continue
+		}
+		switch classOf(k) {
+		case classCommand:
+			cmdTool = true
+		case classRead, classEdit:
+			fileTool = true
+		}
+	}
 	if r.Match == "" {
 		cr.cmd = commandPattern{any: true}
 		cr.path = pathGlob{any: true}
@@ -478,7 +497,7 @@ func (p *Policy) compileRemembered(data []byte) ([]compiledRule, error) {
 		if e.Project != p.project {
 			continue
 		}
-		cr, err := compileRule(e.Rule, true)
+		cr, err := p.compileRule(e.Rule, true)
 		if err != nil {
 			return nil, fmt.Errorf("remembered permission %s %s is invalid (%v); remove it with `acpd permissions rm %s`", e.ID, e.Rule, err, e.ID)
 		}
@@ -500,19 +519,19 @@ func effectiveMode(m Mode) Mode {
 // remembered choices cannot be read, nothing is allowed without asking.
 func (p *Policy) Decide(mode Mode, c Call) Decision {
 	mode = effectiveMode(mode)
-	kind := kindOf(c.Tool)
-	if kind == kindNoop {
-		return Decision{Action: Allow, Reason: "update_plan has no side effects"}
+	kind := classOf(c.Kind)
+	if kind == classNoop {
+		return Decision{Action: Allow, Reason: c.Tool + " has no side effects"}
 	}
-	if mode == ModePlan && (kind == kindEdit || kind == kindCommand || kind == kindOther && c.Mutating) {
+	if mode == ModePlan && (kind == classEdit || kind == classCommand || kind == classOther && !c.ReadOnly) {
 		return Decision{Action: Deny, Reason: "plan mode is read-only"}
 	}
 	rem, storeErr := p.remembered()
 	var d Decision
 	switch kind {
-	case kindCommand:
+	case classCommand:
 		d = p.decideCommand(mode, c, rem)
-	case kindRead, kindEdit:
+	case classRead, classEdit:
 		d = p.decideFiles(mode, kind, c, rem)
 	default:
 		d = p.decideOther(mode, c, rem)
@@ -524,7 +543,7 @@ func (p *Policy) Decide(mode Mode, c Call) Decision {
 		}
 		d.Reason = fmt.Sprintf("%s (remembered choices are unavailable: %v)", d.Reason, storeErr)
 	}
-	if c.NoApproval && kind == kindOther && d.Action != Deny {
+	if c.NoApproval && kind == classOther && d.Action != Deny {
 		d = Decision{Action: Allow, Reason: "this tool needs no approval"}
 	}
 	if d.Action != Ask {
@@ -534,16 +553,16 @@ func (p *Policy) Decide(mode Mode, c Call) Decision {
 }
 
 // modeDefault is step 6: the mode's default for a call nothing else decided.
-func modeDefault(mode Mode, kind toolKind) (Action, string) {
+func modeDefault(mode Mode, kind toolClass) (Action, string) {
 	switch kind {
-	case kindRead:
+	case classRead:
 		return Allow, "reading inside the workspace is allowed"
-	case kindEdit:
+	case classEdit:
 		if mode == ModeAutoEdit || mode == ModeFull {
 			return Allow, fmt.Sprintf("edits inside the workspace are allowed in %s mode", mode)
 		}
 		return Ask, fmt.Sprintf("edits need approval in %s mode", mode)
-	case kindCommand:
+	case classCommand:
 		if mode == ModeFull {
 			return Allow, "commands are allowed in full mode"
 		}
@@ -556,7 +575,7 @@ func modeDefault(mode Mode, kind toolKind) (Action, string) {
 	}
 }
 
-func (p *Policy) decideFiles(mode Mode, kind toolKind, c Call, rem []compiledRule) Decision {
+func (p *Policy) decideFiles(mode Mode, kind toolClass, c Call, rem []compiledRule) Decision {
 	infos := make([]pathInfo, len(c.Paths))
 	for i, x := range c.Paths {
 		infos[i] = p.pathInfo(x)
@@ -643,7 +662,7 @@ func (p *Policy) narrowFileRule(tool string, pi pathInfo) (Rule, bool) {
 		m = formatPathPattern(pi.projRel)
 	}
 	r := Rule{Tool: globEscape(tool), Match: m}
-	cr, err := compileRule(Rule{Action: Allow, Tool: r.Tool, Match: r.Match}, true)
+	cr, err := p.compileRule(Rule{Action: Allow, Tool: r.Tool, Match: r.Match}, true)
 	if err != nil || !rememberedMatchAll(cr, pi) {
 		return Rule{}, false
 	}
@@ -674,7 +693,7 @@ func (p *Policy) decideOther(mode Mode, c Call, rem []compiledRule) Decision {
 	if _, ok := find(rem, Allow); ok {
 		return Decision{Action: Allow, Reason: "allowed by a remembered choice"}
 	}
-	act, why := modeDefault(mode, kindOther)
+	act, why := modeDefault(mode, classOther)
 	d := Decision{Action: act, Reason: why}
 	if act == Ask && p.canRemember() && c.Tool != "" {
 		d.Remember = []Rule{{Tool: globEscape(c.Tool)}}
@@ -736,7 +755,7 @@ func (p *Policy) decideCommand(mode Mode, c Call, rem []compiledRule) Decision {
 		}
 	}
 	if len(a.alwaysAsk) > 0 {
-		act, why := modeDefault(mode, kindCommand)
+		act, why := modeDefault(mode, classCommand)
 		if act == Allow {
 			return Decision{Action: Allow, Reason: why}
 		}
@@ -756,7 +775,7 @@ func (p *Policy) decideCommand(mode Mode, c Call, rem []compiledRule) Decision {
 	if len(pending) == 0 {
 		return Decision{Action: Allow, Reason: "every command is allowed by a rule or a remembered choice"}
 	}
-	act, why := modeDefault(mode, kindCommand)
+	act, why := modeDefault(mode, classCommand)
 	if act == Allow {
 		return Decision{Action: Allow, Reason: why}
 	}
@@ -768,7 +787,7 @@ func (p *Policy) decideCommand(mode Mode, c Call, rem []compiledRule) Decision {
 	if p.canRemember() {
 		for _, sc := range pending {
 			words, _ := sc.literalWords() // literal: alwaysAsk is empty
-			r := Rule{Tool: runCommand, Match: formatCommandPattern(words)}
+			r := Rule{Tool: globEscape(c.Tool), Match: formatCommandPattern(words)}
 			if !slices.Contains(d.Remember, r) {
 				d.Remember = append(d.Remember, r)
 			}
@@ -781,9 +800,9 @@ func (p *Policy) decideCommand(mode Mode, c Call, rem []compiledRule) Decision {
 // is already allowed; Remember only stores rules from this set.
 func (p *Policy) narrowRules(c Call) []Rule {
 	var out []Rule
-	switch kindOf(c.Tool) {
-	case kindNoop:
-	case kindCommand:
+	switch classOf(c.Kind) {
+	case classNoop:
+	case classCommand:
 		a := analyzeCommand(c.Command)
 		if len(a.alwaysAsk) > 0 {
 			return nil
@@ -793,9 +812,9 @@ func (p *Policy) narrowRules(c Call) []Rule {
 			if !ok {
 				return nil
 			}
-			out = append(out, Rule{Tool: runCommand, Match: formatCommandPattern(words)})
+			out = append(out, Rule{Tool: globEscape(c.Tool), Match: formatCommandPattern(words)})
 		}
-	case kindRead, kindEdit:
+	case classRead, classEdit:
 		for _, x := range c.Paths {
 			pi := p.pathInfo(x)
 			if p.unsafeReason(pi) != "" {
@@ -839,7 +858,7 @@ func (p *Policy) Remember(c Call, d Decision, allow bool) error {
 			return fmt.Errorf("%w: %s does not describe this call exactly", ErrCannotRemember, r)
 		}
 		r.Action = action
-		if _, err := compileRule(r, true); err != nil {
+		if _, err := p.compileRule(r, true); err != nil {
 			return fmt.Errorf("%w: %s: %v", ErrCannotRemember, r, err)
 		}
 		rules = append(rules, r)

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	"acpd/acp"
+
 	"go.uber.org/goleak"
 )
 
@@ -51,7 +53,7 @@ func (w workspace) out(abs string) Path {
 
 func (w workspace) policy(t *testing.T, store *Store, rules ...Rule) *Policy {
 	t.Helper()
-	p, err := NewPolicy(PolicyOptions{Rules: rules, Protected: []string{w.config, w.state}, Store: store, Project: w.root})
+	p, err := NewPolicy(PolicyOptions{Tools: testTools, Rules: rules, Protected: []string{w.config, w.state}, Store: store, Project: w.root})
 	if err != nil {
 		t.Fatalf("NewPolicy: %v", err)
 	}
@@ -80,25 +82,25 @@ func TestDecideModes(t *testing.T) {
 		call Call
 		want byMode
 	}{
-		{"read inside", Call{Tool: "read_file", Paths: []Path{w.in("main.go")}}, byMode{Allow, Allow, Allow, Allow}},
-		{"list_dir root", Call{Tool: "list_dir", Paths: []Path{w.in(".")}}, byMode{Allow, Allow, Allow, Allow}},
-		{"grep inside", Call{Tool: "grep", Paths: []Path{w.in("src")}}, byMode{Allow, Allow, Allow, Allow}},
-		{"glob inside", Call{Tool: "glob", Paths: []Path{w.in("src")}}, byMode{Allow, Allow, Allow, Allow}},
-		{"read outside", Call{Tool: "read_file", Paths: []Path{w.out("/etc/passwd")}}, byMode{Ask, Ask, Ask, Ask}},
-		{"write inside", Call{Tool: "write_file", Paths: []Path{w.in("main.go")}}, byMode{Ask, Allow, Deny, Allow}},
-		{"edit inside", Call{Tool: "edit_file", Paths: []Path{w.in("a/b.go")}}, byMode{Ask, Allow, Deny, Allow}},
-		{"write outside", Call{Tool: "write_file", Paths: []Path{w.out(filepath.Join(w.outside, "x"))}}, byMode{Ask, Ask, Deny, Ask}},
-		{"write one of two outside", Call{Tool: "write_file", Paths: []Path{w.in("a"), w.out(filepath.Join(w.outside, "x"))}}, byMode{Ask, Ask, Deny, Ask}},
-		{"write without path", Call{Tool: "write_file"}, byMode{Ask, Ask, Deny, Ask}},
-		{"read without path", Call{Tool: "read_file"}, byMode{Ask, Ask, Ask, Ask}},
-		{"inside flag with escaping rel", Call{Tool: "write_file", Paths: []Path{{Abs: filepath.Join(w.outside, "x"), Rel: "../elsewhere/x", Inside: true}}}, byMode{Ask, Ask, Deny, Ask}},
-		{"inside flag with empty rel", Call{Tool: "write_file", Paths: []Path{{Abs: filepath.Join(w.root, "x"), Inside: true}}}, byMode{Ask, Ask, Deny, Ask}},
-		{"relative abs", Call{Tool: "write_file", Paths: []Path{{Abs: "x", Rel: "x", Inside: true}}}, byMode{Ask, Ask, Deny, Ask}},
-		{"command", Call{Tool: "run_command", Command: "go test ./..."}, byMode{Ask, Ask, Deny, Allow}},
-		{"mcp mutating", Call{Tool: "mcp__github__create_issue", Mutating: true}, byMode{Ask, Ask, Deny, Allow}},
-		{"mcp read-only", Call{Tool: "mcp__github__get_issue"}, byMode{Ask, Ask, Ask, Allow}},
-		{"unknown tool", Call{Tool: "frobnicate", Mutating: true}, byMode{Ask, Ask, Deny, Allow}},
-		{"update_plan", Call{Tool: "update_plan"}, byMode{Allow, Allow, Allow, Allow}},
+		{"read inside", Call{Tool: "read_file", Kind: acp.ToolKindRead, Paths: []Path{w.in("main.go")}}, byMode{Allow, Allow, Allow, Allow}},
+		{"list_dir root", Call{Tool: "list_dir", Kind: acp.ToolKindRead, Paths: []Path{w.in(".")}}, byMode{Allow, Allow, Allow, Allow}},
+		{"grep inside", Call{Tool: "grep", Kind: acp.ToolKindSearch, Paths: []Path{w.in("src")}}, byMode{Allow, Allow, Allow, Allow}},
+		{"glob inside", Call{Tool: "glob", Kind: acp.ToolKindSearch, Paths: []Path{w.in("src")}}, byMode{Allow, Allow, Allow, Allow}},
+		{"read outside", Call{Tool: "read_file", Kind: acp.ToolKindRead, Paths: []Path{w.out("/etc/passwd")}}, byMode{Ask, Ask, Ask, Ask}},
+		{"write inside", Call{Tool: "write_file", Kind: acp.ToolKindEdit, Paths: []Path{w.in("main.go")}}, byMode{Ask, Allow, Deny, Allow}},
+		{"edit inside", Call{Tool: "edit_file", Kind: acp.ToolKindEdit, Paths: []Path{w.in("a/b.go")}}, byMode{Ask, Allow, Deny, Allow}},
+		{"write outside", Call{Tool: "write_file", Kind: acp.ToolKindEdit, Paths: []Path{w.out(filepath.Join(w.outside, "x"))}}, byMode{Ask, Ask, Deny, Ask}},
+		{"write one of two outside", Call{Tool: "write_file", Kind: acp.ToolKindEdit, Paths: []Path{w.in("a"), w.out(filepath.Join(w.outside, "x"))}}, byMode{Ask, Ask, Deny, Ask}},
+		{"write without path", Call{Tool: "write_file", Kind: acp.ToolKindEdit}, byMode{Ask, Ask, Deny, Ask}},
+		{"read without path", Call{Tool: "read_file", Kind: acp.ToolKindRead}, byMode{Ask, Ask, Ask, Ask}},
+		{"inside flag with escaping rel", Call{Tool: "write_file", Kind: acp.ToolKindEdit, Paths: []Path{{Abs: filepath.Join(w.outside, "x"), Rel: "../elsewhere/x", Inside: true}}}, byMode{Ask, Ask, Deny, Ask}},
+		{"inside flag with empty rel", Call{Tool: "write_file", Kind: acp.ToolKindEdit, Paths: []Path{{Abs: filepath.Join(w.root, "x"), Inside: true}}}, byMode{Ask, Ask, Deny, Ask}},
+		{"relative abs", Call{Tool: "write_file", Kind: acp.ToolKindEdit, Paths: []Path{{Abs: "x", Rel: "x", Inside: true}}}, byMode{Ask, Ask, Deny, Ask}},
+		{"command", Call{Tool: "run_command", Kind: acp.ToolKindExecute, Command: "go test ./..."}, byMode{Ask, Ask, Deny, Allow}},
+		{"mcp mutating", Call{Tool: "mcp__github__create_issue"}, byMode{Ask, Ask, Deny, Allow}},
+		{"mcp read-only", Call{Tool: "mcp__github__get_issue", ReadOnly: true}, byMode{Ask, Ask, Ask, Allow}},
+		{"unknown tool", Call{Tool: "frobnicate"}, byMode{Ask, Ask, Deny, Allow}},
+		{"update_plan", Call{Tool: "update_plan", Kind: acp.ToolKindThink}, byMode{Allow, Allow, Allow, Allow}},
 	}
 	for _, tc := range cases {
 		for i, mode := range allModes {
@@ -120,10 +122,10 @@ func TestUnknownModeBehavesAsAsk(t *testing.T) {
 	w := newWorkspace(t)
 	p := w.policy(t, nil)
 	for _, mode := range []Mode{"", "FULL", "yolo"} {
-		if d := p.Decide(mode, Call{Tool: "write_file", Paths: []Path{w.in("a")}}); d.Action != Ask {
+		if d := p.Decide(mode, Call{Tool: "write_file", Kind: acp.ToolKindEdit, Paths: []Path{w.in("a")}}); d.Action != Ask {
 			t.Errorf("mode %q: write got %s", mode, d.Action)
 		}
-		if d := p.Decide(mode, Call{Tool: "run_command", Command: "ls"}); d.Action != Ask {
+		if d := p.Decide(mode, Call{Tool: "run_command", Kind: acp.ToolKindExecute, Command: "ls"}); d.Action != Ask {
 			t.Errorf("mode %q: command got %s", mode, d.Action)
 		}
 	}
@@ -139,39 +141,39 @@ func TestDecideRules(t *testing.T) {
 		want  Action
 	}{
 		{"allow glob matches", []Rule{{Action: Allow, Tool: "write_file", Match: "docs/**"}}, ModeAsk,
-			Call{Tool: "write_file", Paths: []Path{w.in("docs/a/b.md")}}, Allow},
+			Call{Tool: "write_file", Kind: acp.ToolKindEdit, Paths: []Path{w.in("docs/a/b.md")}}, Allow},
 		{"allow glob does not match sibling", []Rule{{Action: Allow, Tool: "write_file", Match: "docs/**"}}, ModeAsk,
-			Call{Tool: "write_file", Paths: []Path{w.in("docsx/a.md")}}, Ask},
+			Call{Tool: "write_file", Kind: acp.ToolKindEdit, Paths: []Path{w.in("docsx/a.md")}}, Ask},
 		{"allow glob on one of two paths", []Rule{{Action: Allow, Tool: "write_file", Match: "docs/**"}}, ModeAsk,
-			Call{Tool: "write_file", Paths: []Path{w.in("docs/a.md"), w.in("src/a.go")}}, Ask},
+			Call{Tool: "write_file", Kind: acp.ToolKindEdit, Paths: []Path{w.in("docs/a.md"), w.in("src/a.go")}}, Ask},
 		{"allow tool glob", []Rule{{Action: Allow, Tool: "*_file"}}, ModeAsk,
-			Call{Tool: "edit_file", Paths: []Path{w.in("x")}}, Allow},
+			Call{Tool: "edit_file", Kind: acp.ToolKindEdit, Paths: []Path{w.in("x")}}, Allow},
 		{"single star does not cross directories", []Rule{{Action: Allow, Tool: "write_file", Match: "*.md"}}, ModeAsk,
-			Call{Tool: "write_file", Paths: []Path{w.in("docs/a.md")}}, Ask},
+			Call{Tool: "write_file", Kind: acp.ToolKindEdit, Paths: []Path{w.in("docs/a.md")}}, Ask},
 		{"middle doublestar", []Rule{{Action: Allow, Tool: "write_file", Match: "src/**/*_test.go"}}, ModeAsk,
-			Call{Tool: "write_file", Paths: []Path{w.in("src/a/b/c_test.go")}}, Allow},
+			Call{Tool: "write_file", Kind: acp.ToolKindEdit, Paths: []Path{w.in("src/a/b/c_test.go")}}, Allow},
 		{"absolute glob", []Rule{{Action: Deny, Tool: "read_file", Match: filepath.ToSlash(w.outside) + "/**"}}, ModeFull,
-			Call{Tool: "read_file", Paths: []Path{w.out(filepath.Join(w.outside, "secret"))}}, Deny},
+			Call{Tool: "read_file", Kind: acp.ToolKindRead, Paths: []Path{w.out(filepath.Join(w.outside, "secret"))}}, Deny},
 		{"deny relative glob", []Rule{{Action: Deny, Tool: "*", Match: "secrets/**"}}, ModeFull,
-			Call{Tool: "read_file", Paths: []Path{w.in("secrets/key")}}, Deny},
+			Call{Tool: "read_file", Kind: acp.ToolKindRead, Paths: []Path{w.in("secrets/key")}}, Deny},
 		{"deny without match denies the tool", []Rule{{Action: Deny, Tool: "write_file"}}, ModeFull,
-			Call{Tool: "write_file"}, Deny},
+			Call{Tool: "write_file", Kind: acp.ToolKindEdit}, Deny},
 		{"ask rule in full mode", []Rule{{Action: Ask, Tool: "write_file", Match: "go.mod"}}, ModeFull,
-			Call{Tool: "write_file", Paths: []Path{w.in("go.mod")}}, Ask},
+			Call{Tool: "write_file", Kind: acp.ToolKindEdit, Paths: []Path{w.in("go.mod")}}, Ask},
 		{"mcp allow rule", []Rule{{Action: Allow, Tool: "mcp__github__*"}}, ModeAsk,
-			Call{Tool: "mcp__github__create_issue", Mutating: true}, Allow},
+			Call{Tool: "mcp__github__create_issue"}, Allow},
 		{"mcp allow rule other server", []Rule{{Action: Allow, Tool: "mcp__github__*"}}, ModeAsk,
-			Call{Tool: "mcp__gitlab__create_issue", Mutating: true}, Ask},
+			Call{Tool: "mcp__gitlab__create_issue"}, Ask},
 		{"mcp deny rule in full", []Rule{{Action: Deny, Tool: "mcp__*"}}, ModeFull,
-			Call{Tool: "mcp__github__create_issue", Mutating: true}, Deny},
+			Call{Tool: "mcp__github__create_issue"}, Deny},
 		{"mcp ask rule in full", []Rule{{Action: Ask, Tool: "mcp__github__delete_*"}}, ModeFull,
-			Call{Tool: "mcp__github__delete_repo", Mutating: true}, Ask},
+			Call{Tool: "mcp__github__delete_repo"}, Ask},
 		{"path rule does not apply to mcp", []Rule{{Action: Deny, Tool: "*", Match: "docs/**"}}, ModeFull,
-			Call{Tool: "mcp__x__y"}, Allow},
+			Call{Tool: "mcp__x__y", ReadOnly: true}, Allow},
 		{"read-only mcp allowed by rule in plan", []Rule{{Action: Allow, Tool: "mcp__x__get"}}, ModePlan,
-			Call{Tool: "mcp__x__get"}, Allow},
+			Call{Tool: "mcp__x__get", ReadOnly: true}, Allow},
 		{"deny rule on update_plan is moot", []Rule{{Action: Deny, Tool: "*"}}, ModeAsk,
-			Call{Tool: "update_plan"}, Allow},
+			Call{Tool: "update_plan", Kind: acp.ToolKindThink}, Allow},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -187,7 +189,9 @@ func TestDecideRules(t *testing.T) {
 func TestPrecedence(t *testing.T) {
 	w := newWorkspace(t)
 	store := openTestStore(t, w.state)
-	write := func(rel string) Call { return Call{Tool: "write_file", Paths: []Path{w.in(rel)}} }
+	write := func(rel string) Call {
+		return Call{Tool: "write_file", Kind: acp.ToolKindEdit, Paths: []Path{w.in(rel)}}
+	}
 
 	// Remembered: allow a.txt, reject b.txt, and (as if hand-edited: Remember
 	// refuses protected paths) allow .git/config.
@@ -211,12 +215,12 @@ func TestPrecedence(t *testing.T) {
 		{"1 plan beats deny rule", []Rule{{Action: Deny, Tool: "write_file"}}, ModePlan, write("x"), Deny, "plan mode is read-only"},
 		{"1 plan beats allow rule", []Rule{{Action: Allow, Tool: "write_file"}}, ModePlan, write("x"), Deny, "plan mode is read-only"},
 		{"2 deny rule beats protected", []Rule{{Action: Deny, Tool: "write_file", Match: ".git/**"}}, ModeFull, write(".git/config"), Deny, "denied by rule"},
-		{"2 deny rule beats outside", []Rule{{Action: Deny, Tool: "read_file"}}, ModeAsk, Call{Tool: "read_file", Paths: []Path{w.out("/etc/passwd")}}, Deny, "denied by rule"},
+		{"2 deny rule beats outside", []Rule{{Action: Deny, Tool: "read_file"}}, ModeAsk, Call{Tool: "read_file", Kind: acp.ToolKindRead, Paths: []Path{w.out("/etc/passwd")}}, Deny, "denied by rule"},
 		{"2 deny rule beats remembered allow", []Rule{{Action: Deny, Tool: "write_file", Match: "*.txt"}}, ModeAsk, write("a.txt"), Deny, "denied by rule"},
 		{"2 deny rule beats allow rule", []Rule{{Action: Allow, Tool: "write_file"}, {Action: Deny, Tool: "write_file"}}, ModeFull, write("x"), Deny, "denied by rule"},
 		{"2 deny rule beats full mode", []Rule{{Action: Deny, Tool: "write_file"}}, ModeFull, write("x"), Deny, "denied by rule"},
 		{"3 protected beats allow rule in full", []Rule{{Action: Allow, Tool: "write_file"}}, ModeFull, write(".git/config"), Ask, ".git"},
-		{"3 outside beats absolute allow rule in full", []Rule{{Action: Allow, Tool: "write_file", Match: "/**"}}, ModeFull, Call{Tool: "write_file", Paths: []Path{w.out(filepath.Join(w.outside, "x"))}}, Ask, "outside"},
+		{"3 outside beats absolute allow rule in full", []Rule{{Action: Allow, Tool: "write_file", Match: "/**"}}, ModeFull, Call{Tool: "write_file", Kind: acp.ToolKindEdit, Paths: []Path{w.out(filepath.Join(w.outside, "x"))}}, Ask, "outside"},
 		{"3 protected beats remembered allow", nil, ModeFull, write(".git/config"), Ask, ".git"},
 		{"4 remembered reject beats allow rule", []Rule{{Action: Allow, Tool: "write_file"}}, ModeFull, write("b.txt"), Deny, "always reject"},
 		{"4 remembered reject beats ask rule", []Rule{{Action: Ask, Tool: "write_file"}}, ModeFull, write("b.txt"), Deny, "always reject"},
@@ -252,7 +256,7 @@ func TestProtectedPaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	allowAll := []Rule{{Action: Allow, Tool: "*"}}
-	p, err := NewPolicy(PolicyOptions{Rules: allowAll, Protected: []string{w.config, w.state, innerState}})
+	p, err := NewPolicy(PolicyOptions{Tools: testTools, Rules: allowAll, Protected: []string{w.config, w.state, innerState}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +276,7 @@ func TestProtectedPaths(t *testing.T) {
 	for _, path := range paths {
 		for _, tool := range []string{"read_file", "write_file", "edit_file", "list_dir"} {
 			for _, mode := range []Mode{ModeAsk, ModeAutoEdit, ModeFull} {
-				d := p.Decide(mode, Call{Tool: tool, Paths: []Path{path}})
+				d := p.Decide(mode, Call{Tool: tool, Kind: testTools[tool], Paths: []Path{path}})
 				if d.Action != Ask {
 					t.Errorf("%s %s in %s mode: got %s (%s), want ask", tool, path.Abs, mode, d.Action, d.Reason)
 				}
@@ -284,7 +288,7 @@ func TestProtectedPaths(t *testing.T) {
 	}
 	// Names that merely resemble protected ones are not protected.
 	for _, rel := range []string{".gitignore", ".github/workflows/ci.yml", "git/config", ".acpd-statex/a"} {
-		if d := p.Decide(ModeAsk, Call{Tool: "write_file", Paths: []Path{w.in(rel)}}); d.Action != Allow {
+		if d := p.Decide(ModeAsk, Call{Tool: "write_file", Kind: acp.ToolKindEdit, Paths: []Path{w.in(rel)}}); d.Action != Allow {
 			t.Errorf("%s: got %s (%s), want allow", rel, d.Action, d.Reason)
 		}
 	}
@@ -312,7 +316,7 @@ func TestNewPolicyValidation(t *testing.T) {
 		{Rule{Action: Allow, Tool: "mcp__github__*", Match: "x"}, "only meaningful"},
 	}
 	for _, b := range bad {
-		_, err := NewPolicy(PolicyOptions{Rules: []Rule{{Action: Allow, Tool: "read_file"}, b.rule}})
+		_, err := NewPolicy(PolicyOptions{Tools: testTools, Rules: []Rule{{Action: Allow, Tool: "read_file"}, b.rule}})
 		if err == nil {
 			t.Errorf("%s: no error", b.rule)
 			continue
@@ -321,7 +325,7 @@ func TestNewPolicyValidation(t *testing.T) {
 			t.Errorf("%s: error %q does not mention %q and the rule number", b.rule, err, b.want)
 		}
 	}
-	if _, err := NewPolicy(PolicyOptions{Protected: []string{"relative/dir"}}); err == nil {
+	if _, err := NewPolicy(PolicyOptions{Tools: testTools, Protected: []string{"relative/dir"}}); err == nil {
 		t.Error("relative protected dir accepted")
 	}
 	good := []Rule{
@@ -331,7 +335,7 @@ func TestNewPolicyValidation(t *testing.T) {
 		{Action: Allow, Tool: "mcp__github__*"},
 		{Action: Allow, Tool: "write_file", Match: "/tmp/**"},
 	}
-	if _, err := NewPolicy(PolicyOptions{Rules: good}); err != nil {
+	if _, err := NewPolicy(PolicyOptions{Tools: testTools, Rules: good}); err != nil {
 		t.Errorf("valid rules rejected: %v", err)
 	}
 }
@@ -340,7 +344,7 @@ func TestStoreFailureFailsClosed(t *testing.T) {
 	w := newWorkspace(t)
 	store := openTestStore(t, w.state)
 	p := w.policy(t, store)
-	read := Call{Tool: "read_file", Paths: []Path{w.in("a")}}
+	read := Call{Tool: "read_file", Kind: acp.ToolKindRead, Paths: []Path{w.in("a")}}
 	if d := p.Decide(ModeAsk, read); d.Action != Allow {
 		t.Fatalf("before corruption: %s", d.Action)
 	}
@@ -353,7 +357,7 @@ func TestStoreFailureFailsClosed(t *testing.T) {
 			t.Errorf("%s: got %s (%s), want ask mentioning the store", mode, d.Action, d.Reason)
 		}
 	}
-	write := Call{Tool: "write_file", Paths: []Path{w.in("a")}}
+	write := Call{Tool: "write_file", Kind: acp.ToolKindEdit, Paths: []Path{w.in("a")}}
 	d := p.Decide(ModeAsk, write)
 	if len(d.Remember) != 0 {
 		t.Errorf("broken store offered to remember %v", d.Remember)
@@ -380,7 +384,7 @@ func TestInvalidRememberedRuleFailsClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := w.policy(t, store)
-	d := p.Decide(ModeFull, Call{Tool: "run_command", Command: "ls"})
+	d := p.Decide(ModeFull, Call{Tool: "run_command", Kind: acp.ToolKindExecute, Command: "ls"})
 	if d.Action != Ask || !strings.Contains(d.Reason, "acpd permissions rm") {
 		t.Errorf("got %s (%s), want ask pointing at acpd permissions rm", d.Action, d.Reason)
 	}
@@ -391,7 +395,7 @@ func TestInvalidRememberedRuleFailsClosed(t *testing.T) {
 	if err := store.Remove(list[0].ID); err != nil {
 		t.Fatal(err)
 	}
-	if d := p.Decide(ModeFull, Call{Tool: "run_command", Command: "ls"}); d.Action != Allow {
+	if d := p.Decide(ModeFull, Call{Tool: "run_command", Kind: acp.ToolKindExecute, Command: "ls"}); d.Action != Allow {
 		t.Errorf("after removing the bad entry: %s (%s)", d.Action, d.Reason)
 	}
 }
@@ -445,7 +449,7 @@ func TestPathGlob(t *testing.T) {
 func TestErrCannotRememberIsSentinel(t *testing.T) {
 	w := newWorkspace(t)
 	p := w.policy(t, nil)
-	c := Call{Tool: "write_file", Paths: []Path{w.in("a")}}
+	c := Call{Tool: "write_file", Kind: acp.ToolKindEdit, Paths: []Path{w.in("a")}}
 	d := p.Decide(ModeAsk, c)
 	if len(d.Remember) != 0 {
 		t.Errorf("no store, but Remember = %v", d.Remember)
@@ -490,16 +494,16 @@ func TestSymlinks(t *testing.T) {
 		call Call
 		want Action
 	}{
-		{"write through a link out of the root", ModeFull, Call{Tool: "write_file", Paths: []Path{w.in("out/x")}}, Ask},
-		{"read through a link out of the root", ModeAsk, Call{Tool: "read_file", Paths: []Path{w.in("out/x")}}, Ask},
-		{"allow rule needs the target to match too", ModeAsk, Call{Tool: "write_file", Paths: []Path{w.in("docs/x")}}, Ask},
-		{"allow rule for a plain file", ModeAsk, Call{Tool: "write_file", Paths: []Path{w.in("docs/y")}}, Allow},
-		{"deny rule matches the target", ModeFull, Call{Tool: "read_file", Paths: []Path{w.in("alias/key")}}, Deny},
-		{"deny rule matches the written path", ModeFull, Call{Tool: "read_file", Paths: []Path{w.in("secrets/key")}}, Deny},
-		{"write through a dangling link", ModeFull, Call{Tool: "write_file", Paths: []Path{w.in("dangling")}}, Ask},
-		{"write through a relative dangling link into .git", ModeFull, Call{Tool: "write_file", Paths: []Path{w.in("docs/dangling-git")}}, Ask},
-		{"symlink loop", ModeFull, Call{Tool: "write_file", Paths: []Path{w.in("loop")}}, Allow},
-		{"Rel inconsistent with Abs", ModeFull, Call{Tool: "write_file", Paths: []Path{{Abs: filepath.Join(w.root, "a"), Rel: "b", Inside: true}}}, Ask},
+		{"write through a link out of the root", ModeFull, Call{Tool: "write_file", Kind: acp.ToolKindEdit, Paths: []Path{w.in("out/x")}}, Ask},
+		{"read through a link out of the root", ModeAsk, Call{Tool: "read_file", Kind: acp.ToolKindRead, Paths: []Path{w.in("out/x")}}, Ask},
+		{"allow rule needs the target to match too", ModeAsk, Call{Tool: "write_file", Kind: acp.ToolKindEdit, Paths: []Path{w.in("docs/x")}}, Ask},
+		{"allow rule for a plain file", ModeAsk, Call{Tool: "write_file", Kind: acp.ToolKindEdit, Paths: []Path{w.in("docs/y")}}, Allow},
+		{"deny rule matches the target", ModeFull, Call{Tool: "read_file", Kind: acp.ToolKindRead, Paths: []Path{w.in("alias/key")}}, Deny},
+		{"deny rule matches the written path", ModeFull, Call{Tool: "read_file", Kind: acp.ToolKindRead, Paths: []Path{w.in("secrets/key")}}, Deny},
+		{"write through a dangling link", ModeFull, Call{Tool: "write_file", Kind: acp.ToolKindEdit, Paths: []Path{w.in("dangling")}}, Ask},
+		{"write through a relative dangling link into .git", ModeFull, Call{Tool: "write_file", Kind: acp.ToolKindEdit, Paths: []Path{w.in("docs/dangling-git")}}, Ask},
+		{"symlink loop", ModeFull, Call{Tool: "write_file", Kind: acp.ToolKindEdit, Paths: []Path{w.in("loop")}}, Allow},
+		{"Rel inconsistent with Abs", ModeFull, Call{Tool: "write_file", Kind: acp.ToolKindEdit, Paths: []Path{{Abs: filepath.Join(w.root, "a"), Rel: "b", Inside: true}}}, Ask},
 	}
 	for _, c := range cases {
 		if d := p.Decide(c.mode, c.call); d.Action != c.want {
@@ -511,7 +515,7 @@ func TestSymlinks(t *testing.T) {
 	// approval would not follow the link if it were re-pointed.
 	store := openTestStore(t, w.state)
 	pr := w.policy(t, store)
-	call := Call{Tool: "write_file", Paths: []Path{w.in("docs/x")}}
+	call := Call{Tool: "write_file", Kind: acp.ToolKindEdit, Paths: []Path{w.in("docs/x")}}
 	d := pr.Decide(ModeAsk, call)
 	if d.Action != Ask || len(d.Remember) != 0 {
 		t.Errorf("symlinked path: %s Remember=%v", d.Action, d.Remember)
@@ -529,12 +533,12 @@ func TestSymlinkedRootCanRemember(t *testing.T) {
 		t.Fatal(err)
 	}
 	store := openTestStore(t, w.state)
-	p, err := NewPolicy(PolicyOptions{Store: store, Project: alias})
+	p, err := NewPolicy(PolicyOptions{Tools: testTools, Store: store, Project: alias})
 	if err != nil {
 		t.Fatal(err)
 	}
 	path := Path{Abs: filepath.Join(alias, "src", "a.go"), Rel: "src/a.go", Inside: true}
-	call := Call{Tool: "write_file", Paths: []Path{path}}
+	call := Call{Tool: "write_file", Kind: acp.ToolKindEdit, Paths: []Path{path}}
 	d := p.Decide(ModeAsk, call)
 	if !slices.Equal(d.Remember, []Rule{{Tool: "write_file", Match: "src/a.go"}}) {
 		t.Fatalf("Remember = %v", d.Remember)
@@ -587,7 +591,7 @@ func TestConcurrentUse(t *testing.T) {
 }
 
 func BenchmarkDecideCommand(b *testing.B) {
-	p, err := NewPolicy(PolicyOptions{Rules: []Rule{allowCmd("go test *"), allowCmd("echo *"), denyCmd("rm *")}})
+	p, err := NewPolicy(PolicyOptions{Tools: testTools, Rules: []Rule{allowCmd("go test *"), allowCmd("echo *"), denyCmd("rm *")}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -612,11 +616,11 @@ func BenchmarkDecideFileWithStore(b *testing.B) {
 	if err := store.add(base, rules); err != nil {
 		b.Fatal(err)
 	}
-	p, err := NewPolicy(PolicyOptions{Store: store, Project: base})
+	p, err := NewPolicy(PolicyOptions{Tools: testTools, Store: store, Project: base})
 	if err != nil {
 		b.Fatal(err)
 	}
-	call := Call{Tool: "write_file", Paths: []Path{{Abs: filepath.Join(base, "f99"), Rel: "f99", Inside: true}}}
+	call := Call{Tool: "write_file", Kind: acp.ToolKindEdit, Paths: []Path{{Abs: filepath.Join(base, "f99"), Rel: "f99", Inside: true}}}
 	for b.Loop() {
 		if d := p.Decide(ModeAsk, call); d.Action != Allow {
 			b.Fatal(d.Action, d.Reason)
@@ -629,7 +633,7 @@ func BenchmarkDecideFileWithStore(b *testing.B) {
 // rejection refuses it.
 func TestNoApproval(t *testing.T) {
 	w := newWorkspace(t)
-	call := Call{Tool: "mcp_read_resource", NoApproval: true}
+	call := Call{Tool: "mcp_read_resource", ReadOnly: true, NoApproval: true}
 	p := w.policy(t, nil)
 	for _, mode := range allModes {
 		if d := p.Decide(mode, call); d.Action != Allow || len(d.Remember) != 0 {
@@ -648,4 +652,12 @@ func TestNoApproval(t *testing.T) {
 	if d := p.Decide(ModeAsk, call); d.Action != Deny {
 		t.Errorf("after always reject: %+v, want deny", d)
 	}
+}
+
+// testTools are acpd's built-in tools by kind, as the agent passes them.
+var testTools = map[string]acp.ToolKind{
+	"read_file": acp.ToolKindRead, "list_dir": acp.ToolKindRead,
+	"glob": acp.ToolKindSearch, "grep": acp.ToolKindSearch,
+	"write_file": acp.ToolKindEdit, "edit_file": acp.ToolKindEdit,
+	"run_command": acp.ToolKindExecute, "update_plan": acp.ToolKindThink,
 }

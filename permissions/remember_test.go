@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"acpd/acp"
 )
 
 func rememberedMatches(t *testing.T, s *Store, project string) map[string]Action {
@@ -69,7 +71,7 @@ func TestRememberCommandsNarrowly(t *testing.T) {
 	}
 
 	// Another project does not see these choices.
-	other, err := NewPolicy(PolicyOptions{Store: store, Project: w.outside})
+	other, err := NewPolicy(PolicyOptions{Tools: testTools, Store: store, Project: w.outside})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,9 +122,9 @@ func TestRememberRefusesForgedRules(t *testing.T) {
 		{runCmd("echo hi"), Rule{Tool: "run_command"}},
 		{runCmd("echo hi"), Rule{Tool: "*", Match: "echo hi"}},
 		{runCmd("echo hi"), Rule{Tool: "run_command", Match: "rm -rf /"}},
-		{Call{Tool: "write_file", Paths: []Path{w.in("a.txt")}}, Rule{Tool: "write_file", Match: "**"}},
-		{Call{Tool: "write_file", Paths: []Path{w.in("a.txt")}}, Rule{Tool: "*_file", Match: "a.txt"}},
-		{Call{Tool: "mcp__gh__get"}, Rule{Tool: "mcp__gh__*"}},
+		{Call{Tool: "write_file", Kind: acp.ToolKindEdit, Paths: []Path{w.in("a.txt")}}, Rule{Tool: "write_file", Match: "**"}},
+		{Call{Tool: "write_file", Kind: acp.ToolKindEdit, Paths: []Path{w.in("a.txt")}}, Rule{Tool: "*_file", Match: "a.txt"}},
+		{Call{Tool: "mcp__gh__get", ReadOnly: true}, Rule{Tool: "mcp__gh__*"}},
 	}
 	for _, f := range forgeries {
 		d := Decision{Action: Ask, Remember: []Rule{f.rule}}
@@ -200,9 +202,9 @@ func TestRememberFiles(t *testing.T) {
 	w := newWorkspace(t)
 	store := openTestStore(t, w.state)
 	p := w.policy(t, store)
-	write := func(p Path) Call { return Call{Tool: "write_file", Paths: []Path{p}} }
+	write := func(p Path) Call { return Call{Tool: "write_file", Kind: acp.ToolKindEdit, Paths: []Path{p}} }
 
-	call := Call{Tool: "write_file", Paths: []Path{w.in("src/a.go"), w.in("src/[x].go")}}
+	call := Call{Tool: "write_file", Kind: acp.ToolKindEdit, Paths: []Path{w.in("src/a.go"), w.in("src/[x].go")}}
 	d := p.Decide(ModeAsk, call)
 	want := []Rule{{Tool: "write_file", Match: "src/a.go"}, {Tool: "write_file", Match: `src/\[x\].go`}}
 	if !slices.Equal(d.Remember, want) {
@@ -219,7 +221,7 @@ func TestRememberFiles(t *testing.T) {
 		{write(w.in("src/[x].go")), Allow},
 		{write(w.in("src/x.go")), Ask},
 		{write(w.in("src/b.go")), Ask},
-		{Call{Tool: "edit_file", Paths: []Path{w.in("src/a.go")}}, Ask}, // exact tool only
+		{Call{Tool: "edit_file", Kind: acp.ToolKindEdit, Paths: []Path{w.in("src/a.go")}}, Ask}, // exact tool only
 	}
 	for _, c := range cases {
 		if d := p.Decide(ModeAsk, c.call); d.Action != c.want {
@@ -259,7 +261,7 @@ func TestRememberMCPTool(t *testing.T) {
 	w := newWorkspace(t)
 	store := openTestStore(t, w.state)
 	p := w.policy(t, store)
-	call := Call{Tool: "mcp__gh__create_issue", Mutating: true}
+	call := Call{Tool: "mcp__gh__create_issue"}
 	d := p.Decide(ModeAsk, call)
 	if !slices.Equal(d.Remember, []Rule{{Tool: "mcp__gh__create_issue"}}) {
 		t.Fatalf("Remember = %v", d.Remember)
@@ -270,16 +272,16 @@ func TestRememberMCPTool(t *testing.T) {
 	if d := p.Decide(ModeAsk, call); d.Action != Allow {
 		t.Errorf("remembered tool: %s", d.Action)
 	}
-	if d := p.Decide(ModeAsk, Call{Tool: "mcp__gh__delete_repo", Mutating: true}); d.Action != Ask {
+	if d := p.Decide(ModeAsk, Call{Tool: "mcp__gh__delete_repo"}); d.Action != Ask {
 		t.Errorf("other tool: %s", d.Action)
 	}
 	// A tool whose name contains glob characters is stored escaped.
-	star := Call{Tool: "mcp__evil__*", Mutating: true}
+	star := Call{Tool: "mcp__evil__*"}
 	d = p.Decide(ModeAsk, star)
 	if err := p.Remember(star, d, true); err != nil {
 		t.Fatal(err)
 	}
-	if d := p.Decide(ModeAsk, Call{Tool: "mcp__evil__wipe", Mutating: true}); d.Action != Ask {
+	if d := p.Decide(ModeAsk, Call{Tool: "mcp__evil__wipe"}); d.Action != Ask {
 		t.Errorf("glob-named tool widened to its server: %s", d.Action)
 	}
 	if d := p.Decide(ModeAsk, star); d.Action != Allow {
@@ -291,7 +293,7 @@ func TestAskRuleCannotBeRemembered(t *testing.T) {
 	w := newWorkspace(t)
 	store := openTestStore(t, w.state)
 	p := w.policy(t, store, askCmd("git push *"), Rule{Action: Ask, Tool: "write_file", Match: "go.mod"})
-	for _, c := range []Call{runCmd("git push"), {Tool: "write_file", Paths: []Path{w.in("go.mod")}}} {
+	for _, c := range []Call{runCmd("git push"), {Tool: "write_file", Kind: acp.ToolKindEdit, Paths: []Path{w.in("go.mod")}}} {
 		d := p.Decide(ModeAsk, c)
 		if d.Action != Ask || len(d.Remember) != 0 {
 			t.Errorf("%v: %s Remember=%v", c, d.Action, d.Remember)

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"acpd/acp"
 )
 
 // TestCommandWorkingDirectory: run_command's working directory is a path
@@ -19,7 +21,7 @@ func TestCommandWorkingDirectory(t *testing.T) {
 	}
 	p := w.policy(t, store, allowCmd("ls"), denyCmd("rm *"))
 	// A remembered approval of the same line.
-	if err := store.add(w.root, []Rule{{Action: Allow, Tool: runCommand, Match: "cat notes.txt"}}); err != nil {
+	if err := store.add(w.root, []Rule{{Action: Allow, Tool: "run_command", Match: "cat notes.txt"}}); err != nil {
 		t.Fatal(err)
 	}
 	unsafe := map[string]Path{
@@ -33,7 +35,7 @@ func TestCommandWorkingDirectory(t *testing.T) {
 	for name, cwd := range unsafe {
 		for _, mode := range []Mode{ModeAsk, ModeAutoEdit, ModeFull} {
 			for _, line := range []string{"ls", "cat notes.txt", "make"} {
-				d := p.Decide(mode, Call{Tool: runCommand, Command: line, Paths: []Path{cwd}})
+				d := p.Decide(mode, Call{Tool: "run_command", Kind: acp.ToolKindExecute, Command: line, Paths: []Path{cwd}})
 				if d.Action != Ask {
 					t.Errorf("%s, %s mode, %q: %s (%s), want ask", name, mode, line, d.Action, d.Reason)
 				}
@@ -41,11 +43,11 @@ func TestCommandWorkingDirectory(t *testing.T) {
 					t.Errorf("%s, %s mode, %q: offers to remember %v", name, mode, line, d.Remember)
 				}
 			}
-			if d := p.Decide(mode, Call{Tool: runCommand, Command: "rm -rf x", Paths: []Path{cwd}}); d.Action != Deny {
+			if d := p.Decide(mode, Call{Tool: "run_command", Kind: acp.ToolKindExecute, Command: "rm -rf x", Paths: []Path{cwd}}); d.Action != Deny {
 				t.Errorf("%s, %s mode: denied command got %s", name, mode, d.Action)
 			}
 		}
-		if d := p.Decide(ModePlan, Call{Tool: runCommand, Command: "ls", Paths: []Path{cwd}}); d.Action != Deny {
+		if d := p.Decide(ModePlan, Call{Tool: "run_command", Kind: acp.ToolKindExecute, Command: "ls", Paths: []Path{cwd}}); d.Action != Deny {
 			t.Errorf("%s, plan mode: %s, want deny", name, d.Action)
 		}
 	}
@@ -59,7 +61,7 @@ func TestCommandWorkingDirectory(t *testing.T) {
 		{ModeAsk, "make", Ask},
 		{ModeFull, "make", Allow},
 	} {
-		if d := p.Decide(tc.mode, Call{Tool: runCommand, Command: tc.line, Paths: []Path{w.in(".")}}); d.Action != tc.want {
+		if d := p.Decide(tc.mode, Call{Tool: "run_command", Kind: acp.ToolKindExecute, Command: tc.line, Paths: []Path{w.in(".")}}); d.Action != tc.want {
 			t.Errorf("inside, %s mode, %q: %s (%s), want %s", tc.mode, tc.line, d.Action, d.Reason, tc.want)
 		}
 	}

@@ -161,7 +161,7 @@ func TestStoresShareFile(t *testing.T) {
 		}
 	}
 	// A policy on another Store sees what the first one remembered at once.
-	p, err := NewPolicy(PolicyOptions{Store: b, Project: "/p"})
+	p, err := NewPolicy(PolicyOptions{Tools: testTools, Store: b, Project: "/p"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -96,7 +96,7 @@ func runCommand(ctx context.Context, o Options, env Env, c *Call) Result {
 	title := commandTitle(c.Input)
 	kind := acp.ToolKindExecute
 	upd := acp.ToolCallUpdate{Title: &title, Kind: &kind, RawInput: c.Input}
-	if ok, why := env.Authorize(ctx, c, permissions.Call{Tool: c.Name, Command: in.Command, Paths: []permissions.Path{permPath(dir)}}, upd); !ok {
+	if ok, why := env.Authorize(ctx, c, permissions.Call{Tool: c.Name, Kind: kind, Command: in.Command, Paths: []permissions.Path{permPath(dir)}}, upd); !ok {
 		return Errorf("%s", why)
 	}
 	spec := terminal.Spec{

@@ -59,7 +59,7 @@ func gate(ctx context.Context, env Env, c *Call, path string, kind acp.ToolKind,
 		return t, Errorf("%v", err), false
 	}
 	upd := acp.ToolCallUpdate{Title: &title, Kind: &kind, RawInput: c.Input, Locations: []acp.ToolCallLocation{{Path: t.Path}}}
-	if ok, why := env.Authorize(ctx, c, permissions.Call{Tool: c.Name, Paths: []permissions.Path{permPath(t)}}, upd); !ok {
+	if ok, why := env.Authorize(ctx, c, permissions.Call{Tool: c.Name, Kind: kind, ReadOnly: kind != acp.ToolKindEdit, Paths: []permissions.Path{permPath(t)}}, upd); !ok {
 		return t, Errorf("%s", why), false
 	}
 	return t, Result{}, true

@@ -35,11 +35,11 @@ import (
 type Tool struct {
 	// Def is the tool's name, description and input schema for the model.
 	Def model.ToolDef
-	// Kind is the ACP tool kind shown to the client; the permission policy
-	// decides by it too.
+	// Kind is the ACP tool kind shown to the client; a tool passes the kind
+	// the permission policy judges its calls by in its permissions.Call.
 	Kind acp.ToolKind
-	// ReadOnly marks a tool that changes nothing: consecutive read-only
-	// calls may run in parallel, and plan mode does not refuse them.
+	// ReadOnly marks a tool whose calls change nothing, so consecutive
+	// read-only calls of one response may run in parallel.
 	ReadOnly bool
 	// Title renders a readable title from the call's input (which may be
 	// partial or invalid JSON); nil means the tool's name.

@@ -71,7 +71,9 @@ func headers(hs []acp.HTTPHeader) map[string]string {
 }
 
 // Tools returns the tools of m's connected servers followed by the resource
-// tools, as model tools.
+// tools, as model tools. A server's read-only hint is passed to the
+// permission policy (plan mode allows such tools) but does not make its
+// tool a ReadOnly tools.Tool: calls of MCP tools never run in parallel.
 func Tools(m *mcpclient.Manager) []*tools.Tool {
 	var out []*tools.Tool
 	for _, mt := range m.Tools() {
@@ -90,7 +92,7 @@ func Tools(m *mcpclient.Manager) []*tools.Tool {
 			Title: func(json.RawMessage) string { return title },
 			Run: func(ctx context.Context, env tools.Env, tc *tools.Call) tools.Result {
 				upd := acp.ToolCallUpdate{Title: &title, Kind: &kind, RawInput: tc.Input}
-				if ok, why := env.Authorize(ctx, tc, permissions.Call{Tool: mt.QualifiedName, Mutating: !mt.ReadOnly}, upd); !ok {
+				if ok, why := env.Authorize(ctx, tc, permissions.Call{Tool: mt.QualifiedName, Kind: acp.ToolKindOther, ReadOnly: mt.ReadOnly}, upd); !ok {
 					return tools.Errorf("%s", why)
 				}
 				res, err := m.Call(ctx, mt.QualifiedName, tc.Input)
@@ -224,7 +226,7 @@ func resourceTools(m *mcpclient.Manager) []*tools.Tool {
 // allowResourceTool applies the user's deny rules to a resource tool call
 // and otherwise lets it run without asking.
 func allowResourceTool(ctx context.Context, env tools.Env, tc *tools.Call) (tools.Result, bool) {
-	if ok, why := env.Authorize(ctx, tc, permissions.Call{Tool: tc.Name, NoApproval: true}, acp.ToolCallUpdate{}); !ok {
+	if ok, why := env.Authorize(ctx, tc, permissions.Call{Tool: tc.Name, Kind: acp.ToolKindOther, ReadOnly: true, NoApproval: true}, acp.ToolCallUpdate{}); !ok {
 		return tools.Errorf("%s", why), false
 	}
 	return tools.Result{}, true
