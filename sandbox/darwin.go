@@ -39,3 +39,5 @@ func wrap(pl plan, cmd *exec.Cmd) error {
 }
 
 func apply(helperRequest) error { return errors.New("the sandbox helper is not used on macOS") }
+
+func stage1(string, helperRequest) error { return ErrUnavailable }

@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"runtime"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -63,11 +65,43 @@ func probe() Status {
 // network namespace when the network is off). The process is root inside
 // its user namespace only while the helper sets up mounts; the helper drops
 // every capability before it executes the command.
+//
+// A non-dumpable parent that is not root cannot write the uid map of its
+// own fork (the child's /proc files belong to root until it executes), so
+// such a parent starts a plain first stage of the helper, which is dumpable
+// again after its exec and starts the namespaced helper in turn.
 func wrap(pl plan, cmd *exec.Cmd) error {
 	req, err := json.Marshal(helperRequest{Plan: pl, Path: cmd.Path, Args: cmd.Args})
 	if err != nil {
 		return err
 	}
+	if cmd.SysProcAttr != nil && cmd.SysProcAttr.Credential != nil {
+		return errors.New("sandbox: a command with its own credentials cannot be sandboxed")
+	}
+	if needStage1() {
+		cmd.Path = selfExe
+		cmd.Args = []string{"acpd-sandbox", stage1Arg, string(req)}
+		return nil
+	}
+	namespaced(cmd, pl.network)
+	cmd.Path = selfExe
+	cmd.Args = []string{"acpd-sandbox", helperArg, string(req)}
+	return nil
+}
+
+// forceStage1 makes every wrap use the first stage (tests).
+var forceStage1 = false
+
+func needStage1() bool {
+	if forceStage1 {
+		return true
+	}
+	d, err := unix.PrctlRetInt(unix.PR_GET_DUMPABLE, 0, 0, 0, 0)
+	return err == nil && d != 1 && os.Geteuid() != 0
+}
+
+// namespaced adds the namespaces and id maps to cmd's SysProcAttr (a copy).
+func namespaced(cmd *exec.Cmd, network bool) {
 	attr := cmd.SysProcAttr
 	if attr == nil {
 		attr = &syscall.SysProcAttr{}
@@ -75,19 +109,47 @@ func wrap(pl plan, cmd *exec.Cmd) error {
 		c := *attr
 		attr = &c
 	}
-	if attr.Credential != nil {
-		return errors.New("sandbox: a command with its own credentials cannot be sandboxed")
-	}
 	attr.Cloneflags |= unix.CLONE_NEWUSER | unix.CLONE_NEWNS
-	if !pl.network {
+	if !network {
 		attr.Cloneflags |= unix.CLONE_NEWNET
 	}
 	attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}}
 	attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
 	attr.GidMappingsEnableSetgroups = false
 	cmd.SysProcAttr = attr
-	cmd.Path = selfExe
-	cmd.Args = []string{"acpd-sandbox", helperArg, string(req)}
+}
+
+// stage1 runs the namespaced helper as its child with the same standard
+// descriptors (and so the same controlling terminal and process group),
+// relays the signals a terminal or a supervisor sends, and ends as the
+// child ended.
+func stage1(raw string, req helperRequest) error {
+	cmd := &exec.Cmd{Path: selfExe, Args: []string{"acpd-sandbox", helperArg, raw}, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
+	namespaced(cmd, req.Plan.network)
+	sigs := make(chan os.Signal, 8)
+	relayed := []os.Signal{unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2, unix.SIGWINCH}
+	signal.Notify(sigs, relayed...)
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go func() {
+		for s := range sigs {
+			cmd.Process.Signal(s)
+		}
+	}()
+	err := cmd.Wait()
+	signal.Stop(sigs)
+	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if !ok {
+		return err
+	}
+	if ws.Signaled() {
+		signal.Reset(ws.Signal())
+		unix.Kill(os.Getpid(), ws.Signal())
+		time.Sleep(time.Second)
+		os.Exit(128 + int(ws.Signal()))
+	}
+	os.Exit(ws.ExitStatus())
 	return nil
 }
 

@@ -354,3 +354,30 @@ func TestWrapOffLeavesCommand(t *testing.T) {
 		t.Fatalf("off mode changed the command: %v %q", err, cmd.Path)
 	}
 }
+
+// TestViaFirstStage runs the main cases through the first stage that a
+// non-dumpable, unprivileged parent uses.
+func TestViaFirstStage(t *testing.T) {
+	forceStage1 = true
+	defer func() { forceStage1 = false }()
+	t.Run("writes", TestWritesInsideRootsTempAndExtra)
+	t.Run("outside", TestWritesOutsideDenied)
+	t.Run("git", TestGitInitAndCommit)
+	t.Run("hidden", TestConfigAndCredentialsHidden)
+	t.Run("network", TestNetwork)
+	t.Run("exit", TestExitStatusAndStdin)
+	t.Run("pty", TestPTY)
+	t.Run("signal", func(t *testing.T) {
+		requireSandbox(t)
+		w := newWorld(t)
+		cmd := exec.Command("bash", "-c", "kill -TERM $$")
+		cmd.Dir = w.root
+		if err := w.policy().Wrap(cmd); err != nil {
+			t.Fatal(err)
+		}
+		cmd.Run()
+		if ws := cmd.ProcessState.Sys().(syscall.WaitStatus); !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
+			t.Fatalf("ended %v, want killed by SIGTERM", cmd.ProcessState)
+		}
+	})
+}

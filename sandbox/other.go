@@ -16,3 +16,5 @@ func probe() Status {
 func wrap(plan, *exec.Cmd) error { return ErrUnavailable }
 
 func apply(helperRequest) error { return ErrUnavailable }
+
+func stage1(string, helperRequest) error { return ErrUnavailable }

@@ -13,6 +13,10 @@ import (
 // re-executes itself to apply a policy and exec the real command.
 const helperArg = "__sandbox-exec"
 
+// stage1Arg starts the helper through a first, namespace-less stage (see
+// wrap on Linux).
+const stage1Arg = "__sandbox-stage1"
+
 // probeArg makes Init exit 0 at once: the availability probe runs it
 // through the whole helper.
 const probeArg = "__sandbox-probe"
@@ -113,7 +117,7 @@ func Init() {
 	switch os.Args[1] {
 	case probeArg:
 		os.Exit(0)
-	case helperArg:
+	case helperArg, stage1Arg:
 	default:
 		return
 	}
@@ -123,6 +127,9 @@ func Init() {
 	var req helperRequest
 	if err := json.Unmarshal([]byte(os.Args[2]), &req); err != nil {
 		fail(err)
+	}
+	if os.Args[1] == stage1Arg {
+		fail(stage1(os.Args[2], req))
 	}
 	fail(apply(req))
 }
