@@ -39,6 +39,10 @@ func main() {
 	// First: as the sandbox helper this process applies a policy and
 	// becomes the command.
 	sandbox.Init()
+	if err := hardenProcess(); err != nil {
+		fmt.Fprintln(os.Stderr, "acpd:", err)
+		os.Exit(1)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := newRootCmd().ExecuteContext(ctx)
 	stop()
