@@ -246,6 +246,12 @@ func NewConn(ctx context.Context, r io.Reader, w io.WriteCloser, h Handler, opts
 // input ends before the reply (or before the call), Call fails with an error
 // wrapping net.ErrClosed (and, at input end, the read error, e.g. io.EOF).
 func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
+	return c.call(ctx, method, params, result, false)
+}
+
+// call implements Call; lenient decodes the result with UnmarshalLenient's
+// rules.
+func (c *Conn) call(ctx context.Context, method string, params, result any, lenient bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -275,11 +281,11 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 	}
 	select {
 	case <-pc.done:
-		return pc.decode(result)
+		return pc.decode(result, lenient)
 	case <-ctx.Done():
 		if !c.forgetCall(id) {
 			<-pc.done // the reply won the race
-			return pc.decode(result)
+			return pc.decode(result, lenient)
 		}
 		c.log.Debug("call abandoned; cancelling", "method", clip(method), "id", id)
 		if err := c.notify(context.WithoutCancel(ctx), cancelRequestMethod, cancelRequestParams{RequestID: id}); err != nil {
@@ -303,7 +309,7 @@ func (c *Conn) forgetCall(id uint64) bool {
 	return ok
 }
 
-func (pc *pendingCall) decode(result any) error {
+func (pc *pendingCall) decode(result any, lenient bool) error {
 	switch {
 	case pc.err != nil:
 		return pc.err
@@ -312,7 +318,7 @@ func (pc *pendingCall) decode(result any) error {
 	case result == nil:
 		return nil
 	}
-	if err := unmarshalStrict(pc.result, result, true); err != nil {
+	if err := unmarshalStrict(pc.result, result, true, !lenient); err != nil {
 		return fmt.Errorf("acp: decoding result: %w", err)
 	}
 	return nil
@@ -547,7 +553,7 @@ func (c *Conn) routeResponse(e *envelope) {
 		pc.err = fmt.Errorf("acp: malformed response from peer: %s", e.problem)
 	case e.errObj != nil:
 		var re Error
-		if err := unmarshalStrict(e.errObj, &re, false); err != nil {
+		if err := unmarshalStrict(e.errObj, &re, false, true); err != nil {
 			c.log.Warn("malformed error response", "id", id)
 			pc.err = fmt.Errorf("acp: malformed error response from peer: %w", err)
 		} else {

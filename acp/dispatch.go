@@ -36,26 +36,29 @@ func NewAgentConn(c *Conn) AgentConn { return AgentConn{c} }
 // Conn returns the underlying connection.
 func (c AgentConn) Conn() *Conn { return c.conn }
 
+// call decodes the agent's results leniently (see UnmarshalLenient): what a
+// client receives it only consumes, and a newer agent's unknown variants
+// must not fail the call.
 func (c AgentConn) call(ctx context.Context, method string, params, result any) error {
-	return c.conn.Call(ctx, method, params, result)
+	return c.conn.call(ctx, method, params, result, true)
 }
 
-// decodeParams decodes params strictly into p; absent or null params count
-// as an empty object.
-func decodeParams(params json.RawMessage, p any) error {
+// decodeParams decodes params into p with Unmarshal, or UnmarshalLenient
+// when lenient; absent or null params count as an empty object.
+func decodeParams(params json.RawMessage, p any, lenient bool) error {
 	if len(params) == 0 || string(params) == "null" {
 		params = json.RawMessage("{}")
 	}
-	if err := Unmarshal(params, p); err != nil {
+	if err := unmarshalStrict(params, p, false, !lenient); err != nil {
 		return ErrInvalidParams(err)
 	}
 	return nil
 }
 
 // serveRequest decodes params into P and calls f.
-func serveRequest[P, R any](ctx context.Context, params json.RawMessage, f func(context.Context, *P) (*R, error)) (any, error) {
+func serveRequest[P, R any](ctx context.Context, params json.RawMessage, lenient bool, f func(context.Context, *P) (*R, error)) (any, error) {
 	var p P
-	if err := decodeParams(params, &p); err != nil {
+	if err := decodeParams(params, &p, lenient); err != nil {
 		return nil, err
 	}
 	r, err := f(ctx, &p)
@@ -66,9 +69,9 @@ func serveRequest[P, R any](ctx context.Context, params json.RawMessage, f func(
 }
 
 // serveNotification decodes params into P and calls f.
-func serveNotification[P any](ctx context.Context, params json.RawMessage, f func(context.Context, *P) error) error {
+func serveNotification[P any](ctx context.Context, params json.RawMessage, lenient bool, f func(context.Context, *P) error) error {
 	var p P
-	if err := decodeParams(params, &p); err != nil {
+	if err := decodeParams(params, &p, lenient); err != nil {
 		return err
 	}
 	return f(ctx, &p)

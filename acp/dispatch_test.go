@@ -4,7 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
+	"sync"
 	"testing"
+
+	"github.com/charmbracelet/log"
 )
 
 // baseAgent implements only the required Agent methods.
@@ -123,5 +127,84 @@ func TestClientHandlerDispatch(t *testing.T) {
 	}
 	if u := c.got[0].Update.AgentMessageChunk; u == nil || u.Content.Text == nil || u.Content.Text.Text != "hi" {
 		t.Errorf("session/update decoded as %#v", c.got[0].Update)
+	}
+}
+
+// TestClientSideKeepsUnknownVariants: what acpd receives as a client (an
+// agent's results and notifications) keeps the union variants this schema
+// does not define, and notifications nobody handles are dropped without a
+// log line above debug level; what acpd receives as an agent stays strict.
+func TestClientSideKeepsUnknownVariants(t *testing.T) {
+	var logs syncBuffer
+	c := &updatesClient{}
+	var mu sync.Mutex
+	h := ClientHandler(c)
+	p := newPeer(t, func(conn *Conn, ctx context.Context, method string, params json.RawMessage) (any, error) {
+		if method == "ping" {
+			return "pong", nil
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return h(ctx, method, params)
+	}, Options{Logger: log.NewWithOptions(&logs, log.Options{Level: log.InfoLevel})})
+
+	// codex-acp's initialize reply: an auth method of a type this schema lacks.
+	type result struct {
+		resp *InitializeResponse
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		r, err := NewAgentConn(p.conn).Initialize(context.Background(), &InitializeRequest{ProtocolVersion: 1})
+		done <- result{r, err}
+	}()
+	req := p.recv()
+	if req.Method != AgentMethodInitialize {
+		t.Fatalf("sent %s", req.raw)
+	}
+	p.send(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":{"protocolVersion":1,"authMethods":[` +
+		`{"type":"env_var","id":"openai","name":"OpenAI key","vars":[{"name":"OPENAI_API_KEY"}]},` +
+		`{"id":"login","name":"Log in"}]}}`)
+	r := recvChan(t, done)
+	if r.err != nil {
+		t.Fatalf("Initialize: %v", r.err)
+	}
+	if ms := r.resp.AuthMethods; len(ms) != 2 || ms[0].Other == nil || ms[1].Agent == nil || ms[1].Agent.ID != "login" {
+		t.Fatalf("auth methods = %+v", ms)
+	}
+
+	// Notifications: an unknown method, and a session/update of an unknown kind.
+	p.send(`{"jsonrpc":"2.0","method":"_auth/status_update","params":{"status":"ok"}}`)
+	p.send(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s1","update":{"sessionUpdate":"usage_update_v9","used":1}}}`)
+	p.ping()
+	waitFor(t, "the session/update", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(c.got) == 1
+	})
+	mu.Lock()
+	if u := c.got[0].Update; u.Other == nil || !strings.Contains(string(u.Other), "usage_update_v9") {
+		t.Errorf("unknown update = %+v", u)
+	}
+	mu.Unlock()
+	if out := logs.String(); out != "" {
+		t.Errorf("unknown notifications logged above debug level:\n%s", out)
+	}
+
+	// The agent side keeps strict validation: a client's result with an
+	// unknown variant fails the call.
+	perm := make(chan error, 1)
+	go func() {
+		_, err := NewClientConn(p.conn).RequestPermission(context.Background(), &RequestPermissionRequest{SessionID: "s1", Options: []PermissionOption{}})
+		perm <- err
+	}()
+	req = p.recv()
+	p.send(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":{"outcome":{"outcome":"maybe"}}}`)
+	if err := recvChan(t, perm); err == nil || !strings.Contains(err.Error(), `unknown outcome "maybe"`) {
+		t.Errorf("strict result decoding: err = %v", err)
+	}
+	if _, err := AgentHandler(&baseAgent{})(context.Background(), AgentMethodSessionPrompt,
+		json.RawMessage(`{"sessionId":"s","prompt":[{"type":"video","data":"x"}]}`)); code(err) != codeInvalidParams {
+		t.Errorf("agent request with an unknown content block: err = %v, want -32602", err)
 	}
 }

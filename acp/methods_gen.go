@@ -151,54 +151,54 @@ func AgentHandler(h Agent) Handler {
 	return func(ctx context.Context, method string, params json.RawMessage) (any, error) {
 		switch method {
 		case AgentMethodAuthenticate:
-			return serveRequest(ctx, params, h.Authenticate)
+			return serveRequest(ctx, params, false, h.Authenticate)
 		case AgentMethodSessionCancel:
-			return nil, serveNotification(ctx, params, h.Cancel)
+			return nil, serveNotification(ctx, params, false, h.Cancel)
 		case AgentMethodSessionClose:
 			if optCloseSession == nil {
 				break
 			}
-			return serveRequest(ctx, params, optCloseSession.CloseSession)
+			return serveRequest(ctx, params, false, optCloseSession.CloseSession)
 		case AgentMethodSessionDelete:
 			if optDeleteSession == nil {
 				break
 			}
-			return serveRequest(ctx, params, optDeleteSession.DeleteSession)
+			return serveRequest(ctx, params, false, optDeleteSession.DeleteSession)
 		case AgentMethodInitialize:
-			return serveRequest(ctx, params, h.Initialize)
+			return serveRequest(ctx, params, false, h.Initialize)
 		case AgentMethodSessionList:
 			if optListSessions == nil {
 				break
 			}
-			return serveRequest(ctx, params, optListSessions.ListSessions)
+			return serveRequest(ctx, params, false, optListSessions.ListSessions)
 		case AgentMethodSessionLoad:
 			if optLoadSession == nil {
 				break
 			}
-			return serveRequest(ctx, params, optLoadSession.LoadSession)
+			return serveRequest(ctx, params, false, optLoadSession.LoadSession)
 		case AgentMethodLogout:
 			if optLogout == nil {
 				break
 			}
-			return serveRequest(ctx, params, optLogout.Logout)
+			return serveRequest(ctx, params, false, optLogout.Logout)
 		case AgentMethodSessionNew:
-			return serveRequest(ctx, params, h.NewSession)
+			return serveRequest(ctx, params, false, h.NewSession)
 		case AgentMethodSessionPrompt:
-			return serveRequest(ctx, params, h.Prompt)
+			return serveRequest(ctx, params, false, h.Prompt)
 		case AgentMethodSessionResume:
 			if optResumeSession == nil {
 				break
 			}
-			return serveRequest(ctx, params, optResumeSession.ResumeSession)
+			return serveRequest(ctx, params, false, optResumeSession.ResumeSession)
 		case AgentMethodSessionSetConfigOption:
-			return serveRequest(ctx, params, h.SetSessionConfigOption)
+			return serveRequest(ctx, params, false, h.SetSessionConfigOption)
 		case AgentMethodSessionSetMode:
-			return serveRequest(ctx, params, h.SetSessionMode)
+			return serveRequest(ctx, params, false, h.SetSessionMode)
 		case AgentMethodSessionSetModel:
 			if optSetSessionModel == nil {
 				break
 			}
-			return serveRequest(ctx, params, optSetSessionModel.SetSessionModel)
+			return serveRequest(ctx, params, false, optSetSessionModel.SetSessionModel)
 		}
 		return nil, ErrMethodNotFound(method)
 	}
@@ -432,10 +432,12 @@ type ClientWriteTextFile interface {
 }
 
 // ClientHandler returns the Handler serving the ACP methods clients handle with h.
-// Params are decoded with Unmarshal (absent or null params as {}); params that
-// do not decode are answered ErrInvalidParams. The optional methods h does not
-// implement (see the Client* interfaces) and unknown methods are answered
-// ErrMethodNotFound (-32601).
+// Params are decoded with UnmarshalLenient (absent or null params as {}): a
+// variant of a union this schema does not define is kept in its Other field.
+// Params that do not decode are answered ErrInvalidParams. The optional
+// methods h does not implement (see the Client* interfaces) and unknown methods
+// are answered ErrMethodNotFound (-32601); for notifications the connection
+// then only logs at debug level.
 func ClientHandler(h Client) Handler {
 	optCompleteElicitation, _ := h.(ClientCompleteElicitation)
 	optCreateElicitation, _ := h.(ClientCreateElicitation)
@@ -452,51 +454,51 @@ func ClientHandler(h Client) Handler {
 			if optCompleteElicitation == nil {
 				break
 			}
-			return nil, serveNotification(ctx, params, optCompleteElicitation.CompleteElicitation)
+			return nil, serveNotification(ctx, params, true, optCompleteElicitation.CompleteElicitation)
 		case ClientMethodElicitationCreate:
 			if optCreateElicitation == nil {
 				break
 			}
-			return serveRequest(ctx, params, optCreateElicitation.CreateElicitation)
+			return serveRequest(ctx, params, true, optCreateElicitation.CreateElicitation)
 		case ClientMethodTerminalCreate:
 			if optCreateTerminal == nil {
 				break
 			}
-			return serveRequest(ctx, params, optCreateTerminal.CreateTerminal)
+			return serveRequest(ctx, params, true, optCreateTerminal.CreateTerminal)
 		case ClientMethodTerminalKill:
 			if optKillTerminal == nil {
 				break
 			}
-			return serveRequest(ctx, params, optKillTerminal.KillTerminal)
+			return serveRequest(ctx, params, true, optKillTerminal.KillTerminal)
 		case ClientMethodFsReadTextFile:
 			if optReadTextFile == nil {
 				break
 			}
-			return serveRequest(ctx, params, optReadTextFile.ReadTextFile)
+			return serveRequest(ctx, params, true, optReadTextFile.ReadTextFile)
 		case ClientMethodTerminalRelease:
 			if optReleaseTerminal == nil {
 				break
 			}
-			return serveRequest(ctx, params, optReleaseTerminal.ReleaseTerminal)
+			return serveRequest(ctx, params, true, optReleaseTerminal.ReleaseTerminal)
 		case ClientMethodSessionRequestPermission:
-			return serveRequest(ctx, params, h.RequestPermission)
+			return serveRequest(ctx, params, true, h.RequestPermission)
 		case ClientMethodSessionUpdate:
-			return nil, serveNotification(ctx, params, h.SessionUpdate)
+			return nil, serveNotification(ctx, params, true, h.SessionUpdate)
 		case ClientMethodTerminalOutput:
 			if optTerminalOutput == nil {
 				break
 			}
-			return serveRequest(ctx, params, optTerminalOutput.TerminalOutput)
+			return serveRequest(ctx, params, true, optTerminalOutput.TerminalOutput)
 		case ClientMethodTerminalWaitForExit:
 			if optWaitForTerminalExit == nil {
 				break
 			}
-			return serveRequest(ctx, params, optWaitForTerminalExit.WaitForTerminalExit)
+			return serveRequest(ctx, params, true, optWaitForTerminalExit.WaitForTerminalExit)
 		case ClientMethodFsWriteTextFile:
 			if optWriteTextFile == nil {
 				break
 			}
-			return serveRequest(ctx, params, optWriteTextFile.WriteTextFile)
+			return serveRequest(ctx, params, true, optWriteTextFile.WriteTextFile)
 		}
 		return nil, ErrMethodNotFound(method)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,16 +35,82 @@ import (
 // Other types with a custom UnmarshalJSON, interfaces and json.RawMessage are
 // not inspected.
 //
+// A union of this package whose schema lists its variants exhaustively
+// (one without an "other" branch) must hold one of them: an unknown variant,
+// which plain json.Unmarshal keeps in the union's Other field, is rejected.
+// Peers' messages that acpd only consumes (what it receives as a client) are
+// decoded without that last rule, see [UnmarshalLenient].
+//
 // The returned error names the offending key and its path ("$.a.b[2]").
 // Unmarshal is safe for concurrent use.
 func Unmarshal(data []byte, v any) error {
-	return unmarshalStrict(data, v, false)
+	return unmarshalStrict(data, v, false, true)
+}
+
+// UnmarshalLenient is Unmarshal except that unions keep the variants this
+// schema version does not define in their Other field instead of failing:
+// a peer speaking a newer schema (codex-acp's "env_var" auth method, say)
+// must not fail a whole message over a part acpd does not need.
+func UnmarshalLenient(data []byte, v any) error {
+	return unmarshalStrict(data, v, false, false)
+}
+
+// closedUnion is implemented by the unions of this package whose schema
+// lists their variants exhaustively (generated).
+type closedUnion interface {
+	acpUnion() *unionInfo
+}
+
+var closedUnionType = reflect.TypeFor[closedUnion]()
+
+// unionInfo describes the variants of a closed union: an object is one of
+// them when its discriminator disc (if any) holds one of tags, or, without
+// the discriminator, when it has every key of one of keys (when the union
+// has several untagged variants).
+type unionInfo struct {
+	name string
+	disc string
+	tags []string
+	keys [][]string
+
+	bits map[string]uint // keys member -> bit, built by fieldsOf
+}
+
+// check reports a variant the union does not define, given the raw
+// discriminator value (nil when absent) and the bits of the keys present.
+// Input that does not decode is left for decoding to report.
+func (u *unionInfo) check(tag []byte, present uint64) error {
+	if tag != nil {
+		if tag[0] != '"' {
+			return nil
+		}
+		end, complex := stringEnd(tag, 0)
+		t := unquote(tag[:end], complex)
+		if slices.Contains(u.tags, t) {
+			return nil
+		}
+		return fmt.Errorf("acp: %s: unknown %s %s", u.name, u.disc, quoteKey(t))
+	}
+	if len(u.keys) == 0 {
+		return nil
+	}
+next:
+	for _, set := range u.keys {
+		for _, k := range set {
+			if present&(1<<u.bits[k]) == 0 {
+				continue next
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("acp: %s: cannot tell the variant: none of its distinguishing properties is present", u.name)
 }
 
 // unmarshalStrict implements Unmarshal. allowNull accepts JSON null (or
 // empty input) for an object-typed target, leaving it unchanged; Call uses it
 // for results, where peers commonly answer "null" for empty results.
-func unmarshalStrict(data []byte, v any, allowNull bool) error {
+// variants rejects unknown variants of closed unions.
+func unmarshalStrict(data []byte, v any, allowNull, variants bool) error {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return &json.InvalidUnmarshalError{Type: reflect.TypeOf(v)}
@@ -65,7 +132,7 @@ func unmarshalStrict(data []byte, v any, allowNull bool) error {
 	} else if !json.Valid(trimmed) {
 		return json.Unmarshal(trimmed, v)
 	}
-	if err := checkStrict(trimmed, t, "$"); err != nil {
+	if err := checkStrict(trimmed, t, "$", variants); err != nil {
 		return err
 	}
 	return json.Unmarshal(trimmed, v)
@@ -114,7 +181,7 @@ func hasCustomUnmarshal(t reflect.Type) bool {
 }
 
 // checkStrict walks the validated JSON value data alongside the Go type t.
-func checkStrict(data []byte, t reflect.Type, path string) error {
+func checkStrict(data []byte, t reflect.Type, path string, variants bool) error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -124,7 +191,7 @@ func checkStrict(data []byte, t reflect.Type, path string) error {
 	c := data[0]
 	if hasCustomUnmarshal(t) {
 		if t.Kind() == reflect.Struct && c == '{' {
-			return checkObject(data, fieldsOf(t), path)
+			return checkObject(data, fieldsOf(t), path, variants)
 		}
 		return nil
 	}
@@ -133,7 +200,7 @@ func checkStrict(data []byte, t reflect.Type, path string) error {
 		if c != '{' {
 			return nil // encoding/json reports the type mismatch (null is allowed)
 		}
-		return checkObject(data, fieldsOf(t), path)
+		return checkObject(data, fieldsOf(t), path, variants)
 	case reflect.Map:
 		if c != '{' {
 			return nil
@@ -145,7 +212,7 @@ func checkStrict(data []byte, t reflect.Type, path string) error {
 				return fmt.Errorf("acp: duplicate key %s at %s", quoteKey(key), path)
 			}
 			seen[key] = struct{}{}
-			return checkStrict(val, elem, path+"."+clip(key))
+			return checkStrict(val, elem, path+"."+clip(key), variants)
 		})
 	case reflect.Slice, reflect.Array:
 		if c != '[' {
@@ -154,7 +221,7 @@ func checkStrict(data []byte, t reflect.Type, path string) error {
 		elem := t.Elem()
 		i := 0
 		return forEachElement(data, func(val []byte) error {
-			err := checkStrict(val, elem, path+"["+strconv.Itoa(i)+"]")
+			err := checkStrict(val, elem, path+"["+strconv.Itoa(i)+"]", variants)
 			i++
 			return err
 		})
@@ -164,13 +231,28 @@ func checkStrict(data []byte, t reflect.Type, path string) error {
 }
 
 // checkObject checks the members of the JSON object data against fs.
-func checkObject(data []byte, fs *fieldSet, path string) error {
+func checkObject(data []byte, fs *fieldSet, path string, variants bool) error {
 	seen := make(map[string]struct{})
-	return forEachMember(data, func(key string, val []byte) error {
+	u := fs.union
+	if !variants {
+		u = nil
+	}
+	var (
+		tag     []byte
+		present uint64
+	)
+	err := forEachMember(data, func(key string, val []byte) error {
 		if _, dup := seen[key]; dup {
 			return fmt.Errorf("acp: duplicate key %s at %s", quoteKey(key), path)
 		}
 		seen[key] = struct{}{}
+		if u != nil {
+			if key == u.disc {
+				tag = val
+			} else if bit, ok := u.bits[key]; ok {
+				present |= 1 << bit
+			}
+		}
 		types, ok := fs.byName[key]
 		if !ok {
 			for _, name := range fs.names {
@@ -181,12 +263,18 @@ func checkObject(data []byte, fs *fieldSet, path string) error {
 			return nil // unknown keys are allowed
 		}
 		for _, ft := range types {
-			if err := checkStrict(val, ft, path+"."+key); err != nil {
+			if err := checkStrict(val, ft, path+"."+key, variants); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+	if err == nil && u != nil {
+		if err := u.check(tag, present); err != nil {
+			return fmt.Errorf("%w at %s", err, path)
+		}
+	}
+	return err
 }
 
 // fieldSet is the set of JSON member names a struct type decodes, with the
@@ -194,6 +282,7 @@ func checkObject(data []byte, fs *fieldSet, path string) error {
 type fieldSet struct {
 	byName map[string][]reflect.Type
 	names  []string
+	union  *unionInfo // closed unions: their variants
 }
 
 func (fs *fieldSet) add(name string, t reflect.Type) {
@@ -219,6 +308,18 @@ func fieldsOf(t reflect.Type) *fieldSet {
 	fs := &fieldSet{byName: make(map[string][]reflect.Type)}
 	if hasCustomUnmarshal(t) {
 		collectCustomFields(fs, t)
+		if t.Implements(closedUnionType) {
+			u := reflect.Zero(t).Interface().(closedUnion).acpUnion()
+			u.bits = map[string]uint{}
+			for _, set := range u.keys {
+				for _, k := range set {
+					if _, ok := u.bits[k]; !ok && len(u.bits) < 64 {
+						u.bits[k] = uint(len(u.bits))
+					}
+				}
+			}
+			fs.union = u
+		}
 	} else {
 		collectFields(fs, t, map[reflect.Type]bool{})
 	}

@@ -193,7 +193,7 @@ func TestUnmarshalRejectsNonObjects(t *testing.T) {
 		t.Error("Unmarshal into a nil pointer succeeded")
 	}
 	// Results may be null.
-	if err := unmarshalStrict([]byte(`null`), &p, true); err != nil {
+	if err := unmarshalStrict([]byte(`null`), &p, true, true); err != nil {
 		t.Errorf("null result: %v", err)
 	}
 }

@@ -125,7 +125,7 @@ type AuthCapabilities struct {
 }
 
 // AuthMethod mirrors the ACP schema definition AuthMethod.
-// Exactly one variant field must be set when encoding.
+// Exactly one variant field (or Other) must be set when encoding.
 // Decoding selects the variant by the "type" property;
 // the untagged variant is chosen when the property is absent or equals its title.
 //
@@ -145,6 +145,10 @@ type AuthMethod struct {
 	//
 	// This is the default when no `type` is specified.
 	Agent *AuthMethodAgent `json:"-"`
+	// Other holds a variant this schema version does not define: its JSON object, re-encoded unchanged.
+	// The schema defines no other variants: decoding keeps an unknown one here so
+	// that a newer peer's message does not fail, and Unmarshal rejects it.
+	Other json.RawMessage `json:"-"`
 }
 
 // MarshalJSON implements [json.Marshaler].
@@ -159,6 +163,9 @@ func (u AuthMethod) MarshalJSON() ([]byte, error) {
 	}
 	if u.Agent != nil {
 		n, tag, body = n+1, "", u.Agent
+	}
+	if u.Other != nil {
+		n, body = n+1, u.Other
 	}
 	if n != 1 {
 		return nil, genCountError("AuthMethod", n)
@@ -186,10 +193,16 @@ func (u *AuthMethod) UnmarshalJSON(data []byte) error {
 			u.Agent = new(AuthMethodAgent)
 			return genDecode("AuthMethod", "Agent", data, u.Agent)
 		}
-		return fmt.Errorf("acp: AuthMethod: unknown type %q", tag)
+		u.Other, err = genRemainder("AuthMethod", data, obj)
+		return err
 	}
 	u.Agent = new(AuthMethodAgent)
 	return genDecode("AuthMethod", "Agent", data, u.Agent)
+}
+
+// acpUnion describes the variants of AuthMethod for the strict Unmarshal.
+func (AuthMethod) acpUnion() *unionInfo {
+	return &unionInfo{name: "AuthMethod", disc: "type", tags: []string{"terminal", "agent"}}
 }
 
 // AuthMethodAgent mirrors the ACP schema definition AuthMethodAgent.
@@ -841,7 +854,7 @@ func (v *Content) UnmarshalJSON(data []byte) error {
 }
 
 // ContentBlock mirrors the ACP schema definition ContentBlock.
-// Exactly one variant field must be set when encoding.
+// Exactly one variant field (or Other) must be set when encoding.
 // Decoding selects the variant by the "type" property.
 //
 // Content blocks represent displayable information in the Agent Client Protocol.
@@ -889,6 +902,10 @@ type ContentBlock struct {
 	//
 	// Requires the `embeddedContext` prompt capability when included in prompts.
 	Resource *EmbeddedResource `json:"-"`
+	// Other holds a variant this schema version does not define: its JSON object, re-encoded unchanged.
+	// The schema defines no other variants: decoding keeps an unknown one here so
+	// that a newer peer's message does not fail, and Unmarshal rejects it.
+	Other json.RawMessage `json:"-"`
 }
 
 // MarshalJSON implements [json.Marshaler].
@@ -912,6 +929,9 @@ func (u ContentBlock) MarshalJSON() ([]byte, error) {
 	}
 	if u.Resource != nil {
 		n, tag, body = n+1, `"type":"resource"`, u.Resource
+	}
+	if u.Other != nil {
+		n, body = n+1, u.Other
 	}
 	if n != 1 {
 		return nil, genCountError("ContentBlock", n)
@@ -948,9 +968,15 @@ func (u *ContentBlock) UnmarshalJSON(data []byte) error {
 			u.Resource = new(EmbeddedResource)
 			return genDecode("ContentBlock", "Resource", data, u.Resource)
 		}
-		return fmt.Errorf("acp: ContentBlock: unknown type %q", tag)
+		u.Other, err = genRemainder("ContentBlock", data, obj)
+		return err
 	}
 	return fmt.Errorf("acp: ContentBlock: missing %q", "type")
+}
+
+// acpUnion describes the variants of ContentBlock for the strict Unmarshal.
+func (ContentBlock) acpUnion() *unionInfo {
+	return &unionInfo{name: "ContentBlock", disc: "type", tags: []string{"text", "image", "audio", "resource_link", "resource"}}
 }
 
 // ContentChunk mirrors the ACP schema definition ContentChunk.
@@ -1487,7 +1513,7 @@ type ElicitationFormCapabilities struct {
 }
 
 // ElicitationFormMode mirrors the ACP schema definition ElicitationFormMode.
-// Exactly one variant field must be set when encoding.
+// Exactly one variant field (or Other) must be set when encoding.
 //
 // Form-based elicitation mode where the client renders a form from the provided schema.
 type ElicitationFormMode struct {
@@ -1502,6 +1528,11 @@ type ElicitationFormMode struct {
 	// Tied to a specific JSON-RPC request outside of a session
 	// (e.g., during auth/configuration phases before any session is started).
 	Request *ElicitationRequestScope `json:"-"`
+	// Other holds a variant this schema version does not define: its JSON object
+	// without the members held by the fields above, re-encoded unchanged.
+	// The schema defines no other variants: decoding keeps an unknown one here so
+	// that a newer peer's message does not fail, and Unmarshal rejects it.
+	Other json.RawMessage `json:"-"`
 }
 
 // MarshalJSON implements [json.Marshaler].
@@ -1516,6 +1547,9 @@ func (u ElicitationFormMode) MarshalJSON() ([]byte, error) {
 	}
 	if u.Request != nil {
 		n, tag, body = n+1, "", u.Request
+	}
+	if u.Other != nil {
+		n, body = n+1, u.Other
 	}
 	if n != 1 {
 		return nil, genCountError("ElicitationFormMode", n)
@@ -1546,7 +1580,13 @@ func (u *ElicitationFormMode) UnmarshalJSON(data []byte) error {
 		u.Request = new(ElicitationRequestScope)
 		return genDecode("ElicitationFormMode", "Request", data, u.Request)
 	}
-	return fmt.Errorf("acp: ElicitationFormMode: cannot tell the variant: none of its distinguishing properties is present")
+	u.Other, err = genRemainder("ElicitationFormMode", data, obj, "requestedSchema")
+	return err
+}
+
+// acpUnion describes the variants of ElicitationFormMode for the strict Unmarshal.
+func (ElicitationFormMode) acpUnion() *unionInfo {
+	return &unionInfo{name: "ElicitationFormMode", keys: [][]string{{"sessionId"}, {"requestId"}}}
 }
 
 // ElicitationID mirrors the ACP schema definition ElicitationId.
@@ -1767,7 +1807,7 @@ type ElicitationURLCapabilities struct {
 }
 
 // ElicitationURLMode mirrors the ACP schema definition ElicitationUrlMode.
-// Exactly one variant field must be set when encoding.
+// Exactly one variant field (or Other) must be set when encoding.
 //
 // URL-based elicitation mode where the client directs the user to a URL.
 type ElicitationURLMode struct {
@@ -1784,6 +1824,11 @@ type ElicitationURLMode struct {
 	// Tied to a specific JSON-RPC request outside of a session
 	// (e.g., during auth/configuration phases before any session is started).
 	Request *ElicitationRequestScope `json:"-"`
+	// Other holds a variant this schema version does not define: its JSON object
+	// without the members held by the fields above, re-encoded unchanged.
+	// The schema defines no other variants: decoding keeps an unknown one here so
+	// that a newer peer's message does not fail, and Unmarshal rejects it.
+	Other json.RawMessage `json:"-"`
 }
 
 // MarshalJSON implements [json.Marshaler].
@@ -1798,6 +1843,9 @@ func (u ElicitationURLMode) MarshalJSON() ([]byte, error) {
 	}
 	if u.Request != nil {
 		n, tag, body = n+1, "", u.Request
+	}
+	if u.Other != nil {
+		n, body = n+1, u.Other
 	}
 	if n != 1 {
 		return nil, genCountError("ElicitationURLMode", n)
@@ -1828,7 +1876,13 @@ func (u *ElicitationURLMode) UnmarshalJSON(data []byte) error {
 		u.Request = new(ElicitationRequestScope)
 		return genDecode("ElicitationURLMode", "Request", data, u.Request)
 	}
-	return fmt.Errorf("acp: ElicitationURLMode: cannot tell the variant: none of its distinguishing properties is present")
+	u.Other, err = genRemainder("ElicitationURLMode", data, obj, "elicitationId", "url")
+	return err
+}
+
+// acpUnion describes the variants of ElicitationURLMode for the strict Unmarshal.
+func (ElicitationURLMode) acpUnion() *unionInfo {
+	return &unionInfo{name: "ElicitationURLMode", keys: [][]string{{"sessionId"}, {"requestId"}}}
 }
 
 // EmbeddedResource mirrors the ACP schema definition EmbeddedResource.
@@ -1860,7 +1914,7 @@ func (v *EmbeddedResource) UnmarshalJSON(data []byte) error {
 }
 
 // EmbeddedResourceResource mirrors the ACP schema definition EmbeddedResourceResource.
-// Exactly one variant field must be set when encoding.
+// Exactly one variant field (or Other) must be set when encoding.
 //
 // Resource content that can be embedded in a message.
 type EmbeddedResourceResource struct {
@@ -1872,6 +1926,10 @@ type EmbeddedResourceResource struct {
 	//
 	// Binary resource contents embedded directly in the message.
 	Blob *BlobResourceContents `json:"-"`
+	// Other holds a variant this schema version does not define: its JSON object, re-encoded unchanged.
+	// The schema defines no other variants: decoding keeps an unknown one here so
+	// that a newer peer's message does not fail, and Unmarshal rejects it.
+	Other json.RawMessage `json:"-"`
 }
 
 // MarshalJSON implements [json.Marshaler].
@@ -1886,6 +1944,9 @@ func (u EmbeddedResourceResource) MarshalJSON() ([]byte, error) {
 	}
 	if u.Blob != nil {
 		n, tag, body = n+1, "", u.Blob
+	}
+	if u.Other != nil {
+		n, body = n+1, u.Other
 	}
 	if n != 1 {
 		return nil, genCountError("EmbeddedResourceResource", n)
@@ -1908,7 +1969,13 @@ func (u *EmbeddedResourceResource) UnmarshalJSON(data []byte) error {
 		u.Blob = new(BlobResourceContents)
 		return genDecode("EmbeddedResourceResource", "Blob", data, u.Blob)
 	}
-	return fmt.Errorf("acp: EmbeddedResourceResource: cannot tell the variant: none of its distinguishing properties is present")
+	u.Other, err = genRemainder("EmbeddedResourceResource", data, obj)
+	return err
+}
+
+// acpUnion describes the variants of EmbeddedResourceResource for the strict Unmarshal.
+func (EmbeddedResourceResource) acpUnion() *unionInfo {
+	return &unionInfo{name: "EmbeddedResourceResource", keys: [][]string{{"text"}, {"blob"}}}
 }
 
 // EnumOption mirrors the ACP schema definition EnumOption.
@@ -2475,7 +2542,7 @@ type McpCapabilities struct {
 }
 
 // McpServer mirrors the ACP schema definition McpServer.
-// Exactly one variant field must be set when encoding.
+// Exactly one variant field (or Other) must be set when encoding.
 // Decoding selects the variant by the "type" property;
 // the untagged variant is chosen when the property is absent or equals its title.
 //
@@ -2504,6 +2571,10 @@ type McpServer struct {
 	//
 	// All Agents MUST support this transport.
 	Stdio *McpServerStdio `json:"-"`
+	// Other holds a variant this schema version does not define: its JSON object, re-encoded unchanged.
+	// The schema defines no other variants: decoding keeps an unknown one here so
+	// that a newer peer's message does not fail, and Unmarshal rejects it.
+	Other json.RawMessage `json:"-"`
 }
 
 // MarshalJSON implements [json.Marshaler].
@@ -2521,6 +2592,9 @@ func (u McpServer) MarshalJSON() ([]byte, error) {
 	}
 	if u.Stdio != nil {
 		n, tag, body = n+1, "", u.Stdio
+	}
+	if u.Other != nil {
+		n, body = n+1, u.Other
 	}
 	if n != 1 {
 		return nil, genCountError("McpServer", n)
@@ -2551,10 +2625,16 @@ func (u *McpServer) UnmarshalJSON(data []byte) error {
 			u.Stdio = new(McpServerStdio)
 			return genDecode("McpServer", "Stdio", data, u.Stdio)
 		}
-		return fmt.Errorf("acp: McpServer: unknown type %q", tag)
+		u.Other, err = genRemainder("McpServer", data, obj)
+		return err
 	}
 	u.Stdio = new(McpServerStdio)
 	return genDecode("McpServer", "Stdio", data, u.Stdio)
+}
+
+// acpUnion describes the variants of McpServer for the strict Unmarshal.
+func (McpServer) acpUnion() *unionInfo {
+	return &unionInfo{name: "McpServer", disc: "type", tags: []string{"http", "sse", "stdio"}}
 }
 
 // McpServerHTTP mirrors the ACP schema definition McpServerHttp.
@@ -3497,7 +3577,7 @@ func (id *RequestID) UnmarshalJSON(data []byte) error {
 }
 
 // RequestPermissionOutcome mirrors the ACP schema definition RequestPermissionOutcome.
-// Exactly one variant field must be set when encoding.
+// Exactly one variant field (or Other) must be set when encoding.
 // Decoding selects the variant by the "outcome" property.
 //
 // The outcome of a permission request.
@@ -3516,6 +3596,10 @@ type RequestPermissionOutcome struct {
 	//
 	// The user selected one of the provided options.
 	Selected *SelectedPermissionOutcome `json:"-"`
+	// Other holds a variant this schema version does not define: its JSON object, re-encoded unchanged.
+	// The schema defines no other variants: decoding keeps an unknown one here so
+	// that a newer peer's message does not fail, and Unmarshal rejects it.
+	Other json.RawMessage `json:"-"`
 }
 
 // MarshalJSON implements [json.Marshaler].
@@ -3530,6 +3614,9 @@ func (u RequestPermissionOutcome) MarshalJSON() ([]byte, error) {
 	}
 	if u.Selected != nil {
 		n, tag, body = n+1, `"outcome":"selected"`, u.Selected
+	}
+	if u.Other != nil {
+		n, body = n+1, u.Other
 	}
 	if n != 1 {
 		return nil, genCountError("RequestPermissionOutcome", n)
@@ -3557,9 +3644,15 @@ func (u *RequestPermissionOutcome) UnmarshalJSON(data []byte) error {
 			u.Selected = new(SelectedPermissionOutcome)
 			return genDecode("RequestPermissionOutcome", "Selected", data, u.Selected)
 		}
-		return fmt.Errorf("acp: RequestPermissionOutcome: unknown outcome %q", tag)
+		u.Other, err = genRemainder("RequestPermissionOutcome", data, obj)
+		return err
 	}
 	return fmt.Errorf("acp: RequestPermissionOutcome: missing %q", "outcome")
+}
+
+// acpUnion describes the variants of RequestPermissionOutcome for the strict Unmarshal.
+func (RequestPermissionOutcome) acpUnion() *unionInfo {
+	return &unionInfo{name: "RequestPermissionOutcome", disc: "outcome", tags: []string{"cancelled", "selected"}}
 }
 
 // RequestPermissionRequest mirrors the ACP schema definition RequestPermissionRequest.
@@ -3888,7 +3981,7 @@ type SessionConfigGroupID string
 type SessionConfigID string
 
 // SessionConfigOption mirrors the ACP schema definition SessionConfigOption.
-// Exactly one variant field must be set when encoding.
+// Exactly one variant field (or Other) must be set when encoding.
 // Decoding selects the variant by the "type" property.
 //
 // A session configuration option selector and its current state.
@@ -3915,6 +4008,11 @@ type SessionConfigOption struct {
 	//
 	// Boolean on/off toggle.
 	Boolean *SessionConfigBoolean `json:"-"`
+	// Other holds a variant this schema version does not define: its JSON object
+	// without the members held by the fields above, re-encoded unchanged.
+	// The schema defines no other variants: decoding keeps an unknown one here so
+	// that a newer peer's message does not fail, and Unmarshal rejects it.
+	Other json.RawMessage `json:"-"`
 }
 
 // MarshalJSON implements [json.Marshaler].
@@ -3929,6 +4027,9 @@ func (u SessionConfigOption) MarshalJSON() ([]byte, error) {
 	}
 	if u.Boolean != nil {
 		n, tag, body = n+1, `"type":"boolean"`, u.Boolean
+	}
+	if u.Other != nil {
+		n, body = n+1, u.Other
 	}
 	if n != 1 {
 		return nil, genCountError("SessionConfigOption", n)
@@ -3964,9 +4065,15 @@ func (u *SessionConfigOption) UnmarshalJSON(data []byte) error {
 			u.Boolean = new(SessionConfigBoolean)
 			return genDecode("SessionConfigOption", "Boolean", data, u.Boolean)
 		}
-		return fmt.Errorf("acp: SessionConfigOption: unknown type %q", tag)
+		u.Other, err = genRemainder("SessionConfigOption", data, obj, "category", "description", "id", "name", "_meta")
+		return err
 	}
 	return fmt.Errorf("acp: SessionConfigOption: missing %q", "type")
+}
+
+// acpUnion describes the variants of SessionConfigOption for the strict Unmarshal.
+func (SessionConfigOption) acpUnion() *unionInfo {
+	return &unionInfo{name: "SessionConfigOption", disc: "type", tags: []string{"select", "boolean"}}
 }
 
 // SessionConfigOptionCategory mirrors the ACP schema definition SessionConfigOptionCategory.
@@ -4392,7 +4499,7 @@ type SessionResumeCapabilities struct {
 }
 
 // SessionUpdate mirrors the ACP schema definition SessionUpdate.
-// Exactly one variant field must be set when encoding.
+// Exactly one variant field (or Other) must be set when encoding.
 // Decoding selects the variant by the "sessionUpdate" property.
 //
 // Different types of updates that can be sent during session processing.
@@ -4469,6 +4576,10 @@ type SessionUpdate struct {
 	// Agents MUST only send this update when the Client advertised
 	// the `session.compaction` Client capability.
 	CompactionSummaryChunk *CompactionSummaryChunk `json:"-"`
+	// Other holds a variant this schema version does not define: its JSON object, re-encoded unchanged.
+	// The schema defines no other variants: decoding keeps an unknown one here so
+	// that a newer peer's message does not fail, and Unmarshal rejects it.
+	Other json.RawMessage `json:"-"`
 }
 
 // MarshalJSON implements [json.Marshaler].
@@ -4519,6 +4630,9 @@ func (u SessionUpdate) MarshalJSON() ([]byte, error) {
 	}
 	if u.CompactionSummaryChunk != nil {
 		n, tag, body = n+1, `"sessionUpdate":"compaction_summary_chunk"`, u.CompactionSummaryChunk
+	}
+	if u.Other != nil {
+		n, body = n+1, u.Other
 	}
 	if n != 1 {
 		return nil, genCountError("SessionUpdate", n)
@@ -4582,13 +4696,19 @@ func (u *SessionUpdate) UnmarshalJSON(data []byte) error {
 			u.CompactionSummaryChunk = new(CompactionSummaryChunk)
 			return genDecode("SessionUpdate", "CompactionSummaryChunk", data, u.CompactionSummaryChunk)
 		}
-		return fmt.Errorf("acp: SessionUpdate: unknown sessionUpdate %q", tag)
+		u.Other, err = genRemainder("SessionUpdate", data, obj)
+		return err
 	}
 	return fmt.Errorf("acp: SessionUpdate: missing %q", "sessionUpdate")
 }
 
+// acpUnion describes the variants of SessionUpdate for the strict Unmarshal.
+func (SessionUpdate) acpUnion() *unionInfo {
+	return &unionInfo{name: "SessionUpdate", disc: "sessionUpdate", tags: []string{"user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "plan", "available_commands_update", "current_mode_update", "config_option_update", "session_info_update", "usage_update", "notice", "compaction_update", "compaction_summary_chunk"}}
+}
+
 // SetSessionConfigOptionRequest mirrors the ACP schema definition SetSessionConfigOptionRequest.
-// Exactly one variant field must be set when encoding.
+// Exactly one variant field (or Other) must be set when encoding.
 // Decoding selects the variant by the "type" property;
 // the untagged variant is chosen when the property is absent or equals its title.
 //
@@ -4616,6 +4736,11 @@ type SetSessionConfigOptionRequest struct {
 	// values with string payloads also gracefully deserialize into this
 	// variant.
 	ValueID *SetSessionConfigOptionRequestValueID `json:"-"`
+	// Other holds a variant this schema version does not define: its JSON object
+	// without the members held by the fields above, re-encoded unchanged.
+	// The schema defines no other variants: decoding keeps an unknown one here so
+	// that a newer peer's message does not fail, and Unmarshal rejects it.
+	Other json.RawMessage `json:"-"`
 }
 
 // MarshalJSON implements [json.Marshaler].
@@ -4630,6 +4755,9 @@ func (u SetSessionConfigOptionRequest) MarshalJSON() ([]byte, error) {
 	}
 	if u.ValueID != nil {
 		n, tag, body = n+1, "", u.ValueID
+	}
+	if u.Other != nil {
+		n, body = n+1, u.Other
 	}
 	if n != 1 {
 		return nil, genCountError("SetSessionConfigOptionRequest", n)
@@ -4665,10 +4793,16 @@ func (u *SetSessionConfigOptionRequest) UnmarshalJSON(data []byte) error {
 			u.ValueID = new(SetSessionConfigOptionRequestValueID)
 			return genDecode("SetSessionConfigOptionRequest", "ValueID", data, u.ValueID)
 		}
-		return fmt.Errorf("acp: SetSessionConfigOptionRequest: unknown type %q", tag)
+		u.Other, err = genRemainder("SetSessionConfigOptionRequest", data, obj, "configId", "sessionId", "_meta")
+		return err
 	}
 	u.ValueID = new(SetSessionConfigOptionRequestValueID)
 	return genDecode("SetSessionConfigOptionRequest", "ValueID", data, u.ValueID)
+}
+
+// acpUnion describes the variants of SetSessionConfigOptionRequest for the strict Unmarshal.
+func (SetSessionConfigOptionRequest) acpUnion() *unionInfo {
+	return &unionInfo{name: "SetSessionConfigOptionRequest", disc: "type", tags: []string{"boolean", "value_id"}}
 }
 
 // SetSessionConfigOptionResponse mirrors the ACP schema definition SetSessionConfigOptionResponse.
@@ -5169,7 +5303,7 @@ func (v *ToolCall) UnmarshalJSON(data []byte) error {
 }
 
 // ToolCallContent mirrors the ACP schema definition ToolCallContent.
-// Exactly one variant field must be set when encoding.
+// Exactly one variant field (or Other) must be set when encoding.
 // Decoding selects the variant by the "type" property.
 //
 // Content produced by a tool call.
@@ -5195,6 +5329,10 @@ type ToolCallContent struct {
 	//
 	// See protocol docs: [Terminal](https://agentclientprotocol.com/protocol/v1/terminals)
 	Terminal *Terminal `json:"-"`
+	// Other holds a variant this schema version does not define: its JSON object, re-encoded unchanged.
+	// The schema defines no other variants: decoding keeps an unknown one here so
+	// that a newer peer's message does not fail, and Unmarshal rejects it.
+	Other json.RawMessage `json:"-"`
 }
 
 // MarshalJSON implements [json.Marshaler].
@@ -5212,6 +5350,9 @@ func (u ToolCallContent) MarshalJSON() ([]byte, error) {
 	}
 	if u.Terminal != nil {
 		n, tag, body = n+1, `"type":"terminal"`, u.Terminal
+	}
+	if u.Other != nil {
+		n, body = n+1, u.Other
 	}
 	if n != 1 {
 		return nil, genCountError("ToolCallContent", n)
@@ -5242,9 +5383,15 @@ func (u *ToolCallContent) UnmarshalJSON(data []byte) error {
 			u.Terminal = new(Terminal)
 			return genDecode("ToolCallContent", "Terminal", data, u.Terminal)
 		}
-		return fmt.Errorf("acp: ToolCallContent: unknown type %q", tag)
+		u.Other, err = genRemainder("ToolCallContent", data, obj)
+		return err
 	}
 	return fmt.Errorf("acp: ToolCallContent: missing %q", "type")
+}
+
+// acpUnion describes the variants of ToolCallContent for the strict Unmarshal.
+func (ToolCallContent) acpUnion() *unionInfo {
+	return &unionInfo{name: "ToolCallContent", disc: "type", tags: []string{"content", "diff", "terminal"}}
 }
 
 // ToolCallID mirrors the ACP schema definition ToolCallId.

@@ -402,7 +402,6 @@ func TestTypesDecodeErrors(t *testing.T) {
 	for _, tc := range []struct {
 		def, json, want string
 	}{
-		{"SessionUpdate", `{"sessionUpdate":"bogus"}`, `unknown sessionUpdate "bogus"`},
 		{"SessionUpdate", `{"content":{"type":"text","text":"x"}}`, `missing "sessionUpdate"`},
 		{"SessionUpdate", `{"sessionUpdate":7}`, `"sessionUpdate" must be a string`},
 		{"SessionUpdate", `null`, `expected a JSON object`},
@@ -413,12 +412,9 @@ func TestTypesDecodeErrors(t *testing.T) {
 		{"SessionNotification", `{"sessionId":"s","update":null}`, `missing required property "update"`},
 		{"SessionNotification", `{"sessionId":"s"}`, `missing required property "update"`},
 		{"ContentBlock", `{"type":"text"}`, `missing required property "text"`},
-		{"ContentBlock", `{"type":"video","data":"x"}`, `unknown type "video"`},
 		{"PromptRequest", `{"sessionId":"s","prompt":[null]}`, `expected a JSON object`},
 		{"PromptRequest", `{"sessionId":"s","prompt":null}`, `missing required property "prompt"`},
-		{"McpServer", `{"type":"ws","name":"a"}`, `unknown type "ws"`},
 		{"McpServer", `{"name":"a","args":[],"env":[]}`, `missing required property "command"`},
-		{"EmbeddedResourceResource", `{"uri":"u"}`, `cannot tell the variant`},
 		{"RequestId", `1.5`, `not a valid request id`},
 		{"RequestId", `true`, `not a valid request id`},
 		{"RequestId", `{}`, `not a valid request id`},
@@ -430,7 +426,6 @@ func TestTypesDecodeErrors(t *testing.T) {
 		{"RequestPermissionOutcome", `{"outcome":"selected"}`, `missing required property "optionId"`},
 		{"SetSessionConfigOptionRequest", `{"sessionId":"s","configId":"c","type":"boolean"}`, `missing required property "value"`},
 		{"CancelRequestNotification", `{}`, `missing required property "requestId"`},
-		{"ElicitationFormMode", `{"requestedSchema":{}}`, `cannot tell the variant`},
 	} {
 		if err := json.Unmarshal([]byte(tc.json), newOf[tc.def]()); err == nil {
 			t.Errorf("%s %s: json.Unmarshal succeeded", tc.def, tc.json)
@@ -441,6 +436,51 @@ func TestTypesDecodeErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s %s: got error %v, want one containing %q", tc.def, tc.json, err, tc.want)
 		}
+	}
+}
+
+// TestTypesUnknownVariants: a variant a closed union does not define is
+// refused by the strict Unmarshal (what acpd handles as an agent) with the
+// error decoding used to give, and kept in Other by json.Unmarshal and
+// UnmarshalLenient (what acpd receives as a client), re-encoded unchanged.
+func TestTypesUnknownVariants(t *testing.T) {
+	for _, tc := range []struct {
+		def, json, want string
+	}{
+		{"SessionUpdate", `{"sessionUpdate":"bogus"}`, `unknown sessionUpdate "bogus"`},
+		{"ContentBlock", `{"type":"video","data":"x"}`, `unknown type "video"`},
+		{"McpServer", `{"type":"ws","name":"a"}`, `unknown type "ws"`},
+		{"EmbeddedResourceResource", `{"uri":"u"}`, `cannot tell the variant`},
+		{"ElicitationFormMode", `{"requestedSchema":{}}`, `cannot tell the variant`},
+		{"AuthMethod", `{"type":"env_var","id":"k","name":"Key","vars":[{"name":"K"}]}`, `unknown type "env_var"`},
+	} {
+		if err := Unmarshal([]byte(tc.json), newOf[tc.def]()); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s %s: Unmarshal error %v, want one containing %q", tc.def, tc.json, err, tc.want)
+		}
+		for name, decode := range map[string]func([]byte, any) error{"json.Unmarshal": json.Unmarshal, "UnmarshalLenient": UnmarshalLenient} {
+			v := newOf[tc.def]()
+			if err := decode([]byte(tc.json), v); err != nil {
+				t.Errorf("%s %s: %s: %v", tc.def, tc.json, name, err)
+				continue
+			}
+			// Other holds the object without the union's common members.
+			if other := reflect.ValueOf(v).Elem().FieldByName("Other").Bytes(); other == nil {
+				t.Errorf("%s %s: %s left Other nil", tc.def, tc.json, name)
+			}
+			if got := mustEncode(t, v); !jsonEqual(t, []byte(got), []byte(tc.json)) {
+				t.Errorf("%s %s: re-encoded as %s", tc.def, tc.json, got)
+			}
+		}
+	}
+	// Nested: the strict walk finds the unknown variant inside a message and
+	// names its path; the lenient decoding keeps the rest of the message.
+	msg := `{"sessionId":"s","prompt":[{"type":"text","text":"hi"},{"type":"video","data":"x"}]}`
+	var p PromptRequest
+	if err := Unmarshal([]byte(msg), &p); err == nil || !strings.Contains(err.Error(), `unknown type "video" at $.prompt[1]`) {
+		t.Errorf("strict PromptRequest: %v", err)
+	}
+	if err := UnmarshalLenient([]byte(msg), &p); err != nil || len(p.Prompt) != 2 || p.Prompt[0].Text == nil || p.Prompt[1].Other == nil {
+		t.Errorf("lenient PromptRequest: %v, %+v", err, p)
 	}
 }
 

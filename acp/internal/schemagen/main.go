@@ -780,6 +780,13 @@ func (g *gen) union(gn, lead string, s *schema) error {
 			return fmt.Errorf("required array/map %s on a union is not supported", f.JSON)
 		}
 	}
+	// Every object union keeps a variant it does not know in Other, so that
+	// a peer speaking a newer schema does not fail the whole message. For
+	// a closed union (no "other" branch in the schema) such a value is not
+	// valid, and the strict Unmarshal rejects it through acpCheckVariant.
+	// (A single variant without discriminator leaves nothing unknown.)
+	closed := !other && !(disc == "" && len(untagged) == 1)
+	other = other || closed
 
 	// Type declaration.
 	lead += "\nExactly one variant field"
@@ -815,7 +822,11 @@ func (g *gen) union(gn, lead string, s *schema) error {
 		if len(common) > 0 {
 			d += "\nwithout the members held by the fields above"
 		}
-		g.doc(d+", re-encoded unchanged.", "")
+		d += ", re-encoded unchanged."
+		if closed {
+			d += "\nThe schema defines no other variants: decoding keeps an unknown one here so\nthat a newer peer's message does not fail, and Unmarshal rejects it."
+		}
+		g.doc(d, "")
 		g.out.WriteString("Other json.RawMessage `json:\"-\"`\n")
 	}
 	g.out.WriteString("}\n\n")
@@ -883,6 +894,9 @@ func (g *gen) union(gn, lead string, s *schema) error {
 		if len(untagged) == 1 {
 			decode(vs[i])
 			g.out.WriteString("}\n\n")
+			if closed {
+				g.checkVariant(gn, disc, vs, untagged)
+			}
 			return nil
 		}
 		fmt.Fprintf(&g.out, "if genHasKeys(obj, %s) {\n", quoteList(vs[i].Keys))
@@ -890,11 +904,41 @@ func (g *gen) union(gn, lead string, s *schema) error {
 		g.out.WriteString("}\n")
 	}
 	if len(untagged) > 0 {
-		fmt.Fprintf(&g.out, "return fmt.Errorf(\"acp: %s: cannot tell the variant: none of its distinguishing properties is present\")\n}\n\n", gn)
+		fmt.Fprintf(&g.out, "u.Other, err = genRemainder(%q, data, obj%s)\nreturn err\n}\n\n", gn, strings.Join(append([]string{""}, commonKeys...), ", "))
 	} else {
 		fmt.Fprintf(&g.out, "return fmt.Errorf(\"acp: %s: missing %%q\", %q)\n}\n\n", gn, disc)
 	}
+	if closed {
+		g.checkVariant(gn, disc, vs, untagged)
+	}
 	return nil
+}
+
+// checkVariant writes the acpUnion method of a closed union: the variants
+// the schema defines, with which the strict Unmarshal rejects an object of
+// another variant (which decoding keeps in Other).
+func (g *gen) checkVariant(gn, disc string, vs []variant, untagged []int) {
+	var tags []string
+	for _, v := range vs {
+		t := v.Tag
+		if t == "" {
+			t = v.Title
+		}
+		tags = append(tags, strconv.Quote(t))
+	}
+	fmt.Fprintf(&g.out, "// acpUnion describes the variants of %s for the strict Unmarshal.\n", gn)
+	fmt.Fprintf(&g.out, "func (%s) acpUnion() *unionInfo {\nreturn &unionInfo{name: %q", gn, gn)
+	if disc != "" {
+		fmt.Fprintf(&g.out, ", disc: %q, tags: []string{%s}", disc, strings.Join(tags, ", "))
+	}
+	if len(untagged) > 1 {
+		var sets []string
+		for _, i := range untagged {
+			sets = append(sets, "{"+quoteList(vs[i].Keys)+"}")
+		}
+		fmt.Fprintf(&g.out, ", keys: [][]string{%s}", strings.Join(sets, ", "))
+	}
+	g.out.WriteString("}\n}\n\n")
 }
 
 func quoteList(l []string) string {

@@ -110,7 +110,7 @@ func TestGenerateMethodsSmallSchema(t *testing.T) {
 		"optDropThing, _ := h.(AgentDropThing)",
 		"case AgentMethodThingDrop: if optDropThing == nil { break }",
 		"type Client interface { // Thing handles the \"thing/changed\" notification.",
-		"return nil, serveNotification(ctx, params, h.Thing)",
+		"return nil, serveNotification(ctx, params, true, h.Thing)",
 		"func (c ClientConn) Thing(ctx context.Context, params *ThingNotification) error { return c.conn.Notify(ctx, ClientMethodThingChanged, params) }",
 		"func (c AgentConn) GetThing(ctx context.Context, params *GetThingRequest) (*GetThingResponse, error) {",
 	} {

@@ -8,6 +8,7 @@ import (
 	"go/format"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -239,16 +240,23 @@ func writeSide(b *bytes.Buffer, side string, ms []method) {
 
 	// The dispatcher.
 	fmt.Fprintf(b, "// %sHandler returns the Handler serving the ACP methods %ss handle with h.\n", Side, side)
-	fmt.Fprintf(b, "// Params are decoded with Unmarshal (absent or null params as {}); params that\n")
-	fmt.Fprintf(b, "// do not decode are answered ErrInvalidParams. The optional methods h does not\n")
-	fmt.Fprintf(b, "// implement (see the %s* interfaces) and unknown methods are answered\n", Side)
-	fmt.Fprintf(b, "// ErrMethodNotFound (-32601).\n")
+	if side == "client" {
+		fmt.Fprintf(b, "// Params are decoded with UnmarshalLenient (absent or null params as {}): a\n// variant of a union this schema does not define is kept in its Other field.\n// Params that do not decode are answered ErrInvalidParams. The optional\n// methods h does not implement (see the %s* interfaces) and unknown methods\n// are answered ErrMethodNotFound (-32601); for notifications the connection\n// then only logs at debug level.\n", Side)
+	} else {
+		fmt.Fprintf(b, "// Params are decoded with Unmarshal (absent or null params as {}); params that\n")
+		fmt.Fprintf(b, "// do not decode are answered ErrInvalidParams. The optional methods h does not\n")
+		fmt.Fprintf(b, "// implement (see the %s* interfaces) and unknown methods are answered\n", Side)
+		fmt.Fprintf(b, "// ErrMethodNotFound (-32601).\n")
+	}
 	fmt.Fprintf(b, "func %sHandler(h %s) Handler {\n", Side, Side)
 	for _, m := range ms {
 		if m.optional() {
 			fmt.Fprintf(b, "opt%s, _ := h.(%s%s)\n", m.Go, Side, m.Go)
 		}
 	}
+	// What an agent handles is validated strictly; a client only consumes
+	// what it receives, so unknown union variants are kept, not refused.
+	lenient := strconv.FormatBool(side == "client")
 	b.WriteString("return func(ctx context.Context, method string, params json.RawMessage) (any, error) {\nswitch method {\n")
 	for _, m := range ms {
 		fmt.Fprintf(b, "case %s:\n", m.Const)
@@ -258,9 +266,9 @@ func writeSide(b *bytes.Buffer, side string, ms []method) {
 			fmt.Fprintf(b, "if %s == nil {\nbreak\n}\n", recv)
 		}
 		if m.Resp == "" {
-			fmt.Fprintf(b, "return nil, serveNotification(ctx, params, %s.%s)\n", recv, m.Go)
+			fmt.Fprintf(b, "return nil, serveNotification(ctx, params, %s, %s.%s)\n", lenient, recv, m.Go)
 		} else {
-			fmt.Fprintf(b, "return serveRequest(ctx, params, %s.%s)\n", recv, m.Go)
+			fmt.Fprintf(b, "return serveRequest(ctx, params, %s, %s.%s)\n", lenient, recv, m.Go)
 		}
 	}
 	b.WriteString("}\nreturn nil, ErrMethodNotFound(method)\n}\n}\n\n")
