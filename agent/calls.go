@@ -12,6 +12,7 @@ import (
 
 	"acpd/acp"
 	"acpd/model"
+	"acpd/permissions"
 	"acpd/tools"
 )
 
@@ -55,11 +56,21 @@ func (s *sess) tools() map[string]*tools.Tool {
 	return all
 }
 
-// toolDefs lists the tool definitions for the model, sorted by name.
+// toolDefs lists the tool definitions offered to the model, sorted by
+// name: apply_patch only to the model families trained on it, and in plan
+// mode only the tools the mode allows (read-only tools and update_plan).
 func (s *sess) toolDefs() []model.ToolDef {
 	ts := s.tools()
+	st := s.settings()
+	_, modelID, _ := model.ParseRef(st.Model)
 	names := make([]string, 0, len(ts))
-	for n := range ts {
+	for n, t := range ts {
+		if n == "apply_patch" && !tools.PatchModel(modelID) {
+			continue
+		}
+		if st.Mode == string(permissions.ModePlan) && !t.ReadOnly && n != "update_plan" {
+			continue
+		}
 		names = append(names, n)
 	}
 	sort.Strings(names)
@@ -172,7 +183,9 @@ func (s *sess) runCall(ctx context.Context, pc *pendingCall) tools.Result {
 	default:
 		res = t.Run(ctx, toolEnv{s}, &tools.Call{ID: pc.id, Name: pc.name, Input: pc.input})
 	}
-	res.Text = boundResult(res.Text)
+	if !res.Bounded {
+		res.Text = boundResult(res.Text)
+	}
 	upd := &acp.ToolCallUpdate{ToolCallID: id, Status: statusp(acp.ToolCallStatusCompleted)}
 	if res.IsError {
 		upd.Status = statusp(acp.ToolCallStatusFailed)

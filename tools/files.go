@@ -3,8 +3,8 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"io"
 	iofs "io/fs"
 	"os"
 	"path/filepath"
@@ -14,6 +14,7 @@ import (
 	"acpd/fs"
 	"acpd/model"
 	"acpd/permissions"
+	"acpd/tools/clip"
 )
 
 // maxListEntries bounds list_dir's output.
@@ -77,9 +78,11 @@ func location(env Env, c *Call, path string, line int) {
 func readFileTool() *Tool {
 	return &Tool{
 		Def: model.ToolDef{
-			Name:        "read_file",
-			Description: "Read a text file. Returns numbered lines (cat -n style). Large files are read in windows: pass offset (1-based line) and limit (default 2000 lines).",
-			InputSchema: schema(`{"type":"object","properties":{"path":{"type":"string","description":"Absolute path, or relative to the working directory"},"offset":{"type":"integer","minimum":1,"description":"First line to read (1-based)"},"limit":{"type":"integer","minimum":1,"description":"Number of lines to read"}},"required":["path"],"additionalProperties":false}`),
+			Name: "read_file",
+			Description: "Read a text file. Returns numbered lines (cat -n style: the number, a tab, the line); the numbers are not part of the file. " +
+				"A call shows at most limit lines (default 2000) and about 50 KB, ending at a whole line; a footer then names the last line shown and the offset to read on from. " +
+				"Lines over 2000 characters are cut. Binary files are refused; for a directory use list_dir. Read several files at once by making several calls in one response.",
+			InputSchema: schema(`{"type":"object","properties":{"path":{"type":"string","description":"Absolute path, or relative to the working directory"},"offset":{"type":"integer","minimum":1,"description":"First line to read (1-based; default 1)"},"limit":{"type":"integer","minimum":1,"description":"Most lines to read (default 2000)"}},"required":["path"],"additionalProperties":false}`),
 		},
 		Kind:     acp.ToolKindRead,
 		ReadOnly: true,
@@ -97,36 +100,48 @@ func readFileTool() *Tool {
 			if !ok {
 				return res
 			}
+			if st, err := os.Stat(t.Path); err == nil && st.IsDir() {
+				return Errorf("%s is a directory; use list_dir to see its entries", in.Path)
+			}
+			if binaryFile(t.Path) {
+				return Errorf("%s is a binary file; read_file shows text only", in.Path)
+			}
 			lines, err := env.Files().ReadLines(ctx, t.Path, in.Offset, in.Limit)
 			if err != nil {
 				return Errorf("reading %s: %v", in.Path, err)
 			}
 			env.SawFile(t.Path)
 			location(env, c, t.Path, lines.FirstLine)
-			var b strings.Builder
-			for i, l := range lines.Lines {
-				fmt.Fprintf(&b, "%6d\t%s\n", lines.FirstLine+i, l)
+			for _, l := range lines.Lines {
+				if strings.IndexByte(l, 0) >= 0 {
+					return Errorf("%s is a binary file; read_file shows text only", in.Path)
+				}
 			}
-			switch {
-			case lines.TotalLines == 0:
-				b.WriteString("(the file is empty)\n")
-			case len(lines.Lines) == 0:
-				fmt.Fprintf(&b, "(no lines at offset %d; the file has %d lines)\n", lines.FirstLine, lines.TotalLines)
-			case lines.More:
-				last := lines.FirstLine + len(lines.Lines) - 1
-				fmt.Fprintf(&b, "(showing lines %d-%d of %d; read on with offset %d)\n", lines.FirstLine, last, lines.TotalLines, last+1)
-			}
-			return Result{Text: b.String()}
+			return Result{Text: clip.Window(lines.Lines, lines.FirstLine, lines.TotalLines, lines.More, clip.WindowBytes), Bounded: true}
 		},
 	}
+}
+
+// binaryFile reports whether the file on disk at path starts like a binary
+// file (unreadable files are left to the read to report).
+func binaryFile(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	buf := make([]byte, 8<<10)
+	n, _ := io.ReadFull(f, buf)
+	return clip.Binary(buf[:n])
 }
 
 func writeFileTool() *Tool {
 	return &Tool{
 		Def: model.ToolDef{
-			Name:        "write_file",
-			Description: "Create a file or replace its whole content. To change part of an existing file prefer edit_file; an existing file must have been read first.",
-			InputSchema: schema(`{"type":"object","properties":{"path":{"type":"string"},"content":{"type":"string"}},"required":["path","content"],"additionalProperties":false}`),
+			Name: "write_file",
+			Description: "Create a file, or replace an existing file's whole content. Missing parent directories are created. " +
+				"To change part of an existing file use edit_file (or multi_edit) instead; an existing file must have been read first.",
+			InputSchema: schema(`{"type":"object","properties":{"path":{"type":"string","description":"Absolute path, or relative to the working directory"},"content":{"type":"string","description":"The whole new content"}},"required":["path","content"],"additionalProperties":false}`),
 		},
 		Kind:  acp.ToolKindEdit,
 		Title: pathTitle("Write"),
@@ -158,72 +173,6 @@ func writeFileTool() *Tool {
 			return Result{
 				Text:    fmt.Sprintf("%s %s (%d bytes, %d lines).", verb, display(env, t.Path), len(in.Content), strings.Count(in.Content, "\n")),
 				Content: []acp.ToolCallContent{{Diff: d}},
-			}
-		},
-	}
-}
-
-// errEdit is an edit_file mismatch; its message goes to the model.
-type errEdit struct{ msg string }
-
-func (e errEdit) Error() string { return e.msg }
-
-func editFileTool() *Tool {
-	return &Tool{
-		Def: model.ToolDef{
-			Name:        "edit_file",
-			Description: "Replace an exact string in a file. old_string must match the file exactly (including whitespace) and be unique unless replace_all is true; read the file first.",
-			InputSchema: schema(`{"type":"object","properties":{"path":{"type":"string"},"old_string":{"type":"string"},"new_string":{"type":"string"},"replace_all":{"type":"boolean"}},"required":["path","old_string","new_string"],"additionalProperties":false}`),
-		},
-		Kind:  acp.ToolKindEdit,
-		Title: pathTitle("Edit"),
-		Run: func(ctx context.Context, env Env, c *Call) Result {
-			in, err := DecodeInput[struct {
-				Path       string `json:"path"`
-				OldString  string `json:"old_string"`
-				NewString  string `json:"new_string"`
-				ReplaceAll bool   `json:"replace_all"`
-			}](c.Input)
-			if err != nil {
-				return Errorf("invalid edit_file arguments: %v", err)
-			}
-			if in.OldString == "" {
-				return Errorf("old_string is empty; use write_file to create a file")
-			}
-			if in.OldString == in.NewString {
-				return Errorf("old_string and new_string are the same; nothing to change")
-			}
-			t, res, ok := gate(ctx, env, c, in.Path, acp.ToolKindEdit, "Edit "+in.Path)
-			if !ok {
-				return res
-			}
-			var count int
-			prev, next, err := env.Files().EditFile(ctx, t.Path, func(old string) (string, error) {
-				count = strings.Count(old, in.OldString)
-				switch {
-				case count == 0:
-					return "", errEdit{"old_string was not found in the file; read the file again and copy the text exactly"}
-				case count > 1 && !in.ReplaceAll:
-					return "", errEdit{fmt.Sprintf("old_string occurs %d times; add surrounding context to make it unique, or set replace_all", count)}
-				}
-				if in.ReplaceAll {
-					return strings.ReplaceAll(old, in.OldString, in.NewString), nil
-				}
-				return strings.Replace(old, in.OldString, in.NewString, 1), nil
-			})
-			if err != nil {
-				var ee errEdit
-				if errors.As(err, &ee) {
-					return Errorf("%s: %s", in.Path, ee.msg)
-				}
-				return Errorf("editing %s: %v", in.Path, err)
-			}
-			before, _, _ := strings.Cut(prev, in.OldString)
-			line := strings.Count(before, "\n") + 1
-			location(env, c, t.Path, line)
-			return Result{
-				Text:    fmt.Sprintf("Edited %s: replaced %d occurrence(s) (first at line %d).", display(env, t.Path), max(1, count), line),
-				Content: []acp.ToolCallContent{{Diff: &acp.Diff{Path: t.Path, OldText: &prev, NewText: next}}},
 			}
 		},
 	}

@@ -66,7 +66,15 @@ func FuzzToolInput(f *testing.F) {
 				switch k {
 				case "path", "old_string", "new_string", "replace_all":
 				default:
-					t.Fatalf("unknown argument %q was accepted", k)
+					// Only the documented aliases of the fields are
+					// accepted besides the fields.
+					known := snakeCase(k) == "replace_all" || snakeCase(k) == "old_string" || snakeCase(k) == "new_string"
+					for _, to := range argAliases[k] {
+						known = known || to == "path" || to == "old_string" || to == "new_string"
+					}
+					if !known {
+						t.Fatalf("unknown argument %q was accepted", k)
+					}
 				}
 			}
 		}

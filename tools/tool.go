@@ -21,6 +21,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -65,6 +67,10 @@ type Result struct {
 	Content []acp.ToolCallContent
 	// Raw is the call's rawOutput for the client (nil for none).
 	Raw any
+	// Bounded reports that Text is already bounded by the tool (at line
+	// boundaries, saying how to get the rest): the agent gives it to the
+	// model as it is instead of cutting it generically.
+	Bounded bool
 }
 
 // Errorf is a failed call's result.
@@ -120,7 +126,8 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Builtin returns acpd's built-in tools, sorted by name.
+// Builtin returns acpd's built-in tools, sorted by name. apply_patch is
+// meant for the models trained on its format (see [PatchModel]).
 func Builtin(o Options) []*Tool {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -128,23 +135,123 @@ func Builtin(o Options) []*Tool {
 	ts := []*Tool{
 		readFileTool(), writeFileTool(), editFileTool(), listDirTool(o),
 		globTool(o), grepTool(o), runCommandTool(o), planTool(),
+		multiEditTool(), applyPatchTool(),
 	}
 	slices.SortFunc(ts, func(a, b *Tool) int { return strings.Compare(a.Def.Name, b.Def.Name) })
 	return ts
 }
 
-// DecodeInput decodes a tool call's arguments strictly: field names match
-// exactly, and unknown arguments are an error the model can correct (the
-// schemas say additionalProperties: false).
+// PatchModel reports whether the model (its ID without provider) belongs
+// to a family trained on apply_patch's format: OpenAI's GPT, o-series and
+// Codex models. Others get edit_file and multi_edit only.
+func PatchModel(id string) bool {
+	id = strings.ToLower(id)
+	if i := strings.LastIndexByte(id, '/'); i >= 0 {
+		id = id[i+1:] // e.g. openrouter's "openai/gpt-5"
+	}
+	switch {
+	case strings.HasPrefix(id, "gpt-"), strings.Contains(id, "codex"):
+		return true
+	case len(id) >= 2 && id[0] == 'o' && id[1] >= '1' && id[1] <= '9':
+		return true
+	}
+	return false
+}
+
+// DecodeInput decodes a tool call's arguments strictly, forgiving the
+// usual slips: an argument spelled as a known alias (file_path or filePath
+// for path, old_str for old_string, cmd for command, …) or in camelCase
+// (oldString) is taken as the field it names when that field is not given
+// too. Any other unknown argument is an error naming it and listing the
+// expected arguments, for the model to correct.
 func DecodeInput[T any](in json.RawMessage) (T, error) {
 	var v T
-	if err := acp.Unmarshal(in, &v); err != nil {
+	var args map[string]json.RawMessage
+	if err := acp.Unmarshal(in, &args); err != nil {
 		return v, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(in))
+	fields := jsonFields(reflect.TypeFor[T]())
+	var unknown []string
+	for _, k := range slices.Sorted(maps.Keys(args)) {
+		if slices.Contains(fields, k) {
+			continue
+		}
+		to := ""
+		for _, c := range append(argAliases[k], snakeCase(k)) {
+			if _, given := args[c]; slices.Contains(fields, c) && !given {
+				to = c
+				break
+			}
+		}
+		if to == "" {
+			unknown = append(unknown, fmt.Sprintf("%q", k))
+			continue
+		}
+		args[to] = args[k]
+		delete(args, k)
+	}
+	if len(unknown) > 0 {
+		return v, fmt.Errorf("unknown argument %s; the arguments are %s", strings.Join(unknown, ", "), strings.Join(fields, ", "))
+	}
+	data, err := json.Marshal(args)
+	if err != nil {
+		return v, err
+	}
+	if err := acp.Unmarshal(data, &v); err != nil {
+		return v, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	err := dec.Decode(&v)
+	err = dec.Decode(&v)
 	return v, err
+}
+
+// argAliases are other names models use for the built-in tools' arguments,
+// each with the fields it may stand for, in order of preference.
+var argAliases = map[string][]string{
+	"file_path": {"path"}, "filePath": {"path"}, "filepath": {"path"}, "file": {"path"}, "filename": {"path"},
+	"directory": {"path", "cwd"}, "dir": {"path", "cwd"}, "workdir": {"cwd"}, "working_directory": {"cwd"},
+	"old_str": {"old_string"}, "new_str": {"new_string"}, "old": {"old_string"}, "new": {"new_string"},
+	"cmd": {"command"}, "regex": {"pattern"}, "query": {"pattern"}, "glob": {"include"},
+	"text": {"content"}, "contents": {"content"},
+}
+
+// jsonFields lists the JSON names of t's fields (t a struct type).
+func jsonFields(t reflect.Type) []string {
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	var out []string
+	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out = append(out, name)
+	}
+	return out
+}
+
+// snakeCase turns camelCase into snake_case ("oldString" → "old_string");
+// other names are returned as they are.
+func snakeCase(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	var b strings.Builder
+	for i, r := range s {
+		if 'A' <= r && r <= 'Z' {
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // TextContent is tool call content showing text.

@@ -1,0 +1,230 @@
+package agent
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"acpd/acp"
+	"acpd/model"
+)
+
+// The tests in this file check what the model receives: the tool results,
+// tool definitions and system prompt in the request body.
+
+// TestReadFileLongFile: a 2,500-line file is read in windows that never
+// drop lines: each window ends at a whole line within about 50 KB, its
+// footer names the last line shown and the next offset, and following the
+// footers reads every line exactly once.
+func TestReadFileLongFile(t *testing.T) {
+	env := newEnv(t, "")
+	var b strings.Builder
+	for i := 1; i <= 2500; i++ {
+		fmt.Fprintf(&b, "line %04d %s\n", i, strings.Repeat("x", 50))
+	}
+	env.write("long.txt", b.String())
+	c := env.start(nil)
+	sid := c.newSession()
+	seen := map[int]int{}
+	offset := 1
+	for round := 0; offset > 0 && round < 10; round++ {
+		res, isErr, _ := runTools(t, env, c, sid, toolCallReq{"read_file", map[string]any{"path": "long.txt", "offset": offset}})
+		if isErr[0] {
+			t.Fatalf("read at %d: %s", offset, res[0])
+		}
+		if len(res[0]) > 51_000 {
+			t.Fatalf("window of %d bytes", len(res[0]))
+		}
+		rows := strings.Split(strings.TrimSuffix(res[0], "\n"), "\n")
+		last := 0
+		for _, r := range rows {
+			var n int
+			if _, err := fmt.Sscanf(r, "%d\tline %d", &n, new(int)); err == nil && strings.Contains(r, "\tline ") {
+				seen[n]++
+				last = n
+				if !strings.HasSuffix(r, strings.Repeat("x", 50)) {
+					t.Fatalf("line %d shown cut: %q", n, r)
+				}
+			}
+		}
+		footer := rows[len(rows)-1]
+		offset = 0
+		if strings.HasPrefix(footer, "(showing lines") {
+			var from, to, total int
+			if _, err := fmt.Sscanf(footer, "(showing lines %d-%d of %d", &from, &to, &total); err != nil || to != last || total != 2500 {
+				t.Fatalf("footer %q does not name the last line shown (%d)", footer, last)
+			}
+			if !strings.HasSuffix(footer, fmt.Sprintf("read on with offset %d)", last+1)) {
+				t.Fatalf("footer %q: wrong next offset", footer)
+			}
+			offset = last + 1
+		}
+	}
+	for i := 1; i <= 2500; i++ {
+		if seen[i] != 1 {
+			t.Fatalf("line %d was shown %d times", i, seen[i])
+		}
+	}
+}
+
+func TestReadFileBinaryAndDirectory(t *testing.T) {
+	env := newEnv(t, "")
+	env.write("img.bin", "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+	env.write("sub/a.txt", "a\n")
+	c := env.start(nil)
+	sid := c.newSession()
+	res, isErr, _ := runTools(t, env, c, sid,
+		toolCallReq{"read_file", map[string]any{"path": "img.bin"}},
+		toolCallReq{"read_file", map[string]any{"path": "sub"}},
+	)
+	if !isErr[0] || !strings.Contains(res[0], "img.bin is a binary file") || strings.ContainsRune(res[0], 0) {
+		t.Errorf("binary read: %q", res[0])
+	}
+	if !isErr[1] || res[1] != "sub is a directory; use list_dir to see its entries" {
+		t.Errorf("directory read: %q", res[1])
+	}
+}
+
+// TestEditFileCRLFAndWhitespace: edits the model's copy of the text cannot
+// match byte for byte still apply, keep the file's line endings, and say
+// which matcher was used; a failed edit shows the closest lines.
+func TestEditFileCRLFAndWhitespace(t *testing.T) {
+	env := newEnv(t, "")
+	env.write("w.txt", "one\r\ntwo\r\nthree\r\n")
+	env.write("g.go", "func f() {\n\t\tif x {   \n\t\t\ty()\n\t\t}\n}\n")
+	c := env.start(nil)
+	sid := c.newSession()
+	c.setPerm(choose(acp.PermissionOptionKindAllowOnce))
+	res, isErr, _ := runTools(t, env, c, sid,
+		toolCallReq{"read_file", map[string]any{"path": "w.txt"}},
+		toolCallReq{"edit_file", map[string]any{"path": "w.txt", "old_string": "one\ntwo", "new_string": "1\n2"}},
+		toolCallReq{"read_file", map[string]any{"path": "g.go"}},
+		toolCallReq{"edit_file", map[string]any{"path": "g.go", "old_string": "if x {\n\ty()\n}", "new_string": "if x {\n\tz()\n}"}},
+		toolCallReq{"edit_file", map[string]any{"file_path": "g.go", "old_string": "func g() {\n\t\tif x {", "new_string": "q"}},
+	)
+	if isErr[1] || !strings.Contains(res[1], "(lines 1-2)") || !strings.Contains(res[1], "     1\t1\n     2\t2\n     3\tthree\n") {
+		t.Errorf("CRLF edit: %q", res[1])
+	}
+	if data, _ := os.ReadFile(env.path("w.txt")); string(data) != "1\r\n2\r\nthree\r\n" {
+		t.Errorf("w.txt = %q", data)
+	}
+	if isErr[3] || !strings.Contains(res[3], "matched ignoring indentation") {
+		t.Errorf("indentation edit: %q", res[3])
+	}
+	if data, _ := os.ReadFile(env.path("g.go")); string(data) != "func f() {\n\t\tif x {\n\t\t\tz()\n\t\t}\n}\n" {
+		t.Errorf("g.go = %q", data)
+	}
+	want := "g.go: old_string was not found in the file. The closest lines (1 of 2 lines of old_string similar) are:\n     1\tfunc f() {\n     2\t\t\tif x {\n     3\t\t\t\tz()\nRead the file again"
+	if !isErr[4] || !strings.HasPrefix(res[4], want) {
+		t.Errorf("failed edit:\n%q\nwant prefix\n%q", res[4], want)
+	}
+}
+
+func TestMultiEditAndApplyPatch(t *testing.T) {
+	env := newEnv(t, "")
+	env.write("m.txt", "a\nb\nc\n")
+	env.write("p.txt", "keep\nold\n")
+	env.write("gone.txt", "bye\n")
+	c := env.start(nil)
+	sid := c.newSession()
+	c.setPerm(choose(acp.PermissionOptionKindAllowOnce))
+	patchText := "*** Begin Patch\n*** Add File: new/n.txt\n+fresh\n*** Update File: p.txt\n*** Move to: q.txt\n@@\n keep\n-old\n+new\n*** Delete File: gone.txt\n*** End Patch"
+	res, isErr, _ := runTools(t, env, c, sid,
+		toolCallReq{"read_file", map[string]any{"path": "m.txt"}},
+		toolCallReq{"multi_edit", map[string]any{"path": "m.txt", "edits": []map[string]any{{"old_string": "a", "new_string": "A"}, {"old_string": "zzz", "new_string": "Z"}}}},
+		toolCallReq{"multi_edit", map[string]any{"path": "m.txt", "edits": []map[string]any{{"old_string": "a", "new_string": "A"}, {"old_string": "A\nb", "new_string": "AB"}}}},
+		toolCallReq{"apply_patch", map[string]any{"input": patchText}},
+		toolCallReq{"read_file", map[string]any{"path": "p.txt"}},
+		toolCallReq{"read_file", map[string]any{"path": "gone.txt"}},
+		toolCallReq{"apply_patch", map[string]any{"input": patchText}},
+		toolCallReq{"apply_patch", map[string]any{"input": "*** Begin Patch\n*** Update File: q.txt\n@@\n keep\n-nothing like it\n+x\n*** End Patch"}},
+	)
+	if !isErr[1] || !strings.Contains(res[1], "edit 2 of 2: old_string was not found") || !strings.Contains(res[1], "no edit was applied") {
+		t.Errorf("failing multi_edit: %q", res[1])
+	}
+	if isErr[2] || !strings.Contains(res[2], "Edited m.txt with 2 edits:\nedit 1 replaced 1 occurrence(s) (line 1).\nedit 2 replaced 1 occurrence(s) (line 1).") {
+		t.Errorf("multi_edit: %q", res[2])
+	}
+	if data, _ := os.ReadFile(env.path("m.txt")); string(data) != "AB\nc\n" {
+		t.Errorf("m.txt = %q", data)
+	}
+	// The patch's update and delete need the files read first (the
+	// edit tools' stale-write rule): nothing is written.
+	if !isErr[3] || !strings.Contains(res[3], "nothing changed") || !strings.Contains(res[3], "read the file again") {
+		t.Errorf("patch of unread files: %q", res[3])
+	}
+	if isErr[6] || res[6] != "Applied the patch:\nA new/n.txt\nA q.txt\nD p.txt\nD gone.txt\n" {
+		t.Errorf("patch: %q", res[6])
+	}
+	for name, want := range map[string]string{"new/n.txt": "fresh\n", "q.txt": "keep\nnew\n"} {
+		if data, err := os.ReadFile(env.path(name)); err != nil || string(data) != want {
+			t.Errorf("%s = %q, %v", name, data, err)
+		}
+	}
+	for _, name := range []string{"p.txt", "gone.txt"} {
+		if _, err := os.Stat(env.path(name)); err == nil {
+			t.Errorf("%s still exists", name)
+		}
+	}
+	if !isErr[7] || !strings.Contains(res[7], "could not find the lines to change") || !strings.Contains(res[7], "     1\tkeep") {
+		t.Errorf("mismatched patch: %q", res[7])
+	}
+}
+
+// TestToolArgumentSlips: file_path is taken for path; an unknown argument
+// is named with the expected ones.
+func TestToolArgumentSlips(t *testing.T) {
+	env := newEnv(t, "")
+	env.write("a.txt", "a\n")
+	c := env.start(nil)
+	sid := c.newSession()
+	res, isErr, _ := runTools(t, env, c, sid,
+		toolCallReq{"read_file", map[string]any{"file_path": "a.txt"}},
+		toolCallReq{"read_file", map[string]any{"path": "a.txt", "lines": 3}},
+	)
+	if isErr[0] || res[0] != "     1\ta\n" {
+		t.Errorf("file_path: %q", res[0])
+	}
+	if !isErr[1] || res[1] != `invalid read_file arguments: unknown argument "lines"; the arguments are path, offset, limit` {
+		t.Errorf("unknown argument: %q", res[1])
+	}
+}
+
+func toolNames(req model.Request) []string {
+	var names []string
+	for _, d := range req.Tools {
+		names = append(names, d.Name)
+	}
+	return names
+}
+
+// TestOfferedTools: apply_patch goes to the model families trained on it;
+// plan mode offers only the tools it allows.
+func TestOfferedTools(t *testing.T) {
+	env := newEnv(t, "")
+	c := env.start(nil)
+	sid := c.newSession()
+	rec := record(toolSeq())
+	env.setModel(mainModel, rec)
+	env.setModel("test/gpt-5", rec)
+	c.mustPrompt(sid, "hi", acp.StopReasonEndTurn)
+	names := toolNames(rec.last(t))
+	want := []string{"edit_file", "glob", "grep", "list_dir", "multi_edit", "read_file", "run_command", "update_plan", "write_file"}
+	if !slices.Equal(names, want) {
+		t.Errorf("tools %v, want %v", names, want)
+	}
+	if _, err := c.setConfig(sid, "model", "test/gpt-5"); err != nil {
+		t.Fatal(err)
+	}
+	c.mustPrompt(sid, "hi", acp.StopReasonEndTurn)
+	if names := toolNames(rec.last(t)); !slices.Contains(names, "apply_patch") {
+		t.Errorf("gpt-5 tools %v lack apply_patch", names)
+	}
+	c.mustMode(sid, "plan")
+	c.mustPrompt(sid, "hi", acp.StopReasonEndTurn)
+	if names, want := toolNames(rec.last(t)), []string{"glob", "grep", "list_dir", "read_file", "update_plan"}; !slices.Equal(names, want) {
+		t.Errorf("plan-mode tools %v, want %v", names, want)
+	}
+}
