@@ -280,7 +280,7 @@ func runApplyPatch(ctx context.Context, env Env, c *Call) Result {
 	title := fmt.Sprintf("Patch %d file(s)", len(perm))
 	kind := acp.ToolKindEdit
 	upd := acp.ToolCallUpdate{Title: &title, Kind: &kind, RawInput: c.Input, Locations: locs}
-	if ok, why := env.Authorize(ctx, c, permissions.Call{Tool: c.Name, Paths: perm}, upd); !ok {
+	if ok, why := env.Authorize(ctx, c, permissions.Call{Tool: c.Name, Kind: acp.ToolKindEdit, Paths: perm}, upd); !ok {
 		return Errorf("%s", why)
 	}
 	changes, err := patch.Apply(ctx, p, files)
