@@ -8,6 +8,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -21,9 +22,19 @@ import (
 	"acpd/sandbox"
 )
 
-// version is set at build time with -ldflags "-X main.version=…"; otherwise it
-// comes from the module's build info.
-var version = ""
+// version, commit and date are set at build time with -ldflags
+// "-X main.version=… -X main.commit=… -X main.date=…" (see .goreleaser.yaml);
+// otherwise the version comes from the module's build info.
+var version, commit, date = "", "", ""
+
+// versionLine is what --version and the version command print.
+func versionLine() string {
+	s := "acpd " + acpdVersion()
+	if commit != "" {
+		s += " (commit " + commit + ", built " + cmp.Or(date, "unknown") + ")"
+	}
+	return s
+}
 
 func acpdVersion() string {
 	if version != "" {
@@ -87,7 +98,7 @@ Run without a subcommand (or with "serve") it serves ACP on stdio.`,
 			return runServe(cmd.Context(), g, cmd)
 		},
 	}
-	root.SetVersionTemplate("acpd {{.Version}}\n")
+	root.SetVersionTemplate(versionLine() + "\n")
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.config, "config", "", "user config file (default $XDG_CONFIG_HOME/acpd/config.toml; env ACPD_CONFIG)")
 	pf.StringVar(&g.model, "model", "", "model as provider/model, e.g. anthropic/claude-sonnet-4-5 or replay/script.jsonl (env ACPD_MODEL)")
@@ -117,7 +128,7 @@ Run without a subcommand (or with "serve") it serves ACP on stdio.`,
 			Short: "Print acpd's version",
 			Args:  cobra.NoArgs,
 			Run: func(cmd *cobra.Command, _ []string) {
-				fmt.Fprintf(cmd.OutOrStdout(), "acpd %s\n", acpdVersion())
+				fmt.Fprintln(cmd.OutOrStdout(), versionLine())
 			},
 		},
 	)
