@@ -3,7 +3,7 @@
 GO ?= go
 export PATH := $(CURDIR)/testdata/node_modules/.bin:$(PATH)
 
-.PHONY: build run test test-deps vet generate bench clean
+.PHONY: build run test test-deps test-windows vet generate bench clean
 
 build:
 	$(GO) build -o bin/acpd ./cmd/acpd
@@ -28,6 +28,13 @@ vet:
 
 test: test-deps vet
 	$(GO) test -race -count=1 -timeout 30m ./...
+	$(MAKE) --no-print-directory test-windows
+
+# test-windows runs the Windows test binaries of the packages Wine emulates
+# well (see .ci/test-windows and the README). Without Wine and MinGW it says
+# so and skips, except under CI=true, where .ci/run installs them.
+test-windows:
+	./.ci/test-windows
 
 generate: test-deps
 	$(GO) generate ./...

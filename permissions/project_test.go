@@ -4,10 +4,12 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"acpd/internal/testdir"
 )
 
 func TestProjectKey(t *testing.T) {
-	base := t.TempDir()
+	base := testdir.New(t)
 	repo := filepath.Join(base, "repo")
 	deep := filepath.Join(repo, "a", "b")
 	wt := filepath.Join(base, "worktree")

@@ -11,12 +11,13 @@ import (
 	"testing"
 
 	"acpd/internal/filelock"
+	"acpd/internal/testdir"
 )
 
 var storeWriters = flag.Int("permissions.writers", 20, "entries each of the two concurrent stores writes in TestStoresShareFile")
 
 func TestStorePersistsAcrossReopen(t *testing.T) {
-	dir := t.TempDir()
+	dir := testdir.New(t)
 	path := filepath.Join(dir, "state", "permissions.json")
 	s, err := OpenStore(path)
 	if err != nil {
@@ -90,7 +91,7 @@ func TestStorePersistsAcrossReopen(t *testing.T) {
 }
 
 func TestStoreRemove(t *testing.T) {
-	s := openTestStore(t, t.TempDir())
+	s := openTestStore(t, testdir.New(t))
 	if err := s.add("/p", []Rule{
 		{Action: Allow, Tool: "run_command", Match: "a"},
 		{Action: Allow, Tool: "run_command", Match: "b"},
@@ -127,7 +128,7 @@ func TestStoreRemove(t *testing.T) {
 // TestStoresShareFile simulates two processes: two Stores on one file (each
 // with its own lock descriptor) writing concurrently must not lose entries.
 func TestStoresShareFile(t *testing.T) {
-	dir := t.TempDir()
+	dir := testdir.New(t)
 	a := openTestStore(t, dir)
 	b := openTestStore(t, dir)
 	n := *storeWriters
@@ -175,7 +176,7 @@ func TestStoresShareFile(t *testing.T) {
 }
 
 func TestStoreLockTimeout(t *testing.T) {
-	s := openTestStore(t, t.TempDir())
+	s := openTestStore(t, testdir.New(t))
 	unlock, err := filelock.Lock(s.path+".lock", lockTimeout)
 	if err != nil {
 		t.Fatal(err)
@@ -190,7 +191,7 @@ func TestOpenStoreErrors(t *testing.T) {
 	if _, err := OpenStore(""); err == nil {
 		t.Error("empty path accepted")
 	}
-	dir := t.TempDir()
+	dir := testdir.New(t)
 	for name, content := range map[string]string{
 		"garbage.json":   "not json",
 		"version.json":   `{"version": 2, "entries": []}`,
