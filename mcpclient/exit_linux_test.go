@@ -1,24 +1,19 @@
 package mcpclient
 
 import (
-	"context"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
-// TestServerExit checks that a stdio server that dies loses its tools and is
-// reaped.
+// TestServerExit checks that a stdio server that dies is reaped, keeps its
+// tools listed and is restarted on its next use.
 func TestServerExit(t *testing.T) {
 	node, entry := everything(t)
 	before := children(t)
-	changed := make(chan struct{}, 8)
-	m := newTestManager(t, Options{BaseEnv: baseEnv(node), OnToolsChanged: func() {
-		select {
-		case changed <- struct{}{}:
-		default:
-		}
-	}})
+	m := newTestManager(t, Options{BaseEnv: baseEnv(node)})
 	startOK(t, m, stdioEverything("doomed", node, entry))
 	var pid int
 	for _, p := range children(t) {
@@ -32,11 +27,20 @@ func TestServerExit(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	for len(m.Tools()) > 0 {
-		waitChange(t, changed)
+	for statusOf(m, "doomed").State != StateRestarting {
+		time.Sleep(10 * time.Millisecond)
 	}
-	if _, err := m.Call(context.Background(), "mcp__doomed__echo", nil); err == nil {
-		t.Error("Call on a dead server succeeded")
+	if st := statusOf(m, "doomed"); !strings.Contains(st.Err, "killed") {
+		t.Errorf("status = %+v, want the kill named", st)
+	}
+	if slices.Contains(children(t), pid) {
+		t.Errorf("the killed server %d was not reaped", pid)
+	}
+	if _, ok := findTool(m.Tools(), "mcp__doomed__echo"); !ok {
+		t.Error("tools disappeared while restarting")
+	}
+	if res := call(t, m, "mcp__doomed__echo", `{"message":"again"}`); res.Text != "Echo: again" {
+		t.Errorf("echo after restart = %+v", res)
 	}
 	if err := m.Close(); err != nil {
 		t.Logf("Close: %v", err)

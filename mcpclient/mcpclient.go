@@ -37,7 +37,7 @@ const (
 	TransportSSE   = "sse"   // the legacy HTTP+SSE transport (protocol 2024-11-05)
 )
 
-// Limits applied to what servers send.
+// Limits and defaults.
 const (
 	// maxToolsPerServer bounds how many tools one server may contribute;
 	// listing stops there (further tools are ignored and a warning logged).
@@ -50,7 +50,27 @@ const (
 	// stderrTail is how many trailing bytes of a stdio server's stderr are
 	// kept to explain a failed start.
 	stderrTail = 1024
+
+	// DefaultGrace is how long a turn should wait for servers still
+	// connecting (see [Manager.Wait]).
+	DefaultGrace = 2 * time.Second
+	// DefaultConnectTimeout bounds one connection attempt of [Manager.Add].
+	DefaultConnectTimeout = 30 * time.Second
+	// DefaultCallTimeout bounds a tool call that reports no progress.
+	DefaultCallTimeout = 2 * time.Minute
+	// DefaultProgressCallTimeout bounds a tool call that reports progress.
+	DefaultProgressCallTimeout = 10 * time.Minute
+
+	// maxRestarts restarts within restartWindow put a server down for good.
+	maxRestarts   = 5
+	restartWindow = 5 * time.Minute
+	maxBackoff    = 30 * time.Second
 )
+
+// restartBase is the delay before the first restart; it doubles with each
+// further restart within restartWindow, up to maxBackoff. A variable for
+// tests.
+var restartBase = 500 * time.Millisecond
 
 // ErrClosed is returned (wrapped) by [Manager.Start] and [Manager.Call]
 // after [Manager.Close].
@@ -59,6 +79,14 @@ var ErrClosed = errors.New("mcpclient: manager closed")
 // ErrUnknownTool is returned (wrapped) by [Manager.Call] for a qualified name
 // that [Manager.Tools] does not currently list.
 var ErrUnknownTool = errors.New("mcpclient: unknown tool")
+
+// ErrUnavailable is returned (wrapped, with the reason) by calls to a server
+// that is down.
+var ErrUnavailable = errors.New("mcp server unavailable")
+
+// ErrTimeout is returned (wrapped) by [Manager.Call] when the call outlived
+// its timeout; the server was told the request is cancelled.
+var ErrTimeout = errors.New("mcp tool call timed out")
 
 // Server describes one MCP server to connect to, as an editor sends it in
 // ACP's session/new mcpServers.
@@ -77,11 +105,19 @@ type Server struct {
 	Env []string
 	// URL is the endpoint of an http or sse server (http or https only).
 	URL string
-	// Headers are sent with every HTTP request to an http or sse server.
+	// Headers are sent with every HTTP request to an http or sse server
+	// whose origin (scheme, host and port) is URL's: a redirect to another
+	// origin is followed without them.
 	Headers map[string]string
 	// Transport is TransportStdio, TransportHTTP or TransportSSE. Empty means
 	// stdio when Command is set.
 	Transport string
+	// ProtocolVersion pins the protocol revision: ProtocolStateless always
+	// starts with server/discover, ProtocolLegacy (or an older version)
+	// always uses initialize. Empty means automatic: server/discover first,
+	// and a stdio server that dies on it is respawned and connected with
+	// initialize, a verdict remembered in Options.StateDir.
+	ProtocolVersion string
 }
 
 // Options configure a [Manager].
@@ -99,14 +135,24 @@ type Options struct {
 	// Dir is the working directory of stdio servers and, when non-empty, is
 	// offered to servers as the client's single root (file:// URI).
 	Dir string
+	// StateDir, if set, is where the Manager remembers which stdio servers
+	// need the legacy initialize handshake (file mcp-eras.json).
+	StateDir string
+	// ConnectTimeout bounds one connection attempt started by [Manager.Add]
+	// or a restart; zero means DefaultConnectTimeout.
+	ConnectTimeout time.Duration
+	// CallTimeout bounds a tool call whose server reports no progress;
+	// ProgressCallTimeout bounds one that does (counted from the start of
+	// the call). Zero means DefaultCallTimeout and DefaultProgressCallTimeout.
+	CallTimeout, ProgressCallTimeout time.Duration
 	// OnToolsChanged, if set, is called after [Manager.Tools] changed because
-	// a server sent notifications/tools/list_changed or disconnected. It runs
-	// on a goroutine owned by the Manager and must return promptly; it must
-	// not call [Manager.Close].
+	// a server connected, sent notifications/tools/list_changed or went
+	// down. It runs on a goroutine owned by the Manager and must return
+	// promptly; it must not call [Manager.Close].
 	OnToolsChanged func()
 	// OnPromptsChanged, if set, is called after [Manager.Prompts] changed
-	// because a server sent notifications/prompts/list_changed or
-	// disconnected. The same rules as for OnToolsChanged apply.
+	// because a server connected, sent notifications/prompts/list_changed or
+	// went down. The same rules as for OnToolsChanged apply.
 	OnPromptsChanged func()
 	// Elicit, if set, answers a server's request for user input
 	// (elicitation/create) on behalf of the named server; the Manager then
@@ -150,31 +196,82 @@ type Result struct {
 	Structured json.RawMessage
 }
 
+// State is a configured server's health, as in [ServerStatus.State].
+type State string
+
+// Server states.
+const (
+	// StateStarting: the first connection attempt is under way.
+	StateStarting State = "starting"
+	// StateReady: connected; its tools are listed.
+	StateReady State = "ready"
+	// StateRestarting: the connection was lost; the server is restarted on
+	// its next use and its tools stay listed meanwhile.
+	StateRestarting State = "restarting"
+	// StateDown: the server failed to start, or restarted too often; it
+	// stays down for the Manager's lifetime.
+	StateDown State = "down"
+)
+
+// ServerStatus is one configured server's state, for system prompts, the
+// editor and `acpd mcp list`.
+type ServerStatus struct {
+	Name, Transport string
+	State           State
+	// ProtocolVersion is the negotiated revision of the latest connection
+	// (empty before the first one).
+	ProtocolVersion string
+	// Tools is how many tools the server lists (kept while restarting).
+	Tools int
+	// Err says why the server is down or restarting (empty when ready). It
+	// names no URL credentials.
+	Err string
+}
+
 // Manager owns the MCP connections of one session. All methods are safe for
 // concurrent use. Close must be called to end the connections and reap the
 // stdio children.
 type Manager struct {
 	opts Options
 	log  *log.Logger
+	eras *eraStore
 
 	ctx    context.Context // canceled by Close; bounds background work
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // Start calls and per-connection goroutines
 
-	mu     sync.Mutex
-	closed bool
-	names  map[string]bool // server names started or starting
-	conns  []*conn         // connected servers, in start order
-	tools  []Tool
-	lookup map[string]toolRef
+	mu      sync.Mutex
+	closed  bool
+	names   map[string]bool // server names added
+	servers []*srv          // in the order added
+	changed chan struct{}   // closed and replaced whenever a server settles
+	tools   []Tool
+	lookup  map[string]toolRef
 
 	prompts      []Prompt
 	promptLookup map[string]toolRef
+
+	progress progressTable
 }
 
 type toolRef struct {
-	c    *conn
+	s    *srv
 	name string
+}
+
+// srv is one configured server and its current connection, if any. Fields
+// after cfg are guarded by Manager.mu.
+type srv struct {
+	cfg Server
+
+	state      State
+	c          *conn // live connection, nil unless StateReady
+	tools      []*mcp.Tool
+	prompts    []*mcp.Prompt
+	version    string
+	err        error
+	restarts   []time.Time   // restart attempts within restartWindow
+	connecting chan struct{} // non-nil while a connection attempt runs; closed when it ends
 }
 
 // conn is one live server connection.
@@ -182,12 +279,13 @@ type conn struct {
 	server  Server
 	session *mcp.ClientSession
 	closeFn func() error // closes the session and releases transport resources
+	proc    *stdioProc   // the stdio child, nil for HTTP
 
 	refresh        chan struct{} // capacity 1: a pending refresh; further signals coalesce
 	refreshPrompts chan struct{} // likewise for prompts
 	done           chan struct{} // closed when the session has ended
 
-	// tools and prompts are guarded by Manager.mu.
+	// tools and prompts are the lists fetched while connecting.
 	tools   []*mcp.Tool
 	prompts []*mcp.Prompt
 }
@@ -200,21 +298,52 @@ func NewManager(opts Options) *Manager {
 	if opts.ClientVersion == "" {
 		opts.ClientVersion = "dev"
 	}
+	if opts.ConnectTimeout <= 0 {
+		opts.ConnectTimeout = DefaultConnectTimeout
+	}
+	if opts.CallTimeout <= 0 {
+		opts.CallTimeout = DefaultCallTimeout
+	}
+	if opts.ProgressCallTimeout <= 0 {
+		opts.ProgressCallTimeout = DefaultProgressCallTimeout
+	}
 	l := opts.Logger
 	if l == nil {
 		l = log.Default()
 	}
+	eras := &eraStore{}
+	if opts.StateDir != "" {
+		eras.path = filepath.Join(opts.StateDir, eraFile)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Manager{
-		opts:   opts,
-		log:    l.WithPrefix("mcp"),
-		ctx:    ctx,
-		cancel: cancel,
-		names:  map[string]bool{},
-		lookup: map[string]toolRef{},
+		opts:    opts,
+		log:     l.WithPrefix("mcp"),
+		eras:    eras,
+		ctx:     ctx,
+		cancel:  cancel,
+		names:   map[string]bool{},
+		lookup:  map[string]toolRef{},
+		changed: make(chan struct{}),
 
 		promptLookup: map[string]toolRef{},
+		progress:     progressTable{calls: map[string]*callState{}},
 	}
+}
+
+// Add starts connecting to servers in the background and returns at once.
+// Each connection attempt is bounded by Options.ConnectTimeout; a server
+// that connects later joins [Manager.Tools] then (OnToolsChanged is
+// called). The result holds one error per server that could not even be
+// started (invalid, duplicate name, Manager closed); the others report
+// through [Manager.Status]. Names must stay unique for the Manager's
+// lifetime.
+func (m *Manager) Add(servers []Server) []error {
+	errs, added := m.add(servers)
+	for _, s := range added {
+		m.launch(m.ctx, s, m.opts.ConnectTimeout)
+	}
+	return compact(errs)
 }
 
 // Start connects to servers in parallel and lists their tools. It returns
@@ -224,94 +353,236 @@ func NewManager(opts Options) *Manager {
 // failed (naming it); failed servers are skipped and never affect the
 // others. A stdio server's error ends with the last bytes of its stderr,
 // which is the server's own output. Start may be called more than once;
-// names must stay unique for the Manager's lifetime (also after a server
-// disconnects).
+// names must stay unique for the Manager's lifetime.
 func (m *Manager) Start(ctx context.Context, servers []Server) []error {
-	m.mu.Lock()
-	if m.closed {
-		m.mu.Unlock()
-		errs := make([]error, 0, len(servers))
-		for _, s := range servers {
-			errs = append(errs, fmt.Errorf("mcp server %q: %w", s.Name, ErrClosed))
-		}
-		return errs
-	}
-	errs := make([]error, len(servers))
-	var todo []int
-	for i, s := range servers {
-		if err := validate(s); err != nil {
-			errs[i] = fmt.Errorf("mcp server %q: %w", s.Name, err)
-			continue
-		}
-		if m.names[s.Name] {
-			errs[i] = fmt.Errorf("mcp server %q: duplicate server name", s.Name)
-			continue
-		}
-		m.names[s.Name] = true
-		todo = append(todo, i)
+	errs, added := m.add(servers)
+	if len(added) == 0 {
+		return compact(errs)
 	}
 	m.wg.Add(1) // keeps Close waiting until this Start has settled
-	m.mu.Unlock()
 	defer m.wg.Done()
-
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	unlink := context.AfterFunc(m.ctx, stop)
 	defer unlink()
-
-	results := make([]*conn, len(servers))
 	var wg sync.WaitGroup
-	for _, i := range todo {
-		wg.Go(func() {
-			c, err := m.connect(ctx, servers[i])
-			if err != nil {
-				errs[i] = fmt.Errorf("mcp server %q: %w", servers[i].Name, scrub(err, servers[i].URL))
-				return
-			}
-			results[i] = c
-		})
+	for _, s := range added {
+		wg.Go(func() { m.attempt(ctx, s, 0) })
 	}
 	wg.Wait()
-
-	var late []*conn // connected, but Close came first
-	defer func() {
-		for _, c := range late {
-			_ = c.closeFn()
-		}
-	}()
 	m.mu.Lock()
-	for _, i := range todo {
-		c := results[i]
-		if c == nil {
-			delete(m.names, servers[i].Name)
+	for i, s := range servers {
+		if errs[i] != nil {
 			continue
 		}
-		if m.closed {
-			errs[i] = fmt.Errorf("mcp server %q: %w", servers[i].Name, ErrClosed)
-			late = append(late, c)
-			continue
+		for _, a := range added {
+			if a.cfg.Name == s.Name && a.state == StateDown {
+				errs[i] = fmt.Errorf("mcp server %q: %w", s.Name, a.err)
+			}
 		}
-		m.conns = append(m.conns, c)
-		m.wg.Add(2)
-		go m.watch(c)
-		go m.refresher(c)
-		m.log.Info("connected", "server", c.server.Name, "tools", len(c.tools))
 	}
-	m.rebuildLocked()
 	m.mu.Unlock()
+	return compact(errs)
+}
 
-	var out []error
+// add validates servers and registers the valid ones (StateStarting, with
+// a connection attempt pending). errs has one entry per server.
+func (m *Manager) add(servers []Server) (errs []error, added []*srv) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	errs = make([]error, len(servers))
+	for i, s := range servers {
+		switch err := validate(s); {
+		case m.closed:
+			errs[i] = fmt.Errorf("mcp server %q: %w", s.Name, ErrClosed)
+		case err != nil:
+			errs[i] = fmt.Errorf("mcp server %q: %w", s.Name, err)
+		case m.names[s.Name]:
+			errs[i] = fmt.Errorf("mcp server %q: duplicate server name", s.Name)
+		default:
+			m.names[s.Name] = true
+			x := &srv{cfg: s, state: StateStarting, connecting: make(chan struct{})}
+			m.servers = append(m.servers, x)
+			added = append(added, x)
+		}
+	}
 	for _, err := range errs {
 		if err != nil {
 			m.log.Warn("server failed to start", "err", err)
+		}
+	}
+	return errs, added
+}
+
+func compact(errs []error) []error {
+	var out []error
+	for _, err := range errs {
+		if err != nil {
 			out = append(out, err)
 		}
 	}
 	return out
 }
 
-// Tools returns a snapshot of every tool of every connected server, ordered
-// by server start order, then in the order the server lists them.
+// launch runs one connection attempt of s in the background, after delay,
+// bounded by timeout and m.ctx. s.connecting must be set.
+func (m *Manager) launch(parent context.Context, s *srv, timeout time.Duration) {
+	m.launchAfter(parent, s, timeout, 0)
+}
+
+func (m *Manager) launchAfter(parent context.Context, s *srv, timeout, delay time.Duration) {
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		ctx, cancel := context.WithTimeout(parent, timeout+delay)
+		defer cancel()
+		m.attempt(ctx, s, delay)
+	}()
+}
+
+// attempt connects s (after delay) and records the outcome. s.connecting
+// must be set; attempt closes it.
+func (m *Manager) attempt(ctx context.Context, s *srv, delay time.Duration) {
+	var c *conn
+	var err error
+	if delay > 0 {
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			err = context.Cause(ctx)
+		}
+		t.Stop()
+	}
+	if err == nil {
+		c, err = m.connect(ctx, s.cfg)
+	}
+	if err != nil {
+		err = scrub(err, s.cfg.URL)
+		if errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("no answer to the MCP handshake in time: %w", err)
+		}
+	}
+
+	m.mu.Lock()
+	if m.closed {
+		s.state, s.err = StateDown, ErrClosed
+		m.settleLocked(s)
+		m.mu.Unlock()
+		if c != nil {
+			_ = c.closeFn() // connected, but Close came first
+		}
+		return
+	}
+	wasListed := len(s.tools) > 0 || len(s.prompts) > 0
+	switch {
+	case err == nil:
+		s.state, s.c, s.err = StateReady, c, nil
+		s.tools, s.prompts = c.tools, c.prompts
+		s.version = c.session.InitializeResult().ProtocolVersion
+		m.wg.Add(2)
+		go m.watch(s, c)
+		go m.refresher(s, c)
+		m.log.Info("connected", "server", s.cfg.Name, "protocol", s.version, "tools", len(c.tools))
+	case s.state == StateStarting:
+		s.state, s.err = StateDown, err
+		m.log.Warn("server failed to start", "server", s.cfg.Name, "err", err)
+	default: // a restart failed; the next use tries again (or gives up)
+		s.err = err
+		m.log.Warn("restarting server failed", "server", s.cfg.Name, "err", err)
+		if m.exhaustedLocked(s, time.Now()) {
+			m.downLocked(s)
+		}
+	}
+	m.settleLocked(s)
+	listed := len(s.tools) > 0 || len(s.prompts) > 0
+	m.rebuildLocked()
+	m.mu.Unlock()
+	if err == nil || wasListed != listed {
+		m.notifyChanged()
+		m.notifyPromptsChanged()
+	}
+}
+
+// settleLocked ends s's connection attempt and wakes waiters.
+func (m *Manager) settleLocked(s *srv) {
+	if s.connecting != nil {
+		close(s.connecting)
+		s.connecting = nil
+	}
+	close(m.changed)
+	m.changed = make(chan struct{})
+}
+
+// exhaustedLocked prunes s's restart history and reports whether it used
+// up its restarts.
+func (m *Manager) exhaustedLocked(s *srv, now time.Time) bool {
+	kept := s.restarts[:0]
+	for _, t := range s.restarts {
+		if now.Sub(t) < restartWindow {
+			kept = append(kept, t)
+		}
+	}
+	s.restarts = kept
+	return len(kept) >= maxRestarts
+}
+
+// downLocked puts s down for good after too many restarts; its tools go.
+func (m *Manager) downLocked(s *srv) {
+	s.state = StateDown
+	s.err = fmt.Errorf("stopped after %d restarts within %v; last error: %v", maxRestarts, restartWindow, s.err)
+	s.tools, s.prompts = nil, nil
+	m.log.Warn("server is down", "server", s.cfg.Name, "err", s.err)
+}
+
+// Wait waits until no server is in its first connection attempt, or grace
+// has passed, or ctx is done, whichever comes first. A turn calls it
+// before its first model request so that a slow server delays it by at
+// most grace.
+func (m *Manager) Wait(ctx context.Context, grace time.Duration) {
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	for {
+		m.mu.Lock()
+		ch := m.changed
+		pending := false
+		for _, s := range m.servers {
+			pending = pending || s.state == StateStarting
+		}
+		m.mu.Unlock()
+		if !pending {
+			return
+		}
+		select {
+		case <-ch:
+		case <-t.C:
+			return
+		case <-ctx.Done():
+			return
+		case <-m.ctx.Done():
+			return
+		}
+	}
+}
+
+// Status reports every added server, in the order added.
+func (m *Manager) Status() []ServerStatus {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]ServerStatus, 0, len(m.servers))
+	for _, s := range m.servers {
+		st := ServerStatus{Name: s.cfg.Name, Transport: transportOf(s.cfg), State: s.state, ProtocolVersion: s.version, Tools: len(s.tools)}
+		if s.err != nil && s.state != StateReady {
+			st.Err = s.err.Error()
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// Tools returns a snapshot of every tool of every ready or restarting
+// server, ordered by the order servers were added, then in the order the
+// server lists them.
 func (m *Manager) Tools() []Tool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -320,11 +591,83 @@ func (m *Manager) Tools() []Tool {
 	return out
 }
 
+// live returns s's connection, restarting the server first when it lost
+// its connection (waiting within ctx), or an error when it is down.
+func (m *Manager) live(ctx context.Context, s *srv) (*conn, error) {
+	for {
+		m.mu.Lock()
+		if m.closed {
+			m.mu.Unlock()
+			return nil, ErrClosed
+		}
+		switch s.state {
+		case StateReady:
+			c := s.c
+			m.mu.Unlock()
+			return c, nil
+		case StateDown:
+			err := s.err
+			m.mu.Unlock()
+			return nil, fmt.Errorf("%w: %q: %v", ErrUnavailable, s.cfg.Name, err)
+		case StateRestarting:
+			if s.connecting == nil {
+				now := time.Now()
+				if m.exhaustedLocked(s, now) {
+					m.downLocked(s)
+					m.rebuildLocked()
+					m.mu.Unlock()
+					m.notifyChanged()
+					m.notifyPromptsChanged()
+					continue
+				}
+				delay := min(restartBase<<len(s.restarts), maxBackoff)
+				s.restarts = append(s.restarts, now)
+				s.connecting = make(chan struct{})
+				m.log.Info("restarting server", "server", s.cfg.Name, "delay", delay)
+				m.launchAfter(m.ctx, s, m.opts.ConnectTimeout, delay)
+			}
+		}
+		ch := s.connecting
+		m.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
+}
+
 // Call invokes the tool with the given qualified name. args must be a JSON
 // object (empty or null means {}). Canceling ctx abandons the call and tells
 // the server (notifications/cancelled). A tool that fails reports it in
 // Result.IsError; protocol and connection failures are returned as errors.
+// A server that lost its connection is restarted first (within the call's
+// timeout).
 func (m *Manager) Call(ctx context.Context, qualified string, args json.RawMessage) (Result, error) {
+	return m.CallTool(ctx, qualified, args, CallOptions{})
+}
+
+// CallOptions adjust one [Manager.CallTool].
+type CallOptions struct {
+	// OnProgress, if set, receives the server's progress notifications for
+	// this call, at most about ten per second (the last one is never
+	// dropped when it reports completion). It runs on a goroutine of the
+	// SDK and must return promptly.
+	OnProgress func(Progress)
+}
+
+// Progress is one progress notification of a tool call.
+type Progress struct {
+	// Progress increases with every notification; Total is 0 when unknown.
+	Progress, Total float64
+	// Message is the server's description of the current step (may be empty).
+	Message string
+}
+
+// CallTool is [Manager.Call] with options. The call fails with ErrTimeout
+// after Options.CallTimeout, or Options.ProgressCallTimeout once the server
+// reported progress.
+func (m *Manager) CallTool(ctx context.Context, qualified string, args json.RawMessage, opts CallOptions) (Result, error) {
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
@@ -345,11 +688,38 @@ func (m *Manager) Call(ctx context.Context, qualified string, args json.RawMessa
 	default:
 		return Result{}, errors.New("mcpclient: tool arguments must be a JSON object")
 	}
-	res, err := ref.c.session.CallTool(ctx, params)
+	ctx, cs := m.progress.begin(ctx, m.opts.CallTimeout, m.opts.ProgressCallTimeout, opts.OnProgress)
+	defer m.progress.end(cs)
+	params.SetProgressToken(cs.token)
+	name := ref.s.cfg.Name
+	c, err := m.live(ctx, ref.s)
 	if err != nil {
-		return Result{}, fmt.Errorf("mcp server %q: tool %q: %w", ref.c.server.Name, ref.name, scrub(err, ref.c.server.URL))
+		return Result{}, m.callErr(ctx, name, ref.name, err, nil)
+	}
+	res, err := c.session.CallTool(ctx, params)
+	if err != nil {
+		return Result{}, m.callErr(ctx, name, ref.name, err, c)
 	}
 	return convertResult(res)
+}
+
+// callErr explains a failed call: timeouts and a server's exit are named.
+func (m *Manager) callErr(ctx context.Context, server, tool string, err error, c *conn) error {
+	if cause := context.Cause(ctx); errors.Is(cause, ErrTimeout) {
+		err = cause
+	} else if c != nil && c.proc != nil && ctx.Err() == nil {
+		select {
+		case <-c.done:
+		case <-time.After(100 * time.Millisecond):
+		}
+		if r := c.proc.exitReason(); r != "" {
+			err = fmt.Errorf("%w: server %s", err, r)
+		}
+	}
+	if c != nil {
+		return fmt.Errorf("mcp server %q: tool %q: %w", server, tool, scrub(err, c.server.URL))
+	}
+	return fmt.Errorf("mcp server %q: tool %q: %w", server, tool, err)
 }
 
 // Close ends every connection: sessions are closed, stdio servers get their
@@ -363,21 +733,26 @@ func (m *Manager) Close() error {
 		return nil
 	}
 	m.closed = true
-	conns := m.conns
-	m.conns = nil
+	var conns []*conn
+	for _, s := range m.servers {
+		if s.c != nil {
+			conns = append(conns, s.c)
+			s.c = nil
+		}
+	}
 	m.tools = nil
 	m.lookup = map[string]toolRef{}
 	m.prompts = nil
 	m.promptLookup = map[string]toolRef{}
 	m.mu.Unlock()
 
+	m.cancel() // aborts connection attempts and pending refreshes
 	errs := make([]error, len(conns))
 	var wg sync.WaitGroup
 	for i, c := range conns {
 		wg.Go(func() { errs[i] = c.closeFn() })
 	}
 	wg.Wait()
-	m.cancel() // aborts connecting Start calls and pending refreshes
 	m.wg.Wait()
 	for i, err := range errs {
 		if err != nil {
@@ -388,33 +763,34 @@ func (m *Manager) Close() error {
 }
 
 // watch waits for c's session to end. A session that ends before Close
-// (the server exited or dropped the connection) loses its tools.
-func (m *Manager) watch(c *conn) {
+// (the server exited or dropped the connection) leaves s restarting: its
+// tools stay listed and its next use reconnects.
+func (m *Manager) watch(s *srv, c *conn) {
 	defer m.wg.Done()
 	err := c.session.Wait()
 	close(c.done)
 	m.mu.Lock()
-	if m.closed {
+	if m.closed || s.c != c {
 		m.mu.Unlock()
 		return
 	}
-	for i, x := range m.conns {
-		if x == c {
-			m.conns = append(m.conns[:i:i], m.conns[i+1:]...)
-			break
-		}
+	s.c = nil
+	s.state = StateRestarting
+	reason := "the connection ended"
+	if err != nil {
+		reason += ": " + scrub(err, s.cfg.URL).Error()
 	}
-	// The name stays reserved: the server is gone for this session.
-	m.rebuildLocked()
-	m.mu.Unlock()
 	_ = c.closeFn() // reap a stdio child and release HTTP connections
-	m.log.Warn("server disconnected", "server", c.server.Name, "err", err)
-	m.notifyChanged()
-	m.notifyPromptsChanged()
+	if c.proc != nil && c.proc.exitedOnItsOwn() {
+		reason = "the server " + c.proc.exitReason()
+	}
+	s.err = errors.New(reason + "; it is restarted on its next use")
+	m.mu.Unlock()
+	m.log.Warn("server disconnected", "server", s.cfg.Name, "reason", reason)
 }
 
 // refresher re-lists c's tools each time the server reports a change.
-func (m *Manager) refresher(c *conn) {
+func (m *Manager) refresher(s *srv, c *conn) {
 	defer m.wg.Done()
 	for {
 		select {
@@ -423,7 +799,7 @@ func (m *Manager) refresher(c *conn) {
 		case <-c.done:
 			return
 		case <-c.refreshPrompts:
-			m.refreshPromptList(c)
+			m.refreshPromptList(s, c)
 			continue
 		case <-c.refresh:
 		}
@@ -435,11 +811,11 @@ func (m *Manager) refresher(c *conn) {
 			continue
 		}
 		m.mu.Lock()
-		if m.closed {
+		if m.closed || s.c != c {
 			m.mu.Unlock()
 			return
 		}
-		c.tools = tools
+		s.tools = tools
 		m.rebuildLocked()
 		m.mu.Unlock()
 		m.notifyChanged()
@@ -452,16 +828,16 @@ func (m *Manager) notifyChanged() {
 	}
 }
 
-// rebuildLocked recomputes m.tools and m.lookup from m.conns.
+// rebuildLocked recomputes m.tools and m.lookup from m.servers.
 func (m *Manager) rebuildLocked() {
 	var keys []toolKey
 	var defs []*mcp.Tool
-	var owners []*conn
-	for _, c := range m.conns {
-		for _, t := range c.tools {
-			keys = append(keys, toolKey{c.server.Name, t.Name})
+	var owners []*srv
+	for _, s := range m.servers {
+		for _, t := range s.tools {
+			keys = append(keys, toolKey{s.cfg.Name, t.Name})
 			defs = append(defs, t)
-			owners = append(owners, c)
+			owners = append(owners, s)
 		}
 	}
 	names := qualifiedNames(keys)
@@ -481,13 +857,36 @@ func (m *Manager) rebuildLocked() {
 			InputSchema:   schema,
 			ReadOnly:      ro,
 		})
-		m.lookup[names[i]] = toolRef{c: owners[i], name: t.Name}
+		m.lookup[names[i]] = toolRef{s: owners[i], name: t.Name}
 	}
 	m.rebuildPromptsLocked()
 }
 
-// connect opens one server's session and lists its tools.
+// connect opens one server's session and lists its tools, falling back to
+// the initialize handshake for a stdio server that dies on server/discover.
 func (m *Manager) connect(ctx context.Context, s Server) (*conn, error) {
+	version := s.ProtocolVersion
+	auto := version == ""
+	if auto && transportOf(s) == TransportStdio && m.eras.legacy(s) {
+		version = ProtocolLegacy
+	}
+	c, died, err := m.connectOnce(ctx, s, version)
+	if err != nil && auto && version == "" && died && ctx.Err() == nil {
+		m.log.Info("server closed the connection on server/discover; connecting again with initialize", "server", s.Name)
+		var err2 error
+		if c, _, err2 = m.connectOnce(ctx, s, ProtocolLegacy); err2 == nil {
+			m.eras.rememberLegacy(s)
+			return c, nil
+		}
+		return nil, fmt.Errorf("%w; with initialize: %w", err, err2)
+	}
+	return c, err
+}
+
+// connectOnce opens one session at the given protocol version ("" for the
+// SDK's default). died reports that a stdio child exited during the
+// handshake.
+func (m *Manager) connectOnce(ctx context.Context, s Server, version string) (_ *conn, died bool, _ error) {
 	c := &conn{
 		server:         s,
 		refresh:        make(chan struct{}, 1),
@@ -510,11 +909,16 @@ func (m *Manager) connect(ctx context.Context, s Server) (*conn, error) {
 				default: // a refresh is already pending; it will see this change
 				}
 			},
-			ElicitationHandler: m.elicitHandler(s.Name),
+			ElicitationHandler:          m.elicitHandler(s.Name),
+			ProgressNotificationHandler: m.progress.handle,
 		},
 	)
 	if m.opts.Dir != "" {
 		client.AddRoots(&mcp.Root{URI: (&url.URL{Scheme: "file", Path: filepath.ToSlash(m.opts.Dir)}).String()})
+	}
+	var sopts *mcp.ClientSessionOptions
+	if version != "" {
+		sopts = &mcp.ClientSessionOptions{ProtocolVersion: version}
 	}
 
 	tt := &trackingTransport{}
@@ -523,27 +927,31 @@ func (m *Manager) connect(ctx context.Context, s Server) (*conn, error) {
 	case TransportStdio:
 		cmd, tail, err := m.command(s)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		tt.inner = &mcp.CommandTransport{Command: cmd, TerminateDuration: terminateGrace}
-		session, rel, err := m.open(ctx, client, tt, func() { killGroup(cmd) })
+		st := &stdioTransport{cmd: cmd, tail: tail, log: m.log.With("server", s.Name)}
+		tt.inner = st
+		session, rel, err := m.open(ctx, client, tt, sopts, func() {})
 		if err != nil {
-			if t := tail.String(); t != "" {
-				return nil, fmt.Errorf("%w (stderr: %s)", err, t)
+			if p := st.process(); p != nil && p.exitedOnItsOwn() {
+				return nil, true, fmt.Errorf("%w (the server %s)", err, p.exitReason())
 			}
-			return nil, err
+			if t := tail.String(); t != "" {
+				return nil, died, fmt.Errorf("%w (stderr: %s)", err, t)
+			}
+			return nil, died, err
 		}
-		c.session, release = session, rel
+		c.session, release, c.proc = session, rel, st.process()
 	default:
-		hc, tr := httpClient(s.Headers)
+		hc, tr := httpClient(s.URL, s.Headers)
 		if transportOf(s) == TransportSSE {
 			tt.inner = &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: hc}
 		} else {
 			tt.inner = &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc}
 		}
-		session, rel, err := m.open(ctx, client, tt, tr.CloseIdleConnections)
+		session, rel, err := m.open(ctx, client, tt, sopts, tr.CloseIdleConnections)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		c.session, release = session, rel
 	}
@@ -559,7 +967,7 @@ func (m *Manager) connect(ctx context.Context, s Server) (*conn, error) {
 	tools, err := m.listTools(ctx, c)
 	if err != nil {
 		_ = c.closeFn()
-		return nil, fmt.Errorf("listing tools: %w", err)
+		return nil, false, fmt.Errorf("listing tools: %w", err)
 	}
 	c.tools = tools
 	// Prompts are optional: a server whose prompt list fails still offers
@@ -567,7 +975,7 @@ func (m *Manager) connect(ctx context.Context, s Server) (*conn, error) {
 	if c.prompts, err = m.listPrompts(ctx, c); err != nil {
 		m.log.Warn("listing prompts failed", "server", s.Name, "err", scrub(err, s.URL))
 	}
-	return c, nil
+	return c, false, nil
 }
 
 // open runs the MCP handshake; on failure everything the transport started is
@@ -575,11 +983,11 @@ func (m *Manager) connect(ctx context.Context, s Server) (*conn, error) {
 // cancels only until the handshake is done (the SSE transport keeps its
 // stream open for as long as that context lives); Close ends it through
 // m.ctx, and release stops it too.
-func (m *Manager) open(ctx context.Context, client *mcp.Client, tt *trackingTransport, release func()) (*mcp.ClientSession, func(), error) {
+func (m *Manager) open(ctx context.Context, client *mcp.Client, tt *trackingTransport, sopts *mcp.ClientSessionOptions, release func()) (*mcp.ClientSession, func(), error) {
 	connCtx, connCancel := context.WithCancel(m.ctx)
 	unlink := context.AfterFunc(ctx, connCancel)
 	tt.ctx = connCtx
-	session, err := client.Connect(ctx, tt, nil)
+	session, err := client.Connect(ctx, tt, sopts)
 	if err == nil && !unlink() {
 		_ = session.Close()
 		err = context.Cause(ctx)
@@ -700,30 +1108,51 @@ func validate(s Server) error {
 	return nil
 }
 
-// httpClient returns a client that adds headers to every request and owns
-// its connection pool (closed by the caller with CloseIdleConnections).
-func httpClient(headers map[string]string) (*http.Client, *http.Transport) {
+// httpClient returns a client that adds headers to every request to
+// endpoint's origin (scheme, host and port) — never to another origin a
+// redirect or an SSE endpoint event points to — and owns its connection
+// pool (closed by the caller with CloseIdleConnections).
+func httpClient(endpoint string, headers map[string]string) (*http.Client, *http.Transport) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	h := make(http.Header, len(headers))
 	for k, v := range headers {
 		h.Set(k, v)
 	}
-	return &http.Client{Transport: &headerTransport{base: tr, headers: h}}, tr
+	ht := &headerTransport{base: tr, headers: h}
+	if u, err := url.Parse(endpoint); err == nil {
+		ht.origin = origin(u)
+	}
+	return &http.Client{Transport: ht}, tr
 }
 
 type headerTransport struct {
 	base    http.RoundTripper
 	headers http.Header
+	origin  string
 }
 
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if len(t.headers) > 0 {
+	if len(t.headers) > 0 && t.origin != "" && origin(req.URL) == t.origin {
 		req = req.Clone(req.Context())
 		for k, v := range t.headers {
 			req.Header[k] = v
 		}
 	}
 	return t.base.RoundTrip(req)
+}
+
+// origin returns u's scheme and host with the port made explicit.
+func origin(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		switch strings.ToLower(u.Scheme) {
+		case "http":
+			port = "80"
+		case "https":
+			port = "443"
+		}
+	}
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + port
 }
 
 // envValue returns the last value of name in env.

@@ -8,6 +8,11 @@ import (
 	"syscall"
 )
 
+const (
+	sigTerm = syscall.SIGTERM
+	sigKill = syscall.SIGKILL
+)
+
 // setGroup starts cmd in its own process group so killGroup can reach the
 // processes it spawns (npx, uvx and shell wrappers commonly fork the real
 // server).
@@ -22,6 +27,17 @@ func killGroup(cmd *exec.Cmd) {
 		return // never started, or not reaped: the group id may not be ours
 	}
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+}
+
+// signalGroup sends sig to cmd's process group (cmd is the group leader and
+// has not been reaped yet, so the group id is still ours).
+func signalGroup(cmd *exec.Cmd, sig syscall.Signal) {
+	if cmd.Process == nil {
+		return
+	}
+	if err := syscall.Kill(-cmd.Process.Pid, sig); err != nil {
+		_ = cmd.Process.Signal(sig)
+	}
 }
 
 func isExecutable(path string) bool {

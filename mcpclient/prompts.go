@@ -99,9 +99,13 @@ func (m *Manager) GetPrompt(ctx context.Context, qualified string, args map[stri
 	if args == nil {
 		args = map[string]string{}
 	}
-	res, err := ref.c.session.GetPrompt(ctx, &mcp.GetPromptParams{Name: ref.name, Arguments: args})
+	c, err := m.live(ctx, ref.s)
 	if err != nil {
-		return nil, fmt.Errorf("mcp server %q: prompt %q: %w", ref.c.server.Name, ref.name, scrub(err, ref.c.server.URL))
+		return nil, fmt.Errorf("mcp server %q: prompt %q: %w", ref.s.cfg.Name, ref.name, err)
+	}
+	res, err := c.session.GetPrompt(ctx, &mcp.GetPromptParams{Name: ref.name, Arguments: args})
+	if err != nil {
+		return nil, fmt.Errorf("mcp server %q: prompt %q: %w", c.server.Name, ref.name, scrub(err, c.server.URL))
 	}
 	out := make([]PromptMessage, 0, len(res.Messages))
 	for _, msg := range res.Messages {
@@ -120,7 +124,7 @@ func (m *Manager) GetPrompt(ctx context.Context, qualified string, args map[stri
 // the resources of the others are returned with an error naming the
 // failed ones.
 func (m *Manager) Resources(ctx context.Context, server string) ([]Resource, error) {
-	conns, err := m.connsFor(server)
+	conns, err := m.connsFor(ctx, server)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +160,7 @@ func (m *Manager) ReadResource(ctx context.Context, server, uri string) (string,
 	if server == "" {
 		return "", fmt.Errorf("%w: empty server name", ErrUnknownServer)
 	}
-	conns, err := m.connsFor(server)
+	conns, err := m.connsFor(ctx, server)
 	if err != nil {
 		return "", err
 	}
@@ -203,23 +207,37 @@ func truncate(s string, max int) string {
 	return s[:cut] + note
 }
 
-// connsFor returns the live connection named server, or all of them when
+// connsFor returns the connection of the server named server (restarting
+// it when it lost its connection), or those of every ready server when
 // server is empty.
-func (m *Manager) connsFor(server string) ([]*conn, error) {
+func (m *Manager) connsFor(ctx context.Context, server string) ([]*conn, error) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	if m.closed {
+		m.mu.Unlock()
 		return nil, ErrClosed
 	}
-	if server == "" {
-		return append([]*conn(nil), m.conns...), nil
-	}
-	for _, c := range m.conns {
-		if c.server.Name == server {
-			return []*conn{c}, nil
+	var out []*conn
+	var named *srv
+	for _, s := range m.servers {
+		switch {
+		case server == "" && s.state == StateReady:
+			out = append(out, s.c)
+		case server != "" && s.cfg.Name == server && (s.state == StateReady || s.state == StateRestarting):
+			named = s
 		}
 	}
-	return nil, fmt.Errorf("%w: %q", ErrUnknownServer, server)
+	m.mu.Unlock()
+	if server == "" {
+		return out, nil
+	}
+	if named == nil {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownServer, server)
+	}
+	c, err := m.live(ctx, named)
+	if err != nil {
+		return nil, err
+	}
+	return []*conn{c}, nil
 }
 
 // listPrompts lists every prompt of c's server, following pagination.
@@ -244,7 +262,7 @@ func (m *Manager) listPrompts(ctx context.Context, c *conn) ([]*mcp.Prompt, erro
 }
 
 // refreshPromptList re-lists c's prompts after prompts/list_changed.
-func (m *Manager) refreshPromptList(c *conn) {
+func (m *Manager) refreshPromptList(s *srv, c *conn) {
 	ctx, cancel := context.WithTimeout(m.ctx, refreshTimeout)
 	prompts, err := m.listPrompts(ctx, c)
 	cancel()
@@ -253,11 +271,11 @@ func (m *Manager) refreshPromptList(c *conn) {
 		return
 	}
 	m.mu.Lock()
-	if m.closed {
+	if m.closed || s.c != c {
 		m.mu.Unlock()
 		return
 	}
-	c.prompts = prompts
+	s.prompts = prompts
 	m.rebuildPromptsLocked()
 	m.mu.Unlock()
 	m.notifyPromptsChanged()
@@ -273,12 +291,12 @@ func (m *Manager) notifyPromptsChanged() {
 func (m *Manager) rebuildPromptsLocked() {
 	var keys []toolKey
 	var defs []*mcp.Prompt
-	var owners []*conn
-	for _, c := range m.conns {
-		for _, p := range c.prompts {
-			keys = append(keys, toolKey{c.server.Name, p.Name})
+	var owners []*srv
+	for _, s := range m.servers {
+		for _, p := range s.prompts {
+			keys = append(keys, toolKey{s.cfg.Name, p.Name})
 			defs = append(defs, p)
-			owners = append(owners, c)
+			owners = append(owners, s)
 		}
 	}
 	names := promptNames(keys)
@@ -292,7 +310,7 @@ func (m *Manager) rebuildPromptsLocked() {
 			}
 		}
 		m.prompts = append(m.prompts, pr)
-		m.promptLookup[names[i]] = toolRef{c: owners[i], name: p.Name}
+		m.promptLookup[names[i]] = toolRef{s: owners[i], name: p.Name}
 	}
 }
 

@@ -1,0 +1,399 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// badServer returns a stdio Server running testdata/badserver.py in mode,
+// logging the methods it receives to the returned file.
+func badServer(t *testing.T, name, mode string) (Server, string) {
+	t.Helper()
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not found")
+	}
+	script, err := filepath.Abs("testdata/badserver.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	logFile := filepath.Join(t.TempDir(), "methods.log")
+	return Server{Name: name, Command: py, Args: []string{script, mode, logFile}}, logFile
+}
+
+func methods(t *testing.T, logFile string) []string {
+	t.Helper()
+	b, err := os.ReadFile(logFile)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return strings.Fields(string(b))
+}
+
+func statusOf(m *Manager, name string) ServerStatus {
+	for _, s := range m.Status() {
+		if s.Name == name {
+			return s
+		}
+	}
+	return ServerStatus{}
+}
+
+// noNewChildren fails when processes started by the test outlive it.
+func noNewChildren(t *testing.T, before []int) {
+	t.Helper()
+	if after := children(t); !slices.Equal(after, before) {
+		t.Errorf("children = %v, want %v (zombies or leftover servers)", after, before)
+	}
+}
+
+// TestNeverAnswersDoesNotHoldBack: a server that never answers its
+// handshake delays Wait by the grace only; the good server's tools are
+// there, and the silent one goes down with a reason once the connect
+// timeout passes.
+func TestNeverAnswersDoesNotHoldBack(t *testing.T) {
+	before := children(t)
+	silent, _ := badServer(t, "silent", "hang")
+	good, _ := badServer(t, "good", "ok")
+	m := NewManager(Options{Logger: testLogger(), ConnectTimeout: 5 * time.Second})
+	start := time.Now()
+	if errs := m.Add([]Server{silent, good}); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	added := time.Since(start)
+	m.Wait(context.Background(), DefaultGrace)
+	waited := time.Since(start)
+	t.Logf("Add took %v, Wait (grace %v) returned after %v", added, DefaultGrace, waited)
+	if st := statusOf(m, "good"); st.State != StateReady || st.Tools != 4 {
+		t.Errorf("good = %+v, want ready with 4 tools", st)
+	}
+	if st := statusOf(m, "silent"); st.State != StateStarting {
+		t.Errorf("silent = %+v, want starting", st)
+	}
+	if _, ok := findTool(m.Tools(), "mcp__good__echo"); !ok {
+		t.Errorf("tools = %v", toolNames(m))
+	}
+	// Wait returns at once when nothing is pending any more.
+	deadline := time.Now().Add(20 * time.Second)
+	for statusOf(m, "silent").State == StateStarting && time.Now().Before(deadline) {
+		m.Wait(context.Background(), time.Second)
+	}
+	st := statusOf(m, "silent")
+	if st.State != StateDown || !strings.Contains(st.Err, "no answer to the MCP handshake") {
+		t.Errorf("silent = %+v, want down for not answering", st)
+	}
+	if err := m.Close(); err != nil {
+		t.Logf("Close: %v", err)
+	}
+	noNewChildren(t, before)
+}
+
+// TestDiesOnDiscover: a legacy server that exits on server/discover is
+// respawned and connected with initialize; the verdict is remembered in the
+// state dir, so the next Manager goes straight to initialize.
+func TestDiesOnDiscover(t *testing.T) {
+	before := children(t)
+	state := t.TempDir()
+	s, logFile := badServer(t, "old", "legacy")
+
+	m := newTestManager(t, Options{StateDir: state})
+	start := time.Now()
+	startOK(t, m, s)
+	t.Logf("connected a server that dies on discover in %v", time.Since(start))
+	if got := methods(t, logFile); len(got) < 2 || got[0] != "server/discover" || got[1] != "initialize" {
+		t.Errorf("methods = %v, want server/discover, then initialize after the respawn", got)
+	}
+	if st := statusOf(m, "old"); st.ProtocolVersion != "2025-06-18" || st.State != StateReady {
+		t.Errorf("status = %+v", st)
+	}
+	if res := call(t, m, "mcp__old__echo", `{"text":"hi"}`); res.Text != "hi" {
+		t.Errorf("echo = %+v", res)
+	}
+	if _, err := os.Stat(filepath.Join(state, eraFile)); err != nil {
+		t.Fatalf("verdict not stored: %v", err)
+	}
+	m.Close()
+
+	os.Remove(logFile)
+	m2 := newTestManager(t, Options{StateDir: state})
+	start = time.Now()
+	startOK(t, m2, s)
+	t.Logf("with the remembered verdict: connected in %v", time.Since(start))
+	if got := methods(t, logFile); len(got) == 0 || got[0] != "initialize" {
+		t.Errorf("second session methods = %v, want initialize first", got)
+	}
+	m2.Close()
+
+	// Pinning the stateless era overrides the verdict: the server dies.
+	os.Remove(logFile)
+	pinned := s
+	pinned.ProtocolVersion = ProtocolStateless
+	m3 := newTestManager(t, Options{StateDir: state})
+	errs := m3.Start(context.Background(), []Server{pinned})
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "exited with status 1") || !strings.Contains(errs[0].Error(), "unknown method server/discover") {
+		t.Errorf("pinned errors = %v", errs)
+	}
+	m3.Close()
+	noNewChildren(t, before)
+}
+
+// TestJunkOnStdout: banners and log lines on stdout are skipped; JSON that
+// is not JSON-RPC still fails the connection.
+func TestJunkOnStdout(t *testing.T) {
+	before := children(t)
+	junk, _ := badServer(t, "junk", "junk")
+	m := newTestManager(t, Options{})
+	startOK(t, m, junk)
+	for i := range 3 {
+		if res := call(t, m, "mcp__junk__echo", `{"text":"`+strconv.Itoa(i)+`"}`); res.Text != strconv.Itoa(i) {
+			t.Errorf("echo = %+v", res)
+		}
+	}
+	bad, _ := badServer(t, "bad", "notjsonrpc")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if errs := m.Start(ctx, []Server{bad}); len(errs) != 1 || errors.Is(errs[0], context.DeadlineExceeded) {
+		t.Errorf("non-JSON-RPC server: errors = %v, want a protocol error", errs)
+	}
+	m.Close()
+	noNewChildren(t, before)
+}
+
+// TestExitsImmediately: the reason (exit status and stderr) is reported.
+func TestExitsImmediately(t *testing.T) {
+	before := children(t)
+	s, _ := badServer(t, "gone", "exit")
+	m := newTestManager(t, Options{})
+	start := time.Now()
+	m.Add([]Server{s})
+	m.Wait(context.Background(), 5*time.Second)
+	t.Logf("settled after %v", time.Since(start))
+	st := statusOf(m, "gone")
+	if st.State != StateDown || !strings.Contains(st.Err, "exited with status 2") || !strings.Contains(st.Err, "missing configuration file") {
+		t.Errorf("status = %+v", st)
+	}
+	if _, err := m.Call(context.Background(), "mcp__gone__echo", nil); !errors.Is(err, ErrUnknownTool) {
+		t.Errorf("Call = %v", err)
+	}
+	m.Close()
+	noNewChildren(t, before)
+}
+
+// TestKilledMidCall: a SIGKILLed server fails the running call at once with
+// the reason, keeps its tools listed, and is restarted on the next call;
+// after too many restarts it stays down.
+func TestKilledMidCall(t *testing.T) {
+	old := restartBase
+	restartBase = 20 * time.Millisecond
+	defer func() { restartBase = old }()
+	before := children(t)
+	s, _ := badServer(t, "victim", "ok")
+	m := newTestManager(t, Options{})
+	startOK(t, m, s)
+
+	pid, _ := strconv.Atoi(call(t, m, "mcp__victim__pid", `{}`).Text)
+	done := make(chan error, 1)
+	go func() {
+		_, err := m.Call(context.Background(), "mcp__victim__sleep", []byte(`{"seconds":60}`))
+		done <- err
+	}()
+	time.Sleep(200 * time.Millisecond)
+	killed := time.Now()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		t.Logf("the call failed %v after the kill: %v", time.Since(killed), err)
+		if err == nil || !strings.Contains(err.Error(), "killed") {
+			t.Errorf("call error = %v, want it to say the server was killed", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call did not fail after the server was killed")
+	}
+	for statusOf(m, "victim").State != StateRestarting {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, ok := findTool(m.Tools(), "mcp__victim__echo"); !ok {
+		t.Errorf("tools while restarting = %v", toolNames(m))
+	}
+	restarted := time.Now()
+	if res := call(t, m, "mcp__victim__echo", `{"text":"back"}`); res.Text != "back" {
+		t.Errorf("echo after restart = %+v", res)
+	}
+	t.Logf("restart on next use took %v", time.Since(restarted))
+
+	// Five more deaths: the four restarts left are used up, and the use
+	// after the last death puts it down.
+	for range 5 {
+		pid, _ := strconv.Atoi(call(t, m, "mcp__victim__pid", `{}`).Text)
+		syscall.Kill(pid, syscall.SIGKILL)
+		for statusOf(m, "victim").State != StateRestarting {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	_, err := m.Call(context.Background(), "mcp__victim__echo", nil)
+	if !errors.Is(err, ErrUnavailable) && !errors.Is(err, ErrUnknownTool) {
+		t.Errorf("call after too many restarts = %v", err)
+	}
+	st := statusOf(m, "victim")
+	if st.State != StateDown || !strings.Contains(st.Err, "restarts") || st.Tools != 0 {
+		t.Errorf("status = %+v", st)
+	}
+	m.Close()
+	noNewChildren(t, before)
+}
+
+// TestCallTimeout: a call without progress fails after CallTimeout and the
+// server is told (notifications/cancelled); progress extends the limit.
+func TestCallTimeout(t *testing.T) {
+	before := children(t)
+	s, logFile := badServer(t, "slow", "ok")
+	m := newTestManager(t, Options{CallTimeout: 300 * time.Millisecond, ProgressCallTimeout: 20 * time.Second})
+	startOK(t, m, s)
+	start := time.Now()
+	_, err := m.Call(context.Background(), "mcp__slow__sleep", []byte(`{"seconds":0.6}`))
+	if !errors.Is(err, ErrTimeout) {
+		t.Fatalf("err = %v, want ErrTimeout", err)
+	}
+	t.Logf("timed out after %v: %v", time.Since(start), err)
+	// The server is single-threaded: let it finish the sleep first.
+	time.Sleep(time.Second)
+	if res := call(t, m, "mcp__slow__echo", `{"text":"x"}`); res.Text != "x" {
+		t.Errorf("echo = %+v", res)
+	}
+	if got := methods(t, logFile); !slices.Contains(got, "notifications/cancelled") {
+		t.Errorf("methods = %v, want notifications/cancelled", got)
+	}
+
+	var mu sync.Mutex
+	var updates []Progress
+	res, err := m.CallTool(context.Background(), "mcp__slow__progress", []byte(`{"steps":40}`), CallOptions{OnProgress: func(p Progress) {
+		mu.Lock()
+		updates = append(updates, p)
+		mu.Unlock()
+	}})
+	if err != nil || res.Text != "done" {
+		t.Fatalf("progress call = %+v, %v (progress must extend the timeout)", res, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// 40 steps of 20 ms: throttled to about ten a second, the last kept.
+	if len(updates) == 0 || len(updates) > 20 || updates[len(updates)-1].Progress != 40 || updates[len(updates)-1].Message != "step 40" {
+		t.Errorf("updates = %+v", updates)
+	}
+	m.Close()
+	noNewChildren(t, before)
+}
+
+// TestRedirectKeepsHeadersAtOrigin: configured headers follow a redirect
+// within the server's origin, never to another host.
+func TestRedirectKeepsHeadersAtOrigin(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "go-test", Version: "1"}, nil)
+	srv.AddTool(textTool("one", "1"))
+	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	var leaked, carried atomic.Int64
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "" || r.Header.Get("X-Api-Key") != "" {
+			leaked.Add(1)
+		}
+		handler.ServeHTTP(w, r)
+	}))
+	defer other.Close()
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/away":
+			http.Redirect(w, r, other.URL+"/mcp", http.StatusTemporaryRedirect)
+		case "/moved":
+			http.Redirect(w, r, "/mcp", http.StatusTemporaryRedirect)
+		default:
+			if r.Header.Get("Authorization") == "Bearer s3cret" {
+				carried.Add(1)
+			}
+			handler.ServeHTTP(w, r)
+		}
+	}))
+	defer origin.Close()
+
+	m := newTestManager(t, Options{})
+	hdr := map[string]string{"Authorization": "Bearer s3cret", "X-Api-Key": "k"}
+	startOK(t, m,
+		Server{Name: "away", URL: origin.URL + "/away", Transport: TransportHTTP, Headers: hdr},
+		Server{Name: "moved", URL: origin.URL + "/moved", Transport: TransportHTTP, Headers: hdr})
+	if res := call(t, m, "mcp__away__one", `{}`); res.Text != "1" {
+		t.Errorf("away = %+v", res)
+	}
+	if res := call(t, m, "mcp__moved__one", `{}`); res.Text != "1" {
+		t.Errorf("moved = %+v", res)
+	}
+	if n := leaked.Load(); n != 0 {
+		t.Errorf("%d requests carried the credentials to another host", n)
+	}
+	if carried.Load() == 0 {
+		t.Error("a same-origin redirect lost the configured headers")
+	}
+	m.Close() // before the test servers close
+}
+
+func TestLineFilter(t *testing.T) {
+	in := "banner\n{\"jsonrpc\":\"2.0\",\"id\":1}\n\n  \r\n[1,2]\r\nnot json {\n\"str\"\n{\"partial\":"
+	f := newLineFilter(strings.NewReader(in), nil)
+	b, err := readAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "{\"jsonrpc\":\"2.0\",\"id\":1}\n[1,2]\n\"str\"\n"; string(b) != want {
+		t.Errorf("filtered = %q, want %q", b, want)
+	}
+	if f.skipped != 3 {
+		t.Errorf("skipped = %d", f.skipped)
+	}
+}
+
+func readAll(f *lineFilter) ([]byte, error) {
+	var out []byte
+	buf := make([]byte, 7)
+	for {
+		n, err := f.Read(buf)
+		out = append(out, buf[:n]...)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			}
+			return out, err
+		}
+	}
+}
+
+func FuzzLineFilter(f *testing.F) {
+	f.Add([]byte("x\n{}\n"))
+	f.Add([]byte("{\"a\":1}\r\n\n[]"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		lf := newLineFilter(strings.NewReader(string(in)), nil)
+		out, _ := readAll(lf)
+		for _, line := range strings.Split(strings.TrimSuffix(string(out), "\n"), "\n") {
+			if line != "" && !jsonValid(line) {
+				t.Fatalf("passed a non-JSON line %q", line)
+			}
+		}
+	})
+}
+
+func jsonValid(s string) bool { return json.Valid([]byte(s)) }

@@ -1,0 +1,97 @@
+package mcpclient
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"acpd/internal/filelock"
+)
+
+// Protocol versions a [Server.ProtocolVersion] may pin.
+const (
+	// ProtocolStateless is the stateless revision (server/discover first).
+	ProtocolStateless = "2026-07-28"
+	// ProtocolLegacy is the newest revision connected with initialize; the
+	// server may negotiate an older one.
+	ProtocolLegacy = "2025-11-25"
+)
+
+// eraFile is the file in Options.StateDir remembering which stdio server
+// commands need the initialize handshake.
+const eraFile = "mcp-eras.json"
+
+// eraStore remembers, per stdio server command, that the server dies on
+// server/discover and must be connected with initialize.
+type eraStore struct {
+	path string // empty: remember nothing
+	mu   sync.Mutex
+}
+
+// eraKey identifies a stdio server by its command line.
+func eraKey(s Server) string {
+	h := sha256.New()
+	h.Write([]byte(s.Command))
+	for _, a := range s.Args {
+		h.Write([]byte{0})
+		h.Write([]byte(a))
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+func (e *eraStore) load() map[string]string {
+	out := map[string]string{}
+	if e.path == "" {
+		return out
+	}
+	b, err := os.ReadFile(e.path)
+	if err == nil {
+		_ = json.Unmarshal(b, &out)
+	}
+	return out
+}
+
+// legacy reports whether s was seen dying on server/discover.
+func (e *eraStore) legacy(s Server) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return strings.HasPrefix(e.load()[eraKey(s)], "2") // a version string
+}
+
+// rememberLegacy records that s needs initialize. Failures are ignored: the
+// verdict is relearned next time.
+func (e *eraStore) rememberLegacy(s Server) {
+	if e.path == "" {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := os.MkdirAll(filepath.Dir(e.path), 0o700); err != nil {
+		return
+	}
+	unlock, err := filelock.Lock(e.path+".lock", 2*time.Second)
+	if err != nil {
+		return
+	}
+	defer unlock()
+	m := e.load()
+	m[eraKey(s)] = ProtocolLegacy
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(e.path), eraFile+".*")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.Write(append(b, '\n'))
+	cerr := tmp.Close()
+	if werr != nil || cerr != nil || os.Rename(tmp.Name(), e.path) != nil {
+		os.Remove(tmp.Name())
+	}
+}
