@@ -28,6 +28,9 @@ import (
 
 	"github.com/charmbracelet/log"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"acpd/internal/childenv"
+	"acpd/internal/tailbuf"
 )
 
 // Transport names accepted in [Server.Transport].
@@ -1026,15 +1029,15 @@ func (m *Manager) listTools(ctx context.Context, c *conn) ([]*mcp.Tool, error) {
 
 // command builds the child process for a stdio server. The returned buffer
 // keeps the tail of its stderr.
-func (m *Manager) command(s Server) (*exec.Cmd, *tailBuffer, error) {
+func (m *Manager) command(s Server) (*exec.Cmd, *tailbuf.Buffer, error) {
 	env := make([]string, 0, len(m.opts.BaseEnv)+len(s.Env))
 	env = append(env, m.opts.BaseEnv...)
 	env = append(env, s.Env...) // exec keeps the last value of a duplicated name
 	path := s.Command
 	if !strings.ContainsRune(s.Command, filepath.Separator) && !strings.ContainsRune(s.Command, '/') {
-		p, err := lookPath(s.Command, envValue(env, "PATH"))
+		p, err := childenv.LookPath(s.Command, envValue(env, "PATH"))
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, fmt.Errorf("command %q not found in the server's PATH", s.Command)
 		}
 		path = p
 	}
@@ -1042,12 +1045,11 @@ func (m *Manager) command(s Server) (*exec.Cmd, *tailBuffer, error) {
 	cmd.Args[0] = s.Command
 	cmd.Env = env
 	cmd.Dir = m.opts.Dir
-	tail := &tailBuffer{max: stderrTail}
+	tail := tailbuf.New(stderrTail)
 	cmd.Stderr = tail
 	// Bound how long Wait waits for stderr after the child exits, in case a
 	// grandchild keeps it open.
 	cmd.WaitDelay = terminateGrace
-	setGroup(cmd)
 	return cmd, tail, nil
 }
 
@@ -1166,48 +1168,3 @@ func envValue(env []string, name string) string {
 	return v
 }
 
-// lookPath finds an executable named file in the absolute directories of
-// pathList. Relative entries (including "" and ".") are skipped so a
-// project's own directory cannot shadow a command.
-func lookPath(file, pathList string) (string, error) {
-	for _, dir := range filepath.SplitList(pathList) {
-		if !filepath.IsAbs(dir) {
-			continue
-		}
-		p := filepath.Join(dir, file)
-		if isExecutable(p) {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("command %q not found in the server's PATH", file)
-}
-
-// tailBuffer is an io.Writer keeping the last max bytes written.
-type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func (b *tailBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	n := len(p)
-	if len(p) >= b.max {
-		p = p[len(p)-b.max:]
-		b.buf = append(b.buf[:0], p...)
-		return n, nil
-	}
-	if over := len(b.buf) + len(p) - b.max; over > 0 {
-		b.buf = append(b.buf[:0], b.buf[over:]...)
-	}
-	b.buf = append(b.buf, p...)
-	return n, nil
-}
-
-// String returns the kept bytes with surrounding space trimmed.
-func (b *tailBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return strings.TrimSpace(strings.ToValidUTF8(string(b.buf), "\uFFFD"))
-}

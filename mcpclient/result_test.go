@@ -34,21 +34,3 @@ func TestConvertResult(t *testing.T) {
 		t.Errorf("Structured = %s", got.Structured)
 	}
 }
-
-func TestTailBuffer(t *testing.T) {
-	b := &tailBuffer{max: 8}
-	for _, s := range []string{"abc", "defgh", "ij", "0123456789xyz"} {
-		if n, err := b.Write([]byte(s)); n != len(s) || err != nil {
-			t.Fatalf("Write(%q) = %d, %v", s, n, err)
-		}
-	}
-	if got := b.String(); got != "56789xyz" {
-		t.Errorf("tail = %q", got)
-	}
-	b = &tailBuffer{max: 8}
-	_, _ = b.Write([]byte("abcdef"))
-	_, _ = b.Write([]byte("ghij"))
-	if got := b.String(); got != "cdefghij" {
-		t.Errorf("tail = %q", got)
-	}
-}

@@ -16,6 +16,9 @@ import (
 
 	"github.com/charmbracelet/log"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"acpd/internal/procgroup"
+	"acpd/internal/tailbuf"
 )
 
 // maxLine bounds one line a stdio server writes on stdout (the SDK's own
@@ -33,7 +36,7 @@ const maxJunkLogs = 10
 // stdout through a [lineFilter] that skips lines that are not JSON.
 type stdioTransport struct {
 	cmd  *exec.Cmd
-	tail *tailBuffer
+	tail *tailbuf.Buffer
 	log  *log.Logger
 
 	mu   sync.Mutex
@@ -61,10 +64,11 @@ func (t *stdioTransport) process() *stdioProc {
 // stdioProc is one running stdio server.
 type stdioProc struct {
 	cmd    *exec.Cmd
+	group  *procgroup.Group
 	stdin  *os.File // our write end of the child's stdin
 	stdout *os.File // our read end of the child's stdout
 	filter *lineFilter
-	tail   *tailBuffer
+	tail   *tailbuf.Buffer
 
 	exited  chan struct{} // closed once the child has been reaped
 	waitErr error         // set before exited closes
@@ -78,7 +82,7 @@ type stdioProc struct {
 // startStdio starts cmd with pipes for stdin and stdout and a goroutine that
 // reaps it. cmd must not have been started and must have Stdin and Stdout
 // unset.
-func startStdio(cmd *exec.Cmd, tail *tailBuffer, lg *log.Logger) (*stdioProc, error) {
+func startStdio(cmd *exec.Cmd, tail *tailbuf.Buffer, lg *log.Logger) (*stdioProc, error) {
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -90,7 +94,7 @@ func startStdio(cmd *exec.Cmd, tail *tailBuffer, lg *log.Logger) (*stdioProc, er
 		return nil, err
 	}
 	cmd.Stdin, cmd.Stdout = inR, outW
-	err = cmd.Start()
+	g, err := procgroup.Start(cmd)
 	inR.Close()
 	outW.Close()
 	if err != nil {
@@ -99,7 +103,7 @@ func startStdio(cmd *exec.Cmd, tail *tailBuffer, lg *log.Logger) (*stdioProc, er
 		return nil, err
 	}
 	p := &stdioProc{
-		cmd: cmd, stdin: inW, stdout: outR, tail: tail,
+		cmd: cmd, group: g, stdin: inW, stdout: outR, tail: tail,
 		exited: make(chan struct{}), done: make(chan struct{}), closing: make(chan struct{}),
 	}
 	p.filter = newLineFilter(outR, lg)
@@ -112,8 +116,8 @@ func startStdio(cmd *exec.Cmd, tail *tailBuffer, lg *log.Logger) (*stdioProc, er
 // group still holds it), closes stdout so the connection ends.
 func (p *stdioProc) reap() {
 	defer close(p.done)
-	p.waitErr = p.cmd.Wait()
-	killGroup(p.cmd)
+	p.waitErr = p.group.Wait()
+	_ = p.group.Close() // what the server started dies with it
 	close(p.exited)
 	t := time.NewTimer(terminateGrace)
 	defer t.Stop()
@@ -140,14 +144,7 @@ func (p *stdioProc) Close() error {
 		default:
 		}
 		p.selfExit.Store(p.hasExited())
-		p.stdin.Close()
-		if !p.wait(terminateGrace) {
-			signalGroup(p.cmd, sigTerm)
-			if !p.wait(terminateGrace) {
-				signalGroup(p.cmd, sigKill)
-				<-p.exited
-			}
-		}
+		_ = p.group.Stop(context.Background(), p.stdin, terminateGrace)
 		close(p.closing)
 		<-p.done
 	})
