@@ -1167,4 +1167,3 @@ func envValue(env []string, name string) string {
 	}
 	return v
 }
-
