@@ -1,16 +1,43 @@
 // Package acp implements the JSON-RPC 2.0 connection that carries the Agent
 // Client Protocol: newline-delimited JSON messages over a byte stream (stdio),
-// symmetric, so the same Conn serves acpd as an agent and as a client.
+// symmetric, so the same Conn serves acpd as an agent and as a client. The
+// typed surface of the protocol (Agent, Client, AgentHandler, ClientHandler,
+// AgentConn, ClientConn and the types) is generated from the ACP schema.
 //
-// The connection's read loop is github.com/sourcegraph/jsonrpc2's Conn, fed
-// by this package's ObjectStream. That stream frames and validates every line
-// itself and answers malformed input without closing the connection. The
-// library only dispatches requests and notifications (to this package, which
-// keeps the raw id and params: the library's Request would rewrite both), and
-// never sees responses. Replies, outbound requests and notifications are
-// written by this package, because the library can neither echo ids that are
-// not unsigned integers or strings, send "$/cancel_request" when a call is
-// abandoned, nor forget abandoned calls.
+// # The connection and github.com/sourcegraph/jsonrpc2
+//
+// Conn is a wrapper around jsonrpc2.Conn: the library runs the read loop
+// and dispatches every inbound request and notification, as a
+// *jsonrpc2.Request carrying the message itself (its method, its params byte
+// for byte, and its id), to this package's handler. The wrapper adds what
+// ACP needs and the library does not provide:
+//
+//   - Framing and validation (ObjectStream): one message per line, lines
+//     longer than Options.MaxLineBytes discarded in bounded memory, and a
+//     strict envelope (exactly spelled members, no duplicates, "jsonrpc":
+//     "2.0"); malformed input is answered with the JSON-RPC error and the
+//     connection lives on, where the library's codecs would end it. The
+//     stream decodes each line itself into the library's message: the
+//     library's own decoding would re-encode params (losing the duplicate
+//     keys the strict Unmarshal must see) and cannot represent every valid
+//     id (negative, fractional, huge, null), which replies must echo
+//     exactly; the id as received travels in the Request's ExtraFields.
+//   - Scheduling: requests run concurrently, at most
+//     Options.MaxConcurrentRequests at once; notifications run in arrival
+//     order on one worker behind a bounded queue, except Options.Immediate
+//     ones (session/cancel), handled on the read loop; "$/cancel_request"
+//     cancels a running request, which is then answered -32800.
+//   - Writing: replies, outbound requests and notifications are written by
+//     this package, because the library's send path holds a lock that no
+//     context can interrupt (a peer that stops reading would hang every
+//     sender and Close), and its calls neither send "$/cancel_request" when
+//     abandoned nor forget the abandoned call. Responses to our calls are
+//     routed by the stream for the same reason; results are decoded with the
+//     strict rules of Unmarshal. AfterReply runs code right after a reply is
+//     written.
+//
+// ProtectStdout keeps stray writes to standard output off the protocol
+// stream.
 package acp
 
 import (
@@ -20,6 +47,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"reflect"
 	"runtime/debug"
 	"strconv"
 	"sync"
@@ -154,8 +182,6 @@ type Conn struct {
 	readErr   error
 	inflight  map[string]*inbound     // inbound requests by idKey
 	pending   map[uint64]*pendingCall // outbound calls by id
-
-	current *inbound // handoff from ReadObject to Handle (read loop only)
 
 	// Counters read by tests: times the read loop waited for a request slot
 	// or for room in the notification queue.
@@ -453,11 +479,10 @@ func (c *Conn) endRead(err error) {
 // objectStream is the jsonrpc2.ObjectStream the library's read loop uses.
 type objectStream Conn
 
-// ReadObject reads lines until one holds a request or notification. Invalid
-// lines are answered here, responses are routed to their Call, and the
-// message itself is handed to Handle through c.current (ReadObject and Handle
-// run one after the other on the library's read goroutine); the library gets
-// a stub request. ReadObject returns an error only once input has ended.
+// ReadObject reads lines until one holds a request or notification, which
+// it stores into v, the library's message, as a *jsonrpc2.Request (see
+// setRequest). Invalid lines are answered here and responses are routed to
+// their Call. ReadObject returns an error only once input has ended.
 func (s *objectStream) ReadObject(v any) error {
 	c := (*Conn)(s)
 	for {
@@ -487,22 +512,69 @@ func (s *objectStream) ReadObject(v any) error {
 			c.routeResponse(&e)
 			continue
 		}
-		m := &inbound{method: e.method, params: cloneRaw(e.params), conn: c}
-		stub := notificationStub
-		if e.kind == kindRequest {
-			m.id = cloneRaw(e.id)
-			m.key, _ = idKey(m.id)
-			stub = requestStub
+		// The line is reused for the next one: copy what the request keeps.
+		req := &jsonrpc2.Request{Method: e.method, Notif: e.kind == kindNotification}
+		if e.params != nil {
+			p := cloneRaw(e.params)
+			req.Params = &p
 		}
-		c.current = m
-		return json.Unmarshal(stub, v)
+		if e.kind == kindRequest {
+			id := cloneRaw(e.id)
+			req.ID = libraryID(id)
+			req.ExtraFields = []jsonrpc2.RequestField{{Name: rawIDField, Value: id}}
+		}
+		return setRequest(v, req)
 	}
 }
 
-var (
-	requestStub      = []byte(`{"jsonrpc":"2.0","id":0,"method":"acp"}`)
-	notificationStub = []byte(`{"jsonrpc":"2.0","method":"acp"}`)
-)
+// rawIDField names the RequestField that carries a request's id exactly as
+// received (a json.RawMessage); jsonrpc2.ID holds it too when it can.
+const rawIDField = "id"
+
+// libraryID returns id as a jsonrpc2.ID: strings, and integers that fit in
+// a uint64. Other ids (negative, fractional, huge, null) leave it zero.
+func libraryID(raw json.RawMessage) jsonrpc2.ID {
+	switch {
+	case raw[0] == '"':
+		_, complex := stringEnd(raw, 0)
+		return jsonrpc2.ID{Str: unquote(raw, complex), IsString: true}
+	default:
+		n, err := strconv.ParseUint(string(raw), 10, 64)
+		if err != nil {
+			return jsonrpc2.ID{}
+		}
+		return jsonrpc2.ID{Num: n}
+	}
+}
+
+// rawID returns the id of an inbound request as received.
+func rawID(req *jsonrpc2.Request) json.RawMessage {
+	for _, f := range req.ExtraFields {
+		if raw, ok := f.Value.(json.RawMessage); ok && f.Name == rawIDField {
+			return raw
+		}
+	}
+	return nil
+}
+
+// setRequest stores req into the message the library's read loop passes to
+// ReadObject (a pointer to its unexported anyMessage, which the library
+// fills with json.Unmarshal, a lossy decoding for ACP: see the package doc).
+// The layout is checked once against the pinned library version; a library
+// whose message no longer has a request field of type *jsonrpc2.Request
+// fails every connection loudly instead of being fed a lossy message.
+func setRequest(v any, req *jsonrpc2.Request) error {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
+		return fmt.Errorf("acp: jsonrpc2 passed %T to ReadObject; this package supports the message layout of jsonrpc2 v0.2", v)
+	}
+	f, ok := rv.Type().Elem().FieldByName("request")
+	if !ok || f.Type != reflect.TypeFor[*jsonrpc2.Request]() {
+		return fmt.Errorf("acp: jsonrpc2's message %T has no request field; this package supports the message layout of jsonrpc2 v0.2", v)
+	}
+	*(**jsonrpc2.Request)(rv.Elem().FieldByIndex(f.Index).Addr().UnsafePointer()) = req
+	return nil
+}
 
 // WriteObject implements jsonrpc2.ObjectStream. This package sends all its
 // messages itself, so the library never calls it; it still writes correctly.
@@ -590,19 +662,25 @@ func (c *Conn) writeResponse(ctx context.Context, resp wireResponse) {
 // rpcHandler receives the library's dispatch on the read loop.
 type rpcHandler struct{ c *Conn }
 
-// Handle implements jsonrpc2.Handler; the message is c.current.
-func (h rpcHandler) Handle(context.Context, *jsonrpc2.Conn, *jsonrpc2.Request) {
+// Handle implements jsonrpc2.Handler for the requests ReadObject decoded.
+func (h rpcHandler) Handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) {
 	c := h.c
-	m := c.current
-	c.current = nil
-	switch {
-	case m == nil:
-		c.log.Error("internal error: message handoff missing")
-	case m.id == nil:
-		c.dispatchNotification(m)
-	default:
-		c.dispatchRequest(m)
+	m := &inbound{method: req.Method, conn: c}
+	if req.Params != nil {
+		m.params = *req.Params
 	}
+	if req.Notif {
+		c.dispatchNotification(m)
+		return
+	}
+	m.id = rawID(req)
+	key, ok := idKey(m.id)
+	if !ok {
+		c.log.Error("internal error: request without its id", "method", clip(m.method))
+		return
+	}
+	m.key = key
+	c.dispatchRequest(m)
 }
 
 func (c *Conn) dispatchNotification(m *inbound) {

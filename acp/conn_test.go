@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/charmbracelet/log"
+	"github.com/sourcegraph/jsonrpc2"
 	"go.uber.org/goleak"
 )
 
@@ -1288,5 +1289,25 @@ func BenchmarkRoundTrip(b *testing.B) {
 		if out["path"] != params["path"] {
 			b.Fatalf("echo = %v", out)
 		}
+	}
+}
+
+// TestSetRequestChecksLayout: the stream stores requests into the library's
+// message only when its layout is the one this package was written for.
+func TestSetRequestChecksLayout(t *testing.T) {
+	var wrong struct{ request string }
+	if err := setRequest(&wrong, &jsonrpc2.Request{}); err == nil {
+		t.Error("setRequest accepted a message without a *jsonrpc2.Request field")
+	}
+	if err := setRequest(struct{}{}, &jsonrpc2.Request{}); err == nil {
+		t.Error("setRequest accepted a non-pointer")
+	}
+	var right struct {
+		request  *jsonrpc2.Request
+		response *jsonrpc2.Response
+	}
+	req := &jsonrpc2.Request{Method: "m"}
+	if err := setRequest(&right, req); err != nil || right.request != req {
+		t.Errorf("setRequest = %v, stored %v", err, right.request)
 	}
 }
