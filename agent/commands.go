@@ -6,6 +6,7 @@ import (
 
 	"acpd/acp"
 	"acpd/model"
+	"acpd/permissions"
 )
 
 // slashCommand reports whether the prompt is one of acpd's slash commands
@@ -51,8 +52,8 @@ func (s *sess) runCommand(ctx context.Context, name string, b model.Backend, inf
 		s.notify(out, acp.SessionUpdate{AgentMessageChunk: textChunk(msg, newID("m_"))})
 	case "plan":
 		before := s.settings().Mode
-		s.update(func(st *settings) { st.Mode = modePlan })
-		s.announce(out, before != modePlan)
+		s.update(func(st *settings) { st.Mode = string(permissions.ModePlan) })
+		s.announce(out, before != string(permissions.ModePlan))
 		s.notify(out, acp.SessionUpdate{AgentMessageChunk: textChunk("Switched to plan mode: I will read and plan, but not edit files or run commands.", newID("m_"))})
 	}
 	return acp.StopReasonEndTurn, nil

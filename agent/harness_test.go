@@ -57,6 +57,14 @@ type testEnv struct {
 // newEnv makes a fresh world. userConfig, when not empty, is the user's
 // config.toml. The default model is mainModel; it resolves to nothing
 // until setModel gives it a backend.
+// The modes' ids on the wire.
+const (
+	modeAsk      = "ask"
+	modeAutoEdit = "auto-edit"
+	modePlan     = "plan"
+	modeFull     = "full"
+)
+
 func newEnv(t *testing.T, userConfig string) *testEnv {
 	t.Helper()
 	base, err := filepath.EvalSymlinks(t.TempDir())

@@ -18,30 +18,6 @@ import (
 	"acpd/tools"
 )
 
-// Modes, in the order offered to clients.
-const (
-	modeAsk      = "ask"
-	modeAutoEdit = "auto-edit"
-	modePlan     = "plan"
-	modeFull     = "full"
-)
-
-var modeInfo = []struct{ id, name, desc string }{
-	{modeAsk, "Ask", "Reads inside the project are free; edits and commands ask first."},
-	{modeAutoEdit, "Auto-edit", "Edits inside the project are allowed; commands ask first."},
-	{modePlan, "Plan", "Read-only: no edits and no commands."},
-	{modeFull, "Full access", "Everything is allowed by default; protected paths and paths outside the project still ask."},
-}
-
-func validMode(m string) bool {
-	for _, mi := range modeInfo {
-		if mi.id == m {
-			return true
-		}
-	}
-	return false
-}
-
 var thoughtLevels = []struct{ id, name string }{
 	{"off", "Off"}, {"low", "Low"}, {"medium", "Medium"}, {"high", "High"},
 }
@@ -136,8 +112,8 @@ func (a *Agent) newSess(l *session.Log, cwd string, dirs []string, cfg *config.C
 	if s.set.Model == "" {
 		s.set.Model = a.fallbackModel()
 	}
-	if !validMode(s.set.Mode) {
-		s.set.Mode = modeAsk
+	if !permissions.Mode(s.set.Mode).Valid() {
+		s.set.Mode = string(permissions.ModeAsk)
 	}
 	s.startMCP()
 	return s, nil

@@ -8,6 +8,7 @@ import (
 
 	"acpd/acp"
 	"acpd/model"
+	"acpd/permissions"
 )
 
 // Config option ids (fixed: clients and users depend on them).
@@ -23,8 +24,8 @@ func strp(s string) *string { return &s }
 func (s *sess) modeState() *acp.SessionModeState {
 	st := s.settings()
 	ms := &acp.SessionModeState{CurrentModeID: acp.SessionModeID(st.Mode), AvailableModes: []acp.SessionMode{}}
-	for _, m := range modeInfo {
-		ms.AvailableModes = append(ms.AvailableModes, acp.SessionMode{ID: acp.SessionModeID(m.id), Name: m.name, Description: strp(m.desc)})
+	for _, m := range permissions.Modes() {
+		ms.AvailableModes = append(ms.AvailableModes, acp.SessionMode{ID: acp.SessionModeID(m.Mode), Name: m.Name, Description: strp(m.Description)})
 	}
 	return ms
 }
@@ -59,8 +60,8 @@ func (s *sess) configOptions() []acp.SessionConfigOption {
 		}
 	}
 	var modes, models, thoughts [][2]string
-	for _, m := range modeInfo {
-		modes = append(modes, [2]string{m.id, m.name})
+	for _, m := range permissions.Modes() {
+		modes = append(modes, [2]string{string(m.Mode), m.Name})
 	}
 	for _, ref := range s.modelChoices(st.Model) {
 		models = append(models, [2]string{ref, ref})
@@ -83,7 +84,7 @@ func (s *sess) configOptions() []acp.SessionConfigOption {
 func (s *sess) applySetting(id, value string) error {
 	switch id {
 	case optMode:
-		if !validMode(value) {
+		if !permissions.Mode(value).Valid() {
 			return invalidParams("unknown mode %q (want ask, auto-edit, plan or full)", value)
 		}
 		s.update(func(st *settings) { st.Mode = value })

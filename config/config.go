@@ -41,6 +41,7 @@ import (
 	"syscall"
 
 	"acpd/model"
+	"acpd/permissions"
 )
 
 // Environment variables read by the loader.
@@ -57,7 +58,7 @@ const (
 	defaultLogLevel        = "info"
 	defaultMaxLineBytes    = 32 << 20
 	defaultMaxTurnRequests = 100
-	defaultMode            = "ask"
+	defaultMode            = string(permissions.ModeAsk)
 	defaultSandboxMode     = "workspace-write"
 
 	// minMaxLineBytes is the smallest accepted protocol.max_line_bytes: a

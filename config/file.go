@@ -17,12 +17,15 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 	"github.com/pelletier/go-toml/v2/unstable"
+
+	"acpd/permissions"
 )
 
 var (
-	logLevels    = []string{"debug", "info", "warn", "error"}
-	modes        = []string{"ask", "auto-edit", "plan", "full"}
-	projectModes = []string{"ask", "plan"}
+	logLevels = []string{"debug", "info", "warn", "error"}
+	// projectModes are the modes a project file may choose: the ones that
+	// allow no more than "ask".
+	projectModes = []string{string(permissions.ModeAsk), string(permissions.ModePlan)}
 	// sandboxModes are the sandbox.mode values, strictest first.
 	sandboxModes = []string{"read-only", "workspace-write", "off"}
 	actions      = []string{"allow", "ask", "deny"}
@@ -266,7 +269,7 @@ func validate(name string, c *Config, idx *posIndex) []error {
 		}
 	}
 	if idx.has("agent.default_mode") {
-		if err := checkOneOf("agent.default_mode", c.Agent.DefaultMode, modes); err != nil {
+		if err := checkOneOf("agent.default_mode", c.Agent.DefaultMode, modeNames()); err != nil {
 			add("agent.default_mode", "%v", err)
 		}
 	}
@@ -790,4 +793,13 @@ func fieldByTagFold(t reflect.Type, key string) (reflect.StructField, bool) {
 		}
 	}
 	return reflect.StructField{}, false
+}
+
+// modeNames lists the permission modes' names.
+func modeNames() []string {
+	var out []string
+	for _, m := range permissions.Modes() {
+		out = append(out, string(m.Mode))
+	}
+	return out
 }

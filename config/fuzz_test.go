@@ -31,7 +31,7 @@ func FuzzLoadFile(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		u := defaults()
 		if err := loadUser(&u, "/cfg/config.toml", data, getenv); err == nil {
-			if (u.Model != "" && checkModelRef(u.Model) != nil) || !slices.Contains(logLevels, u.Log.Level) || !slices.Contains(modes, u.Agent.DefaultMode) {
+			if (u.Model != "" && checkModelRef(u.Model) != nil) || !slices.Contains(logLevels, u.Log.Level) || !slices.Contains(modeNames(), u.Agent.DefaultMode) {
 				t.Fatalf("user file accepted with invalid values: %+v", u)
 			}
 			for _, r := range u.Permissions.Rules {

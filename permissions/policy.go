@@ -25,17 +25,6 @@ const (
 	Deny  Action = "deny"  // refuse; Decision.Reason is given to the model
 )
 
-// Mode is a session's permission mode.
-type Mode string
-
-// The permission modes. An unknown or empty Mode behaves as ModeAsk.
-const (
-	ModeAsk      Mode = "ask"       // reads inside the roots are free; edits and commands ask
-	ModeAutoEdit Mode = "auto-edit" // edits inside the roots are allowed too; commands ask
-	ModePlan     Mode = "plan"      // read-only: mutating tools are denied
-	ModeFull     Mode = "full"      // the default becomes allow
-)
-
 // Rule is a configured ([[permissions.rules]]) or remembered permission rule.
 // Tool is a path.Match glob on the tool name; Match narrows the rule to
 // commands (run_command) or paths (file tools) as described in the package
@@ -507,8 +496,7 @@ func (p *Policy) compileRemembered(data []byte) ([]compiledRule, error) {
 }
 
 func effectiveMode(m Mode) Mode {
-	switch m {
-	case ModeAsk, ModeAutoEdit, ModePlan, ModeFull:
+	if m.Valid() {
 		return m
 	}
 	return ModeAsk
