@@ -46,14 +46,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"reflect"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
-	"github.com/charmbracelet/log"
 	"github.com/sourcegraph/jsonrpc2"
 )
 
@@ -83,8 +84,8 @@ type Options struct {
 
 	// Logger receives the connection's diagnostics. Params and results are
 	// never logged; at debug level, method names and ids are. Default
-	// log.Default() (stderr).
-	Logger *log.Logger
+	// slog.Default().
+	Logger *slog.Logger
 
 	// Immediate selects notifications that run inline on the read loop, ahead
 	// of queued ones (acpd: "session/cancel"). It and the handler it selects
@@ -153,7 +154,7 @@ func ErrInvalidParams(err error) *Error {
 type Conn struct {
 	h    Handler
 	opts Options
-	log  *log.Logger
+	log  *slog.Logger
 	r    io.Reader
 	in   *lineReader
 	out  *lineWriter
@@ -234,12 +235,12 @@ func NewConn(ctx context.Context, r io.Reader, w io.WriteCloser, h Handler, opts
 	}
 	logger := opts.Logger
 	if logger == nil {
-		logger = log.Default()
+		logger = slog.Default()
 	}
 	c := &Conn{
 		h:          h,
 		opts:       opts,
-		log:        logger.WithPrefix("acp"),
+		log:        logger.With("component", "acp"),
 		r:          r,
 		in:         newLineReader(r, opts.MaxLineBytes, readBufSize),
 		out:        newLineWriter(w),
@@ -875,10 +876,12 @@ func AfterReply(ctx context.Context, f func()) {
 }
 
 // libLogger routes the library's messages to the connection's logger.
-type libLogger struct{ l *log.Logger }
+type libLogger struct{ l *slog.Logger }
 
 func (l libLogger) Printf(format string, args ...any) {
-	l.l.Debugf(format, args...)
+	if l.l.Enabled(context.Background(), slog.LevelDebug) {
+		l.l.Debug(strings.TrimSpace(fmt.Sprintf(format, args...)))
+	}
 }
 
 // Compile-time checks.

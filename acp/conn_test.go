@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"strconv"
@@ -191,8 +192,8 @@ type wireMsg struct {
 	raw     string
 }
 
-func discardLogger() *log.Logger {
-	return log.NewWithOptions(io.Discard, log.Options{Level: log.DebugLevel})
+func discardLogger() *slog.Logger {
+	return slog.New(log.NewWithOptions(io.Discard, log.Options{Level: log.DebugLevel}))
 }
 
 // basicHandler answers "ping" and "echo" and rejects other methods.
@@ -1177,7 +1178,7 @@ func (s *syncBuffer) String() string {
 
 func TestLogsNeverContainParams(t *testing.T) {
 	var buf syncBuffer
-	logger := log.NewWithOptions(&buf, log.Options{Level: log.DebugLevel})
+	logger := slog.New(log.NewWithOptions(&buf, log.Options{Level: log.DebugLevel}))
 	const secret = "s3cr3t-t0ken"
 	h := func(c *Conn, ctx context.Context, method string, params json.RawMessage) (any, error) {
 		if method == "call" {
@@ -1218,7 +1219,7 @@ func BenchmarkNotify(b *testing.B) {
 	r, w := io.Pipe()
 	c := NewConn(context.Background(), eofReader{}, w, func(context.Context, string, json.RawMessage) (any, error) {
 		return nil, nil
-	}, Options{Logger: log.NewWithOptions(io.Discard, log.Options{Level: log.InfoLevel})})
+	}, Options{Logger: slog.New(log.NewWithOptions(io.Discard, log.Options{Level: log.InfoLevel}))})
 	type update struct {
 		SessionID string `json:"sessionId"`
 		Update    struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -146,7 +147,7 @@ func TestClientSideKeepsUnknownVariants(t *testing.T) {
 		mu.Lock()
 		defer mu.Unlock()
 		return h(ctx, method, params)
-	}, Options{Logger: log.NewWithOptions(&logs, log.Options{Level: log.InfoLevel})})
+	}, Options{Logger: slog.New(log.NewWithOptions(&logs, log.Options{Level: log.InfoLevel}))})
 
 	// codex-acp's initialize reply: an auth method of a type this schema lacks.
 	type result struct {

@@ -175,7 +175,7 @@ func (a *Agent) Serve(ctx context.Context, r io.Reader, w io.WriteCloser) error 
 	in := &inputWatch{r: r, ended: make(chan struct{})}
 	conn := acp.NewConn(ctx, in, w, acp.AgentHandler(handlers{a}), acp.Options{
 		MaxLineBytes: a.opts.MaxLineBytes,
-		Logger:       a.log,
+		Logger:       slog.New(a.log),
 		Immediate:    func(method string) bool { return method == acp.AgentMethodSessionCancel },
 	})
 	a.mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -91,7 +92,7 @@ func newBench(b *testing.B, backend model.Backend, info model.ModelInfo, onUpdat
 			onUpdate(n)
 		}
 		return nil, nil
-	}, acp.Options{Logger: log.New(io.Discard)})
+	}, acp.Options{Logger: slog.New(slog.DiscardHandler)})
 	b.Cleanup(bc.close)
 	bc.call(acp.AgentMethodInitialize, acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersion1}, &acp.InitializeResponse{})
 	return bc

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -268,7 +269,7 @@ func (e *testEnv) connect() *client {
 	}()
 	c.in = &wireTap{r: clientIn}
 	c.out = &wireWriter{w: clientOut}
-	c.conn = acp.NewConn(context.Background(), c.in, c.out, c.handle, acp.Options{Logger: log.New(io.Discard)})
+	c.conn = acp.NewConn(context.Background(), c.in, c.out, c.handle, acp.Options{Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(c.close)
 	return c
 }

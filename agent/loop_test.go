@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -16,8 +16,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/charmbracelet/log"
 
 	"acpd/acp"
 	"acpd/model"
@@ -80,7 +78,7 @@ func (e *testEnv) startWith(caps *acp.ClientCapabilities, adjust func(*model.Mod
 			return c.handle(ctx, method, params)
 		}
 	}
-	c.conn = acp.NewConn(context.Background(), c.in, c.out, handler, acp.Options{Logger: log.New(io.Discard)})
+	c.conn = acp.NewConn(context.Background(), c.in, c.out, handler, acp.Options{Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(c.close)
 	var resp acp.InitializeResponse
 	if err := c.call(acp.AgentMethodInitialize, acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersion1, ClientCapabilities: caps}, &resp); err != nil {

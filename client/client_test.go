@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,10 +37,10 @@ func pair(t *testing.T, c *Client) *acp.Conn {
 	ar, cw := io.Pipe()
 	cr, aw := io.Pipe()
 	lg := log.New(io.Discard)
-	cc := acp.NewConn(context.Background(), cr, cw, c.Handler(), acp.Options{Logger: lg})
+	cc := acp.NewConn(context.Background(), cr, cw, c.Handler(), acp.Options{Logger: slog.New(lg)})
 	agent := acp.NewConn(context.Background(), ar, aw, func(context.Context, string, json.RawMessage) (any, error) {
 		return nil, errors.New("unexpected")
-	}, acp.Options{Logger: lg})
+	}, acp.Options{Logger: slog.New(lg)})
 	t.Cleanup(func() {
 		agent.Close()
 		cc.Close()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -99,7 +100,7 @@ func runTestAgent(dir string) int {
 		return nil, acp.ErrMethodNotFound(method)
 	}
 	conn = acp.NewConn(context.Background(), os.Stdin, os.Stdout, handler, acp.Options{
-		Logger:    log.New(io.Discard),
+		Logger:    slog.New(slog.DiscardHandler),
 		Immediate: func(m string) bool { return m == acp.AgentMethodSessionCancel },
 	})
 	<-conn.Done()
