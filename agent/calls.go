@@ -118,6 +118,11 @@ func (s *sess) runCalls(ctx context.Context, ts *turnState) (stop acp.StopReason
 		slots := make(chan struct{}, maxParallelCalls)
 		for k := i; k < j; k++ {
 			pc := ts.calls[k]
+			if ts.refused[pc.id] {
+				results[k] = toolResultPart(pc.id, tools.Errorf("%s", repeatRefusal))
+				s.notify(out, acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(pc.id), Status: statusp(acp.ToolCallStatusFailed)}})
+				continue
+			}
 			if ctx.Err() == nil {
 				select {
 				case slots <- struct{}{}:

@@ -257,9 +257,15 @@ func lastUserPrompt(msgs []model.Message) int {
 	return 0
 }
 
-// loopLimit is how many consecutive responses may repeat the same tool call
-// with the same arguments before the turn is stopped.
-const loopLimit = 3
+// repeatLimit is how many times in a row (in the flat sequence of the
+// turn's calls) the same call with the same arguments runs. The next
+// identical call is not run: it gets an error result telling the model the
+// result will not change. Only if the model persists with one more
+// identical call does the turn end.
+const repeatLimit = 3
+
+// repeatRefusal is the result of a call refused as a repetition.
+const repeatRefusal = "Not run: identical call repeated; the result will not change. Try something else, or ask the user."
 
 // callKey identifies a tool call by name and canonical arguments.
 func callKey(name string, input json.RawMessage) string {
@@ -274,23 +280,33 @@ func callKey(name string, input json.RawMessage) string {
 
 // loopGuard detects a model repeating itself within a turn.
 type loopGuard struct {
-	last  map[string]int
-	worst string
+	last  string
+	count int
 }
 
-// observe records one response's calls and reports the repeated call when a
-// call has now appeared in loopLimit consecutive responses.
-func (g *loopGuard) observe(calls []*pendingCall) (string, bool) {
-	next := map[string]int{}
+// observe records one response's calls in order. It returns the IDs of the
+// calls refused as repetitions, and stop (with the call's name) when the
+// model repeated a call again after being refused: the turn ends. Any
+// different call resets the count.
+func (g *loopGuard) observe(calls []*pendingCall) (refused map[string]bool, name string, stop bool) {
 	for _, pc := range calls {
 		k := callKey(pc.name, pc.input)
-		next[k] = g.last[k] + 1
-		if next[k] >= loopLimit {
-			return pc.name, true
+		if k == g.last {
+			g.count++
+		} else {
+			g.last, g.count = k, 1
+		}
+		switch {
+		case g.count > repeatLimit+1:
+			return nil, pc.name, true
+		case g.count > repeatLimit:
+			if refused == nil {
+				refused = map[string]bool{}
+			}
+			refused[pc.id] = true
 		}
 	}
-	g.last = next
-	return "", false
+	return refused, "", false
 }
 
 // changedFiles drains the file broker's list of files the agent had read

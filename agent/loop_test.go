@@ -514,15 +514,19 @@ func TestCancelDuringTool(t *testing.T) {
 // ---------------------------------------------------------------------------
 // Loop detection.
 
-// TestLoopDetection: the third response in a row making the same call with
-// the same arguments ends the turn with an explanation; that call does not
-// run but still gets a result. Calls whose arguments differ are not a loop.
+// TestLoopDetection: the same call with the same arguments runs at most
+// repeatLimit times in a row; the next identical call does not run and
+// gets an error result saying the result will not change; only if the
+// model then repeats it once more does the turn end, with an explanation
+// (that call does not run but still gets a result). Calls whose arguments
+// differ are not a loop.
 func TestLoopDetection(t *testing.T) {
 	t.Run("identical", func(t *testing.T) {
 		env := newEnv(t, "")
 		env.write("f.txt", "x\n")
 		var lines []string
-		for i := 1; i <= loopLimit; i++ {
+		const n = repeatLimit + 2
+		for i := 1; i <= n; i++ {
 			// Key order and spacing differ: the arguments are the same.
 			in := `{"path":"f.txt","limit":5}`
 			if i%2 == 0 {
@@ -541,26 +545,35 @@ func TestLoopDetection(t *testing.T) {
 			t.Fatalf("prompt: %v %q, want end_turn", err, resp.StopReason)
 		}
 		ups := c.updatesBetween(sid, -1, pos)
-		if msg := chunkText(ups); !strings.Contains(msg, "Stopped") || !strings.Contains(msg, "read_file") || !strings.Contains(msg, strconv.Itoa(loopLimit)+" times") {
+		if msg := chunkText(ups); !strings.Contains(msg, "Stopped") || !strings.Contains(msg, "read_file") || !strings.Contains(msg, strconv.Itoa(repeatLimit)+" times") {
 			t.Errorf("agent message %q does not explain the stop", msg)
 		}
-		if n := len(rec.requests()); n != loopLimit {
-			t.Errorf("%d model requests, want %d", n, loopLimit)
+		if got := len(rec.requests()); got != n {
+			t.Errorf("%d model requests, want %d", got, n)
 		}
 		c.mu.Lock()
 		reads := len(c.fsReads)
 		c.mu.Unlock()
-		if reads != loopLimit-1 {
-			t.Errorf("%d file reads, want %d: the repeated call ran", reads, loopLimit-1)
+		if reads != repeatLimit {
+			t.Errorf("%d file reads, want %d: a repeated call ran", reads, repeatLimit)
 		}
-		last := fmt.Sprintf("c%d", loopLimit)
-		if st := finalStatus(ups, last); st != acp.ToolCallStatusFailed {
-			t.Errorf("the stopped call ends %q, want failed", st)
+		// The refused call's result tells the model why (in the request
+		// the model then answered by repeating it anyway).
+		refused := fmt.Sprintf("c%d", repeatLimit+1)
+		p, ok := resultFor(rec.last(t), refused)
+		if !ok || !p.IsError || resultText(p) != repeatRefusal {
+			t.Errorf("result of the refused call: %+v", p)
+		}
+		last := fmt.Sprintf("c%d", n)
+		for _, id := range []string{refused, last} {
+			if st := finalStatus(ups, id); st != acp.ToolCallStatusFailed {
+				t.Errorf("call %s ends %q, want failed", id, st)
+			}
 		}
 		// The next turn's transcript answers the stopped call.
 		c.mustPrompt(sid, "go on", acp.StopReasonEndTurn)
 		req := rec.last(t)
-		p, ok := resultFor(req, last)
+		p, ok = resultFor(req, last)
 		if !ok || !p.IsError || !strings.Contains(resultText(p), "not run") {
 			t.Errorf("result of the stopped call: %+v", p)
 		}
@@ -568,11 +581,59 @@ func TestLoopDetection(t *testing.T) {
 			t.Errorf("transcript: %v", probs)
 		}
 	})
+	t.Run("told once, the model changes course", func(t *testing.T) {
+		env := newEnv(t, "")
+		env.write("f.txt", "x\n")
+		var lines []string
+		for i := 1; i <= repeatLimit+1; i++ {
+			lines = append(lines, fmt.Sprintf(`{"type":"tool_done","toolCallId":"c%d","toolName":"read_file","input":{"path":"f.txt"}}`, i), `{"type":"finish"}`)
+		}
+		lines = append(lines, `{"type":"tool_done","toolCallId":"d1","toolName":"list_dir","input":{"path":"."}}`, `{"type":"finish"}`,
+			`{"type":"text","text":"found it"}`, `{"type":"finish"}`)
+		rec := record(env.script(lines...))
+		env.setModel(mainModel, rec)
+		c := env.start(nil)
+		sid := c.newSession()
+		c.mustPrompt(sid, "look", acp.StopReasonEndTurn)
+		if msg := chunkText(c.allUpdates(sid)); msg != "found it" {
+			t.Errorf("agent message %q", msg)
+		}
+		if p, ok := resultFor(rec.last(t), "d1"); !ok || p.IsError {
+			t.Errorf("the different call after the refusal: %+v", p)
+		}
+	})
+	t.Run("an edit and test cycle is not a loop", func(t *testing.T) {
+		env := newEnv(t, "")
+		env.write("f.txt", "v0\n")
+		var lines []string
+		lines = append(lines, `{"type":"tool_done","toolCallId":"r","toolName":"read_file","input":{"path":"f.txt"}}`, `{"type":"finish"}`)
+		for i := 1; i <= 4; i++ {
+			// One response per round: the edit, then the same test command.
+			lines = append(lines,
+				fmt.Sprintf(`{"type":"tool_done","toolCallId":"e%d","toolName":"edit_file","input":{"path":"f.txt","old_string":"v%d","new_string":"v%d"}}`, i, i-1, i),
+				fmt.Sprintf(`{"type":"tool_done","toolCallId":"t%d","toolName":"run_command","input":{"command":"cat f.txt"}}`, i), `{"type":"finish"}`)
+		}
+		lines = append(lines, `{"type":"text","text":"all green"}`, `{"type":"finish"}`)
+		rec := record(env.script(lines...))
+		env.setModel(mainModel, rec)
+		c := env.start(nil)
+		sid := c.newSession()
+		c.mustMode(sid, "full")
+		c.mustPrompt(sid, "fix it", acp.StopReasonEndTurn)
+		if data, _ := os.ReadFile(env.path("f.txt")); string(data) != "v4\n" {
+			t.Errorf("f.txt = %q: an edit was dropped", data)
+		}
+		for _, p := range toolResults(rec.last(t)) {
+			if p.IsError {
+				t.Errorf("call %s: %s", p.ToolCallID, resultText(p))
+			}
+		}
+	})
 	t.Run("different", func(t *testing.T) {
 		env := newEnv(t, "")
 		env.write("f.txt", "1\n2\n3\n4\n5\n")
 		var lines []string
-		const n = loopLimit + 1
+		const n = repeatLimit + 2
 		for i := 1; i <= n; i++ {
 			lines = append(lines, fmt.Sprintf(`{"type":"tool_done","toolCallId":"c%d","toolName":"read_file","input":{"path":"f.txt","offset":%d}}`, i, i), `{"type":"finish"}`)
 		}

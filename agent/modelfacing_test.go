@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
@@ -226,5 +228,83 @@ func TestOfferedTools(t *testing.T) {
 	c.mustPrompt(sid, "hi", acp.StopReasonEndTurn)
 	if names, want := toolNames(rec.last(t)), []string{"glob", "grep", "list_dir", "read_file", "update_plan"}; !slices.Equal(names, want) {
 		t.Errorf("plan-mode tools %v, want %v", names, want)
+	}
+}
+
+// TestPlanShapes: update_plan takes acpd's entries and Codex's
+// {plan:[{step,status}]}, priority defaulting to medium; a plan with two
+// steps in progress, or without steps, is refused with a clear error.
+func TestPlanShapes(t *testing.T) {
+	env := newEnv(t, "")
+	c := env.start(nil)
+	sid := c.newSession()
+	res, isErr, ups := runTools(t, env, c, sid,
+		toolCallReq{"update_plan", map[string]any{"entries": []map[string]any{{"content": "Read", "status": "completed"}, {"content": "Fix", "status": "in_progress", "priority": "high"}}}},
+		toolCallReq{"update_plan", map[string]any{"explanation": "codex", "plan": []map[string]any{{"step": "Write the test", "status": "in_progress"}, {"step": "Run it", "status": "pending"}}}},
+		toolCallReq{"update_plan", map[string]any{"plan": []map[string]any{{"step": "A", "status": "in_progress"}, {"step": "B", "status": "in_progress"}}}},
+		toolCallReq{"update_plan", map[string]any{"steps": []string{"a"}}},
+	)
+	if isErr[0] || res[0] != "Plan updated:\n1. [completed] Read\n2. [in_progress] Fix\n" {
+		t.Errorf("entries: %q", res[0])
+	}
+	if isErr[1] || res[1] != "Plan updated:\n1. [in_progress] Write the test\n2. [pending] Run it\n" {
+		t.Errorf("codex shape: %q", res[1])
+	}
+	var plans []*acp.Plan
+	for _, u := range ups {
+		if u.Plan != nil {
+			plans = append(plans, u.Plan)
+		}
+	}
+	if len(plans) != 2 || plans[1].Entries[0].Priority != acp.PlanEntryPriorityMedium || plans[0].Entries[1].Priority != acp.PlanEntryPriorityHigh {
+		t.Errorf("plans sent: %+v", plans)
+	}
+	if !isErr[2] || !strings.Contains(res[2], "at most one step is in progress") {
+		t.Errorf("two in progress: %q", res[2])
+	}
+	if !isErr[3] || !strings.Contains(res[3], `unknown argument "steps"; the arguments are entries, plan, explanation`) {
+		t.Errorf("wrong shape: %q", res[3])
+	}
+}
+
+// TestRequestCapLastRequest: the last request a turn may make offers no
+// tools, carries no tool blocks, and asks for a closing summary; the turn
+// ends with max_turn_requests and that summary.
+func TestRequestCapLastRequest(t *testing.T) {
+	env := newEnv(t, "[agent]\nmax_turn_requests = 3\n")
+	rec := record(backendFunc(func(ctx context.Context, req *model.Request, yield func(model.Event, error) bool) {
+		if len(req.Tools) == 0 {
+			_ = yield(model.Event{Type: model.EventText, Text: "Summary: listed the directory twice; nothing remains."}, nil) &&
+				yield(model.Event{Type: model.EventFinish, Finish: model.FinishEndTurn}, nil)
+			return
+		}
+		id := fmt.Sprintf("call_%d", len(req.Messages))
+		_ = yield(model.Event{Type: model.EventToolDone, ToolCallID: id, ToolName: "list_dir", Input: json.RawMessage(fmt.Sprintf(`{"path":".","x":%d}`, len(req.Messages)))}, nil) &&
+			yield(model.Event{Type: model.EventFinish, Finish: model.FinishToolUse}, nil)
+	}))
+	env.setModel(mainModel, rec)
+	c := env.start(nil)
+	sid := c.newSession()
+	c.mustPrompt(sid, "loop forever", acp.StopReasonMaxTurnRequests)
+	reqs := rec.requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests, want 3", len(reqs))
+	}
+	last := reqs[2]
+	if len(last.Tools) != 0 {
+		t.Errorf("the last request offers %d tools", len(last.Tools))
+	}
+	for _, m := range last.Messages {
+		for _, p := range m.Parts {
+			if p.Type == model.PartToolUse || p.Type == model.PartToolResult {
+				t.Errorf("the last request has a %s block", p.Type)
+			}
+		}
+	}
+	if m := last.Messages[len(last.Messages)-1]; m.Role != model.RoleUser || !strings.Contains(m.Text(), "what was done, what remains, and how to continue") {
+		t.Errorf("the last request ends with %s %q", m.Role, m.Text())
+	}
+	if msg := chunkText(c.allUpdates(sid)); !strings.Contains(msg, "Summary: listed") {
+		t.Errorf("agent message %q", msg)
 	}
 }

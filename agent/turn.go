@@ -66,6 +66,8 @@ type turnState struct {
 	finish  model.FinishReason
 	usage   *model.Usage
 	started bool // a delta reached the client
+	// refused are the calls not to run (repetitions), by ID.
+	refused map[string]bool
 	// text accumulates the text of the last part while it streams, so a
 	// long answer costs linear time; flushText stores it in the part.
 	text strings.Builder
@@ -164,6 +166,10 @@ func (s *sess) loop(ctx context.Context, backend model.Backend, info model.Model
 		if req >= maxReq {
 			return acp.StopReasonMaxTurnRequests, nil
 		}
+		// The last allowed request (of several) offers no tools and asks
+		// for a summary, so the turn ends with an answer, not a dangling
+		// call.
+		last := req > 0 && req == maxReq-1
 		if ctx.Err() != nil {
 			return acp.StopReasonCancelled, nil
 		}
@@ -175,7 +181,7 @@ func (s *sess) loop(ctx context.Context, backend model.Backend, info model.Model
 				s.a.log.Warn("compaction failed", "session", s.id, "err", err)
 			}
 		}
-		ts, err := s.stream(ctx, backend, info)
+		ts, err := s.stream(ctx, backend, info, last)
 		s.reportUsage(out, ts.usage, info)
 		if err != nil {
 			if ctx.Err() != nil {
@@ -195,6 +201,9 @@ func (s *sess) loop(ctx context.Context, backend model.Backend, info model.Model
 			return "", modelError(err)
 		}
 		if len(ts.calls) == 0 {
+			if last {
+				return acp.StopReasonMaxTurnRequests, nil
+			}
 			switch ts.finish {
 			case model.FinishMaxTokens:
 				return acp.StopReasonMaxTokens, nil
@@ -203,12 +212,19 @@ func (s *sess) loop(ctx context.Context, backend model.Backend, info model.Model
 			}
 			return acp.StopReasonEndTurn, nil
 		}
-		if name, looping := guard.observe(ts.calls); looping {
+		if last {
+			// The request cap: the calls of the final answer do not run.
+			s.closeCalls(ts, "not run: the turn reached its limit of model requests")
+			return acp.StopReasonMaxTurnRequests, nil
+		}
+		refused, name, looping := guard.observe(ts.calls)
+		if looping {
 			s.closeCalls(ts, "not run: the same call was repeated too often")
-			msg := fmt.Sprintf("Stopped: the model called %s with the same arguments %d times in a row. Rephrase the request or give more guidance.", name, loopLimit)
+			msg := fmt.Sprintf("Stopped: the model kept calling %s with the same arguments (more than %d times in a row, and again after being told the result would not change). Rephrase the request or give more guidance.", name, repeatLimit)
 			s.notify(out, acp.SessionUpdate{AgentMessageChunk: textChunk(msg, newID("m_"))})
 			return acp.StopReasonEndTurn, nil
 		}
+		ts.refused = refused
 		if stop, done := s.runCalls(ctx, ts); done {
 			return stop, nil
 		}
@@ -218,10 +234,13 @@ func (s *sess) loop(ctx context.Context, backend model.Backend, info model.Model
 // stream makes one model request and streams its response to the client.
 // The assistant message is appended to the transcript whatever happens, marked
 // interrupted when the stream did not finish.
-func (s *sess) stream(ctx context.Context, b model.Backend, info model.ModelInfo) (*turnState, error) {
+func (s *sess) stream(ctx context.Context, b model.Backend, info model.ModelInfo, last bool) (*turnState, error) {
 	out := s.a.baseContext()
 	ts := &turnState{s: s, ctx: ctx, msgID: newID("m_"), byID: map[string]*pendingCall{}}
 	req := s.buildRequest(info)
+	if last {
+		finalRequest(req)
+	}
 	var streamErr error
 	finished := false
 	for ev, err := range b.Stream(ctx, req) {
@@ -419,6 +438,26 @@ func (s *sess) buildRequest(info model.ModelInfo) *model.Request {
 		CacheSystem: true,
 		CacheTools:  true,
 	}
+}
+
+// finalNote asks for the turn's closing summary on its last request.
+const finalNote = "This is the last model request allowed in this turn, and no tools are available for it. Do not call tools. Reply to the user with a summary: what was done, what remains, and how to continue (the user can say \"continue\" to start a new turn)."
+
+// finalRequest turns req into the last request of a capped turn: no tools
+// (tool calls and results become text, as providers reject tool blocks in
+// a request without tools) and a closing instruction in the last user
+// message.
+func finalRequest(req *model.Request) {
+	req.Tools = nil
+	req.CacheTools = false
+	msgs := summaryTranscript(req.Messages)
+	note := model.Part{Type: model.PartText, Text: finalNote}
+	if n := len(msgs); n > 0 && msgs[n-1].Role == model.RoleUser {
+		msgs[n-1].Parts = append(msgs[n-1].Parts, note)
+	} else {
+		msgs = append(msgs, model.Message{Role: model.RoleUser, Parts: []model.Part{note}})
+	}
+	req.Messages = msgs
 }
 
 // systemPrompt describes acpd, the session and the project's instructions.
