@@ -17,7 +17,7 @@
 //     edits, commands, and MCP or unknown tools not marked [Call].ReadOnly.
 //  2. A deny rule that matches the call denies it.
 //  3. A path outside the workspace roots, or a protected path (a ".git"
-//     component anywhere, or inside acpd's configuration or state directory,
+//     or ".acpd" component anywhere, or inside acpd's configuration or state directory,
 //     see [PolicyOptions].Protected), asks in every mode, even full, even when
 //     an allow rule or a remembered choice would allow it. Existing symbolic
 //     links, dangling ones included, are resolved for this check: a path that

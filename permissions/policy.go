@@ -360,15 +360,15 @@ func (p *Policy) unsafeReason(pi pathInfo) string {
 	if pi.abs == "" {
 		return fmt.Sprintf("path %q is not absolute", pi.shown)
 	}
-	if hasGitComponent(pi.rel) || hasGitComponent(pi.absSlash) {
-		return fmt.Sprintf("%s is inside a .git directory", pi.shown)
+	if c := protectedComponent(pi.rel, pi.absSlash); c != "" {
+		return fmt.Sprintf("%s is inside a %s directory", pi.shown, c)
 	}
 	if p.isProtected(pi.abs) {
 		return fmt.Sprintf("%s is inside acpd's configuration or state directory", pi.shown)
 	}
 	if pi.resolved != pi.abs {
-		if hasGitComponent(pi.resolvedSlash) {
-			return fmt.Sprintf("%s resolves into a .git directory (%s)", pi.shown, pi.resolved)
+		if c := protectedComponent(pi.resolvedSlash); c != "" {
+			return fmt.Sprintf("%s resolves into a %s directory (%s)", pi.shown, c, pi.resolved)
 		}
 		if p.isProtected(pi.resolved) {
 			return fmt.Sprintf("%s resolves into acpd's configuration or state directory (%s)", pi.shown, pi.resolved)
@@ -383,13 +383,23 @@ func (p *Policy) unsafeReason(pi pathInfo) string {
 	return ""
 }
 
-func hasGitComponent(slashPath string) bool {
-	for _, c := range strings.Split(slashPath, "/") {
-		if strings.EqualFold(c, ".git") {
-			return true
+// protectedComponents are directory names whose contents always ask: git's
+// (hooks and config run code later) and acpd's project configuration.
+var protectedComponents = []string{".git", ".acpd"}
+
+// protectedComponent returns the protected directory name that one of the
+// slash paths contains as a component (case-insensitively), or "".
+func protectedComponent(slashPaths ...string) string {
+	for _, sp := range slashPaths {
+		for _, c := range strings.Split(sp, "/") {
+			for _, name := range protectedComponents {
+				if strings.EqualFold(c, name) {
+					return name
+				}
+			}
 		}
 	}
-	return false
+	return ""
 }
 
 // isProtected reports whether abs is a protected directory or inside one.

@@ -224,6 +224,8 @@ func TestPrecedence(t *testing.T) {
 		{"3 protected beats allow rule in full", []Rule{{Action: Allow, Tool: "write_file"}}, ModeFull, write(".git/config"), Ask, ".git"},
 		{"3 outside beats absolute allow rule in full", []Rule{{Action: Allow, Tool: "write_file", Match: "/**"}}, ModeFull, Call{Tool: "write_file", Kind: acp.ToolKindEdit, Paths: []Path{w.out(filepath.Join(w.outside, "x"))}}, Ask, "outside"},
 		{"3 protected beats remembered allow", nil, ModeFull, write(".git/config"), Ask, ".git"},
+		{"3 project config beats allow rule in full", []Rule{{Action: Allow, Tool: "write_file"}}, ModeFull, write(".acpd/config.toml"), Ask, ".acpd"},
+		{"3 project config case-smuggled", []Rule{{Action: Allow, Tool: "write_file"}}, ModeFull, write(".ACPD/config.toml"), Ask, ".acpd"},
 		{"4 remembered reject beats allow rule", []Rule{{Action: Allow, Tool: "write_file"}}, ModeFull, write("b.txt"), Deny, "always reject"},
 		{"4 remembered reject beats ask rule", []Rule{{Action: Ask, Tool: "write_file"}}, ModeFull, write("b.txt"), Deny, "always reject"},
 		{"4 ask rule beats allow rule", []Rule{{Action: Allow, Tool: "write_file"}, {Action: Ask, Tool: "write_file", Match: "a.txt"}}, ModeFull, write("a.txt"), Ask, "requires approval"},
