@@ -338,6 +338,23 @@ func (l *Loader) ForProject(cwd string) (*Config, error) {
 	return &c, nil
 }
 
+// ForSession is ForProject for starting a session: a project file that
+// cannot be read or is invalid does not stop the session. It then returns
+// the configuration without the project file and, as warning, why the file
+// was ignored; a hostile file thus cannot lock people out of a project
+// until someone deletes it. err is non-nil only when cwd is not absolute.
+func (l *Loader) ForSession(cwd string) (c *Config, warning error, err error) {
+	c, warning = l.ForProject(cwd)
+	if warning == nil {
+		return c, nil, nil
+	}
+	if !filepath.IsAbs(cwd) {
+		return nil, nil, warning
+	}
+	u := l.User()
+	return u, fmt.Errorf("project configuration ignored: %w", warning), nil
+}
+
 // finish applies the environment and flags to c and resolves defaults that
 // depend on the environment.
 func (l *Loader) finish(c *Config) error {

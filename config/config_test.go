@@ -705,3 +705,25 @@ func TestSandboxValidation(t *testing.T) {
 	_, err := NewLoader(Overrides{}, e.get)
 	wantErr(t, err, regexp.QuoteMeta(name)+`:2`, `sandbox.mode`, `:3.*not an absolute path`)
 }
+
+func TestForSessionIgnoresBrokenProjectFile(t *testing.T) {
+	e := testEnv(t)
+	userFile(t, e, "instructions = \"user\"\n")
+	l := mustLoader(t, Overrides{}, e)
+	root := project(t, "model = \"p/m\"\n[log]\nlevel = \"debug\"\n")
+	c, warning, err := l.ForSession(root)
+	if err != nil || c == nil {
+		t.Fatalf("ForSession: %v", err)
+	}
+	wantErr(t, warning, `project configuration ignored`, regexp.QuoteMeta(filepath.Join(root, ".acpd", "config.toml"))+`:2`)
+	if c.Model != "" || c.Instructions != "user" || len(c.Files) != 1 {
+		t.Errorf("the broken project file was applied: %+v", c)
+	}
+	good := project(t, "model = \"p/m\"\n")
+	if c, warning, err := l.ForSession(good); err != nil || warning != nil || c.Model != "p/m" {
+		t.Errorf("a valid project file: %+v %v %v", c, warning, err)
+	}
+	if _, _, err := l.ForSession("relative"); err == nil {
+		t.Error("a relative directory was accepted")
+	}
+}
