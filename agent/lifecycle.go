@@ -176,7 +176,7 @@ func (a *Agent) newSession(ctx context.Context, p *acp.NewSessionRequest) (*acp.
 	if err := checkDirs(p.Cwd, p.AdditionalDirectories); err != nil {
 		return nil, err
 	}
-	cfg, err := a.opts.Config.ForProject(p.Cwd)
+	cfg, warning, err := a.opts.Config.ForSession(p.Cwd)
 	if err != nil {
 		return nil, invalidParams("%v", err)
 	}
@@ -185,6 +185,9 @@ func (a *Agent) newSession(ctx context.Context, p *acp.NewSessionRequest) (*acp.
 		return nil, fmt.Errorf("creating session: %w", err)
 	}
 	s, err := a.newSess(l, p.Cwd, p.AdditionalDirectories, cfg, p.McpServers)
+	if err == nil {
+		s.configWarning = warning
+	}
 	if err != nil {
 		l.Close()
 		if derr := a.opts.Store.Delete(l.ID()); derr != nil {
@@ -224,7 +227,7 @@ func (a *Agent) openStored(id acp.SessionID, cwd string, dirs []string, mcp []ac
 	if a.lookup(id) != nil {
 		return nil, nil, invalidParams("session %q is already open in this connection", id)
 	}
-	cfg, err := a.opts.Config.ForProject(cwd)
+	cfg, warning, err := a.opts.Config.ForSession(cwd)
 	if err != nil {
 		return nil, nil, invalidParams("%v", err)
 	}
@@ -246,6 +249,7 @@ func (a *Agent) openStored(id acp.SessionID, cwd string, dirs []string, mcp []ac
 		l.Close()
 		return nil, nil, err
 	}
+	s.configWarning = warning
 	return s, recs, nil
 }
 

@@ -49,6 +49,9 @@ type sess struct {
 	log  *session.Log
 	cfg  *config.Config
 	mcp  []acp.McpServer
+	// configWarning says why the project file was ignored (nil: it was
+	// not); announced with the commands once the session is open.
+	configWarning error
 
 	roots    *fs.Roots
 	broker   *fs.Broker

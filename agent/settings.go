@@ -176,6 +176,10 @@ var commands = []acp.AvailableCommand{
 // sendCommands announces the slash commands, MCP prompts included (see
 // announceCommands); it is called once the session's reply is out.
 func (s *sess) sendCommands(ctx context.Context) {
+	if w := s.configWarning; w != nil {
+		s.a.log.Warn("session starts without its project configuration", "session", s.id, "err", w)
+		s.notice(ctx, acp.NoticeSeverityWarning, w.Error())
+	}
 	s.announceCommands(ctx, true)
 }
 
