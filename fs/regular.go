@@ -1,0 +1,28 @@
+package fs
+
+import (
+	iofs "io/fs"
+	"os"
+)
+
+// OpenRegular opens path for reading without blocking and returns it only
+// if it is a regular file; anything else (a directory, FIFO, socket or
+// device) is closed again and refused with an error wrapping
+// ErrNotRegular. Opening a FIFO normally waits for a writer, which would
+// hang a tool (and a turn) forever; with O_NONBLOCK it returns at once.
+func OpenRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|openNonblock, 0)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, &iofs.PathError{Op: "open", Path: path, Err: ErrNotRegular}
+	}
+	return f, nil
+}
