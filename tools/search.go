@@ -17,6 +17,7 @@ import (
 	ignore "github.com/sabhiram/go-gitignore"
 
 	"acpd/acp"
+	"acpd/fs"
 	"acpd/model"
 )
 
@@ -304,7 +305,7 @@ func grepTool(o Options) *Tool {
 						return true
 					}
 				}
-				f, err := os.Open(p)
+				f, err := fs.OpenRegular(p)
 				if err != nil {
 					return true
 				}
@@ -332,6 +333,9 @@ func grepTool(o Options) *Tool {
 				return ctx.Err() == nil
 			}
 			if st, err := os.Stat(t.Path); err == nil && !st.IsDir() {
+				if !st.Mode().IsRegular() {
+					return Errorf("%s is not a regular file (FIFOs, sockets and devices are refused)", display(env, t.Path))
+				}
 				searchFile(t.Path)
 			} else if err := searchWalker(ctx, o, t.Root).walk(t.Path, searchFile); err != nil {
 				return Errorf("searching %s: %v", display(env, t.Path), err)
