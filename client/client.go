@@ -32,6 +32,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 
 	"github.com/charmbracelet/log"
 
@@ -288,7 +289,8 @@ func (c *Client) readTextFile(ctx context.Context, req acp.ReadTextFileRequest) 
 		return acp.ReadTextFileResponse{}, err
 	}
 	defer root.Close()
-	f, err := root.Open(filepath.FromSlash(res.Rel))
+	// Non-blocking: a FIFO must not hang the request; it is refused below.
+	f, err := root.OpenFile(filepath.FromSlash(res.Rel), os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return acp.ReadTextFileResponse{}, err
 	}
