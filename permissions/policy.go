@@ -71,6 +71,14 @@ type Call struct {
 	// configured): it is allowed unless a deny rule or a remembered
 	// rejection refuses it.
 	NoApproval bool
+	// Unsandboxed marks a command that would run outside the OS sandbox
+	// although one is configured (this machine offers none): full mode
+	// asks before it instead of allowing it.
+	Unsandboxed bool
+	// Escalate marks a request to run a command again outside the sandbox
+	// after the sandbox denied it something: it asks in every mode, over
+	// any allow rule or remembered choice, and the answer is not remembered.
+	Escalate bool
 }
 
 // Path is one path a file tool touches.
@@ -544,6 +552,9 @@ func (p *Policy) Decide(mode Mode, c Call) Decision {
 	if c.NoApproval && kind == classOther && d.Action != Deny {
 		d = Decision{Action: Allow, Reason: "this tool needs no approval"}
 	}
+	if c.Escalate && kind == classCommand && d.Action != Deny {
+		d = Decision{Action: Ask, Reason: "running a command outside the sandbox always needs approval"}
+	}
 	if d.Action != Ask {
 		d.Remember = nil
 	}
@@ -700,6 +711,13 @@ func (p *Policy) decideOther(mode Mode, c Call, rem []compiledRule) Decision {
 }
 
 func (p *Policy) decideCommand(mode Mode, c Call, rem []compiledRule) Decision {
+	modeDefault := modeDefault
+	if c.Unsandboxed && mode == ModeFull {
+		// Full mode trusts commands because the sandbox confines them.
+		modeDefault = func(Mode, toolClass) (Action, string) {
+			return Ask, "no OS sandbox is available, so full mode asks before every command"
+		}
+	}
 	a := analyzeCommand(c.Command)
 	all := append(slices.Clone(a.cmds), a.nested...)
 	denies := func(rules []compiledRule, unknownAbsorbs bool) (compiledRule, simpleCommand, bool) {
