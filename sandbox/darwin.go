@@ -41,3 +41,16 @@ func wrap(pl plan, cmd *exec.Cmd) error {
 func apply(helperRequest) error { return errors.New("the sandbox helper is not used on macOS") }
 
 func stage1(string, helperRequest) error { return ErrUnavailable }
+
+// command implements Policy.Command with sandbox-exec (the working
+// directory is not pinned on macOS).
+func command(req helperRequest) (string, []string, error) {
+	if req.Unconfined {
+		return req.Path, req.Args, nil
+	}
+	cmd := &exec.Cmd{Path: req.Path, Args: req.Args}
+	if err := wrap(req.Plan, cmd); err != nil {
+		return "", nil, err
+	}
+	return cmd.Path, cmd.Args, nil
+}

@@ -89,6 +89,42 @@ func wrap(pl plan, cmd *exec.Cmd) error {
 	return nil
 }
 
+// command implements Policy.Command: the first stage of the helper, which
+// works from any parent (it needs no SysProcAttr).
+func command(req helperRequest) (string, []string, error) {
+	if req.Dir != "" {
+		var st unix.Stat_t
+		if err := unix.Stat(req.Dir, &st); err != nil {
+			return "", nil, fmt.Errorf("sandbox: working directory: %w", err)
+		}
+		req.Dev, req.Ino = st.Dev, st.Ino
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return "", nil, fmt.Errorf("sandbox: %w", err)
+	}
+	b, err := json.Marshal(req)
+	if err != nil {
+		return "", nil, err
+	}
+	return self, []string{self, stage1Arg, string(b)}, nil
+}
+
+// checkDir verifies that the working directory is the one the request pins.
+func checkDir(req helperRequest) error {
+	if req.Dir == "" {
+		return nil
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(".", &st); err != nil {
+		return fmt.Errorf("working directory: %w", err)
+	}
+	if st.Dev != req.Dev || st.Ino != req.Ino {
+		return fmt.Errorf("working directory %s was replaced after the command was approved; refusing to run it", req.Dir)
+	}
+	return nil
+}
+
 // forceStage1 makes every wrap use the first stage (tests).
 var forceStage1 = false
 
@@ -124,6 +160,13 @@ func namespaced(cmd *exec.Cmd, network bool) {
 // relays the signals a terminal or a supervisor sends, and ends as the
 // child ended.
 func stage1(raw string, req helperRequest) error {
+	if err := checkDir(req); err != nil {
+		return err
+	}
+	if req.Unconfined {
+		err := unix.Exec(req.Path, req.Args, os.Environ())
+		return fmt.Errorf("exec %s: %w", req.Path, err)
+	}
 	cmd := &exec.Cmd{Path: selfExe, Args: []string{"acpd-sandbox", helperArg, raw}, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
 	namespaced(cmd, req.Plan.network)
 	sigs := make(chan os.Signal, 8)
@@ -162,6 +205,9 @@ func apply(req helperRequest) error {
 	wd, err := os.Getwd()
 	if err != nil {
 		return fmt.Errorf("working directory: %w", err)
+	}
+	if err := checkDir(req); err != nil {
+		return err
 	}
 	var before unix.Stat_t
 	if err := unix.Stat(".", &before); err != nil {

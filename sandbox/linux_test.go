@@ -381,3 +381,78 @@ func TestViaFirstStage(t *testing.T) {
 		}
 	})
 }
+
+// start runs prog/argv (from Command) in dir and returns output and status.
+func start(t *testing.T, prog string, argv []string, dir string) (string, int) {
+	t.Helper()
+	cmd := &exec.Cmd{Path: prog, Args: argv, Dir: dir}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.Run()
+	return out.String(), cmd.ProcessState.ExitCode()
+}
+
+// TestCommand: the argv form works from a plain parent (as an editor's
+// terminal would start it), confines the command, and reports denials.
+func TestCommand(t *testing.T) {
+	requireSandbox(t)
+	w := newWorld(t)
+	script := "echo in > f && echo x > " + filepath.Join(w.outside, "x")
+	prog, argv, err := w.policy().Command("/bin/bash", []string{"bash", "-c", script}, w.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, code := start(t, prog, argv, w.root)
+	if code == 0 || code == HelperExitCode {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	if _, err := os.Stat(filepath.Join(w.root, "f")); err != nil {
+		t.Fatal("write in the root failed")
+	}
+	if d := Denied(out); !strings.Contains(d, "Permission denied") {
+		t.Fatalf("Denied(%q) = %q", out, d)
+	}
+}
+
+// TestCommandPinsWorkingDirectory: a working directory swapped for a
+// symbolic link after the command was prepared (approved) is refused, with
+// the sandbox on and off.
+func TestCommandPinsWorkingDirectory(t *testing.T) {
+	for _, mode := range []Mode{WorkspaceWrite, Off} {
+		t.Run(string(mode), func(t *testing.T) {
+			if mode != Off {
+				requireSandbox(t)
+			}
+			w := newWorld(t)
+			sub := filepath.Join(w.root, "sub")
+			if err := os.Mkdir(sub, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			p := w.policy()
+			p.Mode = mode
+			prog, argv, err := p.Command("/bin/bash", []string{"bash", "-c", "touch pwned"}, sub)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(sub, sub+".old"); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(w.outside, sub); err != nil {
+				t.Fatal(err)
+			}
+			out, code := start(t, prog, argv, sub)
+			if code != HelperExitCode || !strings.Contains(out, "was replaced") {
+				t.Fatalf("exit %d: %s", code, out)
+			}
+			if _, err := os.Stat(filepath.Join(w.outside, "pwned")); err == nil {
+				t.Fatal("the command ran in the swapped directory")
+			}
+			// Unswapped, it runs.
+			os.Remove(sub)
+			os.Rename(sub+".old", sub)
+			if out, code := start(t, prog, argv, sub); code != 0 {
+				t.Fatalf("exit %d: %s", code, out)
+			}
+		})
+	}
+}

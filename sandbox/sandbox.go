@@ -80,6 +80,41 @@ type helperRequest struct {
 	Plan plan     `json:"plan"`
 	Path string   `json:"path"`
 	Args []string `json:"args"`
+	// Unconfined runs the command without a sandbox (mode off, or an
+	// approved escalation): only the working directory is checked.
+	Unconfined bool `json:"unconfined,omitempty"`
+	// Dir, Dev and Ino pin the working directory: the helper refuses to
+	// run unless its working directory is the directory Dir named when the
+	// command was prepared.
+	Dir string `json:"dir,omitempty"`
+	Dev uint64 `json:"dev,omitempty"`
+	Ino uint64 `json:"ino,omitempty"`
+}
+
+// Command prepares path (argv args, args[0] its name) to run under p
+// in the working directory dir, for any starter: a local PTY or an
+// editor's terminal. It returns the program and argv to start instead (this
+// program's executable as the helper, where the backend has one). Call it
+// before asking the user: the helper refuses to run unless its working
+// directory is still the directory dir named now, so a directory swapped
+// (for a symbolic link to elsewhere, say) after approval is refused rather
+// than entered. With mode Off the command runs unconfined but the directory
+// is still pinned. When the machine offers no sandbox and p is not Off the
+// error wraps ErrUnavailable.
+func (p Policy) Command(path string, args []string, dir string) (prog string, argv []string, err error) {
+	if path == "" || len(args) == 0 {
+		return "", nil, errors.New("sandbox: command has no path")
+	}
+	req := helperRequest{Path: path, Args: args, Unconfined: p.Mode == Off, Dir: dir}
+	if !req.Unconfined {
+		if st := Available(); st.Err != nil {
+			return "", nil, fmt.Errorf("%w: %v", ErrUnavailable, st.Err)
+		}
+		if req.Plan, err = p.resolve(); err != nil {
+			return "", nil, err
+		}
+	}
+	return command(req)
 }
 
 func (pl plan) MarshalJSON() ([]byte, error) {
