@@ -14,6 +14,7 @@ import (
 	"acpd/acp"
 	"acpd/model"
 	"acpd/permissions"
+	"acpd/sandbox"
 	"acpd/terminal"
 )
 
@@ -93,28 +94,72 @@ func runCommand(ctx context.Context, o Options, env Env, c *Call) Result {
 	if in.TimeoutMS > 0 {
 		timeout = min(time.Duration(in.TimeoutMS)*time.Millisecond, maxCommandTimeout)
 	}
+	// Prepared before asking: the helper refuses to start if the approved
+	// directory is swapped (for a link to elsewhere) in the meantime.
+	pol := env.Sandbox()
+	argv := []string{shell(), "-c", in.Command}
+	prog, wrapped, err := pol.Command(shell(), argv, dir.Path)
+	unsandboxed := errors.Is(err, sandbox.ErrUnavailable)
+	if unsandboxed {
+		prog, wrapped, err = sandbox.Policy{Mode: sandbox.Off}.Command(shell(), argv, dir.Path)
+	}
+	if err != nil {
+		return Errorf("preparing the command: %v", err)
+	}
 	title := commandTitle(c.Input)
 	kind := acp.ToolKindExecute
 	upd := acp.ToolCallUpdate{Title: &title, Kind: &kind, RawInput: c.Input}
-	if ok, why := env.Authorize(ctx, c, permissions.Call{Tool: c.Name, Kind: kind, Command: in.Command, Paths: []permissions.Path{permPath(dir)}}, upd); !ok {
+	call := permissions.Call{Tool: c.Name, Kind: kind, Command: in.Command, Paths: []permissions.Path{permPath(dir)}, Unsandboxed: unsandboxed}
+	if ok, why := env.Authorize(ctx, c, call, upd); !ok {
 		return Errorf("%s", why)
 	}
 	spec := terminal.Spec{
-		Command:         shell(),
-		Args:            []string{"-c", in.Command},
+		Command:         prog,
+		Args:            wrapped[1:],
 		Env:             commandEnv,
 		Cwd:             dir.Path,
 		OutputByteLimit: commandOutputLimit,
 		StdinEOF:        true,
 		BaseEnv:         env.ChildEnv(),
 	}
+	res, output := execCommand(ctx, o, env, c, spec, timeout)
+	if pol.Mode == sandbox.Off || unsandboxed || !res.IsError || ctx.Err() != nil {
+		return res
+	}
+	denial := sandbox.Denied(output)
+	if denial == "" {
+		return res
+	}
+	// The sandbox may have refused the command something: offer to run it
+	// again outside, which the user must approve explicitly, every time.
+	escTitle := "Run outside the sandbox: " + strings.TrimPrefix(title, "Run ")
+	note := fmt.Sprintf("The command failed inside the sandbox (%s), which reported: %s\nRun it again without the sandbox?", pol.Describe(), denial)
+	escUpd := acp.ToolCallUpdate{Title: &escTitle, Kind: &kind, RawInput: c.Input, Content: []acp.ToolCallContent{TextContent(note)}}
+	call.Escalate = true
+	if ok, why := env.Authorize(ctx, c, call, escUpd); !ok {
+		res.Text += fmt.Sprintf("[the sandbox (%s) probably denied this: %s; running the command outside the sandbox was not approved: %s]\n", pol.Describe(), denial, why)
+		return res
+	}
+	prog, wrapped, err = sandbox.Policy{Mode: sandbox.Off}.Command(shell(), argv, dir.Path)
+	if err != nil {
+		return Errorf("preparing the command: %v", err)
+	}
+	spec.Command, spec.Args = prog, wrapped[1:]
+	res, _ = execCommand(ctx, o, env, c, spec, timeout)
+	res.Text = fmt.Sprintf("[the sandbox denied: %s; the user approved running the command outside the sandbox]\n", denial) + res.Text
+	return res
+}
+
+// execCommand starts spec, streams its output to the client and waits for
+// it (at most timeout); it returns the tool result and the rendered output.
+func execCommand(ctx context.Context, o Options, env Env, c *Call, spec terminal.Spec, timeout time.Duration) (Result, string) {
 	id := acp.ToolCallID(c.ID)
 	term, err := env.StartTerminal(ctx, spec)
 	if err != nil {
 		if term.InEditor {
-			return Errorf("starting the command in the editor's terminal: %v", err)
+			return Errorf("starting the command in the editor's terminal: %v", err), ""
 		}
-		return Errorf("starting the command: %v", err)
+		return Errorf("starting the command: %v", err), ""
 	}
 	editorOwned, meta := term.InEditor, term.OutputMeta && !term.InEditor
 	if editorOwned {
@@ -199,7 +244,7 @@ func runCommand(ctx context.Context, o Options, env Env, c *Call) Result {
 	if !editorOwned {
 		res.Content = []acp.ToolCallContent{TextContent(fence(tailBytes(res.Text, shownOutputBytes)))}
 	}
-	return res
+	return res, text
 }
 
 // waitCommand waits for term to exit, calling progress with new output while

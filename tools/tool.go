@@ -30,6 +30,7 @@ import (
 	"acpd/fs"
 	"acpd/model"
 	"acpd/permissions"
+	"acpd/sandbox"
 	"acpd/terminal"
 )
 
@@ -102,6 +103,8 @@ type Env interface {
 	StartTerminal(ctx context.Context, spec terminal.Spec) (Terminal, error)
 	// ChildEnv is the base environment of the session's child processes.
 	ChildEnv() []string
+	// Sandbox is the OS sandbox policy of the session's commands.
+	Sandbox() sandbox.Policy
 	// SetPlan replaces the session's plan and reports it to the client.
 	SetPlan(p *acp.Plan)
 }
