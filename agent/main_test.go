@@ -6,6 +6,8 @@ import (
 
 	"github.com/charmbracelet/log"
 	"go.uber.org/goleak"
+
+	"acpd/sandbox"
 )
 
 // loops is the repeat count of the race tests (cancellation, permission
@@ -15,6 +17,8 @@ import (
 var loops = flag.Int("agent.loops", 20, "iterations of each looped race test")
 
 func TestMain(m *testing.M) {
+	// run_command starts this binary as its sandbox helper.
+	sandbox.Init()
 	// Session store warnings would drown the output; the agent's own logger
 	// is silenced per test.
 	log.SetLevel(log.ErrorLevel)

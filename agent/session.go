@@ -52,6 +52,8 @@ type sess struct {
 	// configWarning says why the project file was ignored (nil: it was
 	// not); announced with the commands once the session is open.
 	configWarning error
+	// sandboxNotice tells the session once that commands run unconfined.
+	sandboxNotice sync.Once
 
 	roots    *fs.Roots
 	broker   *fs.Broker

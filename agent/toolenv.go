@@ -3,12 +3,15 @@ package agent
 import (
 	"context"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"acpd/acp"
 	"acpd/fs"
 	"acpd/internal/childenv"
 	"acpd/permissions"
+	"acpd/sandbox"
 	"acpd/terminal"
 	"acpd/tools"
 )
@@ -54,6 +57,37 @@ func (e toolEnv) StartTerminal(ctx context.Context, spec terminal.Spec) (tools.T
 }
 
 func (e toolEnv) ChildEnv() []string { return e.s.childEnv() }
+
+// Sandbox is the session's command sandbox: the configured mode, network
+// and extra paths, the session roots writable, acpd's configuration and
+// state hidden. Where none is available although one is configured, the
+// session is told once.
+func (e toolEnv) Sandbox() sandbox.Policy {
+	s := e.s
+	p := sandbox.Policy{
+		Mode:     sandbox.Mode(s.cfg.Sandbox.Mode),
+		Roots:    append([]string{s.cwd}, s.dirs...),
+		Writable: s.cfg.Sandbox.Writable,
+		TempDir:  os.TempDir(),
+		Network:  s.cfg.Sandbox.Network,
+		Hidden:   slices.Clone(s.a.opts.Protected),
+	}
+	if p.Mode == "" {
+		p.Mode = sandbox.WorkspaceWrite
+	}
+	if f := s.cfg.Files; len(f) > 0 && filepath.Base(filepath.Dir(f[0])) != ".acpd" {
+		p.Hidden = append(p.Hidden, f[0]) // the user file, wherever --config put it
+	}
+	if p.Mode != sandbox.Off {
+		if st := sandbox.Available(); st.Err != nil {
+			s.sandboxNotice.Do(func() {
+				s.a.log.Warn("no OS sandbox for commands", "session", s.id, "why", st.Detail)
+				s.notice(s.a.baseContext(), acp.NoticeSeverityWarning, "No OS sandbox is available ("+st.Detail+"): commands run unconfined, so full mode asks before every command.")
+			})
+		}
+	}
+	return p
+}
 
 func (e toolEnv) SetPlan(p *acp.Plan) {
 	s := e.s

@@ -491,7 +491,9 @@ func TestEditorCapabilities(t *testing.T) {
 		t.Fatalf("terminal calls %+v", calls)
 	}
 	create := calls[0].create
-	if create.Cwd == nil || *create.Cwd != env.cwd || !slices.Contains(create.Args, "echo hi") {
+	// The editor runs the command through acpd's sandbox helper, which
+	// carries the command line.
+	if create.Cwd == nil || *create.Cwd != env.cwd || len(create.Args) != 2 || create.Args[0] != "__sandbox-stage1" || !strings.Contains(create.Args[1], `"-c","echo hi"`) {
 		t.Errorf("terminal/create %+v", create)
 	}
 	id := calls[0].id
