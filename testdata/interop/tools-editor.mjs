@@ -206,7 +206,9 @@ await proc.run(app, async (ctx) => {
   // run_command ran in the client's terminal, shown as terminal content.
   assert.equal(terminalLog.length, 1, "terminal/create calls");
   const term = terminalLog[0];
-  assert.ok(term.args.includes("echo hi-from-cmd"), `terminal/create args ${JSON.stringify(term.args)}`);
+  // The command runs through acpd's sandbox helper, which carries the line.
+  assert.equal(term.args[0], "__sandbox-stage1", `terminal/create args ${JSON.stringify(term.args)}`);
+  assert.ok(JSON.parse(term.args[1]).args.includes("echo hi-from-cmd"), `terminal/create args ${JSON.stringify(term.args)}`);
   assert.equal(term.cwd, cfg.project);
   assert.ok(term.calls.includes("release"), `terminal ${term.id} was not released: ${term.calls}`);
   assert.equal(term.output, "hi-from-cmd\n");
