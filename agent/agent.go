@@ -152,7 +152,7 @@ func New(o Options) *Agent {
 	if lg == nil {
 		lg = log.New(io.Discard)
 	}
-	a := &Agent{opts: o, log: lg, sessions: map[acp.SessionID]*sess{}, terms: terminal.NewManager(terminal.ManagerOptions{Logger: lg}),
+	a := &Agent{opts: o, log: lg, sessions: map[acp.SessionID]*sess{}, terms: terminal.NewManager(terminal.ManagerOptions{Logger: slog.New(lg)}),
 		builtin: map[string]*tools.Tool{}, toolKinds: map[string]acp.ToolKind{}}
 	for _, t := range tools.Builtin(tools.Options{Protected: o.Protected, Logger: slog.New(lg)}) {
 		a.builtin[t.Def.Name] = t

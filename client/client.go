@@ -29,6 +29,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -109,7 +110,7 @@ func New(o Options) *Client {
 	if c.rootsErr != nil {
 		lg.Warn("client roots are invalid; file requests will fail", "err", c.rootsErr)
 	}
-	c.terms = terminal.NewManager(terminal.ManagerOptions{Logger: lg})
+	c.terms = terminal.NewManager(terminal.ManagerOptions{Logger: slog.New(lg)})
 	return c
 }
 

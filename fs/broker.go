@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	iofs "io/fs"
+	"log/slog"
 	"os"
 	"path"
 	"path/filepath"
@@ -15,7 +16,6 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/charmbracelet/log"
 	"github.com/fsnotify/fsnotify"
 )
 
@@ -70,8 +70,8 @@ type BrokerOptions struct {
 	// nil. Mixing channels (editor writes, disk reads) works only if the
 	// editor saves what it is sent to disk.
 	CanEditorRead, CanEditorWrite bool
-	// Logger receives warnings (watcher failures); nil means log.Default().
-	Logger *log.Logger
+	// Logger receives warnings (watcher failures); nil means slog.Default().
+	Logger *slog.Logger
 }
 
 // Broker reads and writes files for one session: through the editor when it
@@ -91,7 +91,7 @@ type Broker struct {
 	roots           *Roots
 	ed              Editor
 	edRead, edWrite bool
-	log             *log.Logger
+	log             *slog.Logger
 
 	mu      sync.Mutex
 	entries map[string]*entry   // by real path; entries are never removed
@@ -155,7 +155,7 @@ func NewBroker(opts BrokerOptions) *Broker {
 	}
 	logger := opts.Logger
 	if logger == nil {
-		logger = log.Default()
+		logger = slog.Default()
 	}
 	b := &Broker{
 		roots:       opts.Roots,

@@ -3,13 +3,12 @@ package fs
 import (
 	"context"
 	"flag"
-	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/log"
 	"go.uber.org/goleak"
 )
 
@@ -57,7 +56,7 @@ func newFixture(t testing.TB) *fixture {
 func newTestBroker(t testing.TB, opts BrokerOptions) *Broker {
 	t.Helper()
 	if opts.Logger == nil {
-		opts.Logger = log.New(io.Discard)
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	b := NewBroker(opts)
 	t.Cleanup(func() {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,8 +14,6 @@ import (
 	"time"
 
 	"acpd/internal/atomicfile"
-
-	"github.com/charmbracelet/log"
 )
 
 const (
@@ -101,7 +100,7 @@ type Filter struct {
 type Store struct {
 	dir    string // absolute
 	key    string // dir with symlinks resolved: identifies locks in-process
-	logger *log.Logger
+	logger *slog.Logger
 	mu     sync.Mutex // serialises this Store's index updates in-process
 }
 
@@ -120,7 +119,7 @@ func DefaultDir() (string, error) {
 
 // Open opens the store rooted at dir (DefaultDir when dir is empty), creating
 // dir and dir/sessions with mode 0700 if needed. Warnings (index rebuilt, torn
-// tail dropped) go to log.Default().
+// tail dropped) go to slog.Default().
 func Open(dir string) (*Store, error) {
 	if dir == "" {
 		d, err := DefaultDir()
@@ -136,7 +135,7 @@ func Open(dir string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, fmt.Errorf("session: create store: %w", err)
 	}
-	s := &Store{dir: abs, logger: log.Default()}
+	s := &Store{dir: abs, logger: slog.Default()}
 	for _, d := range []string{abs, s.sessionsDir()} {
 		if err := ensureDir(d); err != nil {
 			return nil, fmt.Errorf("session: create store: %w", err)

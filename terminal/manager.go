@@ -6,12 +6,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
-
-	"github.com/charmbracelet/log"
 )
 
 // DefaultKillGrace is the time between SIGTERM and SIGKILL when
@@ -26,8 +25,8 @@ type ManagerOptions struct {
 	KillGrace time.Duration
 	// Logger receives diagnostics (terminal IDs, program names, PIDs and
 	// exit statuses; never arguments or environment). Nil means
-	// log.Default().
-	Logger *log.Logger
+	// slog.Default().
+	Logger *slog.Logger
 }
 
 // Manager starts terminals and owns them: it reaps every process it started
@@ -35,7 +34,7 @@ type ManagerOptions struct {
 // concurrent use. Close ends everything it started.
 type Manager struct {
 	killGrace time.Duration
-	log       *log.Logger
+	log       *slog.Logger
 
 	mu     sync.Mutex
 	terms  map[string]*ptyTerminal
@@ -57,7 +56,7 @@ func NewManager(opts ManagerOptions) *Manager {
 		m.killGrace = DefaultKillGrace
 	}
 	if m.log == nil {
-		m.log = log.Default()
+		m.log = slog.Default()
 	}
 	return m
 }

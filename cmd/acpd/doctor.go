@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"strings"
@@ -79,7 +80,7 @@ func runDoctor(ctx context.Context, g *globalFlags, out io.Writer) error {
 		Config:      cfg,
 		Credentials: provider.OpenCredentials(""),
 		Discover:    os.Getenv("ACPD_DISCOVER") != "0",
-		Logger:      lg,
+		Logger:      slog.New(lg),
 		Version:     acpdVersion(),
 	})
 	defer reg.Close()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 
 	"github.com/charmbracelet/log"
@@ -40,7 +41,7 @@ func newModelSource(cfg *config.Config, lg *log.Logger) (*modelSource, io.Closer
 		Credentials: provider.OpenCredentials(""),
 		Discover:    os.Getenv("ACPD_DISCOVER") != "0",
 		Record:      rec,
-		Logger:      lg,
+		Logger:      slog.New(lg),
 		Version:     acpdVersion(),
 	})
 	return &modelSource{reg: reg}, closerFunc(func() error {

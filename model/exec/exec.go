@@ -4,14 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"iter"
+	"log/slog"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/charmbracelet/log"
 
 	"acpd/model"
 )
@@ -65,8 +64,8 @@ type Options struct {
 	// DefaultHandshakeTimeout.
 	HandshakeTimeout time.Duration
 	// Logger receives the plug-in's standard error (debug level) and
-	// lifecycle messages; nil means log.Default().
-	Logger *log.Logger
+	// lifecycle messages; nil means slog.Default().
+	Logger *slog.Logger
 	// Version is acpd's version, sent in the hello; empty sends "dev".
 	Version string
 }
@@ -81,7 +80,7 @@ type Backend struct {
 	hide      []string
 	dir       string
 	handshake time.Duration
-	log       *log.Logger
+	log       *slog.Logger
 	version   string
 	name      string // base name of the command, for messages
 	// killGrace, readGrace and maxLine are constants replaced by tests.
@@ -117,7 +116,7 @@ func New(opts Options) *Backend {
 		b.handshake = DefaultHandshakeTimeout
 	}
 	if b.log == nil {
-		b.log = log.Default()
+		b.log = slog.Default()
 	}
 	if b.version == "" {
 		b.version = "dev"

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
@@ -59,7 +60,7 @@ func newPlugin(t *testing.T, mode string, opts Options) (*Backend, *syncBuffer) 
 	logs := &syncBuffer{}
 	opts.Command = []string{os.Args[0]}
 	opts.Env = append(opts.Env, pluginEnvVar+"="+mode)
-	opts.Logger = log.NewWithOptions(logs, log.Options{Level: log.DebugLevel})
+	opts.Logger = slog.New(log.NewWithOptions(logs, log.Options{Level: log.DebugLevel}))
 	if opts.Version == "" {
 		opts.Version = "0.test"
 	}
@@ -111,7 +112,7 @@ func TestEchoPlugin(t *testing.T) {
 	}
 	logs := &syncBuffer{}
 	b := New(Options{Command: []string{python, script}, Version: "1.2.3",
-		Logger: log.NewWithOptions(logs, log.Options{Level: log.DebugLevel})})
+		Logger: slog.New(log.NewWithOptions(logs, log.Options{Level: log.DebugLevel}))})
 	defer b.Close()
 
 	models, err := b.Models(t.Context())

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -125,11 +126,11 @@ func (s *syncBuffer) String() string {
 }
 
 // debugLogger returns a logger writing everything to a buffer.
-func debugLogger() (*log.Logger, *syncBuffer) {
+func debugLogger() (*slog.Logger, *syncBuffer) {
 	buf := &syncBuffer{}
 	l := log.New(buf)
 	l.SetLevel(log.DebugLevel)
-	return l, buf
+	return slog.New(l), buf
 }
 
 // seen is one request received by a fakeServer.

@@ -63,6 +63,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -70,8 +71,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/charmbracelet/log"
 
 	"acpd/config"
 	"acpd/model"
@@ -111,8 +110,8 @@ type Options struct {
 	// every backend (see [replay.NewRecorder]). The caller closes it after
 	// [Registry.Close].
 	Record io.Writer
-	// Logger receives diagnostics (never keys); nil means log.Default().
-	Logger *log.Logger
+	// Logger receives diagnostics (never keys); nil means slog.Default().
+	Logger *slog.Logger
 	// Version is acpd's version, announced to exec plug-ins.
 	Version string
 
@@ -131,7 +130,7 @@ type Registry struct {
 	client      *http.Client
 	discover    bool
 	record      io.Writer
-	logger      *log.Logger
+	logger      *slog.Logger
 	version     string
 	probes      []probe
 	probeWait   time.Duration
@@ -189,7 +188,7 @@ func New(o Options) *Registry {
 		r.getenv = osGetenv
 	}
 	if r.logger == nil {
-		r.logger = log.Default()
+		r.logger = slog.Default()
 	}
 	if r.probes == nil {
 		r.probes = defaultProbes

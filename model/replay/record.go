@@ -8,10 +8,9 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"log/slog"
 	"slices"
 	"sync"
-
-	"github.com/charmbracelet/log"
 
 	"acpd/model"
 )
@@ -43,7 +42,7 @@ type recorder struct {
 // "replay" for cancellation, other errors and abandonment.
 //
 // The caller owns w and closes it after the last stream has ended. The
-// first write error is logged (to log.Default()) and stops recording;
+// first write error is logged (to slog.Default()) and stops recording;
 // streams are never failed because of the recording.
 func NewRecorder(b model.Backend, w io.Writer) model.Backend {
 	return &recorder{b: b, w: w}
@@ -127,7 +126,7 @@ func (r *recorder) record(req *model.Request, events []model.Event, failure erro
 	}
 	if _, err := r.w.Write(buf.Bytes()); err != nil {
 		r.err = err
-		log.Default().Warn("replay recorder: write failed, recording stopped", "err", err)
+		slog.Default().Warn("replay recorder: write failed, recording stopped", "err", err)
 	}
 }
 
