@@ -144,6 +144,12 @@ func (s *sess) runCalls(ctx context.Context, ts *turnState) (stop acp.StopReason
 		wg.Wait()
 		i = j
 	}
+	if r := s.changeReminder(false); r != "" && len(results) > 0 {
+		// Attached to the newest tool result: the system prompt stays the
+		// same, so the provider's prompt cache keeps hitting.
+		last := &results[len(results)-1]
+		last.Content = append(last.Content, model.Part{Type: model.PartText, Text: "\n\n" + r})
+	}
 	s.appendMessage(model.Message{Role: model.RoleUser, Parts: results})
 	if ctx.Err() != nil {
 		return acp.StopReasonCancelled, true

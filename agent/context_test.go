@@ -40,8 +40,9 @@ func TestPromptResourceLinkIsRead(t *testing.T) {
 	}
 }
 
-// A file the agent read and that then changes outside it is named in the
-// system prompt until the agent reads it again.
+// A file the agent read and that then changes outside it is named in a
+// reminder attached to the newest user message (not in the system prompt,
+// which stays the same for prompt caching) until the agent reads it again.
 func TestChangedFilesReachTheModel(t *testing.T) {
 	env := newEnv(t, "")
 	env.write("a.txt", "one\n")
@@ -59,21 +60,24 @@ func TestChangedFilesReachTheModel(t *testing.T) {
 	}
 	rec := record(okBackend)
 	env.setModel(mainModel, rec)
-	var system string
+	var req model.Request
 	waitFor(t, "the change to be reported", func() bool {
 		c.mustPrompt(sid, "anything new?", acp.StopReasonEndTurn)
-		system = rec.last(t).System
-		return strings.Contains(system, env.path("a.txt"))
+		req = rec.last(t)
+		return strings.Contains(lastUserText(&req), env.path("a.txt"))
 	})
-	if !strings.Contains(system, "changed outside the agent") {
-		t.Fatalf("system prompt does not explain the change:\n%s", system)
+	if text := lastUserText(&req); !strings.Contains(text, "changed outside the file tools") || !strings.HasPrefix(text, "anything new?") {
+		t.Fatalf("the prompt does not explain the change:\n%s", text)
+	}
+	if strings.Contains(req.System, env.path("a.txt")) {
+		t.Fatalf("the system prompt names the changed file:\n%s", req.System)
 	}
 	// Reading it again clears the notice.
 	runTools(t, env, c, sid, toolCallReq{"read_file", map[string]any{"path": "a.txt"}})
 	env.setModel(mainModel, rec)
 	c.mustPrompt(sid, "and now?", acp.StopReasonEndTurn)
-	if s := rec.last(t).System; strings.Contains(s, env.path("a.txt")) {
-		t.Fatalf("the file is still reported after a re-read:\n%s", s)
+	if req := rec.last(t); strings.Contains(lastUserText(&req), env.path("a.txt")) {
+		t.Fatalf("the file is still reported after a re-read:\n%s", lastUserText(&req))
 	}
 }
 

@@ -1,62 +1,16 @@
 package agent
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 
 	"acpd/acp"
-	"acpd/config"
 	"acpd/model"
 	"acpd/tools"
 )
-
-// instructionFiles are the project instruction files read into the system
-// prompt, in this order within one directory.
-var instructionFiles = []string{"AGENTS.md", "CLAUDE.md", "GEMINI.md"}
-
-// maxInstructionBytes caps the project instructions in the system prompt.
-const maxInstructionBytes = 32 << 10
-
-// projectInstructions collects instruction files from cwd up to the project
-// root, nearest directory first, capped at maxInstructionBytes.
-func projectInstructions(cwd string) string {
-	root := config.ProjectRoot(cwd)
-	var b strings.Builder
-	dir := cwd
-	for {
-		for _, name := range instructionFiles {
-			p := filepath.Join(dir, name)
-			st, err := os.Stat(p)
-			if err != nil || !st.Mode().IsRegular() {
-				continue
-			}
-			data, err := os.ReadFile(p)
-			if err != nil {
-				continue
-			}
-			left := maxInstructionBytes - b.Len()
-			if left <= 0 {
-				return b.String()
-			}
-			body := string(bytes.TrimSpace(data))
-			if len(body) > left {
-				body = tools.Truncate(body, left) + "\n[… instructions cut: the file is larger than acpd's limit]"
-			}
-			fmt.Fprintf(&b, "\n## %s\n\n%s\n", p, body)
-		}
-		if dir == root || dir == filepath.Dir(dir) {
-			return b.String()
-		}
-		dir = filepath.Dir(dir)
-	}
-}
 
 // notices reports whether the client shows notice updates.
 func (a *Agent) notices() bool {
@@ -307,27 +261,6 @@ func (g *loopGuard) observe(calls []*pendingCall) (refused map[string]bool, name
 		}
 	}
 	return refused, "", false
-}
-
-// changedFiles drains the file broker's list of files the agent had read
-// that changed outside it, and returns every such file not read again
-// since, for the system prompt (the model should re-read before editing).
-func (s *sess) changedFiles() []string {
-	fresh := s.broker.ChangedSince()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.changed == nil {
-		s.changed = map[string]bool{}
-	}
-	for _, p := range fresh {
-		s.changed[p] = true
-	}
-	out := make([]string, 0, len(s.changed))
-	for p := range s.changed {
-		out = append(out, p)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // sawFile records that the agent read or wrote path, so it is no longer

@@ -5,9 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"acpd/acp"
 	"acpd/model"
@@ -306,5 +310,152 @@ func TestRequestCapLastRequest(t *testing.T) {
 	}
 	if msg := chunkText(c.allUpdates(sid)); !strings.Contains(msg, "Summary: listed") {
 		t.Errorf("agent message %q", msg)
+	}
+}
+
+// gitInit makes dir a git repository on branch trunk with one committed
+// file and one untracked file.
+func gitInit(t *testing.T, env *testEnv) {
+	t.Helper()
+	env.write("committed.txt", "c\n")
+	for _, args := range [][]string{
+		{"init", "-q", "-b", "trunk"},
+		{"-c", "user.name=t", "-c", "user.email=t@example.invalid", "add", "committed.txt"},
+		{"-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-q", "-m", "init"},
+	} {
+		cmd := exec.Command("git", append([]string{"-C", env.cwd}, args...)...)
+		cmd.Env = append(os.Environ(), "HOME="+env.base, "GIT_CONFIG_NOSYSTEM=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	env.write("untracked.txt", "u\n")
+}
+
+// TestSystemPrompt: the system prompt states how to work, the environment
+// (OS, shell, date, cwd, git repository, branch, changed files) and what
+// the mode allows; outside a repository it says so.
+func TestSystemPrompt(t *testing.T) {
+	env := newEnv(t, "")
+	gitInit(t, env)
+	rec := record(okBackend)
+	env.setModel(mainModel, rec)
+	c := env.start(nil)
+	sid := c.newSession()
+	c.mustPrompt(sid, "hi", acp.StopReasonEndTurn)
+	sys := rec.last(t).System
+	for _, want := range []string{
+		"Keep going until the task is fully resolved",
+		"Never guess what a file contains",
+		"independent reads run in parallel",
+		"check that the project already uses it",
+		"smallest change",
+		"narrowest first",
+		"Never revert, reset, commit, push",
+		"path:line",
+		"secrets",
+		"Operating system: " + runtime.GOOS + "/" + runtime.GOARCH,
+		"Shell of run_command: ",
+		"Date at the session's start: " + time.Now().Format("2006-01-02"),
+		"Working directory: " + env.cwd,
+		"Git repository: yes, branch trunk, 1 changed or untracked files",
+		"Mode: ask: ",
+	} {
+		if !strings.Contains(sys, want) {
+			t.Errorf("system prompt lacks %q", want)
+		}
+	}
+	// The fixed part is about 500 tokens (4 bytes a token, roughly).
+	if n := len(basePrompt) / 4; n < 350 || n > 700 {
+		t.Errorf("the base prompt is about %d tokens", n)
+	}
+	c.mustMode(sid, "plan")
+	c.mustPrompt(sid, "hi", acp.StopReasonEndTurn)
+	if sys := rec.last(t).System; !strings.Contains(sys, "Mode: plan: read-only. Edits and commands are refused") {
+		t.Errorf("plan mode is not explained:\n%s", sys)
+	}
+
+	env2 := newEnv(t, "")
+	rec2 := record(okBackend)
+	env2.setModel(mainModel, rec2)
+	c2 := env2.start(nil)
+	c2.mustPrompt(c2.newSession(), "hi", acp.StopReasonEndTurn)
+	if sys := rec2.last(t).System; !strings.Contains(sys, "Git repository: no (not a git repository)") {
+		t.Errorf("outside a repository:\n%s", sys)
+	}
+}
+
+// TestSystemPromptStable: the system prompt is byte-identical across the
+// requests of a session while the settings stay the same, even when the
+// model's own command changes a file it read; that change reaches the
+// model as a reminder attached to the newest tool result.
+func TestSystemPromptStable(t *testing.T) {
+	env := newEnv(t, "")
+	gitInit(t, env)
+	env.write("main.go", "package main\n")
+	rec := record(toolSeq(
+		toolCallReq{"read_file", map[string]any{"path": "main.go"}},
+		toolCallReq{"run_command", map[string]any{"command": "echo '// x' >> main.go"}},
+		// The file watcher reports the change within its debounce.
+		toolCallReq{"run_command", map[string]any{"command": "sleep 1"}},
+		toolCallReq{"list_dir", map[string]any{"path": "sub"}},
+	))
+	env.write("sub/f", "")
+	env.setModel(mainModel, rec)
+	c := env.start(nil)
+	sid := c.newSession()
+	c.mustMode(sid, "full")
+	c.mustPrompt(sid, "go", acp.StopReasonEndTurn)
+	reqs := rec.requests()
+	if len(reqs) != 5 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	for i, r := range reqs[1:] {
+		if r.System != reqs[0].System {
+			t.Fatalf("request %d changed the system prompt", i+2)
+		}
+	}
+	reminded := false
+	for _, p := range toolResults(reqs[len(reqs)-1]) {
+		if strings.Contains(resultText(p), "changed outside the file tools") && strings.Contains(resultText(p), env.path("main.go")) {
+			reminded = true
+		}
+	}
+	if !reminded {
+		t.Error("the command's change to main.go was not announced in a tool result")
+	}
+}
+
+// TestProjectInstructionsOnce: AGENTS.md reached under several names
+// (CLAUDE.md a symbolic link to it) is included once, and the precedence
+// of the files is stated.
+func TestProjectInstructionsOnce(t *testing.T) {
+	env := newEnv(t, "")
+	if err := os.MkdirAll(filepath.Join(env.cwd, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env.write("AGENTS.md", "ROOT-RULE: use tabs.\n")
+	if err := os.Symlink("AGENTS.md", env.path("CLAUDE.md")); err != nil {
+		t.Fatal(err)
+	}
+	env.write("sub/AGENTS.md", "SUB-RULE: short functions.\n")
+	if err := os.Link(env.path("sub/AGENTS.md"), env.path("sub/GEMINI.md")); err != nil {
+		t.Fatal(err)
+	}
+	rec := record(okBackend)
+	env.setModel(mainModel, rec)
+	c := env.start(nil)
+	c.mustPrompt(c.sessionIn(env.path("sub")), "hi", acp.StopReasonEndTurn)
+	sys := rec.last(t).System
+	if n := strings.Count(sys, "ROOT-RULE"); n != 1 {
+		t.Errorf("the root's instructions appear %d times", n)
+	}
+	if n := strings.Count(sys, "SUB-RULE"); n != 1 {
+		t.Errorf("the subdirectory's instructions appear %d times", n)
+	}
+	for _, want := range []string{"A file in a deeper directory wins", "the user's own requests win", "check it for an AGENTS.md"} {
+		if !strings.Contains(sys, want) {
+			t.Errorf("precedence not stated: lacks %q", want)
+		}
 	}
 }

@@ -71,6 +71,9 @@ type sess struct {
 	cost       float64         // USD spent in this process, when prices are known
 	plan       string          // the latest plan, as text (kept across compaction)
 	changed    map[string]bool // files changed outside the agent since it last read them
+	// sysPrompt is the system prompt built for sysKey (see systemPrompt);
+	// facts the environment facts, gathered once per session.
+	sysPrompt, sysKey, facts string
 }
 
 // turn is the running prompt turn of a session.

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -143,6 +142,9 @@ func (s *sess) runTurn(ctx context.Context, prompt []acp.ContentBlock) (acp.Stop
 			return stop, nil
 		}
 		parts = p
+	}
+	if r := s.changeReminder(true); r != "" {
+		parts = append(parts, model.Part{Type: model.PartText, Text: r})
 	}
 	s.appendMessage(model.Message{Role: model.RoleUser, Parts: parts})
 	s.awaitMCP(ctx)
@@ -458,34 +460,6 @@ func finalRequest(req *model.Request) {
 		msgs = append(msgs, model.Message{Role: model.RoleUser, Parts: []model.Part{note}})
 	}
 	req.Messages = msgs
-}
-
-// systemPrompt describes acpd, the session and the project's instructions.
-func (s *sess) systemPrompt() string {
-	var b strings.Builder
-	b.WriteString("You are acpd, a coding agent working inside the user's editor through the Agent Client Protocol.\n")
-	b.WriteString("Help with software engineering tasks: read code, plan, edit files and run commands with the tools you are given; be concise.\n\n")
-	fmt.Fprintf(&b, "Working directory: %s\n", s.cwd)
-	if len(s.dirs) > 0 {
-		fmt.Fprintf(&b, "Additional directories: %s\n", strings.Join(s.dirs, ", "))
-	}
-	fmt.Fprintf(&b, "Platform: %s/%s\nDate: %s\nMode: %s\n", runtime.GOOS, runtime.GOARCH, time.Now().Format("2006-01-02"), s.settings().Mode)
-	if pi := projectInstructions(s.cwd); pi != "" {
-		b.WriteString("\nProject instructions (nearest directory first):\n")
-		b.WriteString(pi)
-	}
-	if changed := s.changedFiles(); len(changed) > 0 {
-		b.WriteString("\nThese files changed outside the agent since you last read them; read them again before editing:\n")
-		for _, p := range changed {
-			fmt.Fprintf(&b, "- %s\n", p)
-		}
-	}
-	if s.cfg.Instructions != "" {
-		b.WriteString("\nInstructions from the user's configuration:\n")
-		b.WriteString(s.cfg.Instructions)
-		b.WriteString("\n")
-	}
-	return b.String()
 }
 
 // promptParts converts ACP prompt content into model parts. notes are

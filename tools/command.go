@@ -31,7 +31,10 @@ const (
 	cleanupTimeout = 5 * time.Second
 )
 
-// shell is bash when installed, else /bin/sh.
+// Shell is the shell run_command runs command lines with: bash when
+// installed, else /bin/sh.
+func Shell() string { return shell() }
+
 var shell = sync.OnceValue(func() string {
 	if p, err := exec.LookPath("bash"); err == nil {
 		return p
