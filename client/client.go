@@ -35,8 +35,6 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/charmbracelet/log"
-
 	"acpd/acp"
 	"acpd/fs"
 	"acpd/terminal"
@@ -63,8 +61,8 @@ type Options struct {
 	// Options.Immediate selects session/update, which keeps updates in
 	// order with responses), one at a time. Nil drops them.
 	OnUpdate func(acp.SessionNotification)
-	// Logger receives diagnostics; nil means log.Default().
-	Logger *log.Logger
+	// Logger receives diagnostics; nil means slog.Default().
+	Logger *slog.Logger
 	// Env is the base environment of terminal commands ("NAME=value").
 	// Nil means terminal.FilterEnv(os.Environ(), nil): the process's
 	// environment without secrets.
@@ -76,7 +74,7 @@ type Options struct {
 // ended, to stop the commands it started.
 type Client struct {
 	o        Options
-	log      *log.Logger
+	log      *slog.Logger
 	roots    *fs.Roots
 	rootsErr error
 	terms    *terminal.Manager
@@ -96,7 +94,7 @@ type owned struct {
 func New(o Options) *Client {
 	lg := o.Logger
 	if lg == nil {
-		lg = log.Default()
+		lg = slog.Default()
 	}
 	c := &Client{o: o, log: lg, byID: map[string]owned{}}
 	cwd := o.Cwd
@@ -110,7 +108,7 @@ func New(o Options) *Client {
 	if c.rootsErr != nil {
 		lg.Warn("client roots are invalid; file requests will fail", "err", c.rootsErr)
 	}
-	c.terms = terminal.NewManager(terminal.ManagerOptions{Logger: slog.New(lg)})
+	c.terms = terminal.NewManager(terminal.ManagerOptions{Logger: lg})
 	return c
 }
 

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/log"
 	"go.uber.org/goleak"
 
 	"acpd/acp"
@@ -36,11 +35,11 @@ func pair(t *testing.T, c *Client) *acp.Conn {
 	t.Helper()
 	ar, cw := io.Pipe()
 	cr, aw := io.Pipe()
-	lg := log.New(io.Discard)
-	cc := acp.NewConn(context.Background(), cr, cw, c.Handler(), acp.Options{Logger: slog.New(lg)})
+	lg := slog.New(slog.DiscardHandler)
+	cc := acp.NewConn(context.Background(), cr, cw, c.Handler(), acp.Options{Logger: lg})
 	agent := acp.NewConn(context.Background(), ar, aw, func(context.Context, string, json.RawMessage) (any, error) {
 		return nil, errors.New("unexpected")
-	}, acp.Options{Logger: slog.New(lg)})
+	}, acp.Options{Logger: lg})
 	t.Cleanup(func() {
 		agent.Close()
 		cc.Close()
@@ -60,7 +59,7 @@ func newClient(t *testing.T, o Options) (*Client, *acp.Conn, string) {
 	if o.Cwd == "" {
 		o.Cwd = dir
 	}
-	o.Logger = log.New(io.Discard)
+	o.Logger = slog.New(slog.DiscardHandler)
 	c := New(o)
 	return c, pair(t, c), dir
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -72,7 +71,7 @@ func Dial(ctx context.Context, t Transport, o Options, d *DialOptions) (*Conn, e
 	}
 	c.stream = s
 	c.rpc = acp.NewConn(context.Background(), s.R, s.W, c.cl.Handler(), acp.Options{
-		Logger:       slog.New(c.cl.log),
+		Logger:       c.cl.log,
 		MaxLineBytes: d.MaxLineBytes,
 		// Updates run on the read loop, so they are handled before the
 		// reply to the request that caused them.

@@ -19,8 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/log"
-
 	"acpd/acp"
 )
 
@@ -179,7 +177,7 @@ func checkNoStrays(t *testing.T, dir string) {
 
 func dialTest(t *testing.T, tr Transport, o Options) *Conn {
 	t.Helper()
-	o.Logger = log.New(io.Discard)
+	o.Logger = slog.New(slog.DiscardHandler)
 	if o.Cwd == "" {
 		o.Cwd = t.TempDir()
 	}

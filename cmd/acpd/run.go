@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -182,7 +183,7 @@ func runRun(ctx context.Context, g *globalFlags, f *runFlags, args []string) err
 		Cwd:        cwd,
 		Permission: r.permission,
 		OnUpdate:   r.update,
-		Logger:     lg,
+		Logger:     slog.New(lg),
 		Env:        terminal.FilterEnv(os.Environ(), cfg.Env.Allow),
 	}, &client.DialOptions{
 		Info:         acp.Implementation{Name: "acpd run", Title: &title, Version: acpdVersion()},
