@@ -181,6 +181,23 @@ func NewBroker(opts BrokerOptions) *Broker {
 // Roots returns the roots the broker confines paths to.
 func (b *Broker) Roots() *Roots { return b.roots }
 
+// OpenTree opens, for reading and walking, the tree that holds res: an
+// [os.Root] at res's root when res is inside one, so that nothing reached
+// through it (symbolic links included) leaves that root; else at res's
+// parent directory. rel names res in the root's file system (root.FS()),
+// "." for the root itself. The caller closes root.
+func (b *Broker) OpenTree(res Resolved) (root *os.Root, rel string, err error) {
+	dir, rel := res.Root, res.Rel
+	if dir == "" {
+		dir, rel = filepath.Dir(res.Path), filepath.Base(res.Path)
+		if dir == res.Path {
+			rel = "."
+		}
+	}
+	root, err = os.OpenRoot(dir)
+	return root, filepath.ToSlash(rel), err
+}
+
 // Close stops the watcher and waits for its goroutine. Reads and writes keep
 // working afterwards, unwatched. Close is idempotent.
 func (b *Broker) Close() error {

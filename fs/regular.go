@@ -3,6 +3,7 @@ package fs
 import (
 	iofs "io/fs"
 	"os"
+	"path/filepath"
 )
 
 // OpenRegular opens path for reading without blocking and returns it only
@@ -23,6 +24,24 @@ func OpenRegular(path string) (*os.File, error) {
 	if !fi.Mode().IsRegular() {
 		f.Close()
 		return nil, &iofs.PathError{Op: "open", Path: path, Err: ErrNotRegular}
+	}
+	return f, nil
+}
+
+// OpenRegularIn is [OpenRegular] for name, a slash path in root.
+func OpenRegularIn(root *os.Root, name string) (*os.File, error) {
+	f, err := root.OpenFile(filepath.FromSlash(name), os.O_RDONLY|openNonblock, 0)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, &iofs.PathError{Op: "open", Path: name, Err: ErrNotRegular}
 	}
 	return f, nil
 }

@@ -77,10 +77,12 @@
 //
 // # Patterns
 //
-// A rule's Tool is a path.Match glob on the tool name. A rule's Match is,
+// Globs are acpd's one glob dialect, the search tools' too (doublestar's, see
+// package acpd/internal/glob: *, ?, [...], {a,b}, ** as a whole segment,
+// \ escapes). A rule's Tool is a glob on the tool name. A rule's Match is,
 // for run_command, a command pattern written like a shell command: its words
-// are matched against the command's literal words with path.Match (so "*"
-// does not cross "/"), quoting makes glob characters literal, and an unquoted
+// are globs matched against the command's literal words (so "*" does not
+// cross "/"), quoting makes glob characters literal, and an unquoted
 // "*" as the last word matches any number (zero included) of remaining words:
 // "go test *" matches "go test" and "go test -run X ./...". For file tools
 // Match is a slash-separated glob relative to the root ("docs/**", where "**"

@@ -8,13 +8,15 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"acpd/internal/glob"
 )
 
 // commandPattern is a compiled run_command rule Match.
 type commandPattern struct {
-	any   bool     // empty Match: every simple command
-	words []string // path.Match globs, one per word
-	rest  bool     // a trailing bare * matches any remaining words
+	any   bool           // empty Match: every simple command
+	words []glob.Pattern // one per word
+	rest  bool           // a trailing bare * matches any remaining words
 }
 
 // compileCommandPattern compiles a command pattern written as a single shell
@@ -46,10 +48,11 @@ func compileCommandPattern(s string) (commandPattern, error) {
 		if err != nil {
 			return commandPattern{}, fmt.Errorf("command pattern %q: %w", s, err)
 		}
-		if _, err := path.Match(g, ""); err != nil {
+		pat, err := glob.Compile(g)
+		if err != nil {
 			return commandPattern{}, fmt.Errorf("command pattern %q: word %q is not a valid glob: %w", s, g, err)
 		}
-		p.words = append(p.words, g)
+		p.words = append(p.words, pat)
 	}
 	return p, nil
 }
@@ -62,7 +65,7 @@ func isBareStar(w *syntax.Word) bool {
 	return ok && lit.Value == "*"
 }
 
-// wordGlob converts one pattern word into a path.Match pattern: unquoted text
+// wordGlob converts one pattern word into a glob: unquoted text
 // keeps its glob meaning (backslash escapes included), quoted text is literal.
 func wordGlob(w *syntax.Word) (string, error) {
 	var b strings.Builder
@@ -108,7 +111,7 @@ func (p commandPattern) matchExact(words []cmdWord) bool {
 		if i >= len(words) {
 			return false
 		}
-		if ok, _ := path.Match(g, words[i].text); !ok {
+		if !g.Match(words[i].text) {
 			return false
 		}
 	}
@@ -162,9 +165,9 @@ func (p commandPattern) matchFrom(words []cmdWord, unknownAbsorbs bool) bool {
 			// A non-literal word expands to zero or more words.
 			r = unknownAbsorbs && (m(i, j+1) || m(i+1, j))
 		default:
-			ok, _ := path.Match(p.words[i], words[j].text)
-			if !ok && i == 0 && !strings.Contains(p.words[i], "/") && strings.Contains(words[j].text, "/") {
-				ok, _ = path.Match(p.words[i], path.Base(words[j].text))
+			ok := p.words[i].Match(words[j].text)
+			if !ok && i == 0 && !strings.Contains(p.words[i].String(), "/") && strings.Contains(words[j].text, "/") {
+				ok = p.words[i].Match(path.Base(words[j].text))
 			}
 			r = ok && m(i+1, j+1)
 		}
@@ -220,33 +223,24 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// globEscape escapes the characters path.Match treats specially.
-func globEscape(s string) string {
-	if !strings.ContainsAny(s, `\*?[]`) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune(`\*?[]`, r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
+// globEscape returns a glob matching exactly s.
+func globEscape(s string) string { return glob.Escape(s) }
 
 // pathGlob is a compiled file-tool rule Match.
 type pathGlob struct {
 	any  bool
-	abs  bool     // matched against the absolute path
-	segs []string // path.Match patterns per segment, "**" for any depth
+	abs  bool         // matched against the absolute path
+	glob glob.Pattern // matched against the path without a leading "/"
+	// root reports that the glob matches the root itself (Rel "."): it is
+	// made of "**" segments only.
+	root bool
 }
 
 func compilePathGlob(s string) (pathGlob, error) {
 	if s == "" {
 		return pathGlob{any: true}, nil
 	}
-	g := pathGlob{abs: strings.HasPrefix(s, "/")}
+	g := pathGlob{abs: strings.HasPrefix(s, "/"), root: true}
 	body := strings.TrimPrefix(s, "/")
 	if body == "" {
 		return pathGlob{}, fmt.Errorf("path pattern %q matches nothing; use \"/**\" for every absolute path", s)
@@ -259,14 +253,12 @@ func compilePathGlob(s string) (pathGlob, error) {
 			return pathGlob{}, fmt.Errorf("path pattern %q may not contain %q segments", s, seg)
 		}
 		if seg != "**" {
-			if _, err := path.Match(seg, ""); err != nil {
-				return pathGlob{}, fmt.Errorf("path pattern %q: segment %q is not a valid glob: %w", s, seg, err)
-			}
+			g.root = false
 		}
-		if seg == "**" && len(g.segs) > 0 && g.segs[len(g.segs)-1] == "**" {
-			continue // a/**/**/b is a/**/b
-		}
-		g.segs = append(g.segs, seg)
+	}
+	var err error
+	if g.glob, err = glob.Compile(body); err != nil {
+		return pathGlob{}, fmt.Errorf("path pattern %q is not a valid glob: %w", s, err)
 	}
 	return g, nil
 }
@@ -285,37 +277,10 @@ func (g pathGlob) match(rel, abs string) bool {
 		return false
 	}
 	target = strings.TrimPrefix(target, "/")
-	var segs []string
-	if target != "." && target != "" {
-		segs = strings.Split(target, "/")
+	if target == "." || target == "" {
+		return g.root
 	}
-	return matchSegments(g.segs, segs)
-}
-
-// matchSegments matches glob segments against path segments; "**" matches
-// zero or more segments. Dynamic programming keeps it O(len(p) * len(s)).
-func matchSegments(p, s []string) bool {
-	// ok[j] reports whether p[i:] matches s[j:], computed for i from the end.
-	ok := make([]bool, len(s)+1)
-	ok[len(s)] = true
-	for i := len(p) - 1; i >= 0; i-- {
-		next := make([]bool, len(s)+1)
-		if p[i] == "**" {
-			next[len(s)] = ok[len(s)]
-			for j := len(s) - 1; j >= 0; j-- {
-				next[j] = ok[j] || next[j+1]
-			}
-		} else {
-			for j := len(s) - 1; j >= 0; j-- {
-				if ok[j+1] {
-					m, _ := path.Match(p[i], s[j])
-					next[j] = m
-				}
-			}
-		}
-		ok = next
-	}
-	return ok[0]
+	return g.glob.Match(target)
 }
 
 // formatPathPattern renders a slash path (relative, or absolute with a

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"acpd/acp"
+	"acpd/internal/glob"
 )
 
 // Action is what the policy decides for a tool call.
@@ -26,7 +27,7 @@ const (
 )
 
 // Rule is a configured ([[permissions.rules]]) or remembered permission rule.
-// Tool is a path.Match glob on the tool name; Match narrows the rule to
+// Tool is a glob (package internal/glob) on the tool name; Match narrows the rule to
 // commands (run_command) or paths (file tools) as described in the package
 // documentation, and is empty to match every call of the tool.
 type Rule struct {
@@ -214,6 +215,7 @@ func classOf(k acp.ToolKind) toolClass {
 // compiledRule is a validated Rule.
 type compiledRule struct {
 	rule Rule
+	tool glob.Pattern
 	cmd  commandPattern
 	path pathGlob
 	// remembered rules' relative path patterns are relative to the project
@@ -234,10 +236,11 @@ func (p *Policy) compileRule(r Rule, remembered bool) (compiledRule, error) {
 	if r.Tool == "" {
 		return compiledRule{}, errors.New(`tool is empty (use "*" for every tool)`)
 	}
-	if _, err := path.Match(r.Tool, ""); err != nil {
+	tool, err := glob.Compile(r.Tool)
+	if err != nil {
 		return compiledRule{}, fmt.Errorf("tool %q is not a valid glob: %w", r.Tool, err)
 	}
-	cr := compiledRule{rule: r, remembered: remembered}
+	cr := compiledRule{rule: r, tool: tool, remembered: remembered}
 	cmdTool, fileTool := false, false
 	for name, k := range p.tools {
 		if !cr.toolMatches(name) {
@@ -258,7 +261,6 @@ func (p *Policy) compileRule(r Rule, remembered bool) (compiledRule, error) {
 	if !cmdTool && !fileTool {
 		return compiledRule{}, fmt.Errorf("match is only meaningful for run_command and the file tools, not for tool %q", r.Tool)
 	}
-	var err error
 	if cmdTool {
 		if cr.cmd, err = compileCommandPattern(r.Match); err != nil {
 			return compiledRule{}, err
@@ -273,8 +275,7 @@ func (p *Policy) compileRule(r Rule, remembered bool) (compiledRule, error) {
 }
 
 func (r compiledRule) toolMatches(tool string) bool {
-	ok, _ := path.Match(r.rule.Tool, tool)
-	return ok
+	return r.tool.Match(tool)
 }
 
 // pathInfo is a normalised Path, in its written form and with symbolic links

@@ -178,7 +178,7 @@ func writeFileTool() *Tool {
 	}
 }
 
-func listDirTool(Options) *Tool {
+func listDirTool() *Tool {
 	return &Tool{
 		Def: model.ToolDef{
 			Name:        "list_dir",
@@ -199,9 +199,14 @@ func listDirTool(Options) *Tool {
 			if !ok {
 				return res
 			}
-			ents, err := os.ReadDir(t.Path)
+			tr, err := openTree(env, t)
 			if err != nil {
 				return Errorf("listing %s: %v", in.Path, err)
+			}
+			defer tr.close()
+			ents, err := iofs.ReadDir(tr.fsys, tr.rel)
+			if err != nil {
+				return Errorf("listing %s: %v", in.Path, tr.absErr(err))
 			}
 			var b strings.Builder
 			for i, e := range ents {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	iofs "io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -18,6 +19,7 @@ import (
 
 	"acpd/acp"
 	"acpd/fs"
+	"acpd/internal/glob"
 	"acpd/model"
 )
 
@@ -29,13 +31,55 @@ const (
 	maxGrepFile    = 8 << 20
 )
 
+// tree is the searched tree, opened through the file broker
+// (fs.Broker.OpenTree): every file is read through an os.Root, so nothing a
+// search reaches, symbolic links included, leaves the session root.
+type tree struct {
+	root *os.Root
+	fsys iofs.FS
+	base string // the directory fsys is rooted at
+	rel  string // the searched path in fsys ("." for base)
+	// inRoot reports that base is a session root: the .gitignore files
+	// between it and the searched path apply too.
+	inRoot bool
+	close  func() error
+}
+
+func openTree(env Env, res fs.Resolved) (*tree, error) {
+	root, rel, err := env.Files().OpenTree(res)
+	if err != nil {
+		return nil, err
+	}
+	return &tree{root: root, fsys: root.FS(), base: root.Name(), rel: rel, inRoot: res.Root != "", close: root.Close}, nil
+}
+
+// abs is the real path of p, a path in t.fsys.
+func (t *tree) abs(p string) string { return filepath.Join(t.base, filepath.FromSlash(p)) }
+
+// under is p, a path in t.fsys under t.rel, relative to t.rel.
+func (t *tree) under(p string) string {
+	if t.rel == "." {
+		return p
+	}
+	if p == t.rel {
+		return "."
+	}
+	return strings.TrimPrefix(p, t.rel+"/")
+}
+
+// absErr names the real path in a path error, as the os package would.
+func (t *tree) absErr(err error) error {
+	var pe *iofs.PathError
+	if errors.As(err, &pe) {
+		return &iofs.PathError{Op: pe.Op, Path: t.abs(pe.Path), Err: pe.Err}
+	}
+	return err
+}
+
 // walker walks a tree, skipping .git, protected directories and what
 // .gitignore files ignore.
 type walker struct {
 	ctx context.Context
-	// top is the session root containing the walked tree ("" if none): the
-	// .gitignore files between it and the tree apply too.
-	top string
 	// skip are real paths of directories never entered (acpd's
 	// configuration and state directories): the permission check covers
 	// only the searched path, so a search must not reach into places that
@@ -43,9 +87,8 @@ type walker struct {
 	skip []string
 }
 
-// searchWalker returns the walker for a search rooted in root (a session
-// root, or "").
-func searchWalker(ctx context.Context, o Options, root string) walker {
+// searchWalker returns the walker for a search.
+func searchWalker(ctx context.Context, o Options) walker {
 	var skip []string
 	for _, d := range o.Protected {
 		if !filepath.IsAbs(d) {
@@ -57,63 +100,74 @@ func searchWalker(ctx context.Context, o Options, root string) walker {
 			skip = append(skip, r)
 		}
 	}
-	return walker{ctx: ctx, top: root, skip: skip}
+	return walker{ctx: ctx, skip: skip}
 }
 
-// skipped reports whether the directory p is .git or a protected directory.
+// skipped reports whether the directory abs is .git or a protected directory.
 // The comparisons ignore case, so case-insensitive file systems cannot be
 // used to dodge them.
-func (w walker) skipped(p, name string) bool {
+func (w walker) skipped(abs, name string) bool {
 	if strings.EqualFold(name, ".git") {
 		return true
 	}
-	return slices.ContainsFunc(w.skip, func(d string) bool { return strings.EqualFold(p, d) })
+	return slices.ContainsFunc(w.skip, func(d string) bool { return strings.EqualFold(abs, d) })
 }
 
 type ignoreLevel struct {
-	base string
+	base string // a directory in the tree's file system
 	gi   *ignore.GitIgnore
 }
 
-// walk calls f for every regular file under root that is not ignored;
-// f returns false to stop.
-func (w walker) walk(root string, f func(path string) bool) error {
-	var levels []ignoreLevel
-	var above []string
-	for d := root; w.top != "" && d != w.top && strings.HasPrefix(d, w.top+string(filepath.Separator)); {
-		d = filepath.Dir(d)
-		above = append(above, d)
+// gitignore compiles the .gitignore file of dir, a directory of t.
+func (t *tree) gitignore(dir string) (*ignore.GitIgnore, bool) {
+	data, err := iofs.ReadFile(t.fsys, path.Join(dir, ".gitignore"))
+	if err != nil {
+		return nil, false
 	}
-	for i := len(above) - 1; i >= 0; i-- {
-		if gi, err := ignore.CompileIgnoreFile(filepath.Join(above[i], ".gitignore")); err == nil {
-			levels = append(levels, ignoreLevel{base: above[i], gi: gi})
+	return ignore.CompileIgnoreLines(strings.Split(string(data), "\n")...), true
+}
+
+// walk calls f with the path (in t.fsys) of every regular file under t.rel
+// that is not ignored; f returns false to stop.
+func (w walker) walk(t *tree, f func(p string) bool) error {
+	var levels []ignoreLevel
+	if t.inRoot && t.rel != "." {
+		// The .gitignore files of the directories above, from the root down.
+		above := []string{"."}
+		for d := path.Dir(t.rel); d != "."; d = path.Dir(d) {
+			above = slices.Insert(above, 1, d)
+		}
+		for _, d := range above {
+			if gi, ok := t.gitignore(d); ok {
+				levels = append(levels, ignoreLevel{base: d, gi: gi})
+			}
 		}
 	}
 	stop := errors.New("stop")
-	err := filepath.WalkDir(root, func(p string, d iofs.DirEntry, err error) error {
+	err := iofs.WalkDir(t.fsys, t.rel, func(p string, d iofs.DirEntry, err error) error {
 		if err != nil {
-			if p == root {
-				return err
+			if p == t.rel {
+				return t.absErr(err)
 			}
 			return nil
 		}
 		if w.ctx.Err() != nil {
 			return w.ctx.Err()
 		}
-		for len(levels) > 0 && !strings.HasPrefix(p, levels[len(levels)-1].base+string(filepath.Separator)) && p != levels[len(levels)-1].base {
+		for len(levels) > 0 && !within(levels[len(levels)-1].base, p) {
 			levels = levels[:len(levels)-1]
 		}
-		if p != root && ignored(levels, p, d.IsDir()) {
+		if p != t.rel && ignored(levels, p, d.IsDir()) {
 			if d.IsDir() {
-				return filepath.SkipDir
+				return iofs.SkipDir
 			}
 			return nil
 		}
 		if d.IsDir() {
-			if p != root && w.skipped(p, d.Name()) {
-				return filepath.SkipDir
+			if p != t.rel && w.skipped(t.abs(p), d.Name()) {
+				return iofs.SkipDir
 			}
-			if gi, err := ignore.CompileIgnoreFile(filepath.Join(p, ".gitignore")); err == nil {
+			if gi, ok := t.gitignore(p); ok {
 				levels = append(levels, ignoreLevel{base: p, gi: gi})
 			}
 			return nil
@@ -132,13 +186,20 @@ func (w walker) walk(root string, f func(path string) bool) error {
 	return err
 }
 
+// within reports whether p is dir or under it (slash paths of one fs.FS).
+func within(dir, p string) bool {
+	return dir == "." || p == dir || strings.HasPrefix(p, dir+"/")
+}
+
 func ignored(levels []ignoreLevel, p string, dir bool) bool {
 	for _, l := range levels {
-		rel, err := filepath.Rel(l.base, p)
-		if err != nil {
-			continue
+		rel := p
+		if l.base != "." {
+			if !strings.HasPrefix(p, l.base+"/") {
+				continue
+			}
+			rel = p[len(l.base)+1:]
 		}
-		rel = filepath.ToSlash(rel)
 		if dir {
 			rel += "/"
 		}
@@ -147,58 +208,6 @@ func ignored(levels []ignoreLevel, p string, dir bool) bool {
 		}
 	}
 	return false
-}
-
-// globRegexp compiles a glob with ** (any depth), * and ? (within one path
-// segment), and [...] classes into an anchored regular expression.
-func globRegexp(pat string) (*regexp.Regexp, error) {
-	var b strings.Builder
-	b.WriteString("^")
-	for i := 0; i < len(pat); i++ {
-		c := pat[i]
-		switch c {
-		case '*':
-			if i+1 < len(pat) && pat[i+1] == '*' {
-				i++
-				if i+1 < len(pat) && pat[i+1] == '/' {
-					i++
-					b.WriteString("(?:.*/)?")
-				} else {
-					b.WriteString(".*")
-				}
-			} else {
-				b.WriteString("[^/]*")
-			}
-		case '?':
-			b.WriteString("[^/]")
-		case '[':
-			j := strings.IndexByte(pat[i:], ']')
-			if j < 0 {
-				return nil, fmt.Errorf("unterminated [ in %q", pat)
-			}
-			cls := pat[i+1 : i+j]
-			if strings.HasPrefix(cls, "!") {
-				cls = "^" + cls[1:]
-			}
-			b.WriteString("[" + cls + "]")
-			i += j
-		case '{':
-			j := strings.IndexByte(pat[i:], '}')
-			if j < 0 {
-				return nil, fmt.Errorf("unterminated { in %q", pat)
-			}
-			alts := strings.Split(pat[i+1:i+j], ",")
-			for k := range alts {
-				alts[k] = regexp.QuoteMeta(alts[k])
-			}
-			b.WriteString("(?:" + strings.Join(alts, "|") + ")")
-			i += j
-		default:
-			b.WriteString(regexp.QuoteMeta(string(c)))
-		}
-	}
-	b.WriteString("$")
-	return regexp.Compile(b.String())
 }
 
 func globTool(o Options) *Tool {
@@ -219,20 +228,24 @@ func globTool(o Options) *Tool {
 			if err != nil {
 				return Errorf("invalid glob arguments: %v", err)
 			}
-			re, err := globRegexp(in.Pattern)
+			pat, err := glob.Compile(in.Pattern)
 			if err != nil {
-				return Errorf("%v", err)
+				return Errorf("invalid pattern %q: %v", in.Pattern, err)
 			}
 			t, res, ok := gate(ctx, env, c, in.Path, acp.ToolKindSearch, "Find "+in.Pattern)
 			if !ok {
 				return res
 			}
+			tr, err := openTree(env, t)
+			if err != nil {
+				return Errorf("searching %s: %v", display(env, t.Path), err)
+			}
+			defer tr.close()
 			var found []string
 			more := false
-			err = searchWalker(ctx, o, t.Root).walk(t.Path, func(p string) bool {
-				rel, _ := filepath.Rel(t.Path, p)
-				rel = filepath.ToSlash(rel)
-				if re.MatchString(rel) {
+			err = searchWalker(ctx, o).walk(tr, func(p string) bool {
+				rel := tr.under(p)
+				if pat.Match(rel) {
 					if len(found) == maxGlobResults {
 						more = true
 						return false
@@ -280,32 +293,35 @@ func grepTool(o Options) *Tool {
 			if err != nil {
 				return Errorf("invalid regular expression: %v", err)
 			}
-			var inc *regexp.Regexp
+			var inc *glob.Pattern
 			if in.Include != "" {
 				p := in.Include
 				if !strings.Contains(p, "/") {
 					p = "**/" + p
 				}
-				if inc, err = globRegexp(p); err != nil {
+				g, err := glob.Compile(p)
+				if err != nil {
 					return Errorf("invalid include: %v", err)
 				}
+				inc = &g
 			}
 			t, res, ok := gate(ctx, env, c, in.Path, acp.ToolKindSearch, "Search "+in.Pattern)
 			if !ok {
 				return res
 			}
+			tr, err := openTree(env, t)
+			if err != nil {
+				return Errorf("searching %s: %v", display(env, t.Path), err)
+			}
+			defer tr.close()
 			var b strings.Builder
 			matches := 0
 			more := false
 			searchFile := func(p string) bool {
-				rel := display(env, p)
-				if inc != nil {
-					r, _ := filepath.Rel(t.Path, p)
-					if !inc.MatchString(filepath.ToSlash(r)) {
-						return true
-					}
+				if inc != nil && !inc.Match(tr.under(p)) {
+					return true
 				}
-				f, err := fs.OpenRegular(p)
+				f, err := fs.OpenRegularIn(tr.root, p)
 				if err != nil {
 					return true
 				}
@@ -317,6 +333,7 @@ func grepTool(o Options) *Tool {
 				if head, _ := br.Peek(8 << 10); bytes.IndexByte(head, 0) >= 0 {
 					return true
 				}
+				rel := display(env, tr.abs(p))
 				sc := bufio.NewScanner(br)
 				sc.Buffer(make([]byte, 64<<10), 1<<20)
 				for n := 1; sc.Scan(); n++ {
@@ -332,12 +349,12 @@ func grepTool(o Options) *Tool {
 				}
 				return ctx.Err() == nil
 			}
-			if st, err := os.Stat(t.Path); err == nil && !st.IsDir() {
+			if st, err := iofs.Stat(tr.fsys, tr.rel); err == nil && !st.IsDir() {
 				if !st.Mode().IsRegular() {
 					return Errorf("%s is not a regular file (FIFOs, sockets and devices are refused)", display(env, t.Path))
 				}
-				searchFile(t.Path)
-			} else if err := searchWalker(ctx, o, t.Root).walk(t.Path, searchFile); err != nil {
+				searchFile(tr.rel)
+			} else if err := searchWalker(ctx, o).walk(tr, searchFile); err != nil {
 				return Errorf("searching %s: %v", display(env, t.Path), err)
 			}
 			if matches == 0 {

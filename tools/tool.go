@@ -136,7 +136,7 @@ func Builtin(o Options) []*Tool {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	ts := []*Tool{
-		readFileTool(), writeFileTool(), editFileTool(), listDirTool(o),
+		readFileTool(), writeFileTool(), editFileTool(), listDirTool(),
 		globTool(o), grepTool(o), runCommandTool(o), planTool(),
 		multiEditTool(), applyPatchTool(),
 	}
