@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"time"
@@ -46,7 +47,7 @@ func (s *sess) startMCP() {
 		m: mcpclient.NewManager(mcpclient.Options{
 			ClientName:    s.a.opts.Name,
 			ClientVersion: s.a.opts.Version,
-			Logger:        s.a.log,
+			Logger:        slog.New(s.a.log),
 			BaseEnv:       s.childEnv(),
 			Dir:           s.cwd,
 			// MCP prompts are slash commands: announce the new list.

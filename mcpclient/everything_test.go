@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -24,8 +25,8 @@ import (
 // everything returns the node binary and server-everything's entry point.
 func everything(t *testing.T) (node, entry string) { return testpeers.Everything(t) }
 
-func testLogger() *log.Logger {
-	return log.NewWithOptions(os.Stderr, log.Options{Level: log.WarnLevel})
+func testLogger() *slog.Logger {
+	return slog.New(log.NewWithOptions(os.Stderr, log.Options{Level: log.WarnLevel}))
 }
 
 // baseEnv is a minimal environment for stdio servers in tests.

@@ -26,7 +26,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/charmbracelet/log"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"acpd/internal/childenv"
@@ -129,8 +128,8 @@ type Options struct {
 	// Empty ClientName means "acpd"; empty ClientVersion means "dev".
 	ClientName, ClientVersion string
 	// Logger receives diagnostics (never tool arguments, results, headers or
-	// environment values). Nil means log.Default().
-	Logger *log.Logger
+	// environment values). Nil means slog.Default().
+	Logger *slog.Logger
 	// BaseEnv is the environment stdio servers start from, as NAME=value
 	// entries. The caller filters secrets out of it; nil means an empty
 	// environment (the process environment is never inherited implicitly).
@@ -236,7 +235,7 @@ type ServerStatus struct {
 // stdio children.
 type Manager struct {
 	opts Options
-	log  *log.Logger
+	log  *slog.Logger
 	eras *eraStore
 
 	ctx    context.Context // canceled by Close; bounds background work
@@ -312,7 +311,7 @@ func NewManager(opts Options) *Manager {
 	}
 	l := opts.Logger
 	if l == nil {
-		l = log.Default()
+		l = slog.Default()
 	}
 	eras := &eraStore{}
 	if opts.StateDir != "" {
@@ -321,7 +320,7 @@ func NewManager(opts Options) *Manager {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Manager{
 		opts:    opts,
-		log:     l.WithPrefix("mcp"),
+		log:     l.With("component", "mcp"),
 		eras:    eras,
 		ctx:     ctx,
 		cancel:  cancel,
@@ -899,7 +898,7 @@ func (m *Manager) connectOnce(ctx context.Context, s Server, version string) (_ 
 	client := mcp.NewClient(
 		&mcp.Implementation{Name: m.opts.ClientName, Version: m.opts.ClientVersion},
 		&mcp.ClientOptions{
-			Logger: slog.New(m.log.With("server", s.Name)),
+			Logger: m.log.With("server", s.Name),
 			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 				select {
 				case c.refresh <- struct{}{}:

@@ -8,13 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/charmbracelet/log"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"acpd/internal/procgroup"
@@ -37,7 +37,7 @@ const maxJunkLogs = 10
 type stdioTransport struct {
 	cmd  *exec.Cmd
 	tail *tailbuf.Buffer
-	log  *log.Logger
+	log  *slog.Logger
 
 	mu   sync.Mutex
 	proc *stdioProc // set by Connect
@@ -82,7 +82,7 @@ type stdioProc struct {
 // startStdio starts cmd with pipes for stdin and stdout and a goroutine that
 // reaps it. cmd must not have been started and must have Stdin and Stdout
 // unset.
-func startStdio(cmd *exec.Cmd, tail *tailbuf.Buffer, lg *log.Logger) (*stdioProc, error) {
+func startStdio(cmd *exec.Cmd, tail *tailbuf.Buffer, lg *slog.Logger) (*stdioProc, error) {
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -215,7 +215,7 @@ func (p *stdioProc) exitReason() string {
 // an error.
 type lineFilter struct {
 	r       *bufio.Reader
-	log     *log.Logger
+	log     *slog.Logger
 	pending []byte
 	line    []byte
 	skipped int
@@ -224,7 +224,7 @@ type lineFilter struct {
 	err     error
 }
 
-func newLineFilter(r io.Reader, lg *log.Logger) *lineFilter {
+func newLineFilter(r io.Reader, lg *slog.Logger) *lineFilter {
 	return &lineFilter{r: bufio.NewReaderSize(r, 64<<10), log: lg, eof: make(chan struct{})}
 }
 

@@ -106,7 +106,7 @@ func runDoctor(ctx context.Context, g *globalFlags, out io.Writer) error {
 	reportSandbox(report, cfg)
 	if servers := mcpclient.FromConfig(cfg.MCPServers); len(servers) > 0 {
 		cwd, _ := os.Getwd()
-		m := mcpclient.NewManager(mcpclient.Options{ClientName: "acpd doctor", ClientVersion: acpdVersion(), Logger: lg, BaseEnv: terminal.FilterEnv(os.Environ(), cfg.Env.Allow), Dir: cwd})
+		m := mcpclient.NewManager(mcpclient.Options{ClientName: "acpd doctor", ClientVersion: acpdVersion(), Logger: slog.New(lg), BaseEnv: terminal.FilterEnv(os.Environ(), cfg.Env.Allow), Dir: cwd})
 		for _, srv := range servers {
 			// One server at a time, so each error belongs to its server.
 			sctx, cancel := context.WithTimeout(ctx, doctorTimeout)

@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"text/tabwriter"
 
-	"github.com/charmbracelet/log"
 	"github.com/spf13/cobra"
 
 	"acpd/mcpclient"
@@ -49,7 +49,7 @@ func runMCPList(ctx context.Context, g *globalFlags, out, errOut io.Writer, asJS
 		return nil
 	}
 	cwd, _ := os.Getwd()
-	m := mcpclient.NewManager(mcpclient.Options{ClientName: "acpd", ClientVersion: acpdVersion(), Logger: log.New(io.Discard), BaseEnv: terminal.FilterEnv(os.Environ(), cfg.Env.Allow), Dir: cwd})
+	m := mcpclient.NewManager(mcpclient.Options{ClientName: "acpd", ClientVersion: acpdVersion(), Logger: slog.New(slog.DiscardHandler), BaseEnv: terminal.FilterEnv(os.Environ(), cfg.Env.Allow), Dir: cwd})
 	defer m.Close()
 	sctx, cancel := context.WithTimeout(ctx, doctorTimeout)
 	errs := m.Start(sctx, servers)

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"time"
@@ -68,7 +69,7 @@ func main() {
 // run connects to url, checks that every tool in calls is listed, makes the
 // calls in order and closes the Manager.
 func run(ctx context.Context, url string, calls []call) (err error) {
-	logger := log.NewWithOptions(os.Stderr, log.Options{Level: log.DebugLevel})
+	logger := slog.New(log.NewWithOptions(os.Stderr, log.Options{Level: log.DebugLevel}))
 	m := mcpclient.NewManager(mcpclient.Options{ClientName: "acpd-conformance", ClientVersion: "1.0.0", Logger: logger})
 	defer func() { err = errors.Join(err, m.Close()) }()
 
