@@ -3,7 +3,7 @@
 GO ?= go
 export PATH := $(CURDIR)/testdata/node_modules/.bin:$(PATH)
 
-.PHONY: build run test test-deps test-windows vet generate bench clean
+.PHONY: build run test test-deps test-windows dist dist-check vet generate bench clean
 
 build:
 	$(GO) build -o bin/acpd ./cmd/acpd
@@ -36,6 +36,27 @@ test: test-deps vet
 test-windows:
 	./.ci/test-windows
 
+# dist builds the release archives of the six targets (darwin, linux,
+# windows × amd64, arm64; tar.gz, zip on Windows) and checksums.txt in dist/
+# with GoReleaser in snapshot mode: nothing is published. GoReleaser is
+# built from the Go module proxy at the pinned version into bin/tools.
+GORELEASER_VERSION := v2.17.0
+GORELEASER := bin/tools/goreleaser-$(GORELEASER_VERSION)/goreleaser
+
+$(GORELEASER):
+	GOBIN=$(CURDIR)/$(dir $(GORELEASER)) $(GO) install github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
+
+dist: $(GORELEASER)
+	ACPD_COMMIT=$$(git rev-parse --short HEAD) \
+	ACPD_DATE=$$(TZ=UTC git log -1 --date=format-local:%Y-%m-%dT%H:%M:%SZ --format=%cd) \
+	ACPD_COMMIT_TIMESTAMP=$$(git log -1 --format=%ct) \
+	  $(GORELEASER) release --snapshot --clean
+
+# dist-check proves `make dist` works: archives, checksums, the binary in
+# each, and the version stamped into --version (.ci/dist-check).
+dist-check: dist
+	./.ci/dist-check
+
 generate: test-deps
 	$(GO) generate ./...
 
@@ -43,4 +64,4 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 clean:
-	rm -rf bin
+	rm -rf bin dist
