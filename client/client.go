@@ -37,6 +37,7 @@ import (
 
 	"acpd/acp"
 	"acpd/fs"
+	"acpd/sandbox"
 	"acpd/terminal"
 )
 
@@ -67,6 +68,12 @@ type Options struct {
 	// Nil means terminal.FilterEnv(os.Environ(), nil): the process's
 	// environment without secrets.
 	Env []string
+	// Sandbox, when non-nil, confines terminal commands (an agent's
+	// command that is itself wrapped for acpd's sandbox is unwrapped
+	// first, so the client's policy applies). Where the machine offers no
+	// sandbox and the policy is not off, terminal/create fails: commands
+	// never run unconfined silently.
+	Sandbox *sandbox.Policy
 }
 
 // Client serves the client side of one ACP connection. Its methods are safe
@@ -398,6 +405,17 @@ func (c *Client) createTerminal(ctx context.Context, req acp.CreateTerminalReque
 	}
 	if req.Cwd != nil && *req.Cwd != "" {
 		spec.Cwd = *req.Cwd
+	}
+	if c.o.Sandbox != nil {
+		path, argv := req.Command, append([]string{req.Command}, req.Args...)
+		if p, a, ok := sandbox.Unwrap(req.Command, req.Args); ok {
+			path, argv = p, a
+		}
+		prog, wrapped, err := c.o.Sandbox.Command(path, argv, spec.Cwd)
+		if err != nil {
+			return acp.CreateTerminalResponse{}, fmt.Errorf("terminal/create: %w; refusing to run the command unconfined", err)
+		}
+		spec.Command, spec.Args = prog, wrapped[1:]
 	}
 	for _, e := range req.Env {
 		spec.Env = append(spec.Env, terminal.EnvVar{Name: e.Name, Value: e.Value})

@@ -16,9 +16,11 @@ import (
 	"go.uber.org/goleak"
 
 	"acpd/acp"
+	"acpd/sandbox"
 )
 
 func TestMain(m *testing.M) {
+	sandbox.Init() // sandboxed terminals start this binary as the helper
 	if dir := os.Getenv(testAgentEnv); dir != "" {
 		os.Exit(runTestAgent(dir))
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 )
 
@@ -105,6 +106,13 @@ func (p Policy) Command(path string, args []string, dir string) (prog string, ar
 	if path == "" || len(args) == 0 {
 		return "", nil, errors.New("sandbox: command has no path")
 	}
+	if !strings.Contains(path, "/") {
+		lp, err := exec.LookPath(path)
+		if err != nil {
+			return "", nil, err
+		}
+		path = lp
+	}
 	req := helperRequest{Path: path, Args: args, Unconfined: p.Mode == Off, Dir: dir}
 	if !req.Unconfined {
 		if st := Available(); st.Err != nil {
@@ -176,4 +184,20 @@ const HelperExitCode = 126
 func fail(err error) {
 	fmt.Fprintf(os.Stderr, "acpd sandbox: %v\n", err)
 	os.Exit(HelperExitCode)
+}
+
+// Unwrap recognises a command that Command prepared (this program's
+// helper, say from an agent that is acpd itself) and returns the command
+// inside it, so that a client can apply its own policy instead of nesting
+// sandboxes. Everything else in the request (policy, pinning) is dropped:
+// it came from the agent, which a client does not trust.
+func Unwrap(_ string, args []string) (path string, argv []string, ok bool) {
+	if len(args) != 2 || args[0] != stage1Arg {
+		return "", nil, false
+	}
+	var req helperRequest
+	if err := json.Unmarshal([]byte(args[1]), &req); err != nil || req.Path == "" || len(req.Args) == 0 {
+		return "", nil, false
+	}
+	return req.Path, req.Args, true
 }

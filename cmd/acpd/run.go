@@ -185,6 +185,7 @@ func runRun(ctx context.Context, g *globalFlags, f *runFlags, args []string) err
 		OnUpdate:   r.update,
 		Logger:     slog.New(lg),
 		Env:        terminal.FilterEnv(os.Environ(), cfg.Env.Allow),
+		Sandbox:    runTerminalSandbox(loader, cwd, argv != nil),
 	}, &client.DialOptions{
 		Info:         acp.Implementation{Name: "acpd run", Title: &title, Version: acpdVersion()},
 		MaxLineBytes: cfg.Protocol.MaxLineBytes,
