@@ -125,7 +125,7 @@ func readFileTool() *Tool {
 // binaryFile reports whether the file on disk at path starts like a binary
 // file (unreadable files are left to the read to report).
 func binaryFile(path string) bool {
-	f, err := os.Open(path)
+	f, err := fs.OpenRegular(path) // a FIFO must not block
 	if err != nil {
 		return false
 	}
