@@ -864,9 +864,10 @@ func withEnv(iso *isolation, kv ...string) []string { return append(iso.Env(), k
 // exit code.
 func runCLIInput(t *testing.T, env []string, stdin string, args ...string) (string, int) {
 	t.Helper()
+	bin := acpdBinary(t) // built before the deadline starts: a build on a loaded machine is slow
 	ctx, cancel := context.WithTimeout(context.Background(), *flagReplyWait)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, acpdBinary(t), args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = env
 	cmd.Stdin = strings.NewReader(stdin)
 	var e bytes.Buffer

@@ -475,9 +475,10 @@ func checkLog(tb testing.TB, name, log string) {
 // the exit code.
 func runCLI(tb testing.TB, env []string, args ...string) (stdout, stderr string, code int) {
 	tb.Helper()
+	bin := acpdBinary(tb) // built before the deadline starts: a build on a loaded machine is slow
 	ctx, cancel := context.WithTimeout(context.Background(), *flagReplyWait)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, acpdBinary(tb), args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = env
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
