@@ -706,7 +706,25 @@ func (m *compactModel) backend() backendFunc {
 // message is the user's compaction prompt.
 func isSummaryRequest(req *model.Request) bool {
 	n := len(req.Messages)
-	return len(req.Tools) == 0 && n > 0 && req.Messages[n-1].Role == model.RoleUser && req.Messages[n-1].Text() == compactPrompt
+	return n > 0 && req.Messages[n-1].Role == model.RoleUser && strings.HasSuffix(req.Messages[n-1].Text(), compactPrompt)
+}
+
+// samePrefix reports whether the messages of a start the messages of b,
+// cache marks aside: a request that reads b's prompt cache.
+func samePrefix(a, b []model.Message) bool {
+	if len(a) > len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		x.Cache, y.Cache = false, false
+		xj, _ := json.Marshal(x)
+		yj, _ := json.Marshal(y)
+		if string(xj) != string(yj) {
+			return false
+		}
+	}
+	return true
 }
 
 // compactionUpdates returns the compaction updates among us.
@@ -826,17 +844,24 @@ func TestCompaction(t *testing.T) {
 				if m.Text() == "make a plan" {
 					sawPlanPrompt = true
 				}
-				if m.Role == model.RoleUser && m.Text() == "read the big file" {
-					t.Error("the summarisation request includes the current prompt, which compaction keeps")
-				}
 			}
 			if !sawPlanPrompt {
 				t.Error("the summarisation request lacks the earlier conversation")
 			}
+			// The summary request is the main request plus the instruction:
+			// same system prompt, tools and messages, read from the cache.
+			if sum.System != reqs[2].System || len(sum.Tools) != len(reqs[2].Tools) || !samePrefix(reqs[2].Messages, sum.Messages) {
+				t.Error("the summarisation request does not share the main request's prefix")
+			}
 			next := reqs[4]
 			checkCompacted(t, next, summary)
-			if lastUserText(&next) != "read the big file" || len(toolUseIDs(next)) != 1 {
+			// The current turn's prompt is kept verbatim, first, and its
+			// latest exchange follows; the request ends with a user message.
+			if first := next.Messages[0].Parts[0]; first.Text != "read the big file" || len(toolUseIDs(next)) != 1 {
 				t.Errorf("the current turn was not kept after the summary: %+v", next.Messages)
+			}
+			if last := next.Messages[len(next.Messages)-1]; last.Role != model.RoleUser {
+				t.Errorf("the request after compaction ends with %s", last.Role)
 			}
 
 			ups := c.allUpdates(sid)
@@ -923,11 +948,11 @@ func TestCompactCommand(t *testing.T) {
 	checkCompacted(t, rec.last(t), summary)
 }
 
-// TestCompactionSummaryRequestHasNoToolBlocks: the summarisation request
-// offers no tools, so it must not carry tool_use or tool_result parts
-// either (Anthropic and Bedrock reject such requests); the calls are
-// rendered as text for the summary.
-func TestCompactionSummaryRequestHasNoToolBlocks(t *testing.T) {
+// TestCompactionSummaryRequest: the summarisation request offers the main
+// request's tools, so its tool blocks are valid (Anthropic and Bedrock
+// reject tool blocks in a request without tools), and carries the calls
+// and their results for the summary.
+func TestCompactionSummaryRequest(t *testing.T) {
 	env := newEnv(t, "")
 	env.write("f.txt", "the file's content\n")
 	m := &compactModel{summary: []string{"SUMMARY"}, usage: func(string, int) int64 { return 10 }}
@@ -937,25 +962,35 @@ func TestCompactionSummaryRequestHasNoToolBlocks(t *testing.T) {
 	sid := c.newSession()
 	c.mustPrompt(sid, "read it", acp.StopReasonEndTurn)
 	c.mustPrompt(sid, "/compact", acp.StopReasonEndTurn)
-	sum := rec.last(t)
+	reqs := rec.requests()
+	sum := reqs[len(reqs)-1]
 	if !isSummaryRequest(&sum) {
 		t.Fatalf("last request is not a summary request")
 	}
+	var blocks int
 	var text strings.Builder
 	for _, m := range sum.Messages {
 		for _, p := range m.Parts {
 			switch p.Type {
 			case model.PartToolUse, model.PartToolResult:
-				t.Errorf("summarisation request without tools carries a %s part", p.Type)
+				blocks++
+				text.Write(p.Input)
+				text.WriteString(resultText(p))
 			case model.PartText:
 				text.WriteString(p.Text)
 			}
 		}
 	}
-	for _, want := range []string{"read_file", "f.txt", "the file's content"} {
+	if blocks > 0 && len(sum.Tools) == 0 {
+		t.Error("the summarisation request carries tool blocks but offers no tools")
+	}
+	for _, want := range []string{"f.txt", "the file's content"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("the summarisation request lacks %q:\n%s", want, text.String())
 		}
+	}
+	if sum.System != reqs[0].System || !samePrefix(reqs[len(reqs)-2].Messages, sum.Messages) {
+		t.Error("the summarisation request does not share the main request's prefix")
 	}
 }
 

@@ -459,3 +459,130 @@ func TestProjectInstructionsOnce(t *testing.T) {
 		}
 	}
 }
+
+// compactingModel reads files f0.txt … f<n-1>.txt one call per response,
+// reporting usage from usage(step) (step: tool results so far), then
+// answers "done"; a summarisation request gets a structured summary.
+func compactingModel(n int, usage func(step int) int64) backendFunc {
+	return func(ctx context.Context, req *model.Request, yield func(model.Event, error) bool) {
+		if isSummaryRequest(req) {
+			_ = yield(model.Event{Type: model.EventText, Text: "## Goal\nRead the files.\n## Next step\nRead the rest."}, nil) &&
+				yield(model.Event{Type: model.EventFinish, Finish: model.FinishEndTurn}, nil)
+			return
+		}
+		step := len(toolResults(*req))
+		u := &model.Usage{InputTokens: usage(step), OutputTokens: 10}
+		if step >= n || strings.Contains(req.Messages[0].Text(), "## Goal\nRead the files.") {
+			_ = yield(model.Event{Type: model.EventText, Text: "done"}, nil) &&
+				yield(model.Event{Type: model.EventUsage, Usage: u}, nil) &&
+				yield(model.Event{Type: model.EventFinish, Finish: model.FinishEndTurn}, nil)
+			return
+		}
+		id := fmt.Sprintf("call_%d", step)
+		_ = yield(model.Event{Type: model.EventToolDone, ToolCallID: id, ToolName: "read_file", Input: json.RawMessage(fmt.Sprintf(`{"path":"f%d.txt"}`, step))}, nil) &&
+			yield(model.Event{Type: model.EventUsage, Usage: u}, nil) &&
+			yield(model.Event{Type: model.EventFinish, Finish: model.FinishToolUse}, nil)
+	}
+}
+
+// TestCompactionOneLongPrompt: compaction in the middle of the only turn
+// keeps the user's request verbatim, first, with the structured summary
+// after it and the latest exchange, and the request ends with a user
+// message (not an assistant acknowledgement).
+func TestCompactionOneLongPrompt(t *testing.T) {
+	env := newEnv(t, "")
+	for i := range 3 {
+		env.write(fmt.Sprintf("f%d.txt", i), fmt.Sprintf("file %d\n", i))
+	}
+	prompt := "Refactor the parser. Constraints: keep the public API; use tabs. " + strings.Repeat("Details of the task. ", 100)
+	rec := record(compactingModel(3, func(step int) int64 {
+		if step == 2 {
+			return 900
+		}
+		return 100
+	}))
+	env.setModel(mainModel, rec)
+	c := env.startWith(nil, func(info *model.ModelInfo) { info.ContextWindow = 1000 }, nil)
+	sid := c.newSession()
+	c.mustPrompt(sid, prompt, acp.StopReasonEndTurn)
+	reqs := rec.requests()
+	var sumAt = -1
+	for i := range reqs {
+		if isSummaryRequest(&reqs[i]) {
+			sumAt = i
+		}
+	}
+	if sumAt < 0 || sumAt+1 >= len(reqs) {
+		t.Fatalf("no summarisation request among %d", len(reqs))
+	}
+	if !strings.Contains(lastUserText(&reqs[sumAt]), "## Constraints\nEvery instruction, preference and constraint the user gave, quoted verbatim.") {
+		t.Error("the summary is not asked for in a structured form")
+	}
+	next := reqs[sumAt+1]
+	head := next.Messages[0]
+	if head.Role != model.RoleUser || head.Parts[0].Text != prompt {
+		t.Fatalf("the request after compaction does not start with the prompt verbatim: %+v", head)
+	}
+	if !strings.Contains(head.Text(), "## Goal\nRead the files.") {
+		t.Errorf("the summary is not in the first message: %q", head.Text())
+	}
+	if last := next.Messages[len(next.Messages)-1]; last.Role != model.RoleUser {
+		t.Errorf("the request ends with a %s message", last.Role)
+	}
+	for _, m := range next.Messages {
+		if m.Role == model.RoleAssistant && strings.Contains(m.Text(), "Understood") {
+			t.Error("an acknowledgement was invented inside the turn")
+		}
+	}
+	if p := transcriptProblems(next.Messages); len(p) > 0 {
+		t.Errorf("transcript: %v", p)
+	}
+}
+
+// TestCompactionClearsOldOutputsFirst: when clearing old tool outputs is
+// enough, no summary is asked for; the most recent outputs stay.
+func TestCompactionClearsOldOutputsFirst(t *testing.T) {
+	env := newEnv(t, "")
+	const n = 12
+	for i := range n {
+		env.write(fmt.Sprintf("f%d.txt", i), strings.Repeat(fmt.Sprintf("content of file %d\n", i), 150))
+	}
+	rec := record(compactingModel(n, func(step int) int64 {
+		if step == n-1 {
+			return 8500
+		}
+		return 100
+	}))
+	env.setModel(mainModel, rec)
+	c := env.startWith(nil, func(info *model.ModelInfo) { info.ContextWindow = 10000 }, nil)
+	sid := c.newSession()
+	c.mustPrompt(sid, "read them all", acp.StopReasonEndTurn)
+	for _, r := range rec.requests() {
+		if isSummaryRequest(&r) {
+			t.Fatal("a summary was asked for although clearing outputs was enough")
+		}
+	}
+	res := toolResults(rec.last(t))
+	if len(res) != n {
+		t.Fatalf("%d tool results, want %d", len(res), n)
+	}
+	cleared := 0
+	for i, p := range res {
+		text := resultText(p)
+		switch {
+		case text == clearedNote:
+			cleared++
+			if i >= n-keepResults {
+				t.Errorf("recent result %d was cleared", i)
+			}
+		case !strings.Contains(text, fmt.Sprintf("content of file %d", i)):
+			t.Errorf("result %d: %q", i, text)
+		}
+	}
+	if cleared != n-keepResults {
+		t.Errorf("%d results cleared, want %d", cleared, n-keepResults)
+	}
+	if first := rec.last(t).Messages[0]; first.Text() != "read them all" {
+		t.Errorf("the prompt changed: %q", first.Text())
+	}
+}
