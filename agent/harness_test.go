@@ -91,6 +91,15 @@ func newEnv(t *testing.T, userConfig string) *testEnv {
 		"ACPD_MODEL":      mainModel,
 	}
 	e.getenv = func(k string) string { return vars[k] }
+	// Tests wait for their MCP servers as long as they need (a loaded
+	// machine starts node slowly), unless they test the grace itself.
+	if !strings.Contains(userConfig, "mcp_grace_ms") {
+		if strings.Contains(userConfig, "[agent]\n") {
+			userConfig = strings.Replace(userConfig, "[agent]\n", "[agent]\nmcp_grace_ms = 60000\n", 1)
+		} else {
+			userConfig += "\n[agent]\nmcp_grace_ms = 60000\n"
+		}
+	}
 	if userConfig != "" {
 		if err := os.WriteFile(filepath.Join(base, "config", "acpd", "config.toml"), []byte(userConfig), 0o600); err != nil {
 			t.Fatal(err)

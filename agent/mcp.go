@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,18 +17,19 @@ import (
 	"acpd/tools/mcptools"
 )
 
-// mcpStartTimeout bounds connecting to a session's MCP servers.
-const mcpStartTimeout = 30 * time.Second
-
-// mcpTools are a session's MCP servers: connected in the background when the
-// session opens, so session/new answers at once; a prompt waits (bounded)
-// for the connections before its first model request.
+// mcpTools are a session's MCP servers: each connects in the background
+// when the session opens, so session/new answers at once; a prompt waits
+// at most the grace (agent.mcp_grace_ms) for those still starting, and a
+// server that is ready later joins from the next model request.
 type mcpTools struct {
-	m      *mcpclient.Manager
-	ready  chan struct{}
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	errs   []error // set before ready closes
+	m     *mcpclient.Manager
+	grace time.Duration
+
+	// mu guards errs (servers that could not even be started) and
+	// reported (servers whose unavailability the user was shown).
+	mu       sync.Mutex
+	errs     []error
+	reported map[string]bool
 
 	// cmdMu serializes available_commands_update sends (announceCommands);
 	// announced is set once the first one went out after the session reply.
@@ -35,14 +37,17 @@ type mcpTools struct {
 	announced bool
 }
 
-// startMCP connects the session's MCP servers in the background. The
-// session owns the goroutine: closeMCP cancels and waits for it.
+// startMCP starts connecting the session's MCP servers in the background;
+// the Manager owns those goroutines and closeMCP ends them.
 func (s *sess) startMCP() {
 	servers := mcptools.Servers(s.mcp, s.cfg.MCPServers)
 	if len(servers) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(s.a.baseContext(), mcpStartTimeout)
+	grace := mcpclient.DefaultGrace
+	if ms := s.cfg.Agent.MCPGraceMs; ms > 0 {
+		grace = time.Duration(ms) * time.Millisecond
+	}
 	t := &mcpTools{
 		m: mcpclient.NewManager(mcpclient.Options{
 			ClientName:    s.a.opts.Name,
@@ -50,72 +55,105 @@ func (s *sess) startMCP() {
 			Logger:        slog.New(s.a.log),
 			BaseEnv:       s.childEnv(),
 			Dir:           s.cwd,
-			// MCP prompts are slash commands: announce the new list.
+			StateDir:      s.cfg.State.Dir,
+			// MCP prompts are slash commands: announce the new list (also
+			// when a server connects).
 			OnPromptsChanged: func() { s.announceCommands(s.a.baseContext(), false) },
 			// MCP elicitation goes to the editor (or is declined).
 			Elicit: s.mcpElicit,
 		}),
-		ready:  make(chan struct{}),
-		cancel: cancel,
+		grace:    grace,
+		reported: map[string]bool{},
 	}
 	s.mcpTools = t
-	t.wg.Add(1)
-	go func() {
-		defer t.wg.Done()
-		defer cancel()
-		errs := t.m.Start(ctx, servers)
-		t.errs = errs
-		close(t.ready)
-		s.announceCommands(s.a.baseContext(), false) // now with the servers' prompts
-		for _, err := range errs {
-			s.a.log.Warn("MCP server failed to start", "session", s.id, "err", err)
-		}
-	}()
+	t.errs = t.m.Add(servers)
+	for _, err := range t.errs {
+		s.a.log.Warn("MCP server failed to start", "session", s.id, "err", err)
+	}
 }
 
-// awaitMCP waits for the MCP connections (or ctx) and reports failures
-// once, as notices.
+// awaitMCP waits (at most the grace) for servers still starting, then
+// shows the user, once per server and session, each server that is
+// unavailable: a failed tool call titled "MCP server NAME unavailable"
+// with the reason, which every editor shows, and a notice where the editor
+// takes notices.
 func (s *sess) awaitMCP(ctx context.Context) {
 	t := s.mcpTools
 	if t == nil {
 		return
 	}
-	select {
-	case <-t.ready:
-	case <-ctx.Done():
+	t.m.Wait(ctx, t.grace)
+	if ctx.Err() != nil {
 		return
 	}
-	s.mu.Lock()
-	errs := t.errs
+	type down struct{ name, why string }
+	var news []down
+	t.mu.Lock()
+	for _, err := range t.errs {
+		news = append(news, down{"", err.Error()})
+	}
 	t.errs = nil
-	s.mu.Unlock()
-	for _, err := range errs {
-		s.notice(s.a.baseContext(), acp.NoticeSeverityWarning, "MCP server unavailable: "+err.Error())
+	for _, st := range t.m.Status() {
+		if st.State == mcpclient.StateDown && !t.reported[st.Name] {
+			t.reported[st.Name] = true
+			news = append(news, down{st.Name, st.Err})
+		}
+	}
+	t.mu.Unlock()
+	out := s.a.baseContext()
+	for _, d := range news {
+		title := "MCP server unavailable"
+		if d.name != "" {
+			title = fmt.Sprintf("MCP server %s unavailable", d.name)
+		}
+		text := d.why + "\n\nThe session goes on without this server's tools. Check its command, URL or credentials in the editor's or acpd's configuration (`acpd mcp list` shows every server's state), then start a new session."
+		id := newID("mcp_")
+		s.notify(out, acp.SessionUpdate{ToolCall: &acp.ToolCall{
+			ToolCallID: acp.ToolCallID(id), Title: title, Kind: acp.ToolKindOther, Status: acp.ToolCallStatusFailed,
+			Content: []acp.ToolCallContent{tools.TextContent(text)},
+		}})
+		s.notice(out, acp.NoticeSeverityWarning, title+": "+d.why)
 	}
 }
 
-// closeMCP stops connecting and closes every MCP connection.
+// mcpStatusPrompt describes, for the system prompt, the configured MCP
+// servers whose tools the model does not have, and why.
+func (s *sess) mcpStatusPrompt() string {
+	t := s.mcpTools
+	if t == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, st := range t.m.Status() {
+		switch st.State {
+		case mcpclient.StateDown:
+			fmt.Fprintf(&b, "- %s: unavailable (%s)\n", st.Name, tools.Truncate(st.Err, 300))
+		case mcpclient.StateStarting:
+			fmt.Fprintf(&b, "- %s: still starting; its tools may appear in a later request\n", st.Name)
+		}
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return "\nThese configured MCP servers are not available, so their tools are missing:\n" + b.String()
+}
+
+// closeMCP closes every MCP connection and stops the servers.
 func (s *sess) closeMCP() {
 	t := s.mcpTools
 	if t == nil {
 		return
 	}
-	t.cancel()
-	t.wg.Wait()
 	if err := t.m.Close(); err != nil {
 		s.a.log.Warn("closing MCP servers", "session", s.id, "err", err)
 	}
 }
 
-// mcpToolMap returns the session's MCP tools as model tools, once connected.
+// mcpToolMap returns the tools of the session's ready (or restarting) MCP
+// servers as model tools.
 func (s *sess) mcpToolMap() map[string]*tools.Tool {
 	t := s.mcpTools
 	if t == nil {
-		return nil
-	}
-	select {
-	case <-t.ready:
-	default:
 		return nil
 	}
 	out := map[string]*tools.Tool{}
@@ -131,11 +169,6 @@ func (s *sess) availableCommands() []acp.AvailableCommand {
 	out := slices.Clone(commands)
 	t := s.mcpTools
 	if t == nil {
-		return out
-	}
-	select {
-	case <-t.ready:
-	default:
 		return out
 	}
 	return append(out, mcptools.Commands(t.m)...)

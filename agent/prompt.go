@@ -80,9 +80,10 @@ func gitFacts(ctx context.Context, dir string, env []string) string {
 }
 
 // promptKey is what the system prompt depends on besides the session's
-// start: a change of mode (or of the config's instructions) rebuilds it.
+// start: a change of mode (or of the config's instructions, or of which
+// MCP servers are unavailable) rebuilds it.
 func (s *sess) promptKey() string {
-	return s.settings().Mode + "\x00" + s.cfg.Instructions
+	return s.settings().Mode + "\x00" + s.cfg.Instructions + "\x00" + s.mcpStatusPrompt()
 }
 
 // systemPrompt is the session's system prompt. It is built once and kept
@@ -110,6 +111,10 @@ func (s *sess) systemPrompt() string {
 		b.WriteString("\n# Project instructions\n")
 		b.WriteString("These files hold the project's instructions, nearest directory first. A file in a deeper directory wins over one above it for files under that directory; the user's own requests win over all of them. Before editing files in a subdirectory, check it for an AGENTS.md of its own.\n")
 		b.WriteString(pi)
+	}
+	if mcp := s.mcpStatusPrompt(); mcp != "" {
+		b.WriteString("\n# MCP servers\n")
+		b.WriteString(strings.TrimPrefix(mcp, "\n"))
 	}
 	if s.cfg.Instructions != "" {
 		b.WriteString("\n# Instructions from the user's configuration\n")

@@ -122,6 +122,9 @@ type AgentConfig struct {
 	// DefaultMode is the session mode new sessions start in: ask,
 	// auto-edit, plan or full.
 	DefaultMode string `toml:"default_mode"`
+	// MCPGraceMs is how long a prompt waits for MCP servers still starting
+	// before it goes ahead without them, in milliseconds (0: 2000).
+	MCPGraceMs int `toml:"mcp_grace_ms"`
 }
 
 // EnvConfig controls the environment passed to child processes.
@@ -189,8 +192,19 @@ type MCPServer struct {
 	// Transport is "stdio", "http" or "sse"; empty means stdio with a
 	// command and http with a URL.
 	Transport string `toml:"transport"`
-	// Headers are sent with every HTTP request.
+	// Headers are sent with every HTTP request to the server's origin.
 	Headers map[string]string `toml:"headers"`
+	// ProtocolVersion pins the MCP revision: "2026-07-28" (server/discover)
+	// or an initialize-era version such as "2025-11-25"; empty means
+	// automatic.
+	ProtocolVersion string `toml:"protocol_version"`
+	// TrustAnnotations lets the server's tool hints (readOnlyHint) decide
+	// that a tool runs without asking in ask mode too.
+	TrustAnnotations bool `toml:"trust_annotations"`
+	// StartupTimeoutSec bounds connecting (0: 30); ToolTimeoutSec bounds one
+	// tool call (0: 120, or 600 once the tool reports progress).
+	StartupTimeoutSec int `toml:"startup_timeout_sec"`
+	ToolTimeoutSec    int `toml:"tool_timeout_sec"`
 }
 
 // ModelConfig describes one model of a provider. Prices are USD per million

@@ -420,7 +420,7 @@ tool = "write_file"
 	if !reflect.DeepEqual(c.Permissions.Rules, wantRules) {
 		t.Errorf("rules = %+v, want %+v", c.Permissions.Rules, wantRules)
 	}
-	if c.Model != "p/m" || c.Instructions != "user\n\nproject" || c.Agent != (AgentConfig{5, "ask"}) ||
+	if c.Model != "p/m" || c.Instructions != "user\n\nproject" || c.Agent != (AgentConfig{MaxTurnRequests: 5, DefaultMode: "ask"}) ||
 		!slices.Equal(c.Env.Allow, []string{"GOFLAGS"}) {
 		t.Errorf("got %+v", c)
 	}

@@ -273,6 +273,9 @@ func validate(name string, c *Config, idx *posIndex) []error {
 			add("agent.default_mode", "%v", err)
 		}
 	}
+	if idx.has("agent.mcp_grace_ms") && c.Agent.MCPGraceMs < 0 {
+		add("agent.mcp_grace_ms", "agent.mcp_grace_ms: must not be negative")
+	}
 	if idx.has("sandbox.mode") {
 		if err := checkOneOf("sandbox.mode", c.Sandbox.Mode, sandboxModes); err != nil {
 			add("sandbox.mode", "%v", err)
@@ -345,6 +348,14 @@ func validateMCPServer(name, sname string, m MCPServer, idx *posIndex) []error {
 	if err := checkOneOf(key+".transport", transport, mcpTransports); err != nil {
 		add("%v", err)
 		return errs
+	}
+	switch m.ProtocolVersion {
+	case "", "2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05":
+	default:
+		add("%s.protocol_version: unknown MCP protocol version %q", key, m.ProtocolVersion)
+	}
+	if m.StartupTimeoutSec < 0 || m.ToolTimeoutSec < 0 {
+		add("%s: timeouts must not be negative", key)
 	}
 	switch transport {
 	case "stdio":

@@ -17,11 +17,16 @@ env = { LOG_LEVEL = "warn" }
 [mcp_servers.tracker]
 url = "https://mcp.example.com/mcp"
 headers = { Authorization = "Bearer x" }
+protocol_version = "2025-11-25"
+trust_annotations = true
+startup_timeout_sec = 5
+tool_timeout_sec = 60
 `)
 	c := mustLoader(t, Overrides{}, e).User()
 	want := map[string]MCPServer{
 		"files":   {Command: []string{"mcp-files", "--root", "/srv"}, Env: map[string]string{"LOG_LEVEL": "warn"}},
-		"tracker": {URL: "https://mcp.example.com/mcp", Headers: map[string]string{"Authorization": "Bearer x"}},
+		"tracker": {URL: "https://mcp.example.com/mcp", Headers: map[string]string{"Authorization": "Bearer x"},
+			ProtocolVersion: "2025-11-25", TrustAnnotations: true, StartupTimeoutSec: 5, ToolTimeoutSec: 60},
 	}
 	if !reflect.DeepEqual(c.MCPServers, want) {
 		t.Fatalf("MCPServers = %+v", c.MCPServers)
@@ -34,6 +39,8 @@ func TestMCPServerValidation(t *testing.T) {
 		{"[mcp_servers.a]\nurl = \"ftp://x\"\n", `:1:2: mcp_servers\.a\.url: `},
 		{"[mcp_servers.a]\ncommand = [\"x\"]\ntransport = \"carrier-pigeon\"\n", `:1:2: invalid mcp_servers\.a\.transport`},
 		{"[mcp_servers.a]\nurl = \"https://x\"\ncommand = [\"x\"]\n", `:1:2: mcp_servers\.a: command and env are for stdio servers`},
+		{"[mcp_servers.a]\ncommand = [\"x\"]\nprotocol_version = \"1999\"\n", `:1:2: mcp_servers\.a\.protocol_version: unknown MCP protocol version`},
+		{"[mcp_servers.a]\ncommand = [\"x\"]\ntool_timeout_sec = -1\n", `:1:2: mcp_servers\.a: timeouts must not be negative`},
 		{"[mcp_servers.\"a b\"]\ncommand = [\"x\"]\n", `:1:2: mcp_servers\."a b": the name may only use`},
 	} {
 		e := testEnv(t)

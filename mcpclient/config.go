@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"time"
 
 	"acpd/config"
 )
@@ -19,7 +20,10 @@ func FromConfig(cfg map[string]config.MCPServer) []Server {
 	out := make([]Server, 0, len(names))
 	for _, n := range names {
 		c := cfg[n]
-		srv := Server{Name: n, URL: c.URL, Headers: c.Headers, Transport: c.Transport}
+		srv := Server{Name: n, URL: c.URL, Headers: c.Headers, Transport: c.Transport,
+			ProtocolVersion: c.ProtocolVersion, TrustAnnotations: c.TrustAnnotations,
+			StartupTimeout: time.Duration(c.StartupTimeoutSec) * time.Second,
+			ToolTimeout:    time.Duration(c.ToolTimeoutSec) * time.Second}
 		if len(c.Command) > 0 {
 			srv.Command, srv.Args = c.Command[0], c.Command[1:]
 		}

@@ -120,6 +120,12 @@ type Server struct {
 	// and a stdio server that dies on it is respawned and connected with
 	// initialize, a verdict remembered in Options.StateDir.
 	ProtocolVersion string
+	// TrustAnnotations records that the user trusts this server's tool
+	// hints (see [Tool.TrustHints]).
+	TrustAnnotations bool
+	// StartupTimeout, if positive, replaces Options.ConnectTimeout for this
+	// server; ToolTimeout replaces both call timeouts.
+	StartupTimeout, ToolTimeout time.Duration
 }
 
 // Options configure a [Manager].
@@ -181,10 +187,24 @@ type Tool struct {
 	Description string
 	// InputSchema is the tool's JSON Schema for its arguments.
 	InputSchema json.RawMessage
-	// ReadOnly reports the server's annotations.readOnlyHint. It is a hint
-	// from the server, not a guarantee.
-	ReadOnly bool
+	// Title is the tool's display title (its title, else
+	// annotations.title); empty when the server gives none.
+	Title string
+	// ReadOnly reports the server's annotations.readOnlyHint; Destructive,
+	// Idempotent and OpenWorld the other hints, with the specification's
+	// defaults when absent (destructive and open-world true). They are
+	// hints from the server, not guarantees.
+	ReadOnly, Destructive, Idempotent, OpenWorld bool
+	// Read reports that the tool claims to only read: readOnlyHint true and
+	// neither destructiveHint nor openWorldHint explicitly true.
+	Read bool
+	// TrustHints is the server's Server.TrustAnnotations: the user lets its
+	// hints decide permissions.
+	TrustHints bool
+	// OutputSchema is the tool's JSON Schema for structuredContent, if any.
+	OutputSchema json.RawMessage
 }
+
 
 // Result is the outcome of a tool call.
 type Result struct {
@@ -343,7 +363,7 @@ func NewManager(opts Options) *Manager {
 func (m *Manager) Add(servers []Server) []error {
 	errs, added := m.add(servers)
 	for _, s := range added {
-		m.launch(m.ctx, s, m.opts.ConnectTimeout)
+		m.launch(m.ctx, s, m.connectTimeout(s))
 	}
 	return compact(errs)
 }
@@ -424,6 +444,13 @@ func compact(errs []error) []error {
 		}
 	}
 	return out
+}
+
+func (m *Manager) connectTimeout(s *srv) time.Duration {
+	if s.cfg.StartupTimeout > 0 {
+		return s.cfg.StartupTimeout
+	}
+	return m.opts.ConnectTimeout
 }
 
 // launch runs one connection attempt of s in the background, after delay,
@@ -626,7 +653,7 @@ func (m *Manager) live(ctx context.Context, s *srv) (*conn, error) {
 				s.restarts = append(s.restarts, now)
 				s.connecting = make(chan struct{})
 				m.log.Info("restarting server", "server", s.cfg.Name, "delay", delay)
-				m.launchAfter(m.ctx, s, m.opts.ConnectTimeout, delay)
+				m.launchAfter(m.ctx, s, m.connectTimeout(s), delay)
 			}
 		}
 		ch := s.connecting
@@ -690,7 +717,11 @@ func (m *Manager) CallTool(ctx context.Context, qualified string, args json.RawM
 	default:
 		return Result{}, errors.New("mcpclient: tool arguments must be a JSON object")
 	}
-	ctx, cs := m.progress.begin(ctx, m.opts.CallTimeout, m.opts.ProgressCallTimeout, opts.OnProgress)
+	short, long := m.opts.CallTimeout, m.opts.ProgressCallTimeout
+	if d := ref.s.cfg.ToolTimeout; d > 0 {
+		short, long = d, d
+	}
+	ctx, cs := m.progress.begin(ctx, short, long, opts.OnProgress)
 	defer m.progress.end(cs)
 	params.SetProgressToken(cs.token)
 	name := ref.s.cfg.Name
@@ -850,15 +881,38 @@ func (m *Manager) rebuildLocked() {
 		if err != nil || t.InputSchema == nil {
 			schema = json.RawMessage(`{"type":"object"}`)
 		}
-		ro := t.Annotations != nil && t.Annotations.ReadOnlyHint
-		m.tools = append(m.tools, Tool{
+		tl := Tool{
 			Server:        keys[i].server,
 			Name:          t.Name,
 			QualifiedName: names[i],
+			Title:         t.Title,
 			Description:   t.Description,
 			InputSchema:   schema,
-			ReadOnly:      ro,
-		})
+			Destructive:   true,
+			OpenWorld:     true,
+			TrustHints:    owners[i].cfg.TrustAnnotations,
+		}
+		if a := t.Annotations; a != nil {
+			tl.ReadOnly, tl.Idempotent = a.ReadOnlyHint, a.IdempotentHint
+			tl.Read = a.ReadOnlyHint
+			if a.DestructiveHint != nil {
+				tl.Destructive = *a.DestructiveHint
+				tl.Read = tl.Read && !*a.DestructiveHint
+			}
+			if a.OpenWorldHint != nil {
+				tl.OpenWorld = *a.OpenWorldHint
+				tl.Read = tl.Read && !*a.OpenWorldHint
+			}
+			if tl.Title == "" {
+				tl.Title = a.Title
+			}
+		}
+		if t.OutputSchema != nil {
+			if b, err := json.Marshal(t.OutputSchema); err == nil {
+				tl.OutputSchema = b
+			}
+		}
+		m.tools = append(m.tools, tl)
 		m.lookup[names[i]] = toolRef{s: owners[i], name: t.Name}
 	}
 	m.rebuildPromptsLocked()

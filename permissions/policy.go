@@ -80,6 +80,11 @@ type Call struct {
 	// after the sandbox denied it something: it asks in every mode, over
 	// any allow rule or remembered choice, and the answer is not remembered.
 	Escalate bool
+	// HintedRead marks an MCP tool whose server says it only reads
+	// (readOnlyHint, not destructive, not open-world): with no rule or
+	// remembered choice deciding, it is allowed in auto-edit mode, and in
+	// ask mode too when TrustHints says the user trusts that server's hints.
+	HintedRead, TrustHints bool
 }
 
 // Path is one path a file tool touches.
@@ -704,6 +709,9 @@ func (p *Policy) decideOther(mode Mode, c Call, rem []compiledRule) Decision {
 		return Decision{Action: Allow, Reason: "allowed by a remembered choice"}
 	}
 	act, why := modeDefault(mode, classOther)
+	if act == Ask && c.HintedRead && (mode == ModeAutoEdit || mode == ModeAsk && c.TrustHints) {
+		act, why = Allow, fmt.Sprintf("the server marks %s as read-only", c.Tool)
+	}
 	d := Decision{Action: act, Reason: why}
 	if act == Ask && p.canRemember() && c.Tool != "" {
 		d.Remember = []Rule{{Tool: globEscape(c.Tool)}}

@@ -665,3 +665,33 @@ var testTools = map[string]acp.ToolKind{
 	"write_file": acp.ToolKindEdit, "edit_file": acp.ToolKindEdit,
 	"run_command": acp.ToolKindExecute, "update_plan": acp.ToolKindThink,
 }
+
+// TestHintedRead: an MCP tool its server marks as read-only runs without
+// asking in auto-edit mode, in ask mode only when the user trusts that
+// server's hints; rules still decide first.
+func TestHintedRead(t *testing.T) {
+	w := newWorkspace(t)
+	p := w.policy(t, nil)
+	read := Call{Tool: "mcp__srv__lookup", Kind: acp.ToolKindOther, ReadOnly: true, HintedRead: true}
+	trusted := read
+	trusted.TrustHints = true
+	for _, tc := range []struct {
+		mode Mode
+		call Call
+		want Action
+	}{
+		{ModeAutoEdit, read, Allow},
+		{ModeAsk, read, Ask},
+		{ModeAsk, trusted, Allow},
+		{ModePlan, read, Ask},
+		{ModeAutoEdit, Call{Tool: "mcp__srv__write", Kind: acp.ToolKindOther}, Ask},
+	} {
+		if d := p.Decide(tc.mode, tc.call); d.Action != tc.want {
+			t.Errorf("%s %+v: %+v, want %s", tc.mode, tc.call, d, tc.want)
+		}
+	}
+	p = w.policy(t, nil, Rule{Action: Ask, Tool: "mcp__srv__*"})
+	if d := p.Decide(ModeAutoEdit, read); d.Action != Ask {
+		t.Errorf("with an ask rule: %+v, want ask", d)
+	}
+}

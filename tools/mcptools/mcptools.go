@@ -70,32 +70,45 @@ func headers(hs []acp.HTTPHeader) map[string]string {
 	return m
 }
 
-// Tools returns the tools of m's connected servers followed by the resource
-// tools, as model tools. A server's read-only hint is passed to the
-// permission policy (plan mode allows such tools) but does not make its
-// tool a ReadOnly tools.Tool: calls of MCP tools never run in parallel.
+// Tools returns the tools of m's ready (or restarting) servers followed by
+// the resource tools, as model tools. A server's hints decide the ACP kind
+// and are passed to the permission policy (plan mode allows read-only
+// tools; auto-edit runs those that only read without asking, and ask mode
+// too for a server with trust_annotations), but do not make a tool a
+// ReadOnly tools.Tool: calls of MCP tools never run in parallel. Progress
+// the server reports becomes tool_call_updates of the call's title.
 func Tools(m *mcpclient.Manager) []*tools.Tool {
 	var out []*tools.Tool
 	for _, mt := range m.Tools() {
 		kind := acp.ToolKindOther
-		if mt.ReadOnly {
+		switch {
+		case mt.Read:
 			kind = acp.ToolKindRead
+		case mt.ReadOnly && mt.OpenWorld:
+			kind = acp.ToolKindFetch
 		}
 		schema := mt.InputSchema
 		if len(schema) == 0 {
 			schema = json.RawMessage(`{"type":"object"}`)
 		}
 		title := fmt.Sprintf("%s: %s", mt.Server, mt.Name)
+		if mt.Title != "" {
+			title = fmt.Sprintf("%s (%s)", mt.Title, mt.Server)
+		}
 		out = append(out, &tools.Tool{
 			Def:   model.ToolDef{Name: mt.QualifiedName, Description: mt.Description, InputSchema: schema},
 			Kind:  kind,
 			Title: func(json.RawMessage) string { return title },
 			Run: func(ctx context.Context, env tools.Env, tc *tools.Call) tools.Result {
 				upd := acp.ToolCallUpdate{Title: &title, Kind: &kind, RawInput: tc.Input}
-				if ok, why := env.Authorize(ctx, tc, permissions.Call{Tool: mt.QualifiedName, Kind: acp.ToolKindOther, ReadOnly: mt.ReadOnly}, upd); !ok {
+				req := permissions.Call{Tool: mt.QualifiedName, Kind: acp.ToolKindOther, ReadOnly: mt.ReadOnly, HintedRead: mt.Read, TrustHints: mt.TrustHints}
+				if ok, why := env.Authorize(ctx, tc, req, upd); !ok {
 					return tools.Errorf("%s", why)
 				}
-				res, err := m.Call(ctx, mt.QualifiedName, tc.Input)
+				res, err := m.CallTool(ctx, mt.QualifiedName, tc.Input, mcpclient.CallOptions{OnProgress: func(p mcpclient.Progress) {
+					t := progressTitle(title, p)
+					env.Update(acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(tc.ID), Title: &t})
+				}})
 				if err != nil {
 					if ctx.Err() != nil {
 						return tools.Errorf("cancelled by the user")
@@ -111,6 +124,18 @@ func Tools(m *mcpclient.Manager) []*tools.Tool {
 		})
 	}
 	return append(out, resourceTools(m)...)
+}
+
+// progressTitle is a call's title with the progress message and percent.
+func progressTitle(title string, p mcpclient.Progress) string {
+	s := title
+	if p.Message != "" {
+		s += " — " + tools.Truncate(p.Message, 120)
+	}
+	if p.Total > 0 {
+		s += fmt.Sprintf(" (%d%%)", int(min(100, 100*p.Progress/p.Total)))
+	}
+	return s
 }
 
 // Built-in MCP resource tools, offered once a session's MCP servers are
