@@ -24,7 +24,7 @@ tool_timeout_sec = 60
 `)
 	c := mustLoader(t, Overrides{}, e).User()
 	want := map[string]MCPServer{
-		"files":   {Command: []string{"mcp-files", "--root", "/srv"}, Env: map[string]string{"LOG_LEVEL": "warn"}},
+		"files": {Command: []string{"mcp-files", "--root", "/srv"}, Env: map[string]string{"LOG_LEVEL": "warn"}},
 		"tracker": {URL: "https://mcp.example.com/mcp", Headers: map[string]string{"Authorization": "Bearer x"},
 			ProtocolVersion: "2025-11-25", TrustAnnotations: true, StartupTimeoutSec: 5, ToolTimeoutSec: 60},
 	}

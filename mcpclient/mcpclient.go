@@ -205,7 +205,6 @@ type Tool struct {
 	OutputSchema json.RawMessage
 }
 
-
 // Result is the outcome of a tool call.
 type Result struct {
 	// Text joins the text content blocks with newlines; images, audio and
