@@ -205,18 +205,6 @@ type Tool struct {
 	OutputSchema json.RawMessage
 }
 
-// Result is the outcome of a tool call.
-type Result struct {
-	// Text joins the text content blocks with newlines; images, audio and
-	// resources appear as one-line summaries, embedded text resources in full.
-	// It is not truncated.
-	Text string
-	// IsError reports that the tool itself failed (the model should see Text).
-	IsError bool
-	// Structured is the result's structuredContent, if any.
-	Structured json.RawMessage
-}
-
 // State is a configured server's health, as in [ServerStatus.State].
 type State string
 
@@ -732,7 +720,19 @@ func (m *Manager) CallTool(ctx context.Context, qualified string, args json.RawM
 	if err != nil {
 		return Result{}, m.callErr(ctx, name, ref.name, err, c)
 	}
-	return convertResult(res)
+	return convertResult(res, m.outputSchema(ref))
+}
+
+// outputSchema returns the output schema of ref's tool, or nil.
+func (m *Manager) outputSchema(ref toolRef) any {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, t := range ref.s.tools {
+		if t.Name == ref.name {
+			return t.OutputSchema
+		}
+	}
+	return nil
 }
 
 // callErr explains a failed call: timeouts and a server's exit are named.

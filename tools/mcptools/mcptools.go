@@ -7,6 +7,7 @@ package mcptools
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -119,11 +120,77 @@ func Tools(m *mcpclient.Manager) []*tools.Tool {
 				if strings.TrimSpace(text) == "" && len(res.Structured) > 0 {
 					text = string(res.Structured)
 				}
-				return tools.Result{Text: text, IsError: res.IsError}
+				out := tools.Result{Text: text, IsError: res.IsError, Content: editorContent(res)}
+				if len(res.Structured) > 0 {
+					out.Raw = res.Structured
+				}
+				return out
 			},
 		})
 	}
 	return append(out, resourceTools(m)...)
+}
+
+// editorContent converts the result's blocks meant for the user into ACP
+// content: text, image, audio, resource_link and embedded resource blocks
+// as they are (with their annotations). Nil when there is nothing but text
+// for both, so the client is shown the model's text.
+func editorContent(res mcpclient.Result) []acp.ToolCallContent {
+	rich := false
+	for _, c := range res.Content {
+		rich = rich || c.Type != mcpclient.ContentText || !c.ForModel()
+	}
+	if !rich {
+		return nil
+	}
+	var out []acp.ToolCallContent
+	for _, c := range res.Content {
+		if !c.ForUser() {
+			continue
+		}
+		var ann *acp.Annotations
+		if len(c.Audience) > 0 || c.Priority != 0 {
+			ann = &acp.Annotations{}
+			for _, a := range c.Audience {
+				ann.Audience = append(ann.Audience, acp.Role(a))
+			}
+			if c.Priority != 0 {
+				p := c.Priority
+				ann.Priority = &p
+			}
+		}
+		var b acp.ContentBlock
+		switch c.Type {
+		case mcpclient.ContentText:
+			b.Text = &acp.TextContent{Text: c.Text, Annotations: ann}
+		case mcpclient.ContentImage:
+			b.Image = &acp.ImageContent{Data: base64.StdEncoding.EncodeToString(c.Data), MimeType: c.MIMEType, Annotations: ann}
+		case mcpclient.ContentAudio:
+			b.Audio = &acp.AudioContent{Data: base64.StdEncoding.EncodeToString(c.Data), MimeType: c.MIMEType, Annotations: ann}
+		case mcpclient.ContentResourceLink:
+			b.ResourceLink = &acp.ResourceLink{URI: c.URI, Name: c.Name, Title: optional(c.Title), Description: optional(c.Description),
+				MimeType: optional(c.MIMEType), Size: c.Size, Annotations: ann}
+		case mcpclient.ContentResource:
+			var r acp.EmbeddedResourceResource
+			if c.Data != nil {
+				r.Blob = &acp.BlobResourceContents{URI: c.URI, Blob: base64.StdEncoding.EncodeToString(c.Data), MimeType: optional(c.MIMEType)}
+			} else {
+				r.Text = &acp.TextResourceContents{URI: c.URI, Text: c.Text, MimeType: optional(c.MIMEType)}
+			}
+			b.Resource = &acp.EmbeddedResource{Resource: r, Annotations: ann}
+		default:
+			continue
+		}
+		out = append(out, acp.ToolCallContent{Content: &acp.Content{Content: b}})
+	}
+	return out
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // progressTitle is a call's title with the progress message and percent.
