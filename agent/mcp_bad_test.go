@@ -48,19 +48,8 @@ func TestMCPBadServersDoNotHoldTheTurn(t *testing.T) {
 	promptTook := time.Since(start)
 	t.Logf("session/new took %v, the first prompt %v (grace 1.5 s)", newTook, promptTook)
 
-	req := rec.last(t)
-	if !strings.Contains(req.System, "- gone: unavailable") || !strings.Contains(req.System, "missing configuration file") {
-		t.Errorf("system prompt does not name the dead server:\n%s", req.System)
-	}
-	if !strings.Contains(req.System, "- silent: still starting") {
-		t.Errorf("system prompt does not name the silent server:\n%s", req.System)
-	}
-	var fine bool
-	for _, d := range req.Tools {
-		fine = fine || d.Name == "mcp__fine__echo"
-	}
-	if !fine {
-		t.Errorf("the ready server's tools are missing: %v", req.Tools)
+	if !strings.Contains(rec.last(t).System, "- silent: still starting") {
+		t.Errorf("system prompt does not name the silent server:\n%s", rec.last(t).System)
 	}
 	failed := func() int {
 		n := 0
@@ -74,8 +63,26 @@ func TestMCPBadServersDoNotHoldTheTurn(t *testing.T) {
 		}
 		return n
 	}
+	// On a loaded machine the servers may settle after the first prompt's
+	// grace: later prompts see them.
+	for i := 0; failed() == 0 && i < 20; i++ {
+		c.mustPrompt(resp.SessionID, "more", acp.StopReasonEndTurn)
+		time.Sleep(200 * time.Millisecond)
+	}
 	if n := failed(); n != 1 {
-		t.Errorf("%d 'MCP server gone unavailable' tool calls, want 1", n)
+		t.Fatalf("%d 'MCP server gone unavailable' tool calls, want 1", n)
+	}
+	c.mustPrompt(resp.SessionID, "tools", acp.StopReasonEndTurn)
+	req := rec.last(t)
+	if !strings.Contains(req.System, "- gone: unavailable") || !strings.Contains(req.System, "missing configuration file") {
+		t.Errorf("system prompt does not name the dead server:\n%s", req.System)
+	}
+	var fine bool
+	for _, d := range req.Tools {
+		fine = fine || d.Name == "mcp__fine__echo"
+	}
+	if !fine {
+		t.Errorf("the ready server's tools are missing: %v", req.Tools)
 	}
 	c.mustPrompt(resp.SessionID, "again", acp.StopReasonEndTurn)
 	if n := failed(); n != 1 {
