@@ -586,3 +586,42 @@ func TestCompactionClearsOldOutputsFirst(t *testing.T) {
 		t.Errorf("the prompt changed: %q", first.Text())
 	}
 }
+
+// TestGrepOptions: grep's files-only and context options, and its
+// documentation of the syntax, format and caps.
+func TestGrepOptions(t *testing.T) {
+	env := newEnv(t, "")
+	env.write("a.go", "one\ntwo\nNeedle here\nthree\nfour\nfive\nsix\nneedle again\nseven\n")
+	env.write("b.go", "no match\n")
+	env.write("c.go", "needle\n")
+	c := env.start(nil)
+	sid := c.newSession()
+	res, isErr, _ := runTools(t, env, c, sid,
+		toolCallReq{"grep", map[string]any{"pattern": "(?i)needle", "files_only": true}},
+		toolCallReq{"grep", map[string]any{"pattern": "(?i)needle", "path": "a.go", "context": 1}},
+	)
+	if isErr[0] || res[0] != "a.go\nc.go\n" {
+		t.Errorf("files_only: %q", res[0])
+	}
+	want := "a.go-2- two\na.go:3: Needle here\na.go-4- three\n--\na.go-7- six\na.go:8: needle again\na.go-9- seven\n"
+	if isErr[1] || res[1] != want {
+		t.Errorf("context:\n%q\nwant\n%q", res[1], want)
+	}
+	rec := record(okBackend)
+	env.setModel(mainModel, rec)
+	c.mustPrompt(sid, "hi", acp.StopReasonEndTurn)
+	for _, d := range rec.last(t).Tools {
+		switch d.Name {
+		case "grep":
+			for _, w := range []string{"RE2", "(?i)", "path:line: text", "at most 200 matches", "files_only", "context"} {
+				if !strings.Contains(d.Description, w) {
+					t.Errorf("grep's description lacks %q", w)
+				}
+			}
+		case "write_file":
+			if !strings.Contains(d.Description, "parent directories are created") {
+				t.Errorf("write_file's description: %q", d.Description)
+			}
+		}
+	}
+}

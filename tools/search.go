@@ -273,9 +273,12 @@ func globTool(o Options) *Tool {
 func grepTool(o Options) *Tool {
 	return &Tool{
 		Def: model.ToolDef{
-			Name:        "grep",
-			Description: "Search file contents with a regular expression (Go RE2 syntax). Respects .gitignore and skips binary files. include filters file names with a glob such as *.go or **/*.{ts,tsx}.",
-			InputSchema: schema(`{"type":"object","properties":{"pattern":{"type":"string"},"path":{"type":"string","description":"File or directory to search (default: the working directory)"},"include":{"type":"string"}},"required":["pattern"],"additionalProperties":false}`),
+			Name: "grep",
+			Description: "Search file contents, line by line, with a regular expression in Go's RE2 syntax (no lookaround or backreferences; (?i) makes it case-insensitive, \\b is a word boundary, escape literal ( [ . * with \\). " +
+				"Respects .gitignore; skips binary files and files over 8 MB. include filters file names with a glob such as *.go or **/*.{ts,tsx}. " +
+				"Output: one line per match, \"path:line: text\" (paths relative to the working directory, lines cut at 300 characters), at most 200 matches; " +
+				"with context N, N lines around each match as \"path-line- text\" and groups separated by \"--\"; with files_only, only the paths of matching files (at most 500).",
+			InputSchema: schema(`{"type":"object","properties":{"pattern":{"type":"string","description":"RE2 regular expression"},"path":{"type":"string","description":"File or directory to search (default: the working directory)"},"include":{"type":"string","description":"Glob of file names to search, such as *.go"},"files_only":{"type":"boolean","description":"List only the files that match"},"context":{"type":"integer","minimum":0,"maximum":10,"description":"Lines of context around each match (default 0)"}},"required":["pattern"],"additionalProperties":false}`),
 		},
 		Kind:     acp.ToolKindSearch,
 		ReadOnly: true,
@@ -284,10 +287,15 @@ func grepTool(o Options) *Tool {
 			in, err := DecodeInput[struct {
 				Pattern string `json:"pattern"`
 				Path    string `json:"path"`
-				Include string `json:"include"`
+				Include   string `json:"include"`
+				FilesOnly bool   `json:"files_only"`
+				Context   int    `json:"context"`
 			}](c.Input)
 			if err != nil {
 				return Errorf("invalid grep arguments: %v", err)
+			}
+			if in.Context < 0 || in.Context > 10 {
+				return Errorf("context must be between 0 and 10, got %d", in.Context)
 			}
 			re, err := regexp.Compile(in.Pattern)
 			if err != nil {
@@ -336,15 +344,45 @@ func grepTool(o Options) *Tool {
 				rel := display(env, tr.abs(p))
 				sc := bufio.NewScanner(br)
 				sc.Buffer(make([]byte, 64<<10), 1<<20)
+				var before []string // the context lines before the next match
+				after, last := 0, 0 // context lines still to print; last line printed
 				for n := 1; sc.Scan(); n++ {
 					line := sc.Text()
 					if re.MatchString(line) {
-						if matches == maxGrepMatches {
+						limit := maxGrepMatches
+						if in.FilesOnly {
+							limit = maxGlobResults
+						}
+						if matches == limit {
 							more = true
 							return false
 						}
 						matches++
+						if in.FilesOnly {
+							fmt.Fprintf(&b, "%s\n", rel)
+							return ctx.Err() == nil
+						}
+						if contiguous := last > 0 && n-len(before) <= last+1; in.Context > 0 && b.Len() > 0 && !contiguous {
+							b.WriteString("--\n") // a new group of lines
+						}
+						for i, l := range before {
+							fmt.Fprintf(&b, "%s-%d- %s\n", rel, n-len(before)+i, Truncate(l, maxGrepLine))
+						}
+						before = before[:0]
 						fmt.Fprintf(&b, "%s:%d: %s\n", rel, n, Truncate(line, maxGrepLine))
+						after, last = in.Context, n
+						continue
+					}
+					switch {
+					case after > 0:
+						fmt.Fprintf(&b, "%s-%d- %s\n", rel, n, Truncate(line, maxGrepLine))
+						after--
+						last = n
+					case in.Context > 0:
+						if len(before) == in.Context {
+							before = append(before[:0], before[1:]...)
+						}
+						before = append(before, line)
 					}
 				}
 				return ctx.Err() == nil
@@ -361,7 +399,11 @@ func grepTool(o Options) *Tool {
 				return Result{Text: "No matches."}
 			}
 			if more {
-				fmt.Fprintf(&b, "[stopped after %d matches; narrow the pattern or the path]\n", maxGrepMatches)
+				if in.FilesOnly {
+					fmt.Fprintf(&b, "[stopped after %d files; narrow the pattern or the path]\n", maxGlobResults)
+				} else {
+					fmt.Fprintf(&b, "[stopped after %d matches; narrow the pattern or the path]\n", maxGrepMatches)
+				}
 			}
 			return Result{Text: b.String()}
 		},
