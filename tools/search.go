@@ -285,8 +285,8 @@ func grepTool(o Options) *Tool {
 		Title:    pathTitle("Search"),
 		Run: func(ctx context.Context, env Env, c *Call) Result {
 			in, err := DecodeInput[struct {
-				Pattern string `json:"pattern"`
-				Path    string `json:"path"`
+				Pattern   string `json:"pattern"`
+				Path      string `json:"path"`
 				Include   string `json:"include"`
 				FilesOnly bool   `json:"files_only"`
 				Context   int    `json:"context"`
