@@ -9,8 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/charmbracelet/log"
-
 	"acpd/acp"
 	"acpd/config"
 	"acpd/model"
@@ -63,7 +61,7 @@ type Options struct {
 	// secrets; nil means terminal.FilterEnv(os.Environ(), nil).
 	Env []string
 	// Logger receives diagnostics; nil discards.
-	Logger *log.Logger
+	Logger *slog.Logger
 	// MaxLineBytes caps one inbound protocol message (0 = acp default).
 	MaxLineBytes int
 }
@@ -71,7 +69,7 @@ type Options struct {
 // Agent serves ACP for one client connection.
 type Agent struct {
 	opts Options
-	log  *log.Logger
+	log  *slog.Logger
 	conn *acp.Conn
 	// terms owns the local PTY terminals of every session.
 	terms *terminal.Manager
@@ -150,11 +148,11 @@ func New(o Options) *Agent {
 	}
 	lg := o.Logger
 	if lg == nil {
-		lg = log.New(io.Discard)
+		lg = slog.New(slog.DiscardHandler)
 	}
-	a := &Agent{opts: o, log: lg, sessions: map[acp.SessionID]*sess{}, terms: terminal.NewManager(terminal.ManagerOptions{Logger: slog.New(lg)}),
+	a := &Agent{opts: o, log: lg, sessions: map[acp.SessionID]*sess{}, terms: terminal.NewManager(terminal.ManagerOptions{Logger: lg}),
 		builtin: map[string]*tools.Tool{}, toolKinds: map[string]acp.ToolKind{}}
-	for _, t := range tools.Builtin(tools.Options{Protected: o.Protected, Logger: slog.New(lg)}) {
+	for _, t := range tools.Builtin(tools.Options{Protected: o.Protected, Logger: lg}) {
 		a.builtin[t.Def.Name] = t
 		a.toolKinds[t.Def.Name] = t.Kind
 	}
@@ -175,7 +173,7 @@ func (a *Agent) Serve(ctx context.Context, r io.Reader, w io.WriteCloser) error 
 	in := &inputWatch{r: r, ended: make(chan struct{})}
 	conn := acp.NewConn(ctx, in, w, acp.AgentHandler(handlers{a}), acp.Options{
 		MaxLineBytes: a.opts.MaxLineBytes,
-		Logger:       slog.New(a.log),
+		Logger:       a.log,
 		Immediate:    func(method string) bool { return method == acp.AgentMethodSessionCancel },
 	})
 	a.mu.Lock()

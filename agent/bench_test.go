@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/log"
-
 	"acpd/acp"
 	"acpd/config"
 	"acpd/model"
@@ -67,7 +65,7 @@ func newBench(b *testing.B, backend model.Backend, info model.ModelInfo, onUpdat
 		Store:   store,
 		Resolve: func(string) (model.Backend, model.ModelInfo, error) { return backend, info, nil },
 		Env:     terminal.FilterEnv(os.Environ(), nil),
-		Logger:  log.New(io.Discard),
+		Logger:  slog.New(slog.DiscardHandler),
 	})
 	agentIn, clientOut, err := os.Pipe()
 	if err != nil {

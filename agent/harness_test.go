@@ -16,8 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/log"
-
 	"acpd/acp"
 	"acpd/config"
 	"acpd/model"
@@ -149,7 +147,7 @@ func (e *testEnv) newAgent() *Agent {
 		Permissions: e.perms,
 		Protected:   []string{config.UserDir(e.getenv), e.store.Dir()},
 		Env:         terminal.FilterEnv(os.Environ(), nil),
-		Logger:      log.New(io.Discard),
+		Logger:      slog.New(slog.DiscardHandler),
 	})
 }
 

@@ -2,9 +2,10 @@ package agent
 
 import (
 	"flag"
+	"log/slog"
+	"os"
 	"testing"
 
-	"github.com/charmbracelet/log"
 	"go.uber.org/goleak"
 
 	"acpd/sandbox"
@@ -21,6 +22,6 @@ func TestMain(m *testing.M) {
 	sandbox.Init()
 	// Session store warnings would drown the output; the agent's own logger
 	// is silenced per test.
-	log.SetLevel(log.ErrorLevel)
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
 	goleak.VerifyTestMain(m)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strings"
 	"sync"
@@ -52,7 +51,7 @@ func (s *sess) startMCP() {
 		m: mcpclient.NewManager(mcpclient.Options{
 			ClientName:    s.a.opts.Name,
 			ClientVersion: s.a.opts.Version,
-			Logger:        slog.New(s.a.log),
+			Logger:        s.a.log,
 			BaseEnv:       s.childEnv(),
 			Dir:           s.cwd,
 			StateDir:      s.cfg.State.Dir,

@@ -2,10 +2,10 @@ package session
 
 import (
 	"flag"
+	"log/slog"
 	"os"
 	"testing"
 
-	"github.com/charmbracelet/log"
 	"go.uber.org/goleak"
 )
 
@@ -16,7 +16,7 @@ var (
 
 func TestMain(m *testing.M) {
 	// Expected warnings (torn tails, rebuilt indexes) would drown the output.
-	log.SetLevel(log.ErrorLevel)
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
 	if os.Getenv(helperEnv) != "" {
 		// Helper processes run TestHelperProcess only and exit from it;
 		// leak checking is the parent's business.

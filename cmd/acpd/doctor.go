@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/log"
 	"github.com/spf13/cobra"
 
 	"acpd/config"
@@ -75,12 +74,12 @@ func runDoctor(ctx context.Context, g *globalFlags, out io.Writer) error {
 		}
 		report(err == nil, "state", store.Dir())
 	}
-	lg := log.New(io.Discard)
+	lg := slog.New(slog.DiscardHandler)
 	reg := provider.New(provider.Options{
 		Config:      cfg,
 		Credentials: provider.OpenCredentials(""),
 		Discover:    os.Getenv("ACPD_DISCOVER") != "0",
-		Logger:      slog.New(lg),
+		Logger:      lg,
 		Version:     acpdVersion(),
 	})
 	defer reg.Close()
@@ -106,7 +105,7 @@ func runDoctor(ctx context.Context, g *globalFlags, out io.Writer) error {
 	reportSandbox(report, cfg)
 	if servers := mcpclient.FromConfig(cfg.MCPServers); len(servers) > 0 {
 		cwd, _ := os.Getwd()
-		m := mcpclient.NewManager(mcpclient.Options{ClientName: "acpd doctor", ClientVersion: acpdVersion(), Logger: slog.New(lg), BaseEnv: terminal.FilterEnv(os.Environ(), cfg.Env.Allow), Dir: cwd})
+		m := mcpclient.NewManager(mcpclient.Options{ClientName: "acpd doctor", ClientVersion: acpdVersion(), Logger: lg, BaseEnv: terminal.FilterEnv(os.Environ(), cfg.Env.Allow), Dir: cwd})
 		for _, srv := range servers {
 			// One server at a time, so each error belongs to its server.
 			sctx, cancel := context.WithTimeout(ctx, doctorTimeout)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,7 +34,10 @@ func loadConfig(g *globalFlags) (*config.Loader, error) {
 }
 
 // openLogger returns the process logger: stderr, or the configured file.
-// Logs never go to stdout. The returned closer flushes and closes the file.
+// Logs never go to stdout. It also becomes the handler of slog's default
+// logger, so that the library packages, which log through *slog.Logger,
+// write to the same place; pass them slog.New(lg). The returned closer
+// flushes and closes the file.
 func openLogger(cfg *config.Config) (*log.Logger, io.Closer, error) {
 	var w io.Writer = os.Stderr
 	var c io.Closer = io.NopCloser(nil)
@@ -50,6 +54,7 @@ func openLogger(cfg *config.Config) (*log.Logger, io.Closer, error) {
 		lvl = log.InfoLevel
 	}
 	lg.SetLevel(lvl)
+	slog.SetDefault(slog.New(lg))
 	return lg, c, nil
 }
 
@@ -135,7 +140,7 @@ func newLocalAgent(loader *config.Loader, lg *log.Logger) (*agent.Agent, io.Clos
 		Permissions:  perms,
 		Protected:    []string{config.UserDir(os.Getenv), store.Dir()},
 		Env:          terminal.FilterEnv(os.Environ(), cfg.Env.Allow),
-		Logger:       lg,
+		Logger:       slog.New(lg),
 		MaxLineBytes: cfg.Protocol.MaxLineBytes,
 	}), closeModels, nil
 }

@@ -5,16 +5,14 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"io"
 	"iter"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/charmbracelet/log"
 
 	"acpd/model"
 )
@@ -254,8 +252,9 @@ func (w *failingWriter) Write(p []byte) (int, error) {
 }
 
 func TestRecorderWriteErrorDoesNotFailStreams(t *testing.T) {
-	log.SetOutput(io.Discard) // the recorder logs the write error
-	t.Cleanup(func() { log.SetOutput(os.Stderr) })
+	prev := slog.Default()
+	slog.SetDefault(slog.New(slog.DiscardHandler)) // the recorder logs the write error
+	t.Cleanup(func() { slog.SetDefault(prev) })
 	w := &failingWriter{}
 	ev := []model.Event{{Type: model.EventText, Text: "a"}, {Type: model.EventFinish, Finish: model.FinishEndTurn}}
 	rec := NewRecorder(scripted(nil, ev...), w)
