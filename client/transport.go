@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"time"
+
+	"acpd/internal/procgroup"
 )
 
 // Transport reaches an agent. Dial calls Connect once.
@@ -41,7 +43,7 @@ const DefaultGrace = 500 * time.Millisecond
 // CommandTransport starts the agent as a child process speaking ACP on its
 // standard input and output.
 //
-// The child leads a process group of its own (on Unix), so an agent started
+// The child leads a process group of its own (internal/procgroup), so an agent started
 // through a wrapper (sh -c, npx) is stopped with everything it started: Stop
 // closes its input, waits Grace for it to exit, signals the whole group
 // SIGTERM, waits Grace again, then SIGKILL, and always reaps the child.
@@ -81,7 +83,6 @@ func (t *CommandTransport) Connect(ctx context.Context) (*Stream, error) {
 	// A writer that is not a file is fed by a goroutine of exec; what the
 	// agent started may keep its end open, so Wait gives up after grace.
 	cmd.WaitDelay = grace
-	setGroup(cmd)
 	// Pipes of our own (not StdinPipe/StdoutPipe): Wait, which runs as soon
 	// as the child exits, must not close the agent's output before the
 	// connection has read it.
@@ -96,7 +97,7 @@ func (t *CommandTransport) Connect(ctx context.Context) (*Stream, error) {
 		return nil, err
 	}
 	cmd.Stdin, cmd.Stdout = inR, outW
-	err = cmd.Start()
+	g, err := procgroup.Start(cmd)
 	inR.Close()
 	outW.Close()
 	if err != nil {
@@ -104,7 +105,7 @@ func (t *CommandTransport) Connect(ctx context.Context) (*Stream, error) {
 		outR.Close()
 		return nil, fmt.Errorf("starting the agent: %w", err)
 	}
-	p := &proc{cmd: cmd, grace: grace, exited: make(chan struct{}), r: outR}
+	p := &proc{g: g, grace: grace, exited: make(chan struct{}), r: outR, w: inW}
 	go p.wait()
 	return &Stream{R: outR, W: inW, Stop: p.stop, Exited: p.exited, ExitErr: p.exitErr}, nil
 }
@@ -112,15 +113,15 @@ func (t *CommandTransport) Connect(ctx context.Context) (*Stream, error) {
 // proc is a started agent command. Its wait goroutine ends when the child
 // has exited; stop always waits for it.
 type proc struct {
-	cmd    *exec.Cmd
+	g      *procgroup.Group
 	grace  time.Duration
-	r      io.Closer
+	r, w   io.Closer
 	exited chan struct{}
 	err    error // set before exited closes
 }
 
 func (p *proc) wait() {
-	p.err = p.cmd.Wait()
+	p.err = p.g.Wait()
 	close(p.exited)
 }
 
@@ -133,35 +134,13 @@ func (p *proc) exitErr() error {
 	}
 }
 
-// stop runs the ladder: (input already closed) grace, SIGTERM to the group,
-// grace, SIGKILL to the group; then it makes sure no member of the group
-// outlives the child.
+// stop runs procgroup's ladder: the input (already closed by the
+// connection) and grace, SIGTERM to the group and grace, SIGKILL; it
+// returns once the child was reaped and no member of its group is left.
 func (p *proc) stop() error {
 	p.r.Close()
-	pid := p.cmd.Process.Pid
-	timer := time.NewTimer(p.grace)
-	defer timer.Stop()
-	select {
-	case <-p.exited:
-	case <-timer.C:
-		signalGroup(pid, sigTerm)
-		timer.Reset(p.grace)
-		select {
-		case <-p.exited:
-		case <-timer.C:
-			signalGroup(pid, sigKill)
-			<-p.exited
-		}
-	}
-	// The leader is reaped; what it started may still run in its group.
-	if groupAlive(pid) {
-		signalGroup(pid, sigTerm)
-		deadline := time.Now().Add(p.grace)
-		for groupAlive(pid) && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
-		signalGroup(pid, sigKill)
-	}
+	p.g.Stop(context.Background(), p.w, p.grace)
+	<-p.exited
 	return p.err
 }
 
