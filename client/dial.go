@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -18,6 +19,9 @@ type DialOptions struct {
 	Info acp.Implementation
 	// MaxLineBytes bounds one message from the agent (acp.Options).
 	MaxLineBytes int
+	// OnWrite, when not nil, is told the absolute path of every file an
+	// fs/write_text_file request replaced, after it did.
+	OnWrite func(path string)
 }
 
 // Conn is an initialized connection to an agent, hosted by a Client that
@@ -26,6 +30,7 @@ type DialOptions struct {
 type Conn struct {
 	cl     *Client
 	rpc    *acp.Conn
+	agent  acp.AgentConn
 	stream *Stream
 	init   acp.InitializeResponse
 
@@ -70,7 +75,21 @@ func Dial(ctx context.Context, t Transport, o Options, d *DialOptions) (*Conn, e
 		return nil, err
 	}
 	c.stream = s
-	c.rpc = acp.NewConn(context.Background(), s.R, s.W, c.cl.Handler(), acp.Options{
+	h := c.cl.Handler()
+	if d.OnWrite != nil {
+		inner := h
+		h = func(ctx context.Context, method string, params json.RawMessage) (any, error) {
+			res, err := inner(ctx, method, params)
+			if err == nil && method == acp.ClientMethodFsWriteTextFile {
+				var req acp.WriteTextFileRequest
+				if json.Unmarshal(params, &req) == nil {
+					d.OnWrite(req.Path)
+				}
+			}
+			return res, err
+		}
+	}
+	c.rpc = acp.NewConn(context.Background(), s.R, s.W, h, acp.Options{
 		Logger:       c.cl.log,
 		MaxLineBytes: d.MaxLineBytes,
 		// Updates run on the read loop, so they are handled before the
@@ -81,14 +100,16 @@ func Dial(ctx context.Context, t Transport, o Options, d *DialOptions) (*Conn, e
 	if info.Name == "" {
 		info.Name = "acpd"
 	}
-	if err := c.call(ctx, acp.AgentMethodInitialize, acp.InitializeRequest{
+	c.agent = acp.NewAgentConn(c.rpc)
+	ini, err := c.agent.Initialize(ctx, &acp.InitializeRequest{
 		ProtocolVersion: 1,
 		ClientCapabilities: &acp.ClientCapabilities{
 			Fs:       &acp.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true},
 			Terminal: true,
 		},
 		ClientInfo: &info,
-	}, &c.init); err != nil {
+	})
+	if err = c.fail(ctx, err); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("initialize: %w", err)
 	}
@@ -105,6 +126,7 @@ func Dial(ctx context.Context, t Transport, o Options, d *DialOptions) (*Conn, e
 			}
 		}()
 	}
+	c.init = *ini
 	if c.init.AgentCapabilities == nil {
 		c.init.AgentCapabilities = &acp.AgentCapabilities{}
 	}
@@ -118,9 +140,8 @@ func (c *Conn) Initialize() acp.InitializeResponse { return c.init }
 // it) or the connection was closed.
 func (c *Conn) Done() <-chan struct{} { return c.rpc.Done() }
 
-// call is rpc.Call with the agent's death reported as ErrAgentExited.
-func (c *Conn) call(ctx context.Context, method string, params, result any) error {
-	err := c.rpc.Call(ctx, method, params, result)
+// fail reports err of a call, an agent that died as ErrAgentExited.
+func (c *Conn) fail(ctx context.Context, err error) error {
 	if err == nil || ctx.Err() != nil {
 		return err
 	}
@@ -171,6 +192,70 @@ func (c *Conn) Close() error {
 	return c.closeErr
 }
 
+// ErrCannotList is returned by LatestSession when the agent does not list
+// sessions.
+var ErrCannotList = errors.New("the agent does not list sessions")
+
+// LatestSession returns the id of the most recently updated session the
+// agent lists for cwd (session/list, every page), or "" when it has none.
+func (c *Conn) LatestSession(ctx context.Context, cwd string) (acp.SessionID, error) {
+	caps := c.init.AgentCapabilities
+	if caps.SessionCapabilities == nil || caps.SessionCapabilities.List == nil {
+		return "", ErrCannotList
+	}
+	var best acp.SessionInfo
+	var cursor *string
+	for page := 0; page < 1000; page++ {
+		res, err := c.agent.ListSessions(ctx, &acp.ListSessionsRequest{Cwd: &cwd, Cursor: cursor})
+		if err = c.fail(ctx, err); err != nil {
+			return "", fmt.Errorf("session/list: %w", err)
+		}
+		for _, s := range res.Sessions {
+			if s.Cwd != cwd {
+				continue
+			}
+			if best.SessionID == "" || updated(s) > updated(best) {
+				best = s
+			}
+		}
+		if res.NextCursor == nil || *res.NextCursor == "" {
+			break
+		}
+		cursor = res.NextCursor
+	}
+	return best.SessionID, nil
+}
+
+// updated is the session's RFC 3339 update time, which sorts as text
+// when agents use one format (UTC); "" when unknown.
+func updated(s acp.SessionInfo) string {
+	if s.UpdatedAt == nil {
+		return ""
+	}
+	if t, err := time.Parse(time.RFC3339Nano, *s.UpdatedAt); err == nil {
+		return t.UTC().Format("2006-01-02T15:04:05.000000000Z")
+	}
+	return *s.UpdatedAt
+}
+
+// TerminalTail returns the last line of output of a terminal the agent
+// created in session sid, and whether the terminal exists.
+func (c *Conn) TerminalTail(ctx context.Context, sid acp.SessionID, id acp.TerminalID) (string, bool) {
+	t, err := c.cl.terminal(sid, id)
+	if err != nil {
+		return "", false
+	}
+	out, err := t.Output(ctx)
+	if err != nil {
+		return "", true
+	}
+	text := strings.TrimRight(out.Output, "\r\n \t")
+	if i := strings.LastIndexAny(text, "\r\n"); i >= 0 {
+		text = text[i+1:]
+	}
+	return text, true
+}
+
 // SessionParams are the parameters of a session's start.
 type SessionParams struct {
 	// Cwd is the session's working directory (absolute).
@@ -188,8 +273,8 @@ func (p SessionParams) servers() []acp.McpServer {
 
 // NewSession starts a session (session/new).
 func (c *Conn) NewSession(ctx context.Context, p SessionParams) (*Session, error) {
-	var res acp.NewSessionResponse
-	if err := c.call(ctx, acp.AgentMethodSessionNew, acp.NewSessionRequest{Cwd: p.Cwd, McpServers: p.servers()}, &res); err != nil {
+	res, err := c.agent.NewSession(ctx, &acp.NewSessionRequest{Cwd: p.Cwd, McpServers: p.servers()})
+	if err = c.fail(ctx, err); err != nil {
 		return nil, fmt.Errorf("session/new: %w", err)
 	}
 	return c.session(res.SessionID, res.ConfigOptions, res.Modes), nil
@@ -206,17 +291,16 @@ func (c *Conn) ResumeSession(ctx context.Context, id acp.SessionID, p SessionPar
 	caps := c.init.AgentCapabilities
 	switch {
 	case caps.SessionCapabilities != nil && caps.SessionCapabilities.Resume != nil:
-		var res acp.ResumeSessionResponse
-		if err := c.call(ctx, acp.AgentMethodSessionResume, acp.ResumeSessionRequest{SessionID: id, Cwd: p.Cwd, McpServers: p.servers()}, &res); err != nil {
+		res, err := c.agent.ResumeSession(ctx, &acp.ResumeSessionRequest{SessionID: id, Cwd: p.Cwd, McpServers: p.servers()})
+		if err = c.fail(ctx, err); err != nil {
 			return nil, fmt.Errorf("session/resume: %w", err)
 		}
 		return c.session(id, res.ConfigOptions, res.Modes), nil
 	case caps.LoadSession:
-		var res acp.LoadSessionResponse
 		c.setReplay(id, true)
-		err := c.call(ctx, acp.AgentMethodSessionLoad, acp.LoadSessionRequest{SessionID: id, Cwd: p.Cwd, McpServers: p.servers()}, &res)
+		res, err := c.agent.LoadSession(ctx, &acp.LoadSessionRequest{SessionID: id, Cwd: p.Cwd, McpServers: p.servers()})
 		c.setReplay(id, false)
-		if err != nil {
+		if err = c.fail(ctx, err); err != nil {
 			return nil, fmt.Errorf("session/load: %w", err)
 		}
 		return c.session(id, res.ConfigOptions, res.Modes), nil
@@ -294,14 +378,14 @@ func (s *Session) SetMode(ctx context.Context, mode string) error {
 	}
 	var err error
 	if s.modeOption {
-		err = s.conn.call(ctx, acp.AgentMethodSessionSetConfigOption, acp.SetSessionConfigOptionRequest{
+		_, err = s.conn.agent.SetSessionConfigOption(ctx, &acp.SetSessionConfigOptionRequest{
 			SessionID: s.ID, ConfigID: "mode",
 			ValueID: &acp.SetSessionConfigOptionRequestValueID{Value: acp.SessionConfigValueID(mode)},
-		}, nil)
+		})
 	} else {
-		err = s.conn.call(ctx, acp.AgentMethodSessionSetMode, acp.SetSessionModeRequest{SessionID: s.ID, ModeID: acp.SessionModeID(mode)}, nil)
+		_, err = s.conn.agent.SetSessionMode(ctx, &acp.SetSessionModeRequest{SessionID: s.ID, ModeID: acp.SessionModeID(mode)})
 	}
-	if err != nil {
+	if err = s.conn.fail(ctx, err); err != nil {
 		return fmt.Errorf("setting mode %s: %w", mode, err)
 	}
 	return nil
@@ -316,10 +400,11 @@ var ErrUnknownStopReason = errors.New("unknown stop reason")
 // Prompt waits for the turn's end even after Cancel; ctx ending abandons
 // the call.
 func (s *Session) Prompt(ctx context.Context, prompt ...acp.ContentBlock) (acp.PromptResponse, error) {
-	var res acp.PromptResponse
-	if err := s.conn.call(ctx, acp.AgentMethodSessionPrompt, acp.PromptRequest{SessionID: s.ID, Prompt: prompt}, &res); err != nil {
-		return res, fmt.Errorf("session/prompt: %w", err)
+	resp, err := s.conn.agent.Prompt(ctx, &acp.PromptRequest{SessionID: s.ID, Prompt: prompt})
+	if err = s.conn.fail(ctx, err); err != nil {
+		return acp.PromptResponse{}, fmt.Errorf("session/prompt: %w", err)
 	}
+	res := *resp
 	switch res.StopReason {
 	case acp.StopReasonEndTurn, acp.StopReasonCancelled, acp.StopReasonRefusal,
 		acp.StopReasonMaxTokens, acp.StopReasonMaxTurnRequests:
@@ -331,5 +416,5 @@ func (s *Session) Prompt(ctx context.Context, prompt ...acp.ContentBlock) (acp.P
 // Cancel asks the agent to end the running turn (session/cancel); the turn
 // then ends with the stop reason "cancelled".
 func (s *Session) Cancel(ctx context.Context) error {
-	return s.conn.rpc.Notify(ctx, acp.AgentMethodSessionCancel, acp.CancelNotification{SessionID: s.ID})
+	return s.conn.agent.Cancel(ctx, &acp.CancelNotification{SessionID: s.ID})
 }
