@@ -244,6 +244,8 @@ type Loader struct {
 	top scalars
 	// user is base + top.
 	user Config
+	// maxTurnRequests, when positive, overrides agent.max_turn_requests.
+	maxTurnRequests int
 }
 
 // scalars are the values the environment and flags can set; empty is unset.
@@ -369,6 +371,17 @@ func (l *Loader) ForSession(cwd string) (c *Config, warning error, err error) {
 	return u, fmt.Errorf("project configuration ignored: %w", warning), nil
 }
 
+// WithMaxTurnRequests returns a Loader like l whose configurations cap a
+// turn at n model requests whatever the files say (acpd run
+// --max-turn-requests). n must be positive.
+func (l *Loader) WithMaxTurnRequests(n int) *Loader {
+	c := *l
+	c.maxTurnRequests = n
+	c.user = l.user.clone()
+	c.user.Agent.MaxTurnRequests = n
+	return &c
+}
+
 // finish applies the environment and flags to c and resolves defaults that
 // depend on the environment.
 func (l *Loader) finish(c *Config) error {
@@ -384,6 +397,9 @@ func (l *Loader) finish(c *Config) error {
 	}
 	if t.stateDir != "" {
 		c.State.Dir = t.stateDir
+	}
+	if l.maxTurnRequests > 0 {
+		c.Agent.MaxTurnRequests = l.maxTurnRequests
 	}
 	if c.State.Dir == "" {
 		c.State.Dir = DefaultStateDir(l.getenv)
