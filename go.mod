@@ -3,6 +3,7 @@ module acpd
 go 1.26.8
 
 require (
+	github.com/aymanbagabas/go-udiff v0.3.1
 	github.com/bmatcuk/doublestar/v4 v4.10.4
 	github.com/charmbracelet/log v1.0.0
 	github.com/creack/pty v1.1.24

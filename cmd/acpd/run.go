@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,7 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -22,28 +21,54 @@ import (
 
 	"acpd/acp"
 	"acpd/client"
+	"acpd/config"
+	"acpd/permissions"
 	"acpd/terminal"
 )
 
-// Exit statuses of `acpd run` besides 0 (end_turn) and 1 (errors).
+// Exit statuses of `acpd run`.
 const (
+	exitOK        = 0   // the turn ended (end_turn)
+	exitFailed    = 1   // an error: the agent could not start, a call failed, ...
 	exitUsage     = 2   // bad flags or arguments
-	exitStopped   = 3   // refusal, max_tokens or max_turn_requests
+	exitRefusal   = 3   // the agent refused (refusal)
+	exitLimit     = 4   // max_tokens or max_turn_requests
+	exitCrashed   = 5   // the hosted agent exited during the run
+	exitTimeout   = 124 // --timeout passed; the turn was cancelled
 	exitCancelled = 130 // the turn was cancelled (SIGINT)
 )
 
 // maxPromptBytes bounds a prompt read from standard input.
 const maxPromptBytes = 16 << 20
 
+// cancelWait is how long a cancelled turn (--timeout) may take to end
+// before acpd run gives up on it.
+const cancelWait = 10 * time.Second
+
+// The --output formats.
+const (
+	outputText       = "text"
+	outputJSON       = "json"
+	outputStreamJSON = "stream-json"
+)
+
 // runFlags are the flags of `acpd run`.
 type runFlags struct {
-	agent     string
-	agentArgs []string
-	cwd       string
-	session   string
-	mode      string
-	yes       bool
-	json      bool
+	agent           string
+	agentArgs       []string
+	cwd             string
+	session         string
+	cont            bool
+	mode            string
+	yes             bool
+	approve         string
+	policy          string
+	json            bool
+	output          string
+	quiet           bool
+	mcpConfig       string
+	maxTurnRequests int
+	timeout         time.Duration
 }
 
 func newRunCmd(g *globalFlags) *cobra.Command {
@@ -56,15 +81,18 @@ agent's file requests (confined to --cwd), runs its terminal commands and
 answers its permission requests. Without --agent it runs acpd's own agent in
 this process. PROMPT "-" reads the prompt from standard input.
 
-The answer streams to stdout; thoughts, tool calls and plans are summarised on
-stderr. Permission requests are allowed with --yes, asked on the terminal when
-stdin is one, and rejected otherwise.
+The answer streams to stdout; thoughts, tool calls and plans are shown on
+stderr (a live view on a terminal). Permission requests follow --policy and
+--approve; what they leave open is asked on the terminal when stdin is one,
+and refused otherwise.
 
-Exit status: 0 end of turn, 1 error, 2 usage error, 3 refusal or a turn/token
-limit, 130 cancelled (Ctrl-C cancels the turn; a second Ctrl-C exits).`,
+Exit status: 0 end of turn, 1 error, 2 usage error, 3 refusal, 4 token or
+turn-request limit, 5 the hosted agent crashed, 124 --timeout, 130 cancelled
+(Ctrl-C cancels the turn; a second Ctrl-C exits).`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runRun(cmd.Context(), g, f, args)
+			fl := cmd.Flags()
+			return runRun(cmd.Context(), g, f, args, fl.Changed("yes"), fl.Changed("approve"))
 		},
 	}
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
@@ -75,9 +103,17 @@ limit, 130 cancelled (Ctrl-C cancels the turn; a second Ctrl-C exits).`,
 	fl.StringArrayVar(&f.agentArgs, "agent-arg", nil, "one more argument for --agent (repeatable)")
 	fl.StringVar(&f.cwd, "cwd", "", "the session's working directory; file access is confined to it (default: the current directory)")
 	fl.StringVar(&f.session, "session", "", "continue this session (session/resume or session/load) instead of starting a new one")
+	fl.BoolVarP(&f.cont, "continue", "c", false, "continue the most recent session of --cwd")
 	fl.StringVar(&f.mode, "mode", "", "session mode, one the agent offers (acpd's: ask, auto-edit, plan, full; others' e.g. default, acceptEdits, bypassPermissions)")
-	fl.BoolVarP(&f.yes, "yes", "y", false, "allow every permission request (first allow-once option)")
-	fl.BoolVar(&f.json, "json", false, "print every session/update and the final PromptResponse as JSON lines on stdout")
+	fl.BoolVarP(&f.yes, "yes", "y", false, "allow every permission request (--approve all)")
+	fl.StringVar(&f.approve, "approve", approveAsk, "permission requests: ask (on the terminal, refuse without one), edits (allow edits inside --cwd), all, none")
+	fl.StringVar(&f.policy, "policy", "", "permission rules, in the config file's [[permissions.rules]] format, decided before --approve")
+	fl.StringVar(&f.output, "output", outputText, "text (the answer on stdout), json (one final object) or stream-json (every update, then the final object, as JSON lines)")
+	fl.BoolVar(&f.json, "json", false, "--output stream-json")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print only the answer (and errors): no tool calls, plans or summary on stderr")
+	fl.StringVar(&f.mcpConfig, "mcp-config", "", `MCP servers for the session, a {"mcpServers": {...}} JSON file (stdio and HTTP entries); added to the config file's`)
+	fl.IntVar(&f.maxTurnRequests, "max-turn-requests", 0, "stop the turn after this many model requests (acpd's own agent; default agent.max_turn_requests)")
+	fl.DurationVar(&f.timeout, "timeout", 0, "cancel the turn after this long, e.g. 10m (exit status 124)")
 	return cmd
 }
 
@@ -88,8 +124,36 @@ func usageError(msg string) error {
 }
 
 // runRun implements `acpd run`.
-func runRun(ctx context.Context, g *globalFlags, f *runFlags, args []string) error {
+func runRun(ctx context.Context, g *globalFlags, f *runFlags, args []string, yesSet, approveSet bool) error {
+	start := time.Now()
 	// Usage checks first: nothing is started for a bad command line.
+	if f.json {
+		if f.output != outputText && f.output != outputStreamJSON {
+			return usageError("--json is --output stream-json; it cannot be combined with --output " + f.output)
+		}
+		f.output = outputStreamJSON
+	}
+	if !slices.Contains([]string{outputText, outputJSON, outputStreamJSON}, f.output) {
+		return usageError(fmt.Sprintf("unknown --output %q (want text, json or stream-json)", f.output))
+	}
+	if !slices.Contains(approveLevels, f.approve) {
+		return usageError(fmt.Sprintf("unknown --approve %q (want %s)", f.approve, strings.Join(approveLevels, ", ")))
+	}
+	if yesSet && f.yes {
+		if approveSet && f.approve != approveAll {
+			return usageError("--yes is --approve all; it cannot be combined with --approve " + f.approve)
+		}
+		f.approve = approveAll
+	}
+	if f.cont && f.session != "" {
+		return usageError("--continue and --session exclude each other")
+	}
+	if f.maxTurnRequests < 0 {
+		return usageError("--max-turn-requests must be at least 1")
+	}
+	if f.timeout < 0 {
+		return usageError("--timeout must be positive")
+	}
 	var argv []string
 	if f.agent != "" {
 		var err error
@@ -100,6 +164,9 @@ func runRun(ctx context.Context, g *globalFlags, f *runFlags, args []string) err
 			return usageError("--agent is empty")
 		}
 		argv = append(argv, f.agentArgs...)
+		if f.maxTurnRequests > 0 {
+			return usageError("--max-turn-requests applies to acpd's own agent only (ACP has no such request for others)")
+		}
 	} else if len(f.agentArgs) > 0 {
 		return usageError("--agent-arg needs --agent")
 	}
@@ -116,6 +183,18 @@ func runRun(ctx context.Context, g *globalFlags, f *runFlags, args []string) err
 	}
 	if st, err := os.Stat(cwd); err != nil || !st.IsDir() {
 		return usageError(fmt.Sprintf("--cwd %s is not a directory", cwd))
+	}
+	var rules []permissions.Rule
+	if f.policy != "" {
+		if rules, err = loadPolicy(f.policy); err != nil {
+			return usageError("--policy: " + err.Error())
+		}
+	}
+	var mcpServers []acp.McpServer
+	if f.mcpConfig != "" {
+		if mcpServers, err = loadMCPConfig(f.mcpConfig); err != nil {
+			return usageError("--mcp-config: " + err.Error())
+		}
 	}
 	prompt := strings.Join(args, " ")
 	if len(args) == 1 && args[0] == "-" {
@@ -136,63 +215,92 @@ func runRun(ctx context.Context, g *globalFlags, f *runFlags, args []string) err
 	if err != nil {
 		return err
 	}
+	if f.maxTurnRequests > 0 {
+		loader = loader.WithMaxTurnRequests(f.maxTurnRequests)
+	}
 	cfg := loader.User()
 	lg, closeLog, err := openLogger(cfg)
 	if err != nil {
 		return err
 	}
 	defer closeLog.Close()
-	if cfg.Log.Level == "" {
+	if cfg.Log.File == "" && g.logLevel == "" && os.Getenv("ACPD_LOG_LEVEL") == "" {
 		lg.SetLevel(log.WarnLevel) // stderr is for the person reading the run
 	}
+	policy, err := newRunPolicy(rules, []string{config.UserDir(os.Getenv), cfg.State.Dir})
+	if err != nil {
+		return usageError("--policy: " + err.Error())
+	}
+	if argv != nil {
+		// acpd's own agent starts the config file's servers itself.
+		mcpServers = mergeMCPServers(configMCPServers(cfg.MCPServers), mcpServers)
+	}
 
+	r := newRunner(f, lg, cwd, policy)
+	r.start = start
+	defer r.closeTTY()
+	err = r.run(ctx, loader, argv, mcpServers, prompt)
+	return r.finish(err)
+}
+
+// newRunner returns the runner for one `acpd run` on the process's
+// standard streams.
+func newRunner(f *runFlags, lg *log.Logger, cwd string, policy *permissions.Policy) *runner {
 	r := &runner{
 		flags:  f,
 		log:    lg,
+		cwd:    cwd,
+		policy: policy,
 		stdout: os.Stdout,
 		stderr: os.Stderr,
 		cancel: make(chan struct{}),
-		tools:  map[acp.ToolCallID]*toolNote{},
+		tools:  map[acp.ToolCallID]*toolInfo{},
+		files:  map[string]bool{},
 		askTTY: isTerminal(os.Stdin),
-		// On a terminal, summaries on stderr start on a line of their own.
-		breakLines: isTerminal(os.Stdout) && isTerminal(os.Stderr),
 	}
-	r.printer.enc = json.NewEncoder(r.stdout)
-	r.printer.enc.SetEscapeHTML(false)
-	defer r.closeTTY()
+	r.out = newOutput(r, isTerminal(os.Stdout), isTerminal(os.Stderr))
+	return r
+}
 
+// run connects to the agent, runs the session and closes the connection.
+func (r *runner) run(ctx context.Context, loader *config.Loader, argv []string, mcpServers []acp.McpServer, prompt string) error {
+	cfg := loader.User()
 	var transport client.Transport
 	if argv == nil {
-		a, closeModels, err := newLocalAgent(loader, lg)
+		a, closeModels, err := newLocalAgent(loader, r.log)
 		if err != nil {
 			return err
 		}
 		defer closeModels.Close()
 		transport = &client.ServeTransport{Serve: a.Serve}
 	} else {
-		transport = &client.CommandTransport{Command: argv, Dir: cwd, Stderr: os.Stderr}
+		transport = &client.CommandTransport{Command: argv, Dir: r.cwd, Stderr: os.Stderr}
 	}
 
 	// The connection outlives the first SIGINT (which cancels ctx): the turn
 	// is cancelled through ACP, and only a second signal aborts.
 	base, abort := context.WithCancel(context.WithoutCancel(ctx))
 	defer abort()
+	r.abort = abort
 
 	title := "acpd run"
 	conn, err := client.Dial(base, transport, client.Options{
-		Cwd:        cwd,
+		Cwd:        r.cwd,
 		Permission: r.permission,
 		OnUpdate:   r.update,
-		Logger:     slog.New(lg),
+		Logger:     slog.New(r.log),
 		Env:        terminal.FilterEnv(os.Environ(), cfg.Env.Allow),
-		Sandbox:    runTerminalSandbox(loader, cwd, argv != nil),
+		Sandbox:    runTerminalSandbox(loader, r.cwd, argv != nil),
 	}, &client.DialOptions{
 		Info:         acp.Implementation{Name: "acpd run", Title: &title, Version: acpdVersion()},
 		MaxLineBytes: cfg.Protocol.MaxLineBytes,
+		OnWrite:      r.wrote,
 	})
 	if err != nil {
 		return err
 	}
+	r.conn = conn
+	r.out.start()
 
 	// Signals: the first cancels the turn, the second aborts.
 	sigc := make(chan os.Signal, 2)
@@ -202,51 +310,84 @@ func runRun(ctx context.Context, g *globalFlags, f *runFlags, args []string) err
 	sigWG.Add(1)
 	go func() {
 		defer sigWG.Done()
-		r.watchSignals(base, sigc, sigDone, abort)
+		r.watchSignals(base, sigc, sigDone)
 	}()
 
-	err = r.session(base, conn, cwd, prompt)
+	err = r.session(base, conn, mcpServers, prompt)
 
 	signal.Stop(sigc)
 	close(sigDone)
 	sigWG.Wait()
-	r.finishOutput()
+	r.out.stop()
 	if serr := conn.Close(); serr != nil && err == nil && !r.aborted() {
-		lg.Debug("agent ended", "err", serr)
-	}
-	if r.aborted() {
-		return exitError(exitCancelled)
+		r.log.Debug("agent ended", "err", serr)
 	}
 	return err
+}
+
+// finish turns the run's error into the exit status, printing the final
+// summary (text) or result object (json, stream-json).
+func (r *runner) finish(err error) error {
+	code := exitOK
+	var ee exitError
+	switch {
+	case r.aborted():
+		code = exitCancelled
+	case err == nil:
+	case errors.As(err, &ee):
+		code = int(ee)
+	case errors.Is(err, client.ErrAgentExited):
+		code = exitCrashed
+	default:
+		code = exitFailed
+	}
+	if code == exitUsage {
+		return err // printed already; nothing ran
+	}
+	msg := ""
+	if err != nil && !errors.As(err, &ee) {
+		msg = err.Error()
+		fmt.Fprintln(r.stderr, "acpd run:", msg)
+	}
+	r.out.result(r.result(code, msg))
+	if code == exitOK {
+		return nil
+	}
+	return exitError(code)
 }
 
 // runner is the state of one `acpd run`.
 type runner struct {
 	flags  *runFlags
 	log    *log.Logger
+	cwd    string
+	policy *permissions.Policy
 	stdout io.Writer
 	stderr io.Writer
+	out    output
+	start  time.Time
+	conn   *client.Conn
+	abort  func()
 
 	// askTTY reports whether stdin is a terminal to ask permissions on.
 	askTTY bool
-	// breakLines ends a partial line of the answer before a summary line.
-	breakLines bool
 
 	mu        sync.Mutex
+	sid       acp.SessionID   // once the session is open
 	sess      *client.Session // once the prompt is about to be sent
 	cancelled bool            // session/cancel was sent
+	timedOut  bool            // by --timeout
 	cancel    chan struct{}   // closed with cancelled: pending questions end
 	abortedB  bool            // a second signal (or a signal before the turn)
+	stop      acp.StopReason
 
-	printer struct {
-		enc      *json.Encoder
-		midLine  bool // stdout does not end with a newline
-		thinking bool
-		lastMsg  acp.MessageID // of the last agent text
-		// sinceText: tool calls or a plan came after the last agent text.
-		sinceText bool
-	}
-	tools map[acp.ToolCallID]*toolNote // tool calls not ended yet (guarded by mu)
+	// What the turn did, for the summary and --output json (guarded by mu).
+	tools     map[acp.ToolCallID]*toolInfo
+	toolOrder []*toolInfo
+	text      strings.Builder
+	files     map[string]bool
+	usage     *acp.UsageUpdate
+	perms     []permRecord
 
 	askMu   sync.Mutex // one question at a time
 	ttyOnce sync.Once
@@ -260,47 +401,71 @@ func (r *runner) aborted() bool {
 }
 
 // watchSignals handles SIGINT/SIGTERM until done is closed.
-func (r *runner) watchSignals(ctx context.Context, sigc <-chan os.Signal, done <-chan struct{}, abort func()) {
+func (r *runner) watchSignals(ctx context.Context, sigc <-chan os.Signal, done <-chan struct{}) {
 	for {
 		select {
 		case <-done:
 			return
 		case <-sigc:
 		}
-		r.mu.Lock()
-		first := !r.cancelled && r.sess != nil
-		sess := r.sess
-		if first {
-			r.cancelled = true
-			close(r.cancel)
-		} else {
-			r.abortedB = true
+		if !r.cancelTurn(ctx, "interrupt") {
+			r.notice("acpd run: aborted")
+			r.abort()
 		}
-		r.mu.Unlock()
-		if !first {
-			fmt.Fprintln(r.stderr, "\nacpd run: aborted")
-			abort()
-			continue
-		}
-		fmt.Fprintln(r.stderr, "\nacpd run: cancelling the turn (interrupt again to exit)")
-		nctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		if err := sess.Cancel(nctx); err != nil {
-			r.log.Warn("sending session/cancel", "err", err)
-		}
-		cancel()
 	}
+}
+
+// cancelTurn sends session/cancel the first time it is called during the
+// turn and reports whether it did; otherwise (again, or before the turn)
+// the run is marked aborted.
+func (r *runner) cancelTurn(ctx context.Context, why string) bool {
+	r.mu.Lock()
+	first := !r.cancelled && r.sess != nil
+	sess := r.sess
+	if first {
+		r.cancelled = true
+		r.timedOut = why == "timeout"
+		close(r.cancel)
+	} else {
+		r.abortedB = true
+	}
+	r.mu.Unlock()
+	if !first {
+		return false
+	}
+	if why == "timeout" {
+		r.notice(fmt.Sprintf("acpd run: --timeout %s passed; cancelling the turn", r.flags.timeout))
+	} else {
+		r.notice("acpd run: cancelling the turn (interrupt again to exit)")
+	}
+	nctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := sess.Cancel(nctx); err != nil {
+		r.log.Warn("sending session/cancel", "err", err)
+	}
+	return true
 }
 
 // session opens the session, sets the mode and runs the prompt; its error
 // decides the exit status.
-func (r *runner) session(ctx context.Context, conn *client.Conn, cwd, prompt string) error {
-	p := client.SessionParams{Cwd: cwd}
+func (r *runner) session(ctx context.Context, conn *client.Conn, mcpServers []acp.McpServer, prompt string) error {
+	p := client.SessionParams{Cwd: r.cwd, McpServers: mcpServers}
 	var sess *client.Session
 	var err error
-	if r.flags.session == "" {
+	id := acp.SessionID(r.flags.session)
+	if r.flags.cont {
+		id, err = conn.LatestSession(ctx, r.cwd)
+		if err != nil {
+			return fmt.Errorf("--continue: %w", err)
+		}
+		if id == "" {
+			return fmt.Errorf("--continue: no session of %s to continue", r.cwd)
+		}
+	}
+	if id == "" {
 		sess, err = conn.NewSession(ctx, p)
 	} else {
-		sess, err = conn.ResumeSession(ctx, acp.SessionID(r.flags.session), p)
+		sess, err = conn.ResumeSession(ctx, id, p)
 		if errors.Is(err, client.ErrCannotResume) {
 			err = fmt.Errorf("%w (--session)", err)
 		}
@@ -308,6 +473,9 @@ func (r *runner) session(ctx context.Context, conn *client.Conn, cwd, prompt str
 	if err != nil {
 		return err
 	}
+	r.mu.Lock()
+	r.sid = sess.ID
+	r.mu.Unlock()
 
 	if m := r.flags.mode; m != "" {
 		if err := sess.SetMode(ctx, m); err != nil {
@@ -327,15 +495,32 @@ func (r *runner) session(ctx context.Context, conn *client.Conn, cwd, prompt str
 	r.sess = sess
 	r.mu.Unlock()
 
-	res, err := sess.Prompt(ctx, acp.ContentBlock{Text: &acp.TextContent{Text: prompt}})
+	pctx := ctx
+	if r.flags.timeout > 0 {
+		// The timer cancels the turn through ACP; the call itself ends when
+		// the agent answers "cancelled", or cancelWait later.
+		var cancel context.CancelFunc
+		pctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		timer := time.AfterFunc(r.flags.timeout, func() {
+			r.cancelTurn(ctx, "timeout")
+			time.AfterFunc(cancelWait, cancel)
+		})
+		defer timer.Stop()
+	}
+	res, err := sess.Prompt(pctx, acp.ContentBlock{Text: &acp.TextContent{Text: prompt}})
+	r.mu.Lock()
+	timedOut := r.timedOut
+	r.stop = res.StopReason
+	r.mu.Unlock()
 	if err != nil && !errors.Is(err, client.ErrUnknownStopReason) {
-		if r.aborted() {
+		switch {
+		case r.aborted():
 			return nil
+		case timedOut:
+			return exitError(exitTimeout)
 		}
 		return err
-	}
-	if r.flags.json {
-		r.writeJSON(res)
 	}
 	if err != nil {
 		return err
@@ -344,196 +529,81 @@ func (r *runner) session(ctx context.Context, conn *client.Conn, cwd, prompt str
 	case acp.StopReasonEndTurn:
 		return nil
 	case acp.StopReasonCancelled:
+		if timedOut {
+			return exitError(exitTimeout)
+		}
 		return exitError(exitCancelled)
-	default: // refusal, max_tokens, max_turn_requests
-		r.finishOutput()
-		fmt.Fprintf(r.stderr, "acpd run: the turn stopped: %s\n", res.StopReason)
-		return exitError(exitStopped)
+	case acp.StopReasonRefusal:
+		r.notice("acpd run: the agent refused (refusal)")
+		return exitError(exitRefusal)
+	default: // max_tokens, max_turn_requests
+		r.notice(fmt.Sprintf("acpd run: the turn stopped: %s", res.StopReason))
+		return exitError(exitLimit)
 	}
 }
 
-// writeJSON prints v as one line on stdout. Callers hold no lock.
-func (r *runner) writeJSON(v any) {
+// wrote records a file the agent replaced (client.DialOptions.OnWrite).
+func (r *runner) wrote(path string) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if err := r.printer.enc.Encode(v); err != nil {
-		r.log.Warn("writing to stdout", "err", err)
-	}
+	r.files[path] = true
+	r.mu.Unlock()
 }
 
-// update prints one session/update (client.Options.OnUpdate; it runs on the
-// connection's read loop).
+// update records one session/update and shows it (client.Options.OnUpdate;
+// it runs on the connection's read loop).
 func (r *runner) update(n acp.SessionNotification) {
-	if r.flags.json {
-		r.writeJSON(n)
-		return
-	}
 	u := n.Update
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	p := &r.printer
-	if u.AgentThoughtChunk == nil {
-		p.thinking = false
-	}
-	if u.AgentMessageChunk == nil && u.AgentThoughtChunk == nil {
-		p.sinceText = u.ToolCall != nil || u.ToolCallUpdate != nil || u.Plan != nil || p.sinceText
-	}
+	var tool *toolInfo
 	switch {
 	case u.AgentMessageChunk != nil:
-		if t := u.AgentMessageChunk.Content.Text; t != nil && t.Text != "" {
-			var id acp.MessageID
-			if m := u.AgentMessageChunk.MessageID; m != nil {
-				id = *m
-			}
-			if p.midLine && (p.sinceText || id != p.lastMsg) {
-				io.WriteString(r.stdout, "\n") // a new message starts on a new line
-			}
-			p.lastMsg, p.sinceText = id, false
-			if _, err := io.WriteString(r.stdout, t.Text); err != nil {
-				r.log.Warn("writing to stdout", "err", err)
-			}
-			p.midLine = !strings.HasSuffix(t.Text, "\n")
-		}
-	case u.AgentThoughtChunk != nil:
-		if !p.thinking {
-			p.thinking = true
-			r.note("… thinking")
+		if t := u.AgentMessageChunk.Content.Text; t != nil {
+			r.text.WriteString(t.Text)
 		}
 	case u.ToolCall != nil:
-		tc := u.ToolCall
-		r.tools[tc.ToolCallID] = &toolNote{title: tc.Title}
-		r.toolStatus(tc.ToolCallID, tc.Status)
+		tool = newToolInfo(u.ToolCall)
+		if old, ok := r.tools[tool.id]; ok {
+			*old = *tool
+			tool = old
+		} else {
+			r.tools[tool.id] = tool
+			r.toolOrder = append(r.toolOrder, tool)
+		}
 	case u.ToolCallUpdate != nil:
-		tc := u.ToolCallUpdate
-		t := r.tools[tc.ToolCallID]
-		if t == nil {
-			t = &toolNote{title: "tool call"}
-			r.tools[tc.ToolCallID] = t
+		tool = r.tools[u.ToolCallUpdate.ToolCallID]
+		if tool == nil {
+			tool = &toolInfo{id: u.ToolCallUpdate.ToolCallID, title: "tool call"}
+			r.tools[tool.id] = tool
+			r.toolOrder = append(r.toolOrder, tool)
 		}
-		if tc.Title != nil {
-			t.title = *tc.Title
-		}
-		if tc.Status != nil {
-			r.toolStatus(tc.ToolCallID, *tc.Status)
-		}
-	case u.Plan != nil:
-		r.note("▸ plan")
-		for _, e := range u.Plan.Entries {
-			mark := "[ ]"
-			switch e.Status {
-			case acp.PlanEntryStatusCompleted:
-				mark = "[x]"
-			case acp.PlanEntryStatusInProgress:
-				mark = "[~]"
+		tool.merge(u.ToolCallUpdate)
+	case u.UsageUpdate != nil:
+		r.usage = u.UsageUpdate
+	}
+	var snap toolInfo
+	if tool != nil {
+		if tool.status == acp.ToolCallStatusCompleted && isEdit(tool.kind) {
+			for _, d := range tool.diffs {
+				r.files[d.Path] = true
 			}
-			r.note("  " + mark + " " + oneLine(e.Content))
 		}
+		snap = *tool
 	}
-}
-
-// toolNote is what the summary knows of a tool call.
-type toolNote struct {
-	title   string
-	started bool // "▸ title" was printed
-}
-
-// toolStatus notes a tool call that started or ended (r.mu held). Titles
-// often become precise only after the call was announced, so the start is
-// printed when the call runs.
-func (r *runner) toolStatus(id acp.ToolCallID, s acp.ToolCallStatus) {
-	t := r.tools[id]
-	switch s {
-	case acp.ToolCallStatusInProgress:
-		if !t.started {
-			t.started = true
-			r.note("▸ " + t.title)
-		}
-	case acp.ToolCallStatusCompleted:
-		r.note("✓ " + t.title)
-		delete(r.tools, id)
-	case acp.ToolCallStatusFailed:
-		r.note("✗ " + t.title)
-		delete(r.tools, id)
-	}
-}
-
-// note prints one summary line on stderr (r.mu held).
-func (r *runner) note(s string) {
-	if r.breakLines && r.printer.midLine { // breakLine, with r.mu held
-		io.WriteString(r.stdout, "\n")
-		r.printer.midLine = false
-	}
-	fmt.Fprintln(r.stderr, oneLine(s))
-}
-
-// breakLine ends a partial line of the answer on a terminal, before text on
-// stderr.
-func (r *runner) breakLine() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.breakLines && r.printer.midLine {
-		io.WriteString(r.stdout, "\n")
-		r.printer.midLine = false
-	}
-}
-
-// finishOutput ends streamed text with a newline.
-func (r *runner) finishOutput() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.printer.midLine {
-		io.WriteString(r.stdout, "\n")
-		r.printer.midLine = false
-	}
-}
-
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > 200 {
-		s = s[:200] + "…"
-	}
-	return s
-}
-
-// permission answers session/request_permission (client.Options.Permission).
-func (r *runner) permission(ctx context.Context, req acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error) {
-	cancelled := acp.RequestPermissionResponse{Outcome: acp.RequestPermissionOutcome{Cancelled: &acp.RequestPermissionOutcomeCancelled{}}}
-	r.mu.Lock()
-	wasCancelled := r.cancelled
 	r.mu.Unlock()
-	if wasCancelled {
-		return cancelled, nil
-	}
-	title := "a tool call"
-	if req.ToolCall.Title != nil {
-		title = *req.ToolCall.Title
-	} else if t, ok := r.toolTitle(req.ToolCall.ToolCallID); ok {
-		title = t
-	}
-	switch {
-	case r.flags.yes:
-		return client.Select(req.Options, acp.PermissionOptionKindAllowOnce, acp.PermissionOptionKindAllowAlways), nil
-	case !r.askTTY:
-		r.breakLine()
-		fmt.Fprintf(r.stderr, "acpd run: rejected %q: stdin is not a terminal to ask on (pass --yes to allow)\n", oneLine(title))
-		return client.Select(req.Options, acp.PermissionOptionKindRejectOnce, acp.PermissionOptionKindRejectAlways), nil
-	}
-	return r.ask(ctx, title, req.Options)
+	r.out.update(n, snap)
 }
 
-func (r *runner) toolTitle(id acp.ToolCallID) (string, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	t, ok := r.tools[id]
-	if !ok {
-		return "", false
-	}
-	return t.title, true
+func isEdit(k acp.ToolKind) bool {
+	return k == acp.ToolKindEdit || k == acp.ToolKindDelete || k == acp.ToolKindMove
 }
+
+// notice prints one line of acpd run's own on stderr (not with --quiet
+// unless it reports a refusal or an error).
+func (r *runner) notice(s string) { r.out.notice(s) }
 
 // ask asks the person on the terminal to choose an option. It fails closed:
 // the end of the terminal's input rejects.
-func (r *runner) ask(ctx context.Context, title string, options []acp.PermissionOption) (acp.RequestPermissionResponse, error) {
+func (r *runner) ask(ctx context.Context, t *toolInfo, options []acp.PermissionOption) (acp.RequestPermissionResponse, error) {
 	r.askMu.Lock()
 	defer r.askMu.Unlock()
 	reject := client.Select(options, acp.PermissionOptionKindRejectOnce, acp.PermissionOptionKindRejectAlways)
@@ -542,32 +612,15 @@ func (r *runner) ask(ctx context.Context, title string, options []acp.Permission
 		r.log.Warn("cannot read the terminal; rejecting", "err", err)
 		return reject, nil
 	}
-	r.breakLine()
-	for {
-		fmt.Fprintf(r.stderr, "? %s\n", oneLine(title))
-		for i, o := range options {
-			fmt.Fprintf(r.stderr, "  %d) %s\n", i+1, oneLine(o.Name))
-		}
-		fmt.Fprintf(r.stderr, "choose [1-%d]: ", len(options))
-		select {
-		case <-ctx.Done():
-			fmt.Fprintln(r.stderr)
-			return acp.RequestPermissionResponse{}, ctx.Err()
-		case <-r.cancel:
-			fmt.Fprintln(r.stderr)
-			return acp.RequestPermissionResponse{Outcome: acp.RequestPermissionOutcome{Cancelled: &acp.RequestPermissionOutcomeCancelled{}}}, nil
-		case line, ok := <-tty.lines:
-			if !ok {
-				fmt.Fprintln(r.stderr, "\nacpd run: end of input; rejecting")
-				return reject, nil
-			}
-			if n, err := strconv.Atoi(strings.TrimSpace(line)); err == nil && n >= 1 && n <= len(options) {
-				return acp.RequestPermissionResponse{Outcome: acp.RequestPermissionOutcome{
-					Selected: &acp.SelectedPermissionOutcome{OptionID: options[n-1].OptionID},
-				}}, nil
-			}
-		}
+	return r.out.ask(ctx, t, options, tty, r.cancel)
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 200 {
+		s = s[:200] + "…"
 	}
+	return s
 }
 
 // ttyReader reads lines of the terminal on standard input. Its goroutine is

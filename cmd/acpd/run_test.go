@@ -173,7 +173,7 @@ func TestRunStopReasonExit(t *testing.T) {
 	t.Parallel()
 	iso, project, script := runSetup(t, `{"type":"text","text":"partial"}`+"\n"+`{"type":"finish","finish":"max_tokens"}`+"\n")
 	stdout, stderr, code := runCLI(t, iso.Env(), "run", "--cwd", project, "--model", "replay/"+script, "hi")
-	if code != 3 || stdout != "partial\n" || !strings.Contains(stderr, "max_tokens") {
+	if code != exitLimit || stdout != "partial\n" || !strings.Contains(stderr, "max_tokens") {
 		t.Errorf("exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
 	}
 }

@@ -1,0 +1,339 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"acpd/internal/testpeers"
+)
+
+var (
+	resultSchemaOnce sync.Once
+	resultSchema     *jsonschema.Schema
+	resultSchemaErr  error
+)
+
+// checkResult decodes and schema-checks the --output json object.
+func checkResult(t *testing.T, line string) runResult {
+	t.Helper()
+	resultSchemaOnce.Do(func() {
+		raw, err := os.ReadFile(filepath.Join("testdata", "run-result.schema.json"))
+		if err != nil {
+			resultSchemaErr = err
+			return
+		}
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+		if err != nil {
+			resultSchemaErr = err
+			return
+		}
+		c := jsonschema.NewCompiler()
+		if err = c.AddResource("file:///run-result.schema.json", doc); err == nil {
+			resultSchema, resultSchemaErr = c.Compile("file:///run-result.schema.json")
+		} else {
+			resultSchemaErr = err
+		}
+	})
+	if resultSchemaErr != nil {
+		t.Fatal(resultSchemaErr)
+	}
+	inst, err := jsonschema.UnmarshalJSON(strings.NewReader(line))
+	if err != nil {
+		t.Fatalf("result is not JSON: %v\n%s", err, line)
+	}
+	if err := resultSchema.Validate(inst); err != nil {
+		t.Errorf("result does not match its schema: %v\n%s", err, line)
+	}
+	var res runResult
+	if err := json.Unmarshal([]byte(line), &res); err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestRunOutputJSON: one object on stdout with everything a CI job reads.
+func TestRunOutputJSON(t *testing.T) {
+	t.Parallel()
+	iso, project, script := runSetup(t, runScript)
+	stdout, stderr, code := runCLI(t, iso.Env(), "run", "--output", "json", "--yes", "--cwd", project, "--model", "replay/"+script, "write the file")
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	if strings.Count(stdout, "\n") != 1 {
+		t.Fatalf("stdout is not one JSON line:\n%s", stdout)
+	}
+	res := checkResult(t, stdout)
+	if res.StopReason != "end_turn" || res.ExitCode != 0 || res.SessionID == "" || res.Text != "Writing the file.All done." {
+		t.Errorf("result %+v", res)
+	}
+	if len(res.ToolCalls) != 2 || res.ToolCalls[0].Status != "completed" || res.ToolCalls[1].Status != "completed" || res.ToolCalls[1].Kind != "execute" {
+		t.Errorf("tool calls %+v", res.ToolCalls)
+	}
+	if want := filepath.Join(project, "out.txt"); len(res.FilesChanged) != 1 || res.FilesChanged[0] != want {
+		t.Errorf("files changed %q, want [%s]", res.FilesChanged, want)
+	}
+	if len(res.Permissions) != 2 || res.Permissions[0].Decision != "allowed" || res.Permissions[0].By != "policy" {
+		t.Errorf("permissions %+v", res.Permissions)
+	}
+	if strings.Contains(stderr, "✓") {
+		t.Errorf("--output json summarised on stderr:\n%s", stderr)
+	}
+}
+
+// TestRunStreamJSONSchema: --json lines are ACP session notifications, then
+// the result object.
+func TestRunStreamJSONSchema(t *testing.T) {
+	t.Parallel()
+	schema := loadSchema(t, false)
+	iso, project, script := runSetup(t, runScript)
+	stdout, stderr, code := runCLI(t, iso.Env(), "run", "--output", "stream-json", "--yes", "--cwd", project, "--model", "replay/"+script, "write the file")
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	for i, l := range lines[:len(lines)-1] {
+		if err := schema.validateDef("SessionNotification", json.RawMessage(l)); err != nil {
+			t.Errorf("line %d: %v\n%s", i+1, err, l)
+		}
+	}
+	if res := checkResult(t, lines[len(lines)-1]); res.StopReason != "end_turn" {
+		t.Errorf("result %+v", res)
+	}
+}
+
+// TestRunApproveEdits: the edit inside the project is allowed, the command
+// is refused (no terminal to ask on).
+func TestRunApproveEdits(t *testing.T) {
+	t.Parallel()
+	iso, project, script := runSetup(t, runScript)
+	stdout, stderr, code := runCLI(t, iso.Env(), "run", "--approve", "edits", "--output", "json", "--cwd", project, "--model", "replay/"+script, "write the file")
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	if got, _ := fileContent(filepath.Join(project, "out.txt")); got != "hello from run\n" {
+		t.Errorf("out.txt = %q: the edit was not allowed", got)
+	}
+	res := checkResult(t, stdout)
+	if len(res.ToolCalls) != 2 || res.ToolCalls[0].Status != "completed" || res.ToolCalls[1].Status != "failed" {
+		t.Errorf("tool calls %+v, want the write completed and the command failed", res.ToolCalls)
+	}
+	if len(res.Permissions) != 2 || res.Permissions[0].Decision != "allowed" || res.Permissions[1].Decision != "rejected" || res.Permissions[1].By != "no-terminal" {
+		t.Errorf("permissions %+v", res.Permissions)
+	}
+	if !strings.Contains(stderr, `rejected "Run echo`) {
+		t.Errorf("the refusal is not reported on stderr:\n%s", stderr)
+	}
+}
+
+// TestRunPolicy: --policy rules decide: the command is allowed by a rule,
+// the edit denied by another; --approve none refuses nothing more here.
+func TestRunPolicy(t *testing.T) {
+	t.Parallel()
+	iso, project, script := runSetup(t, strings.Replace(runScript, "echo ran-$((40+2))", "echo policy-ok", 1))
+	policy := writeFile(t, filepath.Join(t.TempDir(), "policy.toml"), `
+[[permissions.rules]]
+action = "allow"
+tool = "run_command"
+match = "echo *"
+
+[[permissions.rules]]
+action = "deny"
+tool = "edit_file"
+`)
+	stdout, stderr, code := runCLI(t, iso.Env(), "run", "--approve", "none", "--policy", policy, "--output", "json", "--cwd", project, "--model", "replay/"+script, "write the file")
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	if _, ok := fileContent(filepath.Join(project, "out.txt")); ok {
+		t.Error("out.txt was written although a rule denies edits")
+	}
+	res := checkResult(t, stdout)
+	if len(res.ToolCalls) != 2 || res.ToolCalls[0].Status != "failed" || res.ToolCalls[1].Status != "completed" {
+		t.Errorf("tool calls %+v, want the write failed and the command completed", res.ToolCalls)
+	}
+	if len(res.Permissions) != 2 || res.Permissions[0].Decision != "rejected" || res.Permissions[1].Decision != "allowed" {
+		t.Errorf("permissions %+v", res.Permissions)
+	}
+
+	bad := writeFile(t, filepath.Join(t.TempDir(), "bad.toml"), "[[permissions.rules]]\naction = \"maybe\"\ntool = \"x\"\n")
+	if _, stderr, code := runCLI(t, iso.Env(), "run", "--policy", bad, "--cwd", project, "hi"); code != 2 || !strings.Contains(stderr, "--policy") {
+		t.Errorf("bad policy: exit %d; stderr:\n%s", code, stderr)
+	}
+}
+
+// TestRunContinue: --continue resumes the latest session of the cwd.
+func TestRunContinue(t *testing.T) {
+	t.Parallel()
+	iso, project, script := runSetup(t, `{"type":"text","text":"First answer."}
+{"type":"finish"}
+{"type":"expect","contains":"First answer."}
+{"type":"text","text":"Second answer."}
+{"type":"finish"}
+`)
+	if _, stderr, code := runCLI(t, iso.Env(), "run", "--continue", "--cwd", project, "--model", "replay/"+script, "none yet"); code != 1 || !strings.Contains(stderr, "no session") {
+		t.Errorf("--continue without a session: exit %d; stderr:\n%s", code, stderr)
+	}
+	stdout, stderr, code := runCLI(t, iso.Env(), "run", "--cwd", project, "--model", "replay/"+script, "one")
+	if code != 0 || stdout != "First answer.\n" {
+		t.Fatalf("exit %d, stdout %q; stderr:\n%s", code, stdout, stderr)
+	}
+	stdout, stderr, code = runCLI(t, iso.Env(), "run", "-c", "--cwd", project, "--model", "replay/"+script, "two")
+	if code != 0 || stdout != "Second answer.\n" {
+		t.Errorf("exit %d, stdout %q; stderr:\n%s", code, stdout, stderr)
+	}
+}
+
+// TestRunMCPConfig: a server of a --mcp-config file reaches the model.
+func TestRunMCPConfig(t *testing.T) {
+	t.Parallel()
+	node, entry := testpeers.Everything(t)
+	iso, project, script := runSetup(t, `{"type":"tool_done","toolCallId":"call_e","toolName":"mcp__everything__echo","input":{"message":"hi there"}}
+{"type":"finish"}
+{"type":"expect","contains":"hi there"}
+{"type":"text","text":"Echoed."}
+{"type":"finish"}
+`)
+	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"everything": map[string]any{"command": node, "args": []string{entry, "stdio"}},
+	}})
+	file := writeFile(t, filepath.Join(t.TempDir(), "mcp.json"), string(cfg))
+	stdout, stderr, code := runCLI(t, iso.Env(), "run", "--yes", "--mcp-config", file, "--output", "json", "--cwd", project, "--model", "replay/"+script, "echo")
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	res := checkResult(t, stdout)
+	if res.Text != "Echoed." || len(res.ToolCalls) != 1 || res.ToolCalls[0].Status != "completed" {
+		t.Errorf("result %+v", res)
+	}
+	bad := writeFile(t, filepath.Join(t.TempDir(), "bad.json"), `{"mcpServers": {"x": {}}}`)
+	if _, stderr, code := runCLI(t, iso.Env(), "run", "--mcp-config", bad, "--cwd", project, "hi"); code != 2 || !strings.Contains(stderr, "neither command nor url") {
+		t.Errorf("bad --mcp-config: exit %d; stderr:\n%s", code, stderr)
+	}
+}
+
+// TestRunExitCodes: each way a run ends has its own status.
+func TestRunExitCodes(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name   string
+		script string
+		args   []string
+		code   int
+		stop   string
+	}{
+		{"refusal", `{"type":"finish","finish":"refusal"}`, nil, exitRefusal, "refusal"},
+		{"max_tokens", `{"type":"text","text":"partial"}` + "\n" + `{"type":"finish","finish":"max_tokens"}`, nil, exitLimit, "max_tokens"},
+		{"max_turn_requests", runScript, []string{"--yes", "--max-turn-requests", "1"}, exitLimit, "max_turn_requests"},
+		{"timeout", `{"type":"text","text":"Starting."}` + "\n" + `{"type":"delay","ms":600000}` + "\n" + `{"type":"finish"}`, []string{"--timeout", "300ms"}, exitTimeout, "cancelled"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			iso, project, script := runSetup(t, c.script+"\n")
+			args := append([]string{"run", "--output", "json", "--cwd", project, "--model", "replay/" + script}, c.args...)
+			stdout, stderr, code := runCLI(t, iso.Env(), append(args, "go")...)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", code, c.code, stderr)
+			}
+			if res := checkResult(t, stdout); res.StopReason != c.stop || res.ExitCode != c.code {
+				t.Errorf("result %+v, want stop reason %s", res, c.stop)
+			}
+		})
+	}
+	t.Run("crashed", func(t *testing.T) {
+		t.Parallel()
+		iso, project, _ := runSetup(t, "")
+		stdout, stderr, code := runCLI(t, iso.Env(), "run", "--output", "json", "--cwd", project, "--agent", "sh -c 'read line; exit 7'", "go")
+		if code != exitCrashed {
+			t.Fatalf("exit %d, want %d; stderr:\n%s", code, exitCrashed, stderr)
+		}
+		if res := checkResult(t, stdout); res.ExitCode != exitCrashed || !strings.Contains(res.Error, "exit") {
+			t.Errorf("result %+v", res)
+		}
+	})
+}
+
+// TestRunQuiet: only the answer; no tool call lines or summary.
+func TestRunQuiet(t *testing.T) {
+	t.Parallel()
+	iso, project, script := runSetup(t, runScript)
+	stdout, stderr, code := runCLI(t, iso.Env(), "run", "--quiet", "--yes", "--cwd", project, "--model", "replay/"+script, "write the file")
+	if code != 0 || stdout != "Writing the file.\nAll done.\n" || stderr != "" {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}
+
+// TestRunAgentWrapperNoStrays: an agent started through sh -c (which
+// stays its parent) leaves nothing behind, and acpd run does not wait long
+// for an agent that ignores the end of its input.
+func TestRunAgentWrapperNoStrays(t *testing.T) {
+	t.Parallel()
+	iso, project, script := runSetup(t, runScript)
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	bin := acpdBinary(t)
+	// The wrapper keeps running after the agent exits (sleep in its group);
+	// acpd must stop the whole group. (A background job's stdin is
+	// /dev/null unless given explicitly, hence fd 3.)
+	agent := "sh -c 'exec 3<&0; \"$0\" --model \"$1\" <&3 3<&- & echo $$ $! > \"$2\"; wait; sleep 300' '" + bin + "' 'replay/" + script + "' '" + pidFile + "'"
+	start := time.Now()
+	stdout, stderr, code := runCLI(t, iso.Env(), "run", "--yes", "--cwd", project, "--agent", agent, "write the file")
+	took := time.Since(start)
+	checkAllowedRun(t, project, stdout, stderr, code)
+	t.Logf("the run took %v", took)
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sh, pid int
+	if _, err := fmt.Sscan(string(b), &sh, &pid); err != nil {
+		t.Fatal(err)
+	}
+	if !processGone(pid) {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.Errorf("the agent (pid %d) outlived acpd run", pid)
+	}
+	// The wrapper's group (sh, the sleep it runs) must be gone too.
+	if left := groupMembers(sh); len(left) > 0 {
+		syscall.Kill(-sh, syscall.SIGKILL)
+		t.Errorf("processes %v of the agent's group outlived acpd run", left)
+	}
+}
+
+// groupMembers lists the live (not zombie) processes of process group pgid,
+// polling until there are none or the reply wait has passed.
+func groupMembers(pgid int) []int {
+	deadline := time.Now().Add(*flagReplyWait)
+	for {
+		var live []int
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+			if err != nil {
+				continue
+			}
+			i := bytes.LastIndexByte(b, ')')
+			if i < 0 {
+				continue
+			}
+			f := strings.Fields(string(b[i+1:]))
+			if len(f) > 2 && f[0] != "Z" && f[2] == fmt.Sprint(pgid) {
+				pid, _ := strconv.Atoi(e.Name())
+				live = append(live, pid)
+			}
+		}
+		if len(live) == 0 || time.Now().After(deadline) {
+			return live
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -1,0 +1,453 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"acpd/acp"
+	"acpd/client"
+)
+
+// output shows a run: the answer, the progress and the result. Its methods
+// are called from the connection's read loop (update), permission handlers
+// (notice, ask) and the main goroutine; implementations serialise them.
+type output interface {
+	// start is called once the agent is connected.
+	start()
+	// update shows one session/update; tool is a copy of the tool call it
+	// concerns (zero otherwise).
+	update(n acp.SessionNotification, tool toolInfo)
+	// notice prints one line of acpd run's own.
+	notice(s string)
+	// ask asks the user to choose among options for tool call t, reading
+	// the terminal tty; cancel closing ends the question as cancelled.
+	ask(ctx context.Context, t *toolInfo, options []acp.PermissionOption, tty *ttyReader, cancel <-chan struct{}) (acp.RequestPermissionResponse, error)
+	// stop is called when the turn has ended.
+	stop()
+	// result shows the end of the run.
+	result(res runResult)
+}
+
+// newOutput picks the output for the flags and terminals.
+func newOutput(r *runner, stdoutTTY, stderrTTY bool) output {
+	switch r.flags.output {
+	case outputJSON, outputStreamJSON:
+		o := &jsonOutput{stdout: r.stdout, stderr: r.stderr, stream: r.flags.output == outputStreamJSON, quiet: r.flags.quiet}
+		o.enc = json.NewEncoder(r.stdout)
+		o.enc.SetEscapeHTML(false)
+		return o
+	}
+	if stderrTTY && !noColor() && !r.flags.quiet {
+		return newLiveView(r, stdoutTTY)
+	}
+	return &plainOutput{stdout: r.stdout, stderr: r.stderr, quiet: r.flags.quiet, breakLines: stdoutTTY && stderrTTY}
+}
+
+// runResult is the final object of --output json (and the last line of
+// stream-json). Field names are part of acpd run's interface.
+type runResult struct {
+	// SessionID is the session's id ("" when none was opened).
+	SessionID string `json:"sessionId"`
+	// StopReason is the turn's ACP stop reason ("" when it did not end).
+	StopReason string `json:"stopReason"`
+	// ExitCode is acpd run's exit status.
+	ExitCode int `json:"exitCode"`
+	// Error describes why the run failed, if it did.
+	Error string `json:"error,omitempty"`
+	// Text is the answer: the agent's message text of the turn.
+	Text string `json:"text"`
+	// ToolCalls are the turn's tool calls in order, with their final status.
+	ToolCalls []toolRecord `json:"toolCalls"`
+	// FilesChanged are the absolute paths the agent wrote (fs/write_text_file
+	// and the diffs of completed edits), sorted.
+	FilesChanged []string `json:"filesChanged"`
+	// Permissions are the permission requests and how each was decided.
+	Permissions []permRecord `json:"permissions"`
+	// Usage is the agent's last usage report, if it sent any.
+	Usage *usageRecord `json:"usage,omitempty"`
+	// DurationMs is the run's wall time in milliseconds.
+	DurationMs int64 `json:"durationMs"`
+}
+
+type toolRecord struct {
+	ID     string `json:"id"`
+	Title  string `json:"title"`
+	Kind   string `json:"kind,omitempty"`
+	Status string `json:"status"`
+}
+
+type usageRecord struct {
+	// ContextUsed and ContextSize are tokens (ACP usage_update).
+	ContextUsed uint64 `json:"contextUsed"`
+	ContextSize uint64 `json:"contextSize"`
+	// Cost is the session's cost so far, when the agent knows it.
+	Cost *costRecord `json:"cost,omitempty"`
+}
+
+type costRecord struct {
+	Amount   float64 `json:"amount"`
+	Currency string  `json:"currency"`
+}
+
+// result collects the run's result.
+func (r *runner) result(code int, msg string) runResult {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	res := runResult{
+		SessionID:    string(r.sid),
+		StopReason:   string(r.stop),
+		ExitCode:     code,
+		Error:        msg,
+		Text:         r.text.String(),
+		ToolCalls:    []toolRecord{},
+		FilesChanged: []string{},
+		Permissions:  slices.Clone(r.perms),
+		DurationMs:   time.Since(r.start).Milliseconds(),
+	}
+	if res.Permissions == nil {
+		res.Permissions = []permRecord{}
+	}
+	for _, t := range r.toolOrder {
+		st := string(t.status)
+		if st == "" {
+			st = string(acp.ToolCallStatusPending)
+		}
+		res.ToolCalls = append(res.ToolCalls, toolRecord{ID: string(t.id), Title: t.title, Kind: string(t.kind), Status: st})
+	}
+	for f := range r.files {
+		res.FilesChanged = append(res.FilesChanged, f)
+	}
+	slices.Sort(res.FilesChanged)
+	if u := r.usage; u != nil {
+		res.Usage = &usageRecord{ContextUsed: u.Used, ContextSize: u.Size}
+		if u.Cost != nil {
+			res.Usage.Cost = &costRecord{Amount: u.Cost.Amount, Currency: u.Cost.Currency}
+		}
+	}
+	return res
+}
+
+// summaryLine is the one-line end of a text run: stop reason, tool calls,
+// tokens and cost when known, duration.
+func summaryLine(res runResult) string {
+	parts := []string{}
+	switch {
+	case res.StopReason != "":
+		parts = append(parts, strings.ReplaceAll(res.StopReason, "_", " "))
+	case res.Error != "":
+		parts = append(parts, "failed")
+	default:
+		parts = append(parts, "stopped")
+	}
+	failed := 0
+	for _, t := range res.ToolCalls {
+		if t.Status == string(acp.ToolCallStatusFailed) {
+			failed++
+		}
+	}
+	n := len(res.ToolCalls)
+	tc := fmt.Sprintf("%d tool call%s", n, plural(n))
+	if failed > 0 {
+		tc += fmt.Sprintf(" (%d failed)", failed)
+	}
+	parts = append(parts, tc)
+	if u := res.Usage; u != nil {
+		if u.ContextSize > 0 {
+			parts = append(parts, fmt.Sprintf("%s/%s tokens", tokens(u.ContextUsed), tokens(u.ContextSize)))
+		} else {
+			parts = append(parts, tokens(u.ContextUsed)+" tokens")
+		}
+		if u.Cost != nil {
+			if u.Cost.Currency == "USD" {
+				parts = append(parts, fmt.Sprintf("$%.4f", u.Cost.Amount))
+			} else {
+				parts = append(parts, fmt.Sprintf("%.4f %s", u.Cost.Amount, u.Cost.Currency))
+			}
+		}
+	}
+	parts = append(parts, fmtDuration(time.Duration(res.DurationMs)*time.Millisecond))
+	return strings.Join(parts, " · ")
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func tokens(n uint64) string {
+	if n >= 10000 {
+		return strconv.FormatFloat(float64(n)/1000, 'f', 1, 64) + "k"
+	}
+	return strconv.FormatUint(n, 10)
+}
+
+func fmtDuration(d time.Duration) string {
+	if d < time.Minute {
+		return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s"
+	}
+	return d.Round(time.Second).String()
+}
+
+// jsonOutput is --output json and stream-json: stdout carries JSON only.
+type jsonOutput struct {
+	mu     sync.Mutex
+	stdout io.Writer
+	stderr io.Writer
+	enc    *json.Encoder
+	stream bool
+	quiet  bool
+}
+
+func (o *jsonOutput) start() {}
+func (o *jsonOutput) stop()  {}
+
+func (o *jsonOutput) update(n acp.SessionNotification, _ toolInfo) {
+	if o.stream {
+		o.write(n)
+	}
+}
+
+func (o *jsonOutput) write(v any) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.enc.Encode(v)
+}
+
+func (o *jsonOutput) notice(s string) {
+	if o.quiet && !strings.Contains(s, "rejected") {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	fmt.Fprintln(o.stderr, oneLine(s))
+}
+
+func (o *jsonOutput) ask(ctx context.Context, t *toolInfo, options []acp.PermissionOption, tty *ttyReader, cancel <-chan struct{}) (acp.RequestPermissionResponse, error) {
+	return askLines(ctx, o.stderr, t, options, tty, cancel)
+}
+
+func (o *jsonOutput) result(res runResult) { o.write(res) }
+
+// plainOutput is the text output without a live view: the answer streams
+// to stdout, one line per event on stderr, no colour, no cursor movement.
+type plainOutput struct {
+	mu     sync.Mutex
+	stdout io.Writer
+	stderr io.Writer
+	quiet  bool
+	// breakLines ends a partial line of the answer before a line on stderr
+	// (both are the same terminal).
+	breakLines bool
+
+	midLine   bool // stdout does not end with a newline
+	thinking  bool
+	lastMsg   acp.MessageID // of the last agent text
+	sinceText bool          // tool calls or a plan came after the last agent text
+	started   map[acp.ToolCallID]bool
+	ended     map[acp.ToolCallID]bool
+}
+
+func (o *plainOutput) start() {}
+
+func (o *plainOutput) update(n acp.SessionNotification, tool toolInfo) {
+	u := n.Update
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if u.AgentThoughtChunk == nil {
+		o.thinking = false
+	}
+	if u.AgentMessageChunk == nil && u.AgentThoughtChunk == nil {
+		o.sinceText = u.ToolCall != nil || u.ToolCallUpdate != nil || u.Plan != nil || o.sinceText
+	}
+	switch {
+	case u.AgentMessageChunk != nil:
+		if t := u.AgentMessageChunk.Content.Text; t != nil && t.Text != "" {
+			var id acp.MessageID
+			if m := u.AgentMessageChunk.MessageID; m != nil {
+				id = *m
+			}
+			if o.midLine && (o.sinceText || id != o.lastMsg) {
+				io.WriteString(o.stdout, "\n") // a new message starts on a new line
+			}
+			o.lastMsg, o.sinceText = id, false
+			io.WriteString(o.stdout, t.Text)
+			o.midLine = !strings.HasSuffix(t.Text, "\n")
+		}
+	case u.AgentThoughtChunk != nil:
+		if !o.thinking {
+			o.thinking = true
+			o.line("… thinking")
+		}
+	case u.ToolCall != nil, u.ToolCallUpdate != nil:
+		o.tool(tool)
+	case u.Plan != nil:
+		o.line("▸ plan")
+		for _, e := range u.Plan.Entries {
+			o.line("  " + planMark(e.Status, false) + " " + oneLine(e.Content))
+		}
+	}
+}
+
+func planMark(s acp.PlanEntryStatus, fancy bool) string {
+	switch s {
+	case acp.PlanEntryStatusCompleted:
+		if fancy {
+			return "☑"
+		}
+		return "[x]"
+	case acp.PlanEntryStatusInProgress:
+		if fancy {
+			return "◐"
+		}
+		return "[~]"
+	}
+	if fancy {
+		return "☐"
+	}
+	return "[ ]"
+}
+
+// tool notes a tool call that started or ended (o.mu held). Titles often
+// become precise only after the call was announced, so the start is
+// printed when the call runs.
+func (o *plainOutput) tool(t toolInfo) {
+	if o.started == nil {
+		o.started, o.ended = map[acp.ToolCallID]bool{}, map[acp.ToolCallID]bool{}
+	}
+	if o.ended[t.id] {
+		return
+	}
+	switch t.status {
+	case acp.ToolCallStatusInProgress:
+		if !o.started[t.id] {
+			o.started[t.id] = true
+			o.line("▸ " + t.title)
+		}
+	case acp.ToolCallStatusCompleted:
+		o.ended[t.id] = true
+		o.line("✓ " + t.title)
+		if isEdit(t.kind) {
+			for _, d := range t.diffs {
+				for _, l := range diffLines(d, maxDiffLines) {
+					o.line("    " + l.text)
+				}
+			}
+		}
+	case acp.ToolCallStatusFailed:
+		o.ended[t.id] = true
+		o.line("✗ " + t.title)
+	}
+}
+
+// line prints one line on stderr (o.mu held).
+func (o *plainOutput) line(s string) {
+	if o.quiet {
+		return
+	}
+	o.forceLine(s)
+}
+
+func (o *plainOutput) forceLine(s string) {
+	if o.breakLines && o.midLine {
+		io.WriteString(o.stdout, "\n")
+		o.midLine = false
+	}
+	fmt.Fprintln(o.stderr, strings.TrimRight(s, " "))
+}
+
+func (o *plainOutput) notice(s string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.quiet && !strings.Contains(s, "rejected") {
+		return
+	}
+	o.forceLine(oneLine(s))
+}
+
+func (o *plainOutput) ask(ctx context.Context, t *toolInfo, options []acp.PermissionOption, tty *ttyReader, cancel <-chan struct{}) (acp.RequestPermissionResponse, error) {
+	o.mu.Lock()
+	if o.breakLines && o.midLine {
+		io.WriteString(o.stdout, "\n")
+		o.midLine = false
+	}
+	o.mu.Unlock()
+	return askLines(ctx, o.stderr, t, options, tty, cancel)
+}
+
+func (o *plainOutput) stop() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.midLine {
+		io.WriteString(o.stdout, "\n")
+		o.midLine = false
+	}
+}
+
+func (o *plainOutput) result(res runResult) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.quiet {
+		fmt.Fprintln(o.stderr, "— "+summaryLine(res))
+	}
+}
+
+// askLines asks on the terminal with numbered options, one line per answer.
+// It fails closed: the end of the terminal's input rejects.
+func askLines(ctx context.Context, w io.Writer, t *toolInfo, options []acp.PermissionOption, tty *ttyReader, cancel <-chan struct{}) (acp.RequestPermissionResponse, error) {
+	reject := rejectOutcome(options)
+	for {
+		fmt.Fprintf(w, "? %s\n", oneLine(t.title))
+		if c := t.command(); c != "" && t.kind == acp.ToolKindExecute {
+			fmt.Fprintf(w, "  $ %s\n", oneLine(c))
+		}
+		for i, o := range options {
+			fmt.Fprintf(w, "  %d) %s\n", i+1, oneLine(o.Name))
+		}
+		fmt.Fprintf(w, "choose [1-%d]: ", len(options))
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(w)
+			return acp.RequestPermissionResponse{}, ctx.Err()
+		case <-cancel:
+			fmt.Fprintln(w)
+			return cancelledOutcome(), nil
+		case line, ok := <-tty.lines:
+			if !ok {
+				fmt.Fprintln(w, "\nacpd run: end of input; rejecting")
+				return reject, nil
+			}
+			if n, err := strconv.Atoi(strings.TrimSpace(line)); err == nil && n >= 1 && n <= len(options) {
+				return acp.RequestPermissionResponse{Outcome: acp.RequestPermissionOutcome{
+					Selected: &acp.SelectedPermissionOutcome{OptionID: options[n-1].OptionID},
+				}}, nil
+			}
+		}
+	}
+}
+
+func cancelledOutcome() acp.RequestPermissionResponse {
+	return acp.RequestPermissionResponse{Outcome: acp.RequestPermissionOutcome{Cancelled: &acp.RequestPermissionOutcomeCancelled{}}}
+}
+
+func rejectOutcome(options []acp.PermissionOption) acp.RequestPermissionResponse {
+	return client.Select(options, acp.PermissionOptionKindRejectOnce, acp.PermissionOptionKindRejectAlways)
+}
+
+// noColor reports whether NO_COLOR asks for output without colour (any
+// non-empty value, https://no-color.org).
+func noColor() bool { return os.Getenv("NO_COLOR") != "" }
+
+// newLiveView is the terminal view (runview.go will replace this).
+func newLiveView(r *runner, stdoutTTY bool) output {
+	return &plainOutput{stdout: r.stdout, stderr: r.stderr, quiet: r.flags.quiet, breakLines: stdoutTTY}
+}
