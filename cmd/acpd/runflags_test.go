@@ -204,6 +204,8 @@ func TestRunMCPConfig(t *testing.T) {
 {"type":"text","text":"Echoed."}
 {"type":"finish"}
 `)
+	// A loaded machine may start node slower than the default grace.
+	iso.writeUserConfig(t, "[agent]\nmcp_grace_ms = 60000\n")
 	cfg, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
 		"everything": map[string]any{"command": node, "args": []string{entry, "stdio"}},
 	}})
