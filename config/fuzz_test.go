@@ -2,6 +2,7 @@ package config
 
 import (
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"testing"
@@ -24,6 +25,7 @@ func FuzzLoadFile(f *testing.F) {
 		"env = { allow = [\"A\"] }\n",
 		"[log\n",
 		"x = [[[[[[1]]]]]]\n",
+		"[sandbox]\nmode = \"off\"\nnetwork = true\nwritable = [\"/a\", \"/c\"]\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -39,10 +41,14 @@ func FuzzLoadFile(f *testing.F) {
 					t.Fatalf("user file accepted rule %+v", r)
 				}
 			}
+			if !slices.Contains(sandboxModes, u.Sandbox.Mode) || slices.ContainsFunc(u.Sandbox.Writable, func(w string) bool { return !filepath.IsAbs(w) }) {
+				t.Fatalf("user file accepted sandbox %+v", u.Sandbox)
+			}
 		}
 
 		base := defaults()
 		base.Agent.DefaultMode = "full"
+		base.Sandbox = SandboxConfig{Mode: "workspace-write", Writable: []string{"/a", "/b"}}
 		p := base.clone()
 		if err := loadProject(&p, "/proj/.acpd/config.toml", data); err != nil {
 			if !reflect.DeepEqual(p, base) {
@@ -53,6 +59,10 @@ func FuzzLoadFile(f *testing.F) {
 		if p.Log != base.Log || p.State != base.State || p.Protocol != base.Protocol ||
 			!reflect.DeepEqual(p.Env, base.Env) || !reflect.DeepEqual(p.Providers, base.Providers) {
 			t.Fatalf("project file changed a user-only setting: %+v", p)
+		}
+		if sandboxRank(p.Sandbox.Mode) > sandboxRank(base.Sandbox.Mode) || p.Sandbox.Network ||
+			slices.ContainsFunc(p.Sandbox.Writable, func(w string) bool { return !slices.Contains(base.Sandbox.Writable, w) }) {
+			t.Fatalf("project file loosened the sandbox: %+v", p.Sandbox)
 		}
 		if p.Agent.DefaultMode != "full" && !slices.Contains(projectModes, p.Agent.DefaultMode) {
 			t.Fatalf("project file set mode %q", p.Agent.DefaultMode)
