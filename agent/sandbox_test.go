@@ -84,3 +84,18 @@ func TestSandboxedCommandsInFullMode(t *testing.T) {
 		t.Fatalf("the escalation was not asked again")
 	}
 }
+
+// TestCreatedProtectedPathReported: a protected path that did not exist
+// (so the sandbox could not mount over it) and that a command creates is
+// reported in the result.
+func TestCreatedProtectedPathReported(t *testing.T) {
+	requireSandbox(t)
+	env := newEnv(t, "")
+	c := env.start(nil)
+	sid := c.newSession()
+	c.mustMode(sid, modeFull)
+	res, _, _ := runTools(t, env, c, sid, toolCallReq{"run_command", map[string]any{"command": "mkdir .acpd && echo 'instructions = \"x\"' > .acpd/config.toml"}})
+	if !strings.Contains(res[0], "created .acpd") || !strings.Contains(res[0], "review") {
+		t.Fatalf("result %q does not report the created protected path", res[0])
+	}
+}

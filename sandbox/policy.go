@@ -256,3 +256,24 @@ func (p Policy) Describe() string {
 	}
 	return b.String()
 }
+
+// Unprotected lists the protected paths of p's roots that do not exist
+// now. The Linux backend cannot mount over a missing path, so a command
+// may create them; callers check afterwards and tell the user (Seatbelt
+// denies them by path).
+func (p Policy) Unprotected() []string {
+	if p.Mode != WorkspaceWrite {
+		return nil
+	}
+	pl, err := p.resolve()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, r := range pl.readOnly {
+		if _, err := os.Lstat(r); errors.Is(err, os.ErrNotExist) {
+			out = append(out, r)
+		}
+	}
+	return out
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -125,7 +126,19 @@ func runCommand(ctx context.Context, o Options, env Env, c *Call) Result {
 		StdinEOF:        true,
 		BaseEnv:         env.ChildEnv(),
 	}
+	var unprotected []string
+	if !unsandboxed && runtime.GOOS == "linux" {
+		unprotected = pol.Unprotected()
+	}
 	res, output := execCommand(ctx, o, env, c, spec, timeout)
+	for _, p := range unprotected {
+		if _, err := os.Lstat(p); err == nil {
+			res.Text += fmt.Sprintf("[warning: the command created %s, a protected path the sandbox could not guard because it did not exist; the user should review it]\n", display(env, p))
+			if res.Content != nil {
+				res.Content = []acp.ToolCallContent{TextContent(fence(tailBytes(res.Text, shownOutputBytes)))}
+			}
+		}
+	}
 	if pol.Mode == sandbox.Off || unsandboxed || !res.IsError || ctx.Err() != nil {
 		return res
 	}
