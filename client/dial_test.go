@@ -59,7 +59,13 @@ func runTestAgent(dir string) int {
 	handler := func(ctx context.Context, method string, params json.RawMessage) (any, error) {
 		switch method {
 		case acp.AgentMethodInitialize:
-			return acp.InitializeResponse{ProtocolVersion: 1, AgentCapabilities: &acp.AgentCapabilities{LoadSession: true}}, nil
+			// Like codex-acp: an auth method of a type the schema lacks,
+			// and a notification no client knows.
+			acp.AfterReply(ctx, func() {
+				conn.Notify(ctx, "_auth/status_update", map[string]string{"status": "ok"})
+			})
+			return json.RawMessage(`{"protocolVersion":1,"agentCapabilities":{"loadSession":true},` +
+				`"authMethods":[{"type":"env_var","id":"key","name":"API key","vars":[{"name":"TEST_KEY"}]}]}`), nil
 		case acp.AgentMethodSessionNew:
 			return acp.NewSessionResponse{SessionID: "s1", Modes: modes}, nil
 		case acp.AgentMethodSessionLoad:
@@ -217,6 +223,9 @@ func TestDialSessionModesNoStrays(t *testing.T) {
 	tr, dir := testAgent(t, false)
 	var got texts
 	c := dialTest(t, tr, Options{OnUpdate: got.add})
+	if ms := c.Initialize().AuthMethods; len(ms) != 1 || ms[0].Other == nil {
+		t.Errorf("auth methods = %+v, want the unknown env_var method kept", ms)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), testWait)
 	defer cancel()
 	s, err := c.NewSession(ctx, SessionParams{Cwd: t.TempDir()})
