@@ -2,22 +2,12 @@ package terminal
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io"
-	"os"
-	"os/exec"
 	"strconv"
 	"sync"
-	"sync/atomic"
-	"syscall"
 	"time"
 
 	"acpd/internal/procgroup"
 	"acpd/internal/tailbuf"
-
-	"github.com/creack/pty"
-	"golang.org/x/sys/unix"
 )
 
 const (
@@ -32,25 +22,18 @@ const (
 	// writing forever).
 	drainIdle = 100 * time.Millisecond
 	drainMax  = time.Second
-	// finalDrainReads bounds the non-blocking reads of data that was
-	// already buffered in the kernel when the drain deadline passed.
-	finalDrainReads = 16
 )
 
-// ptyTerminal is a command running on a local PTY. Its reader goroutine
-// copies PTY output into buf; its supervisor goroutine reaps the command,
-// ends the reader once the output is drained, closes the PTY master and
-// publishes the exit status. Both goroutines are counted in Manager.wg.
+// ptyTerminal is a command running on a local PTY (a pseudo console on
+// Windows). Its reader goroutine copies PTY output into buf; its supervisor
+// goroutine reaps the command, ends the reader once the output is drained,
+// closes the PTY and publishes the exit status. Both goroutines are counted in Manager.wg.
 type ptyTerminal struct {
-	id     string
-	m      *Manager
-	pid    int // also the process group and session ID
-	group  *procgroup.Group
-	master *os.File
-
-	// drainStart is the UnixNano time the drain began, 0 while the
-	// direct child runs.
-	drainStart atomic.Int64
+	id    string
+	m     *Manager
+	pid   int // on Unix also the process group and session ID
+	group *procgroup.Group
+	ptyIO
 
 	mu       sync.Mutex
 	buf      *tailbuf.Buffer // nil once released
@@ -58,189 +41,6 @@ type ptyTerminal struct {
 	released bool
 
 	done chan struct{}
-}
-
-// start opens a PTY and starts the command on it. The caller holds m.mu.
-func start(m *Manager, id, prog string, spec Spec, env []string, limit int) (_ *ptyTerminal, err error) {
-	blockingMaster, tty, err := pty.Open()
-	if err != nil {
-		return nil, fmt.Errorf("terminal: open pty: %w", err)
-	}
-	// The parent's copy of the slave is closed as soon as the child has
-	// it, so that the master reports EIO once the child (and whatever
-	// inherited the terminal) is gone.
-	defer tty.Close()
-	master, err := pollable(blockingMaster)
-	blockingMaster.Close()
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err != nil {
-			master.Close()
-		}
-	}()
-	if err := configureTTY(tty); err != nil {
-		return nil, err
-	}
-
-	var stdin *os.File = tty
-	if spec.StdinEOF {
-		devNull, err := os.Open(os.DevNull)
-		if err != nil {
-			return nil, fmt.Errorf("terminal: %w", err)
-		}
-		defer devNull.Close()
-		stdin = devNull
-	}
-	if err := closeOnExecAll(); err != nil {
-		return nil, err
-	}
-	cmd := &exec.Cmd{
-		Path:   prog,
-		Args:   append([]string{spec.Command}, spec.Args...),
-		Env:    env,
-		Dir:    spec.Cwd,
-		Stdin:  stdin,
-		Stdout: tty,
-		Stderr: tty,
-		SysProcAttr: &syscall.SysProcAttr{
-			Setsid:  true,
-			Setctty: true,
-			Ctty:    1, // the child's stdout, which is always the PTY
-		},
-	}
-	group, err := procgroup.Start(cmd)
-	if err != nil {
-		return nil, fmt.Errorf("terminal: start %q: %w", spec.Command, err)
-	}
-	tty.Close()
-
-	t := &ptyTerminal{
-		id:     id,
-		m:      m,
-		pid:    cmd.Process.Pid,
-		group:  group,
-		master: master,
-		buf:    tailbuf.New(limit),
-		done:   make(chan struct{}),
-	}
-	readerDone := make(chan struct{})
-	m.wg.Go(func() {
-		defer close(readerDone)
-		t.readLoop()
-	})
-	m.wg.Go(func() { t.supervise(cmd, readerDone) })
-	return t, nil
-}
-
-// closeRangeCloexec is CLOSE_RANGE_CLOEXEC from <linux/close_range.h>.
-const closeRangeCloexec = 1 << 2
-
-// closeOnExecAll marks every descriptor >= 3 of this process close-on-exec,
-// so that descriptors the daemon inherited without the flag (from an
-// editor, say) do not leak into commands. os/exec clears the flag on the
-// descriptors it passes on purpose, so this does not affect other users of
-// os/exec.
-func closeOnExecAll() error {
-	if err := unix.CloseRange(3, ^uint(0), closeRangeCloexec); err == nil {
-		return nil
-	}
-	// Kernels before 5.11: walk /proc/self/fd.
-	d, err := os.Open("/proc/self/fd")
-	if err != nil {
-		return fmt.Errorf("terminal: cannot mark descriptors close-on-exec: %w", err)
-	}
-	defer d.Close()
-	names, err := d.Readdirnames(-1)
-	if err != nil {
-		return fmt.Errorf("terminal: cannot mark descriptors close-on-exec: %w", err)
-	}
-	for _, name := range names {
-		fd, err := strconv.Atoi(name)
-		if err != nil || fd < 3 {
-			continue
-		}
-		flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0)
-		if err != nil || flags&unix.FD_CLOEXEC != 0 {
-			continue // closed meanwhile, or already marked
-		}
-		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, flags|unix.FD_CLOEXEC); err != nil {
-			return fmt.Errorf("terminal: mark descriptor %d close-on-exec: %w", fd, err)
-		}
-	}
-	return nil
-}
-
-// configureTTY sets the window size and switches off output
-// post-processing (ONLCR) so output keeps the program's line endings.
-func configureTTY(tty *os.File) error {
-	if err := pty.Setsize(tty, &pty.Winsize{Rows: ptyRows, Cols: ptyCols}); err != nil {
-		return fmt.Errorf("terminal: set pty size: %w", err)
-	}
-	fd := int(tty.Fd())
-	tio, err := unix.IoctlGetTermios(fd, unix.TCGETS)
-	if err != nil {
-		return fmt.Errorf("terminal: get termios: %w", err)
-	}
-	tio.Oflag &^= unix.ONLCR
-	if err := unix.IoctlSetTermios(fd, unix.TCSETS, tio); err != nil {
-		return fmt.Errorf("terminal: set termios: %w", err)
-	}
-	return nil
-}
-
-// pollable returns a non-blocking, poller-registered duplicate of the PTY
-// master (pty.Open leaves it in blocking mode), so that read deadlines
-// work. The caller still owns and closes f.
-func pollable(f *os.File) (*os.File, error) {
-	var dupErr error
-	fd := -1
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return nil, fmt.Errorf("terminal: pty master: %w", err)
-	}
-	if err := rc.Control(func(s uintptr) {
-		fd, dupErr = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0)
-	}); err != nil {
-		return nil, fmt.Errorf("terminal: pty master: %w", err)
-	}
-	if dupErr != nil {
-		return nil, fmt.Errorf("terminal: dup pty master: %w", dupErr)
-	}
-	if err := unix.SetNonblock(fd, true); err != nil {
-		unix.Close(fd)
-		return nil, fmt.Errorf("terminal: pty master: %w", err)
-	}
-	nf := os.NewFile(uintptr(fd), "/dev/ptmx")
-	if err := nf.SetReadDeadline(time.Time{}); err != nil {
-		nf.Close()
-		return nil, fmt.Errorf("terminal: pty master is not pollable: %w", err)
-	}
-	return nf, nil
-}
-
-// readLoop copies PTY output into the buffer until the PTY reports end of
-// output (EIO on Linux once no process holds the slave open) or the drain
-// deadline passes.
-func (t *ptyTerminal) readLoop() {
-	buf := make([]byte, readChunk)
-	for {
-		n, err := t.master.Read(buf)
-		t.append(buf[:n])
-		if err == nil {
-			t.extendDrain()
-			continue
-		}
-		switch {
-		case errors.Is(err, os.ErrDeadlineExceeded):
-			t.finalDrain(buf)
-		case errors.Is(err, syscall.EIO), errors.Is(err, io.EOF):
-		default:
-			t.m.log.Warn("terminal: reading pty", "id", t.id, "err", err)
-		}
-		return
-	}
 }
 
 func (t *ptyTerminal) append(p []byte) {
@@ -252,80 +52,6 @@ func (t *ptyTerminal) append(p []byte) {
 		_, _ = t.buf.Write(p)
 	}
 	t.mu.Unlock()
-}
-
-// extendDrain pushes the read deadline out by drainIdle after output
-// arrived while draining, but never past drainStart+drainMax.
-func (t *ptyTerminal) extendDrain() {
-	s := t.drainStart.Load()
-	if s == 0 {
-		return
-	}
-	d := time.Now().Add(drainIdle)
-	if limit := time.Unix(0, s).Add(drainMax); d.After(limit) {
-		d = limit
-	}
-	_ = t.master.SetReadDeadline(d)
-}
-
-// finalDrain reads, without waiting, output the kernel had already buffered
-// when the drain deadline passed (the reader may simply not have been
-// scheduled in time).
-func (t *ptyTerminal) finalDrain(buf []byte) {
-	_ = t.master.SetReadDeadline(time.Time{})
-	rc, err := t.master.SyscallConn()
-	if err != nil {
-		return
-	}
-	_ = rc.Read(func(fd uintptr) bool {
-		for range finalDrainReads {
-			n, err := unix.Read(int(fd), buf)
-			if n <= 0 || err != nil {
-				break
-			}
-			t.append(buf[:n])
-		}
-		return true // never wait for more
-	})
-}
-
-// supervise reaps the command, waits for its output to be drained, closes
-// the PTY master and publishes the exit status.
-func (t *ptyTerminal) supervise(cmd *exec.Cmd, readerDone <-chan struct{}) {
-	err := t.group.Wait()
-	status := exitStatusOf(cmd.ProcessState)
-	var exitErr *exec.ExitError
-	if err != nil && !errors.As(err, &exitErr) {
-		t.m.log.Warn("terminal: wait", "id", t.id, "err", err)
-	}
-
-	t.drainStart.Store(time.Now().UnixNano())
-	_ = t.master.SetReadDeadline(time.Now().Add(drainIdle))
-	<-readerDone // bounded by drainMax plus a final non-blocking read
-	if err := t.master.Close(); err != nil {
-		t.m.log.Warn("terminal: close pty", "id", t.id, "err", err)
-	}
-
-	t.mu.Lock()
-	t.exit = &status
-	t.mu.Unlock()
-	close(t.done)
-	t.m.log.Debug("terminal exited", "id", t.id, "pid", t.pid, "status", status.String())
-}
-
-func exitStatusOf(ps *os.ProcessState) ExitStatus {
-	if ps == nil {
-		return ExitStatus{}
-	}
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		name := unix.SignalName(ws.Signal())
-		if name == "" {
-			name = "SIG" + strconv.Itoa(int(ws.Signal()))
-		}
-		return ExitStatus{Signal: &name}
-	}
-	code := ps.ExitCode()
-	return ExitStatus{ExitCode: &code}
 }
 
 // String formats the status for logs, e.g. "exit 3" or "signal SIGKILL".

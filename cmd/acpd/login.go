@@ -10,8 +10,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
 
 	"acpd/model/provider"
 )
@@ -105,13 +105,12 @@ func newLogoutCmd() *cobra.Command {
 // readSecret reads one line from the terminal with echo off, or from in when
 // standard input is not a terminal.
 func readSecret(in *bufio.Reader) (string, error) {
-	fd := int(os.Stdin.Fd())
-	if t, err := unix.IoctlGetTermios(fd, unix.TCGETS); err == nil {
-		quiet := *t
-		quiet.Lflag &^= unix.ECHO
-		if err := unix.IoctlSetTermios(fd, unix.TCSETS, &quiet); err == nil {
-			defer unix.IoctlSetTermios(fd, unix.TCSETS, t)
+	if fd := os.Stdin.Fd(); in.Buffered() == 0 && term.IsTerminal(fd) {
+		b, err := term.ReadPassword(fd) // echo off, on every platform
+		if err != nil {
+			return "", err
 		}
+		return strings.TrimSpace(string(b)), nil
 	}
 	line, err := in.ReadString('\n')
 	if err != nil && !errors.Is(err, io.EOF) {

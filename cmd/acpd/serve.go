@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/log"
+	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
 
 	"acpd/acp"
 	"acpd/agent"
@@ -145,7 +145,4 @@ func newLocalAgent(loader *config.Loader, lg *log.Logger) (*agent.Agent, io.Clos
 	}), closeModels, nil
 }
 
-func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
-}
+func isTerminal(f *os.File) bool { return term.IsTerminal(f.Fd()) }
