@@ -2,7 +2,6 @@ package session
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"acpd/internal/filelock"
 )
 
 // LockedError reports that a session is open (locked) elsewhere: in another
@@ -107,26 +106,9 @@ func unclaim(path string) {
 	inProcess.mu.Unlock()
 }
 
-// flockNB takes a non-blocking exclusive flock on f, retrying on EINTR.
-// It reports false (and no error) when somebody else holds it.
-func flockNB(f *os.File) (bool, error) {
-	for {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		switch {
-		case err == nil:
-			return true, nil
-		case errors.Is(err, unix.EINTR):
-			continue
-		case errors.Is(err, unix.EWOULDBLOCK):
-			return false, nil
-		default:
-			return false, err
-		}
-	}
-}
-
 // lockFile opens (creating if needed) the lock file at path, the lock of
-// session id, and takes an exclusive flock on it without blocking. On success
+// session id, and takes an exclusive lock on it without blocking (flock,
+// LockFileEx on Windows; see internal/filelock). On success
 // the returned file holds the lock until it is closed (or the process dies).
 // When the file is held elsewhere, it returns a *LockedError naming the holder
 // recorded in the file.
@@ -139,10 +121,10 @@ func lockFile(path, id string) (*os.File, error) {
 		if err != nil {
 			return nil, err
 		}
-		ok, err := flockNB(f)
+		ok, err := filelock.TryLock(f)
 		if err != nil {
 			f.Close()
-			return nil, fmt.Errorf("session: flock %s: %w", path, err)
+			return nil, fmt.Errorf("session: lock %s: %w", path, err)
 		}
 		if !ok {
 			err := lockedBy(id, f)
@@ -179,7 +161,7 @@ func writeHolder(f *os.File, h holderInfo) error {
 // holder is stuck (e.g. stopped); failing beats hanging forever.
 const lockIndexTimeout = 30 * time.Second
 
-// lockWait takes an exclusive flock on the file at path, polling with
+// lockWait takes an exclusive lock on the file at path, polling with
 // backoff for at most lockIndexTimeout.
 func lockWait(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
@@ -189,10 +171,10 @@ func lockWait(path string) (*os.File, error) {
 	deadline := time.Now().Add(lockIndexTimeout)
 	delay := 500 * time.Microsecond
 	for {
-		ok, err := flockNB(f)
+		ok, err := filelock.TryLock(f)
 		if err != nil {
 			f.Close()
-			return nil, fmt.Errorf("session: flock %s: %w", path, err)
+			return nil, fmt.Errorf("session: lock %s: %w", path, err)
 		}
 		if ok {
 			return f, nil

@@ -196,10 +196,13 @@ func (s *Store) lock(id string) (*sessionLock, error) {
 }
 
 // release drops the lock; with remove, the lock file is unlinked first (while
-// still held, see lockFile).
+// still held, see lockFile). Where an open file cannot be unlinked
+// (Windows), it is unlinked right after closing instead, and left in place
+// if another process has opened it meanwhile: an empty lock file is
+// harmless.
 func (l *sessionLock) release(remove bool) error {
 	var err error
-	if remove {
+	if remove && unlinkOpen {
 		if rerr := os.Remove(l.s.lockPath(l.id)); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
 			err = rerr
 		}
@@ -209,6 +212,11 @@ func (l *sessionLock) release(remove bool) error {
 	}
 	if cerr := l.f.Close(); err == nil {
 		err = cerr
+	}
+	if remove && !unlinkOpen {
+		if rerr := os.Remove(l.s.lockPath(l.id)); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) && !inUse(rerr) && err == nil {
+			err = rerr
+		}
 	}
 	unclaim(l.s.lockKey(l.id))
 	return err

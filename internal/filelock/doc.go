@@ -1,5 +1,46 @@
 // Package filelock takes exclusive, advisory, whole-file locks between
 // processes (flock(2) on unix, LockFileEx on Windows). A lock dies with its
 // process, so a crash never leaves a file locked. Used for files several
-// acpd processes rewrite: remembered permissions and stored credentials.
+// acpd processes rewrite (remembered permissions, stored credentials) and,
+// through [TryLock], for the session store's session and index locks.
+//
+// On Windows the lock covers one byte far beyond any content (offset 2^62),
+// because LockFileEx locks are mandatory for the range they cover: readers
+// of a lock file's content (the session lock's holder record) are never
+// blocked.
 package filelock
+
+import (
+	"fmt"
+	"os"
+	"time"
+)
+
+// lockPoll is how often a contended lock is retried.
+const lockPoll = 10 * time.Millisecond
+
+// Lock takes an exclusive lock on path (created 0600 if missing), waiting
+// at most timeout for another holder. The returned function releases the
+// lock.
+func Lock(path string, timeout time.Duration) (unlock func(), err error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, err := TryLock(f)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		if ok {
+			return func() { _ = f.Close() }, nil // closing releases the lock
+		}
+		if time.Now().After(deadline) {
+			f.Close()
+			return nil, fmt.Errorf("timed out after %v waiting for %s (held by another acpd process)", timeout, path)
+		}
+		time.Sleep(lockPoll)
+	}
+}

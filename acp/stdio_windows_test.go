@@ -1,0 +1,108 @@
+//go:build windows
+
+package acp
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/windows"
+)
+
+// protectChildEnv makes the test binary act as ProtectStdout's subject (see
+// TestMain): ProtectStdout changes process-wide handles, so it runs in a
+// child process.
+const protectChildEnv = "ACP_TEST_PROTECT_STDOUT_CHILD"
+
+const protoLine = "protocol-line\n"
+
+func TestProtectStdout(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), protectChildEnv+"=pipe")
+	cmd.Stdout = w
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	out, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("child failed: %v\nstderr:\n%s", err, stderr.String())
+	}
+	if !bytes.HasPrefix(out, []byte(protoLine)) {
+		t.Fatalf("protocol stream starts with %q", out[:min(len(out), 64)])
+	}
+	if bytes.Contains(out, []byte("stray")) {
+		t.Fatal("a stray stdout write reached the protocol stream")
+	}
+	for _, want := range []string{"stray via os.Stdout", "stray via the std handle", "child ok"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+		}
+	}
+}
+
+func protectStdoutChild() int {
+	if err := runProtectStdoutChild(); err != nil {
+		fmt.Fprintln(os.Stderr, "child error:", err)
+		return 1
+	}
+	fmt.Fprintln(os.Stderr, "child ok")
+	return 0
+}
+
+func runProtectStdoutChild() error {
+	proto, err := ProtectStdout()
+	if err != nil {
+		return err
+	}
+	if _, err := ProtectStdout(); err == nil {
+		return errors.New("second ProtectStdout succeeded")
+	}
+	if os.Stdout != os.Stderr {
+		return errors.New("os.Stdout does not point at stderr")
+	}
+	fmt.Fprint(os.Stdout, "stray via os.Stdout\n")
+	h, err := windows.GetStdHandle(windows.STD_OUTPUT_HANDLE)
+	if err != nil {
+		return err
+	}
+	var n uint32
+	if err := windows.WriteFile(h, []byte("stray via the std handle\n"), &n, nil); err != nil {
+		return err
+	}
+	if _, err := proto.WriteString(protoLine); err != nil {
+		return err
+	}
+	// The parent reads everything, so this write completes; then Close.
+	done := make(chan error, 1)
+	go func() {
+		_, err := proto.Write(bytes.Repeat([]byte("x"), 1<<16))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			return err
+		}
+	case <-time.After(time.Minute):
+		return errors.New("protocol write did not complete")
+	}
+	return proto.Close()
+}
