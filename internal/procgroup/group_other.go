@@ -2,7 +2,10 @@
 
 package procgroup
 
-import "os/exec"
+import (
+	"os"
+	"os/exec"
+)
 
 // sysGroup is only the child where there are neither process groups nor
 // job objects.
@@ -10,12 +13,17 @@ type sysGroup struct{}
 
 func prepare(*exec.Cmd) {}
 
-func (*sysGroup) adopt(*exec.Cmd) error { return nil }
+func (*sysGroup) adopt(int) error { return nil }
 
-func (*sysGroup) terminate(cmd *exec.Cmd) error { return cmd.Process.Kill() }
+func (*sysGroup) terminate(pid int) (bool, error) { return false, nil }
 
-func (*sysGroup) kill(cmd *exec.Cmd) error { _ = cmd.Process.Kill(); return nil }
+func (*sysGroup) kill(pid int) error {
+	if p, err := os.FindProcess(pid); err == nil {
+		_ = p.Kill()
+	}
+	return nil
+}
 
-func (*sysGroup) alive(cmd *exec.Cmd) bool { return cmd.ProcessState == nil }
+func (*sysGroup) alive(int) bool { return true }
 
 func (*sysGroup) close() {}

@@ -22,18 +22,17 @@ func prepare(cmd *exec.Cmd) {
 	}
 }
 
-func (*sysGroup) adopt(*exec.Cmd) error { return nil }
+func (*sysGroup) adopt(int) error { return nil }
 
-func (*sysGroup) terminate(cmd *exec.Cmd) error {
-	err := signalGroup(cmd.Process.Pid, syscall.SIGTERM)
-	_ = signalGroup(cmd.Process.Pid, syscall.SIGCONT)
-	return err
+func (*sysGroup) terminate(pgid int) (bool, error) {
+	err := signalGroup(pgid, syscall.SIGTERM)
+	_ = signalGroup(pgid, syscall.SIGCONT)
+	return err == nil, err
 }
 
-func (*sysGroup) kill(cmd *exec.Cmd) error { return signalGroup(cmd.Process.Pid, syscall.SIGKILL) }
+func (*sysGroup) kill(pgid int) error { return signalGroup(pgid, syscall.SIGKILL) }
 
-func (*sysGroup) alive(cmd *exec.Cmd) bool {
-	pgid := cmd.Process.Pid
+func (*sysGroup) alive(pgid int) bool {
 	if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
 		return false
 	}

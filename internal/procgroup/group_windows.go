@@ -25,7 +25,7 @@ func prepare(cmd *exec.Cmd) {
 	cmd.SysProcAttr.CreationFlags |= windows.CREATE_NEW_PROCESS_GROUP
 }
 
-func (s *sysGroup) adopt(cmd *exec.Cmd) error {
+func (s *sysGroup) adopt(pid int) error {
 	job, err := windows.CreateJobObject(nil, nil)
 	if err != nil {
 		return fmt.Errorf("procgroup: create job object: %w", err)
@@ -36,7 +36,7 @@ func (s *sysGroup) adopt(cmd *exec.Cmd) error {
 		windows.CloseHandle(job)
 		return fmt.Errorf("procgroup: configure job object: %w", err)
 	}
-	h, err := windows.OpenProcess(windows.PROCESS_SET_QUOTA|windows.PROCESS_TERMINATE, false, uint32(cmd.Process.Pid))
+	h, err := windows.OpenProcess(windows.PROCESS_SET_QUOTA|windows.PROCESS_TERMINATE, false, uint32(pid))
 	if err != nil {
 		windows.CloseHandle(job)
 		return fmt.Errorf("procgroup: open child process: %w", err)
@@ -51,14 +51,12 @@ func (s *sysGroup) adopt(cmd *exec.Cmd) error {
 	return nil
 }
 
-func (s *sysGroup) terminate(cmd *exec.Cmd) error {
-	// Only reaches the child when it shares acpd's console; Stop's grace
-	// period then ends in Kill.
-	_ = windows.GenerateConsoleCtrlEvent(windows.CTRL_BREAK_EVENT, uint32(cmd.Process.Pid))
-	return nil
+func (s *sysGroup) terminate(pid int) (bool, error) {
+	// Only reaches the child when it shares acpd's console.
+	return windows.GenerateConsoleCtrlEvent(windows.CTRL_BREAK_EVENT, uint32(pid)) == nil, nil
 }
 
-func (s *sysGroup) kill(*exec.Cmd) error {
+func (s *sysGroup) kill(int) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.job == 0 {
@@ -82,7 +80,7 @@ type basicAccounting struct {
 	TotalTerminatedProcesses  uint32
 }
 
-func (s *sysGroup) alive(*exec.Cmd) bool {
+func (s *sysGroup) alive(int) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.job == 0 {

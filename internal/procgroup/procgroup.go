@@ -10,8 +10,8 @@
 // right after it starts (a grandchild it spawns in those first microseconds
 // may escape) with kill-on-close set, so the tree also dies with acpd;
 // Terminate sends CTRL_BREAK to the child's console process group, which
-// only works when acpd and the child share a console, and Kill terminates
-// the job.
+// only works when acpd and the child share a console (otherwise Stop goes
+// from closing stdin straight to Kill), and Kill terminates the job.
 //
 // Contract: exactly one goroutine waits for the child. Either the owner
 // calls [Group.Wait] (never cmd.Wait) — [Group.Stop] relies on that, and
@@ -27,6 +27,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"os/exec"
 	"sync"
 	"sync/atomic"
@@ -39,8 +40,10 @@ const pollInterval = 10 * time.Millisecond
 // Group is a started child and its process group (job object on Windows).
 // Its methods are safe for concurrent use.
 type Group struct {
-	cmd *exec.Cmd
-	sys sysGroup
+	pid  int
+	wait func() (*os.ProcessState, error)
+	sys  sysGroup
+	ps   *os.ProcessState // set once reaped
 
 	started  atomic.Bool // some goroutine waits for the child
 	waitOnce sync.Once
@@ -82,15 +85,48 @@ func Adopt(cmd *exec.Cmd) (*Group, error) {
 	if cmd.Process == nil {
 		return nil, errors.New("procgroup: command not started")
 	}
-	g := &Group{cmd: cmd, done: make(chan struct{})}
-	if err := g.sys.adopt(cmd); err != nil {
+	wait := func() (*os.ProcessState, error) {
+		err := cmd.Wait()
+		return cmd.ProcessState, err
+	}
+	return adopt(cmd.Process.Pid, wait)
+}
+
+// AdoptProcess returns the Group of p, a process started in a new process
+// group by other means than os/exec (a pseudo console's spawn, say). Wait
+// then waits with p.Wait and reports a failed exit as an *exec.ExitError.
+func AdoptProcess(p *os.Process) (*Group, error) {
+	wait := func() (*os.ProcessState, error) {
+		ps, err := p.Wait()
+		if err == nil && !ps.Success() {
+			err = &exec.ExitError{ProcessState: ps}
+		}
+		return ps, err
+	}
+	return adopt(p.Pid, wait)
+}
+
+func adopt(pid int, wait func() (*os.ProcessState, error)) (*Group, error) {
+	g := &Group{pid: pid, wait: wait, done: make(chan struct{})}
+	if err := g.sys.adopt(pid); err != nil {
 		return nil, err
 	}
 	return g, nil
 }
 
 // Pid is the child's process id (on Unix also the process group id).
-func (g *Group) Pid() int { return g.cmd.Process.Pid }
+func (g *Group) Pid() int { return g.pid }
+
+// ProcessState is the child's exit state once [Group.Wait] has reaped it,
+// else nil.
+func (g *Group) ProcessState() *os.ProcessState {
+	select {
+	case <-g.done:
+		return g.ps
+	default:
+		return nil
+	}
+}
 
 // Wait waits for the child to exit and reaps it, like cmd.Wait; later and
 // concurrent calls return the same result once it has been reaped. Members
@@ -103,7 +139,7 @@ func (g *Group) Wait() error {
 
 func (g *Group) reap() {
 	g.waitOnce.Do(func() {
-		g.waitErr = g.cmd.Wait()
+		g.ps, g.waitErr = g.wait()
 		close(g.done)
 	})
 }
@@ -111,13 +147,15 @@ func (g *Group) reap() {
 // Done is closed once [Group.Wait] has reaped the child.
 func (g *Group) Done() <-chan struct{} { return g.done }
 
-// Terminate asks every member of the group to stop (SIGTERM; CTRL_BREAK on
-// Windows, best effort). A group that is gone is not an error.
-func (g *Group) Terminate() error {
+// Terminate asks every member of the group to stop: SIGTERM on Unix; on
+// Windows CTRL_BREAK, which reaches the child only if it shares acpd's
+// console. sent reports whether the request was delivered (Stop waits for
+// the group only then). A group that is gone is not an error.
+func (g *Group) Terminate() (sent bool, err error) {
 	if g.gone.Load() {
-		return nil
+		return false, nil
 	}
-	return g.sys.terminate(g.cmd)
+	return g.sys.terminate(g.pid)
 }
 
 // Kill kills every member of the group (SIGKILL; TerminateJobObject on
@@ -126,7 +164,7 @@ func (g *Group) Kill() error {
 	if g.gone.Load() {
 		return nil
 	}
-	return g.sys.kill(g.cmd)
+	return g.sys.kill(g.pid)
 }
 
 // Alive reports whether some member of the group still runs. Zombies count
@@ -143,7 +181,7 @@ func (g *Group) Alive() bool {
 		reaped = true
 	default:
 	}
-	alive := g.sys.alive(g.cmd)
+	alive := g.sys.alive(g.pid)
 	if !alive && reaped {
 		g.gone.Store(true)
 	}
@@ -168,7 +206,7 @@ func (g *Group) Close() error {
 //
 //  1. if stdin is not nil, it is closed and the group gets grace to exit
 //     (the polite request for stdio servers and agents);
-//  2. [Group.Terminate], and grace again;
+//  2. [Group.Terminate], and grace again if it was delivered;
 //  3. [Group.Kill];
 //  4. the child is reaped ([Group.Wait], started here if nobody has), the
 //     other members get grace to die, and [Group.Close] kills what is left.
@@ -186,8 +224,11 @@ func (g *Group) Stop(ctx context.Context, stdin io.Closer, grace time.Duration) 
 		g.waitGone(ctx, grace)
 	}
 	if ctx.Err() == nil && g.Alive() {
-		err = g.Terminate()
-		g.waitGone(ctx, grace)
+		var sent bool
+		sent, err = g.Terminate()
+		if sent {
+			g.waitGone(ctx, grace)
+		}
 	}
 	if g.Alive() {
 		err = errors.Join(err, g.Kill())

@@ -115,8 +115,8 @@ func TestWaitConcurrentWithStop(t *testing.T) {
 	if err := g.Kill(); err != nil {
 		t.Error(err)
 	}
-	if err := g.Terminate(); err != nil {
-		t.Error(err)
+	if sent, err := g.Terminate(); sent || err != nil {
+		t.Errorf("Terminate after the group is gone = %v, %v", sent, err)
 	}
 	if err := g.Close(); err != nil {
 		t.Error(err)
