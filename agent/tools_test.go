@@ -2,14 +2,12 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"acpd/acp"
@@ -376,24 +374,10 @@ func TestRunCommandCancel(t *testing.T) {
 			}
 			if processAlive(pid) {
 				t.Errorf("iteration %d: process %d survived the cancelled turn", i, pid)
-				_ = syscall.Kill(pid, syscall.SIGKILL)
+				killPid(pid)
 			}
 		}
 	}
-}
-
-// processAlive reports whether pid is a live process (not a zombie).
-func processAlive(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return false
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// The state follows the command name in parentheses.
-	i := strings.LastIndexByte(string(stat), ')')
-	return i < 0 || i+2 >= len(stat) || stat[i+2] != 'Z'
 }
 
 // TestTerminalOutputMeta: Zed's terminal extension (no terminal capability,

@@ -38,7 +38,7 @@ func (p *proc) waitUpdate(what string, match func(kind string, update json.RawMe
 func processGone(pid int) bool {
 	deadline := time.Now().Add(*flagReplyWait)
 	for time.Now().Before(deadline) {
-		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		if !pidExists(pid) {
 			return true
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -79,7 +79,7 @@ func TestExitWhileACommandRuns(t *testing.T) {
 	}
 	p.close() // fails unless acpd exits 0 within the reply wait
 	if !processGone(pid) {
-		syscall.Kill(pid, syscall.SIGKILL)
+		killPid(pid)
 		t.Errorf("the command (pid %d) outlived acpd", pid)
 	}
 	// The prompt was answered (cancelled) before acpd exited.

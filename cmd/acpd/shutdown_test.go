@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -67,7 +66,7 @@ func TestExitWithStubbornChildren(t *testing.T) {
 	p.close() // fails unless acpd exits 0 within the reply wait
 	for name, pid := range map[string]int{"command": cmdPid, "MCP server": mcpPid} {
 		if !processGone(pid) {
-			syscall.Kill(pid, syscall.SIGKILL)
+			killPid(pid)
 			t.Errorf("the %s (pid %d) outlived acpd", name, pid)
 		}
 	}
