@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"acpd/internal/testdir"
 )
 
 func wantStale(t *testing.T, err error, reason string) {
@@ -289,7 +291,7 @@ func TestSymlinkSwapDuringWrite(t *testing.T) {
 }
 
 func TestEditFileStaleAndApply(t *testing.T) {
-	dir := t.TempDir()
+	dir := testdir.New(t)
 	roots, err := NewRoots(dir)
 	if err != nil {
 		t.Fatal(err)

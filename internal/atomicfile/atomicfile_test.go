@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"acpd/internal/testdir"
 )
 
 // entries returns the names in dir.
@@ -26,7 +28,7 @@ func entries(t *testing.T, dir string) []string {
 }
 
 func TestWriteFileCreatesAndReplaces(t *testing.T) {
-	dir := t.TempDir()
+	dir := testdir.New(t)
 	p := filepath.Join(dir, "f.json")
 	if err := WriteFile(p, []byte("one"), 0o600); err != nil {
 		t.Fatal(err)
@@ -53,7 +55,7 @@ func TestWriteFileModeIgnoresUmask(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("no permission bits")
 	}
-	p := filepath.Join(t.TempDir(), "f")
+	p := filepath.Join(testdir.New(t), "f")
 	if err := WriteFile(p, nil, 0o666); err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +66,7 @@ func TestWriteFileModeIgnoresUmask(t *testing.T) {
 }
 
 func TestWriteFileRefusesNonRegular(t *testing.T) {
-	dir := t.TempDir()
+	dir := testdir.New(t)
 	sub := filepath.Join(dir, "sub")
 	if err := os.Mkdir(sub, 0o700); err != nil {
 		t.Fatal(err)
@@ -81,7 +83,7 @@ func TestWriteFileRefusesNonRegular(t *testing.T) {
 }
 
 func TestWriteFileReplacesSymlink(t *testing.T) {
-	dir := t.TempDir()
+	dir := testdir.New(t)
 	target := filepath.Join(dir, "target")
 	if err := os.WriteFile(target, []byte("old"), 0o600); err != nil {
 		t.Fatal(err)
@@ -104,7 +106,7 @@ func TestWriteFileReplacesSymlink(t *testing.T) {
 // TestWriteFileReadersSeeWholeContent reads while writers replace the file:
 // every read sees one complete version.
 func TestWriteFileReadersSeeWholeContent(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "f")
+	p := filepath.Join(testdir.New(t), "f")
 	a, b := bytes.Repeat([]byte("a"), 1<<16), bytes.Repeat([]byte("b"), 1<<16)
 	if err := WriteFile(p, a, 0o600); err != nil {
 		t.Fatal(err)
@@ -153,7 +155,7 @@ func TestRetryRenameStopsAtOtherErrors(t *testing.T) {
 }
 
 func TestSyncDirAndRoot(t *testing.T) {
-	dir := t.TempDir()
+	dir := testdir.New(t)
 	if err := SyncDir(dir); err != nil {
 		t.Fatal(err)
 	}

@@ -9,10 +9,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"acpd/internal/testdir"
 )
 
 func TestLookPathPathExt(t *testing.T) {
-	dir := t.TempDir()
+	dir := testdir.New(t)
 	if err := os.WriteFile(filepath.Join(dir, "tool.cmd"), []byte("@echo off\r\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
