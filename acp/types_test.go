@@ -709,3 +709,50 @@ func TestTypesObjectScanner(t *testing.T) {
 		t.Errorf("escaped discriminator name: %+v", b)
 	}
 }
+
+// FuzzUnmarshalLenient: the lenient decoding accepts everything the strict
+// one does, with the same value; and what it accepts beyond that differs
+// only by kept unknown variants, which re-encode unchanged.
+func FuzzUnmarshalLenient(f *testing.F) {
+	for _, s := range samples {
+		if s.def == "PromptRequest" || s.def == "InitializeResponse" || s.def == "SessionNotification" {
+			f.Add(s.def, []byte(s.json))
+		}
+	}
+	f.Add("InitializeResponse", []byte(`{"protocolVersion":1,"authMethods":[{"type":"env_var","id":"k","name":"K"}]}`))
+	f.Add("PromptRequest", []byte(`{"sessionId":"s","prompt":[{"type":"video"},{"type":"resource","resource":{"uri":"u"}}]}`))
+	f.Add("SessionNotification", []byte(`{"sessionId":"s","update":{"sessionUpdate":"new_kind","x":[1]}}`))
+	f.Fuzz(func(t *testing.T, def string, data []byte) {
+		mk, ok := newOf[def]
+		if !ok || (def != "PromptRequest" && def != "InitializeResponse" && def != "SessionNotification") {
+			return
+		}
+		strict, lenient := mk(), mk()
+		serr := Unmarshal(data, strict)
+		lerr := UnmarshalLenient(data, lenient)
+		if serr == nil {
+			if lerr != nil {
+				t.Fatalf("%s %q: strict accepted, lenient: %v", def, data, lerr)
+			}
+			if !reflect.DeepEqual(strict, lenient) {
+				t.Fatalf("%s %q: strict %+v, lenient %+v", def, data, strict, lenient)
+			}
+		}
+		if lerr != nil {
+			return
+		}
+		enc, err := json.Marshal(lenient)
+		if err != nil {
+			return // e.g. a union left empty by a null member
+		}
+		again := mk()
+		if err := UnmarshalLenient(enc, again); err != nil {
+			t.Fatalf("%s: re-encoding %s of %q does not decode: %v", def, enc, data, err)
+		}
+		enc2, err := json.Marshal(again)
+		var a, b any
+		if err != nil || json.Unmarshal(enc, &a) != nil || json.Unmarshal(enc2, &b) != nil || !reflect.DeepEqual(a, b) {
+			t.Fatalf("%s: re-encoding is not stable: %s then %s (%v)", def, enc, enc2, err)
+		}
+	})
+}
