@@ -14,3 +14,6 @@ func pidExists(pid int) bool {
 
 // killPid kills pid, ignoring errors.
 func killPid(pid int) { _ = syscall.Kill(pid, syscall.SIGKILL) }
+
+// killGroup kills process group pgid, ignoring errors.
+func killGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }

@@ -25,3 +25,7 @@ func killPid(pid int) {
 		_ = p.Kill()
 	}
 }
+
+// killGroup kills the process pgid (Windows has no process groups to
+// signal; job objects are acpd's business).
+func killGroup(pgid int) { killPid(pgid) }

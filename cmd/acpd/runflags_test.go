@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -301,12 +300,12 @@ func TestRunAgentWrapperNoStrays(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !processGone(pid) {
-		syscall.Kill(pid, syscall.SIGKILL)
+		killPid(pid)
 		t.Errorf("the agent (pid %d) outlived acpd run", pid)
 	}
 	// The wrapper's group (sh, the sleep it runs) must be gone too.
 	if left := groupMembers(sh); len(left) > 0 {
-		syscall.Kill(-sh, syscall.SIGKILL)
+		killGroup(sh)
 		t.Errorf("processes %v of the agent's group outlived acpd run", left)
 	}
 }
