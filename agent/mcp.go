@@ -29,6 +29,10 @@ type mcpTools struct {
 	mu       sync.Mutex
 	errs     []error
 	reported map[string]bool
+	// sampleAlways are servers the user allowed to sample for the rest of
+	// the session; sampleUsed is the output tokens sampling reserved.
+	sampleAlways map[string]bool
+	sampleUsed   int
 
 	// cmdMu serializes available_commands_update sends (announceCommands);
 	// announced is set once the first one went out after the session reply.
@@ -47,6 +51,20 @@ func (s *sess) startMCP() {
 	if ms := s.cfg.Agent.MCPGraceMs; ms > 0 {
 		grace = time.Duration(ms) * time.Millisecond
 	}
+	// Servers are offered elicitation only in the modes the editor shows.
+	var elicit func(context.Context, string, mcpclient.ElicitRequest) (mcpclient.ElicitResult, error)
+	modes := []string{}
+	if ec := s.a.clientCapabilities().Elicitation; ec != nil {
+		if ec.Form != nil {
+			modes = append(modes, "form")
+		}
+		if ec.URL != nil {
+			modes = append(modes, "url")
+		}
+	}
+	if len(modes) > 0 {
+		elicit = s.mcpElicit
+	}
 	t := &mcpTools{
 		m: mcpclient.NewManager(mcpclient.Options{
 			ClientName:    s.a.opts.Name,
@@ -58,11 +76,17 @@ func (s *sess) startMCP() {
 			// MCP prompts are slash commands: announce the new list (also
 			// when a server connects).
 			OnPromptsChanged: func() { s.announceCommands(s.a.baseContext(), false) },
-			// MCP elicitation goes to the editor (or is declined).
-			Elicit: s.mcpElicit,
+			// MCP elicitation goes to the editor.
+			Elicit:      elicit,
+			ElicitModes: modes,
+			// Sampling runs the session's model after the user agrees.
+			Sample: s.mcpSample,
+			// Roots: the working directory and the additional directories.
+			Roots: s.dirs,
 		}),
-		grace:    grace,
-		reported: map[string]bool{},
+		grace:        grace,
+		reported:     map[string]bool{},
+		sampleAlways: map[string]bool{},
 	}
 	s.mcpTools = t
 	t.errs = t.m.Add(servers)

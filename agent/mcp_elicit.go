@@ -10,20 +10,35 @@ import (
 )
 
 // mcpElicit answers an MCP server's request for user input by forwarding it
-// to the editor as ACP elicitation/create, scoped to the session. It answers
-// "decline" without asking when the editor does not advertise form
-// elicitation, when the request is not a form whose schema maps to ACP's,
-// or when no prompt turn is running (nobody is there to answer). The request
+// to the editor as ACP elicitation/create (a form, or a URL to open),
+// scoped to the session. It answers "decline" without asking when the
+// editor does not advertise that mode, when a form's schema does not map
+// to ACP's, or when no prompt turn is running (nobody is there to answer).
+// Servers are only told the client elicits when the editor does (startMCP). The request
 // ends with the running turn: session/cancel answers "cancel".
 func (s *sess) mcpElicit(ctx context.Context, server string, req mcpclient.ElicitRequest) (mcpclient.ElicitResult, error) {
 	decline := mcpclient.ElicitResult{Action: mcpclient.ElicitDecline}
 	caps := s.a.clientCapabilities()
-	if caps.Elicitation == nil || caps.Elicitation.Form == nil || req.Mode != "form" {
+	if caps.Elicitation == nil {
 		return decline, nil
 	}
-	schema, err := elicitationSchema(req.Schema)
-	if err != nil {
-		s.a.log.Warn("MCP elicitation declined", "session", s.id, "server", server, "err", err)
+	var form *acp.ElicitationFormMode
+	var link *acp.ElicitationURLMode
+	switch {
+	case req.Mode == "form" && caps.Elicitation.Form != nil:
+		schema, err := elicitationSchema(req.Schema)
+		if err != nil {
+			s.a.log.Warn("MCP elicitation declined", "session", s.id, "server", server, "err", err)
+			return decline, nil
+		}
+		form = &acp.ElicitationFormMode{RequestedSchema: schema, Session: &acp.ElicitationSessionScope{SessionID: s.id}}
+	case req.Mode == "url" && caps.Elicitation.URL != nil && req.URL != "":
+		id := req.ID
+		if id == "" {
+			id = newID("el_")
+		}
+		link = &acp.ElicitationURLMode{ElicitationID: acp.ElicitationID(id), URL: req.URL, Session: &acp.ElicitationSessionScope{SessionID: s.id}}
+	default:
 		return decline, nil
 	}
 	s.mu.Lock()
@@ -42,10 +57,7 @@ func (s *sess) mcpElicit(ctx context.Context, server string, req mcpclient.Elici
 	if server != "" {
 		msg = fmt.Sprintf("%s (MCP server %q)", req.Message, server)
 	}
-	areq := acp.CreateElicitationRequest{
-		Message: msg,
-		Form:    &acp.ElicitationFormMode{RequestedSchema: schema, Session: &acp.ElicitationSessionScope{SessionID: s.id}},
-	}
+	areq := acp.CreateElicitationRequest{Message: msg, Form: form, URL: link}
 	resp, err := peer.CreateElicitation(ctx, &areq)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -54,6 +66,8 @@ func (s *sess) mcpElicit(ctx context.Context, server string, req mcpclient.Elici
 		return mcpclient.ElicitResult{}, fmt.Errorf("editor: %w", err)
 	}
 	switch {
+	case resp.Accept != nil && link != nil:
+		return mcpclient.ElicitResult{Action: mcpclient.ElicitAccept}, nil
 	case resp.Accept != nil:
 		content, err := elicitationContent(resp.Accept.Content)
 		if err != nil {

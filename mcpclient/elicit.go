@@ -29,6 +29,9 @@ type ElicitRequest struct {
 	Mode string
 	// URL is the page a "url" request asks the user to visit.
 	URL string
+	// ID is a "url" request's elicitation id (the server may later report
+	// the interaction complete).
+	ID string
 }
 
 // ElicitResult is the user's answer to an [ElicitRequest].
@@ -54,7 +57,7 @@ func (m *Manager) elicitHandler(server string) func(context.Context, *mcp.Elicit
 		if p == nil {
 			return nil, fmt.Errorf("elicitation without params")
 		}
-		er := ElicitRequest{Message: p.Message, Mode: p.Mode, URL: p.URL}
+		er := ElicitRequest{Message: p.Message, Mode: p.Mode, URL: p.URL, ID: p.ElicitationID}
 		if er.Mode == "" {
 			er.Mode = "form"
 		}
@@ -77,10 +80,44 @@ func (m *Manager) elicitHandler(server string) func(context.Context, *mcp.Elicit
 		}
 		switch res.Action {
 		case ElicitAccept:
-			return &mcp.ElicitResult{Action: ElicitAccept, Content: res.Content}, nil
+			content := res.Content
+			if er.Mode == "form" {
+				content = withDefaults(er.Schema, content)
+			}
+			return &mcp.ElicitResult{Action: ElicitAccept, Content: content}, nil
 		case ElicitDecline, ElicitCancel:
 			return &mcp.ElicitResult{Action: res.Action}, nil
 		}
 		return nil, fmt.Errorf("elicitation: invalid action %q", res.Action)
 	}
+}
+
+// withDefaults fills the properties the user left out with the schema's
+// defaults, so accepting an empty form keeps them.
+func withDefaults(schema json.RawMessage, content map[string]any) map[string]any {
+	var sch struct {
+		Properties map[string]struct {
+			Default json.RawMessage `json:"default"`
+		} `json:"properties"`
+	}
+	if len(schema) == 0 || json.Unmarshal(schema, &sch) != nil {
+		return content
+	}
+	for name, p := range sch.Properties {
+		if len(p.Default) == 0 {
+			continue
+		}
+		if _, ok := content[name]; ok {
+			continue
+		}
+		var v any
+		if json.Unmarshal(p.Default, &v) != nil {
+			continue
+		}
+		if content == nil {
+			content = map[string]any{}
+		}
+		content[name] = v
+	}
+	return content
 }

@@ -171,6 +171,21 @@ type Options struct {
 	// return promptly then. An error is reported to the server as a failed
 	// request.
 	Elicit func(ctx context.Context, server string, req ElicitRequest) (ElicitResult, error)
+	// ElicitModes are the elicitation modes advertised with Elicit: "form"
+	// and "url" (the editor can send the user to a page). Nil means form.
+	ElicitModes []string
+	// Sample, if set, serves a server's sampling/createMessage on behalf of
+	// the named server (the caller asks the user and runs its model); the
+	// Manager then advertises sampling. Nil means servers are told the
+	// client cannot sample. The same rules as for Elicit apply.
+	Sample func(ctx context.Context, server string, req SampleRequest) (SampleResult, error)
+	// Roots are directories offered to servers as roots besides Dir
+	// ([Manager.SetRoots] changes them).
+	Roots []string
+	// OnResourceUpdated, if set, hears of notifications/resources/updated
+	// for resources [Manager.Subscribe] subscribed to. The same rules as for
+	// OnToolsChanged apply.
+	OnResourceUpdated func(server, uri string)
 }
 
 // Tool is one tool a connected server offers.
@@ -259,6 +274,7 @@ type Manager struct {
 
 	prompts      []Prompt
 	promptLookup map[string]toolRef
+	roots        []string // see SetRoots
 
 	progress progressTable
 }
@@ -286,6 +302,7 @@ type srv struct {
 // conn is one live server connection.
 type conn struct {
 	server  Server
+	client  *mcp.Client
 	session *mcp.ClientSession
 	closeFn func() error // closes the session and releases transport resources
 	proc    *stdioProc   // the stdio child, nil for HTTP
@@ -336,6 +353,7 @@ func NewManager(opts Options) *Manager {
 		changed: make(chan struct{}),
 
 		promptLookup: map[string]toolRef{},
+		roots:        append([]string(nil), opts.Roots...),
 		progress:     progressTable{calls: map[string]*callState{}},
 	}
 }
@@ -716,6 +734,14 @@ func (m *Manager) CallTool(ctx context.Context, qualified string, args json.RawM
 	if err != nil {
 		return Result{}, m.callErr(ctx, name, ref.name, err, nil)
 	}
+	if c.session.InitializeResult().ProtocolVersion >= ProtocolStateless {
+		meta := params.GetMeta()
+		if meta == nil {
+			meta = map[string]any{}
+		}
+		meta[mcp.MetaKeyLogLevel] = string(m.mcpLevel())
+		params.SetMeta(meta)
+	}
 	res, err := c.session.CallTool(ctx, params)
 	if err != nil {
 		return Result{}, m.callErr(ctx, name, ref.name, err, c)
@@ -964,13 +990,28 @@ func (m *Manager) connectOnce(ctx context.Context, s Server, version string) (_ 
 				default: // a refresh is already pending; it will see this change
 				}
 			},
-			ElicitationHandler:          m.elicitHandler(s.Name),
+			ElicitationHandler: m.elicitHandler(s.Name),
+			ElicitationCompleteHandler: func(_ context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
+				if req.Params != nil {
+					m.log.Debug("URL elicitation completed", "server", s.Name, "id", req.Params.ElicitationID)
+				}
+			},
+			CreateMessageHandler:        m.sampleHandler(s.Name),
 			ProgressNotificationHandler: m.progress.handle,
+			LoggingMessageHandler:       m.logHandler(s.Name),
+			ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+				if f := m.opts.OnResourceUpdated; f != nil && req.Params != nil {
+					f(s.Name, req.Params.URI)
+				}
+			},
+			Capabilities: m.capabilities(),
 		},
 	)
-	if m.opts.Dir != "" {
-		client.AddRoots(&mcp.Root{URI: (&url.URL{Scheme: "file", Path: filepath.ToSlash(m.opts.Dir)}).String()})
-	}
+	c.client = client
+	m.mu.Lock()
+	roots := append([]string{m.opts.Dir}, m.roots...)
+	m.mu.Unlock()
+	client.AddRoots(rootURIs(roots)...)
 	var sopts *mcp.ClientSessionOptions
 	if version != "" {
 		sopts = &mcp.ClientSessionOptions{ProtocolVersion: version}
@@ -1018,6 +1059,13 @@ func (m *Manager) connectOnce(ctx context.Context, s Server, version string) (_ 
 			release()
 		})
 		return closeErr
+	}
+	if res := c.session.InitializeResult(); res.ProtocolVersion < ProtocolStateless && res.Capabilities != nil && res.Capabilities.Logging != nil {
+		// Old servers log at the level set once; 2026-07-28 ones get it
+		// with each call.
+		if err := c.session.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: m.mcpLevel()}); err != nil {
+			m.log.Debug("logging/setLevel failed", "server", s.Name, "err", scrub(err, s.URL))
+		}
 	}
 	tools, err := m.listTools(ctx, c)
 	if err != nil {

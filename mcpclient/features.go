@@ -1,0 +1,294 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"path/filepath"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// SampleRequest is a server's request to sample the session's model
+// (sampling/createMessage). Every field is untrusted server input.
+type SampleRequest struct {
+	// Messages is the conversation to continue, oldest first.
+	Messages []SampleMessage
+	// SystemPrompt is the server's system prompt (may be empty).
+	SystemPrompt string
+	// MaxTokens bounds the answer, as the server asks.
+	MaxTokens int64
+	// Temperature is the requested temperature (0: the model's default).
+	Temperature float64
+	// StopSequences end the answer early.
+	StopSequences []string
+	// ModelHints are the server's model name hints, in preference order.
+	ModelHints []string
+}
+
+// SampleMessage is one message of a [SampleRequest].
+type SampleMessage struct {
+	// Role is "user" or "assistant".
+	Role string
+	// Content is the message's content block (text, image or audio).
+	Content Content
+}
+
+// SampleResult is the model's answer to a [SampleRequest].
+type SampleResult struct {
+	// Text is the answer.
+	Text string
+	// Model names the model that answered.
+	Model string
+	// StopReason is "endTurn", "stopSequence" or "maxTokens" (or empty).
+	StopReason string
+}
+
+// ResourceTemplate is a parameterised resource a server offers (RFC 6570
+// URI template).
+type ResourceTemplate struct {
+	Server, URITemplate, Name, Description, MimeType string
+}
+
+// sampleHandler returns the SDK handler serving sampling/createMessage
+// through Options.Sample, or nil (sampling is then not advertised).
+func (m *Manager) sampleHandler(server string) func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+	sample := m.opts.Sample
+	if sample == nil {
+		return nil
+	}
+	return func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+		p := req.Params
+		if p == nil {
+			return nil, errors.New("sampling request without params")
+		}
+		sr := SampleRequest{SystemPrompt: p.SystemPrompt, MaxTokens: p.MaxTokens, Temperature: p.Temperature, StopSequences: p.StopSequences}
+		if mp := p.ModelPreferences; mp != nil {
+			for _, h := range mp.Hints {
+				if h != nil && h.Name != "" {
+					sr.ModelHints = append(sr.ModelHints, h.Name)
+				}
+			}
+		}
+		for _, msg := range p.Messages {
+			if msg == nil {
+				continue
+			}
+			c, ok := convertContent(msg.Content)
+			if !ok {
+				return nil, fmt.Errorf("sampling: unsupported content in a %s message", msg.Role)
+			}
+			sr.Messages = append(sr.Messages, SampleMessage{Role: string(msg.Role), Content: c})
+		}
+		ctx, stop := context.WithCancel(ctx)
+		defer stop()
+		unlink := context.AfterFunc(m.ctx, stop)
+		defer unlink()
+		res, err := sample(ctx, server, sr)
+		if err != nil {
+			m.log.Debug("sampling failed", "server", server, "err", err)
+			return nil, fmt.Errorf("sampling failed: %w", err)
+		}
+		return &mcp.CreateMessageResult{Content: &mcp.TextContent{Text: res.Text}, Model: res.Model, Role: "assistant", StopReason: res.StopReason}, nil
+	}
+}
+
+// logHandler sends a server's notifications/message to the logger, with
+// the server's name.
+func (m *Manager) logHandler(server string) func(context.Context, *mcp.LoggingMessageRequest) {
+	return func(_ context.Context, req *mcp.LoggingMessageRequest) {
+		p := req.Params
+		if p == nil {
+			return
+		}
+		data, err := json.Marshal(p.Data)
+		if err != nil {
+			return
+		}
+		msg := string(data)
+		if s, ok := p.Data.(string); ok {
+			msg = s
+		}
+		if len(msg) > 2000 {
+			msg = msg[:2000] + "…"
+		}
+		kv := []any{"server", server}
+		if p.Logger != "" {
+			kv = append(kv, "logger", p.Logger)
+		}
+		kv = append(kv, "message", msg)
+		m.log.Log(context.Background(), logLevel(p.Level), "server log", kv...)
+	}
+}
+
+// logLevel maps an MCP (syslog) level to slog's.
+func logLevel(l mcp.LoggingLevel) slog.Level {
+	switch l {
+	case "debug":
+		return slog.LevelDebug
+	case "info", "notice":
+		return slog.LevelInfo
+	case "warning":
+		return slog.LevelWarn
+	default:
+		return slog.LevelError
+	}
+}
+
+// mcpLevel is the MCP level matching the logger's level.
+func (m *Manager) mcpLevel() mcp.LoggingLevel {
+	ctx := context.Background()
+	switch {
+	case m.log.Enabled(ctx, slog.LevelDebug):
+		return "debug"
+	case m.log.Enabled(ctx, slog.LevelInfo):
+		return "info"
+	case m.log.Enabled(ctx, slog.LevelWarn):
+		return "warning"
+	default:
+		return "error"
+	}
+}
+
+// rootURIs are the file:// URIs of dirs.
+func rootURIs(dirs []string) []*mcp.Root {
+	var out []*mcp.Root
+	for _, d := range dirs {
+		if d != "" {
+			out = append(out, &mcp.Root{URI: (&url.URL{Scheme: "file", Path: filepath.ToSlash(d)}).String(), Name: filepath.Base(d)})
+		}
+	}
+	return out
+}
+
+// SetRoots replaces the additional roots offered to servers besides
+// Options.Dir (an ACP session's additionalDirectories); connected servers
+// get roots/list_changed.
+func (m *Manager) SetRoots(dirs []string) {
+	m.mu.Lock()
+	old := m.roots
+	m.roots = append([]string(nil), dirs...)
+	var clients []*mcp.Client
+	for _, s := range m.servers {
+		if s.c != nil {
+			clients = append(clients, s.c.client)
+		}
+	}
+	m.mu.Unlock()
+	var gone []string
+	for _, r := range rootURIs(old) {
+		gone = append(gone, r.URI)
+	}
+	for _, c := range clients {
+		c.RemoveRoots(gone...)
+		c.AddRoots(rootURIs(dirs)...)
+	}
+}
+
+// ResourceTemplates lists the resource templates of the server named server,
+// or of every ready server when server is empty (at most 500 in all).
+func (m *Manager) ResourceTemplates(ctx context.Context, server string) ([]ResourceTemplate, error) {
+	conns, err := m.connsFor(ctx, server)
+	if err != nil {
+		return nil, err
+	}
+	var out []ResourceTemplate
+	var errs []error
+	for _, c := range conns {
+		if caps := c.session.InitializeResult().Capabilities; caps == nil || caps.Resources == nil {
+			continue
+		}
+		for rt, err := range c.session.ResourceTemplates(ctx, nil) {
+			if err != nil {
+				errs = append(errs, fmt.Errorf("mcp server %q: listing resource templates: %w", c.server.Name, scrub(err, c.server.URL)))
+				break
+			}
+			if len(out) == maxResources {
+				return out, errors.Join(errs...)
+			}
+			if rt == nil || rt.URITemplate == "" {
+				continue
+			}
+			out = append(out, ResourceTemplate{Server: c.server.Name, URITemplate: rt.URITemplate, Name: rt.Name, Description: rt.Description, MimeType: rt.MIMEType})
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// Subscribe asks the server named server to report changes of the resource
+// uri (resources/subscribe); Options.OnResourceUpdated then hears of them.
+// A server that does not offer subscriptions is an error.
+func (m *Manager) Subscribe(ctx context.Context, server, uri string) error {
+	conns, err := m.connsFor(ctx, server)
+	if err != nil {
+		return err
+	}
+	c := conns[0]
+	if caps := c.session.InitializeResult().Capabilities; caps == nil || caps.Resources == nil || !caps.Resources.Subscribe {
+		return fmt.Errorf("mcp server %q does not offer resource subscriptions", server)
+	}
+	if err := c.session.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+		return fmt.Errorf("mcp server %q: subscribing: %w", server, scrub(err, c.server.URL))
+	}
+	return nil
+}
+
+// Complete asks the server of the prompt with the given qualified name for
+// completions of its argument arg, whose text so far is value; filled holds
+// the arguments already given. A server without completion support yields
+// none.
+func (m *Manager) Complete(ctx context.Context, prompt, arg, value string, filled map[string]string) ([]string, error) {
+	m.mu.Lock()
+	ref, ok := m.promptLookup[prompt]
+	m.mu.Unlock()
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownPrompt, prompt)
+	}
+	c, err := m.live(ctx, ref.s)
+	if err != nil {
+		return nil, err
+	}
+	if caps := c.session.InitializeResult().Capabilities; caps == nil || caps.Completions == nil {
+		return nil, nil
+	}
+	params := &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: ref.name}, Argument: mcp.CompleteParamsArgument{Name: arg, Value: value}}
+	if len(filled) > 0 {
+		params.Context = &mcp.CompleteContext{Arguments: filled}
+	}
+	res, err := c.session.Complete(ctx, params)
+	if err != nil {
+		return nil, fmt.Errorf("mcp server %q: completion: %w", c.server.Name, scrub(err, c.server.URL))
+	}
+	vals := res.Completion.Values
+	if len(vals) > 100 {
+		vals = vals[:100]
+	}
+	return vals, nil
+}
+
+// capabilities are the client capabilities servers are told: roots with
+// list_changed always; elicitation (in Options.ElicitModes) only with
+// Options.Elicit; sampling only with Options.Sample (the SDK adds
+// it for the handler).
+func (m *Manager) capabilities() *mcp.ClientCapabilities {
+	caps := &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{ListChanged: true}}
+	if m.opts.Elicit != nil {
+		modes := m.opts.ElicitModes
+		if modes == nil {
+			modes = []string{"form"}
+		}
+		caps.Elicitation = &mcp.ElicitationCapabilities{}
+		for _, mode := range modes {
+			switch mode {
+			case "form":
+				caps.Elicitation.Form = &mcp.FormElicitationCapabilities{}
+			case "url":
+				caps.Elicitation.URL = &mcp.URLElicitationCapabilities{}
+			}
+		}
+	}
+	return caps
+}
