@@ -105,7 +105,7 @@ func runDoctor(ctx context.Context, g *globalFlags, out io.Writer) error {
 	reportSandbox(report, cfg)
 	if servers := mcpclient.FromConfig(cfg.MCPServers); len(servers) > 0 {
 		cwd, _ := os.Getwd()
-		m := mcpclient.NewManager(mcpclient.Options{ClientName: "acpd doctor", ClientVersion: acpdVersion(), Logger: lg, BaseEnv: terminal.FilterEnv(os.Environ(), cfg.Env.Allow), Dir: cwd})
+		m := mcpclient.NewManager(mcpclient.Options{ClientName: "acpd doctor", ClientVersion: acpdVersion(), Logger: lg, BaseEnv: terminal.FilterEnv(os.Environ(), cfg.Env.Allow), Dir: cwd, StateDir: cfg.State.Dir})
 		for _, srv := range servers {
 			// One server at a time, so each error belongs to its server.
 			sctx, cancel := context.WithTimeout(ctx, doctorTimeout)
@@ -121,7 +121,13 @@ func runDoctor(ctx context.Context, g *globalFlags, out io.Writer) error {
 					n++
 				}
 			}
-			report(true, "mcp "+srv.Name, fmt.Sprintf("%s, %d tools", srv.Transport, n))
+			proto := ""
+			for _, st := range m.Status() {
+				if st.Name == srv.Name {
+					proto = ", protocol " + st.ProtocolVersion
+				}
+			}
+			report(true, "mcp "+srv.Name, fmt.Sprintf("%s%s, %d tools", srv.Transport, proto, n))
 		}
 		// Close reports how the servers ended (a stdio server stopped by
 		// SIGTERM is an error there); that is no finding.

@@ -20,42 +20,149 @@ func newMCPCmd(g *globalFlags) *cobra.Command {
 		Use:   "mcp",
 		Short: "Inspect the MCP servers of the configuration",
 	}
-	var asJSON bool
+	var asJSON, serversOnly bool
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "Connect to the configured MCP servers and list their tools as the model sees them",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runMCPList(cmd.Context(), g, cmd.OutOrStdout(), cmd.ErrOrStderr(), asJSON)
+			return runMCPList(cmd.Context(), g, cmd.OutOrStdout(), cmd.ErrOrStderr(), asJSON, serversOnly)
 		},
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	cmd.AddCommand(list)
+	list.Flags().BoolVar(&serversOnly, "servers", false, "list the servers' state (protocol, health, tool count, last error) instead of their tools")
+	call := &cobra.Command{
+		Use:   "call SERVER TOOL [JSON]",
+		Short: "Call one tool of a configured MCP server and print its result",
+		Args:  cobra.RangeArgs(2, 3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			in := "{}"
+			if len(args) == 3 {
+				in = args[2]
+			}
+			return runMCPCall(cmd.Context(), g, cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], args[1], in, asJSON)
+		},
+	}
+	call.Flags().BoolVar(&asJSON, "json", false, "print the whole result as JSON")
+	cmd.AddCommand(list, call)
 	return cmd
 }
 
-// runMCPList connects to every configured server (bounded by doctorTimeout)
-// and prints their tools; servers that fail are reported on stderr and the
-// exit status is 1.
-func runMCPList(ctx context.Context, g *globalFlags, out, errOut io.Writer, asJSON bool) error {
+// mcpManager returns a Manager for the configuration's servers, as a
+// session would start them (the state dir remembers protocol verdicts).
+func mcpManager(g *globalFlags) (*mcpclient.Manager, []mcpclient.Server, error) {
 	loader, err := loadConfig(g)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg := loader.User()
+	cwd, _ := os.Getwd()
+	m := mcpclient.NewManager(mcpclient.Options{ClientName: "acpd", ClientVersion: acpdVersion(), Logger: slog.New(slog.DiscardHandler),
+		BaseEnv: terminal.FilterEnv(os.Environ(), cfg.Env.Allow), Dir: cwd, StateDir: cfg.State.Dir})
+	return m, mcpclient.FromConfig(cfg.MCPServers), nil
+}
+
+// runMCPCall connects to one configured server, calls one of its tools
+// with the JSON object in and prints the result: its text (and structured
+// content), or everything as JSON. A failed tool exits with status 1.
+func runMCPCall(ctx context.Context, g *globalFlags, out, errOut io.Writer, server, tool, in string, asJSON bool) error {
+	m, servers, err := mcpManager(g)
 	if err != nil {
 		return err
 	}
-	cfg := loader.User()
-	servers := mcpclient.FromConfig(cfg.MCPServers)
+	defer m.Close()
+	var srv []mcpclient.Server
+	for _, s := range servers {
+		if s.Name == server {
+			srv = append(srv, s)
+		}
+	}
+	if len(srv) == 0 {
+		return fmt.Errorf("no MCP server %q in the configuration", server)
+	}
+	sctx, cancel := context.WithTimeout(ctx, doctorTimeout)
+	errs := m.Start(sctx, srv)
+	cancel()
+	if len(errs) > 0 {
+		return errs[0]
+	}
+	name := ""
+	for _, t := range m.Tools() {
+		if t.Server == server && t.Name == tool {
+			name = t.QualifiedName
+		}
+	}
+	if name == "" {
+		return fmt.Errorf("MCP server %q has no tool %q (see acpd mcp list)", server, tool)
+	}
+	res, err := m.CallTool(ctx, name, json.RawMessage(in), mcpclient.CallOptions{OnProgress: func(p mcpclient.Progress) {
+		fmt.Fprintf(errOut, "progress %v/%v %s\n", p.Progress, p.Total, p.Message)
+	}})
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	} else {
+		if res.Text != "" {
+			fmt.Fprintln(out, res.Text)
+		}
+		if len(res.Structured) > 0 {
+			fmt.Fprintln(out, string(res.Structured))
+		}
+	}
+	if res.IsError {
+		return exitError(1)
+	}
+	return nil
+}
+
+// runMCPList connects to every configured server (bounded by doctorTimeout)
+// and prints their tools, after the servers' state in the text form; or,
+// with serversOnly, the servers' state. Servers that fail are reported on
+// stderr and the exit status is 1.
+func runMCPList(ctx context.Context, g *globalFlags, out, errOut io.Writer, asJSON, serversOnly bool) error {
+	m, servers, err := mcpManager(g)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
 	if len(servers) == 0 {
 		fmt.Fprintln(errOut, "no MCP servers configured (add [mcp_servers.NAME] to the config file; see config/example.toml)")
 		return nil
 	}
-	cwd, _ := os.Getwd()
-	m := mcpclient.NewManager(mcpclient.Options{ClientName: "acpd", ClientVersion: acpdVersion(), Logger: slog.New(slog.DiscardHandler), BaseEnv: terminal.FilterEnv(os.Environ(), cfg.Env.Allow), Dir: cwd})
-	defer m.Close()
 	sctx, cancel := context.WithTimeout(ctx, doctorTimeout)
 	errs := m.Start(sctx, servers)
 	cancel()
 	for _, err := range errs {
 		fmt.Fprintln(errOut, "acpd:", err)
+	}
+	status := m.Status()
+	switch {
+	case serversOnly && asJSON:
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(status); err != nil {
+			return err
+		}
+		return exitIf(len(errs) > 0)
+	case serversOnly || !asJSON:
+		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "SERVER\tTRANSPORT\tSTATE\tPROTOCOL\tTOOLS\tLAST ERROR")
+		for _, st := range status {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", st.Name, st.Transport, st.State, orDash(st.ProtocolVersion), st.Tools, orDash(firstLine(st.Err)))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		if serversOnly {
+			return exitIf(len(errs) > 0)
+		}
+		fmt.Fprintln(out)
 	}
 	tools := m.Tools()
 	if asJSON {
@@ -86,8 +193,19 @@ func runMCPList(ctx context.Context, g *globalFlags, out, errOut io.Writer, asJS
 			return err
 		}
 	}
-	if len(errs) > 0 {
+	return exitIf(len(errs) > 0)
+}
+
+func exitIf(failed bool) error {
+	if failed {
 		return exitError(1)
 	}
 	return nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

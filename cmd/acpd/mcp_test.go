@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"acpd/internal/testpeers"
@@ -29,6 +30,32 @@ func TestMCPList(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("mcp__everything__echo not listed:\n%s", out)
+	}
+
+	// The servers' state, and the text form with both tables.
+	out, errOut, code = runCLI(t, iso.Env(), "mcp", "list", "--servers", "--json")
+	if code != 0 {
+		t.Fatalf("mcp list --servers: exit %d\n%s%s", code, out, errOut)
+	}
+	var status []struct {
+		Name, State, ProtocolVersion string
+		Tools                        int
+	}
+	if err := json.Unmarshal([]byte(out), &status); err != nil || len(status) != 1 || status[0].State != "ready" || status[0].ProtocolVersion == "" || status[0].Tools == 0 {
+		t.Fatalf("servers = %+v (%v)\n%s", status, err, out)
+	}
+	out, _, code = runCLI(t, iso.Env(), "mcp", "list")
+	if code != 0 || !strings.Contains(out, "SERVER") || !strings.Contains(out, "ready") || !strings.Contains(out, "mcp__everything__echo") {
+		t.Fatalf("mcp list: exit %d\n%s", code, out)
+	}
+
+	// One tool call.
+	out, errOut, code = runCLI(t, iso.Env(), "mcp", "call", "everything", "echo", `{"message":"from the CLI"}`)
+	if code != 0 || !strings.Contains(out, "Echo: from the CLI") {
+		t.Fatalf("mcp call: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, errOut, code := runCLI(t, iso.Env(), "mcp", "call", "everything", "no-such-tool"); code == 0 || !strings.Contains(errOut, "no tool") {
+		t.Fatalf("mcp call of a missing tool: exit %d, stderr %q", code, errOut)
 	}
 
 	// A server that cannot start is reported and the exit status is 1.
