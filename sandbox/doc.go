@@ -21,6 +21,12 @@
 //     read-only tmpfs of mode 000 (a hidden file with /dev/null), as
 //     bubblewrap does: Landlock can only grant, so it cannot carve a
 //     read-only or invisible folder out of a readable or writable tree;
+//   - below Landlock ABI 9, covers every Unix socket found in /run, /tmp
+//     and /var/tmp (and $SSH_AUTH_SOCK) with a read-only /dev/null: through
+//     them services outside the sandbox act for their clients (D-Bus and
+//     systemd start processes for root, container engines start anything,
+//     SSH agents sign, X servers take keystrokes); from ABI 9 Landlock
+//     refuses connections to sockets outside the sandbox itself;
 //   - brings up the loopback interface of the new network namespace, so a
 //     command can still talk to servers it starts itself, while nothing of
 //     the host's network (TCP, UDP, or anything else) is reachable;
@@ -28,8 +34,8 @@
 //     run if that path now leads to another directory;
 //   - drops every capability, locked (secure bits), so the command cannot
 //     undo the mounts;
-//   - sets no_new_privs and enforces a Landlock ruleset (go-landlock, ABI 7
-//     rights, best effort down to ABI 3): read and execute everywhere, write
+//   - sets no_new_privs and enforces a Landlock ruleset (go-landlock's
+//     newest rights, best effort down to ABI 3): read and execute everywhere, write
 //     in the writable trees and the terminal devices only; signals and
 //     abstract Unix sockets are scoped to the sandbox;
 //   - executes the command on the same thread.

@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	iofs "io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
@@ -229,6 +231,11 @@ func apply(req helperRequest) error {
 			return fmt.Errorf("hide %s: %w", h, err)
 		}
 	}
+	if abi, _ := ll.LandlockGetABIVersion(); abi < resolveUnixABI {
+		if err := hideHostSockets(); err != nil {
+			return fmt.Errorf("hide sockets: %w", err)
+		}
+	}
 	if !pl.network {
 		if err := loopbackUp(); err != nil {
 			return fmt.Errorf("loopback: %w", err)
@@ -282,6 +289,68 @@ func hide(path string) error {
 		return bindReadOnly(os.DevNull, path)
 	}
 	return unix.Mount("tmpfs", path, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC|unix.MS_RDONLY, "mode=000,size=4k")
+}
+
+// resolveUnixABI is the Landlock ABI that restricts connecting to pathname
+// Unix sockets of processes outside the sandbox (LANDLOCK_ACCESS_FS_RESOLVE_UNIX).
+const resolveUnixABI = 9
+
+// socketRoots are where services that act for their clients listen: D-Bus
+// and systemd (which start processes unconfined for root), container
+// engines (which start anything), SSH agents (which sign with the user's
+// keys), X servers (which take keystrokes). With depth: how far below to
+// look.
+var socketRoots = []struct {
+	dir   string
+	depth int
+}{{"/run", 4}, {"/var/run", 4}, {"/tmp", 2}, {"/var/tmp", 2}}
+
+// maxSocketScan bounds the entries hideHostSockets looks at.
+const maxSocketScan = 20000
+
+// hideHostSockets covers with a read-only /dev/null every Unix socket that
+// exists in socketRoots (and $SSH_AUTH_SOCK), so that a command cannot ask
+// a service outside the sandbox to act for it. It is needed below Landlock
+// ABI 9, which cannot refuse such connections itself; sockets created
+// later by the command's own processes are not affected.
+func hideHostSockets() error {
+	var socks []string
+	if a := os.Getenv("SSH_AUTH_SOCK"); filepath.IsAbs(a) {
+		socks = append(socks, a)
+	}
+	seen := 0
+	for _, r := range socketRoots {
+		root, err := filepath.EvalSymlinks(r.dir)
+		if err != nil {
+			continue
+		}
+		base := strings.Count(root, "/")
+		filepath.WalkDir(root, func(p string, d iofs.DirEntry, err error) error {
+			if seen++; seen > maxSocketScan {
+				return filepath.SkipAll
+			}
+			if err != nil {
+				return nil
+			}
+			if d.IsDir() && strings.Count(p, "/")-base >= r.depth {
+				return filepath.SkipDir
+			}
+			if d.Type()&iofs.ModeSocket != 0 {
+				socks = append(socks, p)
+			}
+			return nil
+		})
+	}
+	for _, s := range socks {
+		fi, err := os.Lstat(s)
+		if err != nil || fi.Mode()&iofs.ModeSocket == 0 {
+			continue
+		}
+		if err := bindReadOnly(os.DevNull, s); err != nil {
+			return fmt.Errorf("%s: %w", s, err)
+		}
+	}
+	return nil
 }
 
 // loopbackUp brings up lo in the new network namespace, so servers a
@@ -344,7 +413,10 @@ var deviceFiles = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
 // Multipath TCP, and they would also break servers a command starts on its
 // own loopback.
 func restrictSelf(pl plan) error {
-	cfg := landlock.V7.BestEffort()
+	// The newest ABI go-landlock knows, downgraded to the kernel's: from
+	// ABI 9 on, connecting to pathname Unix sockets outside the sandbox is
+	// refused too (no rule grants it).
+	cfg := landlock.V11.BestEffort()
 	cfg.HandledAccessNet = 0
 	var dirs, files []string
 	for _, w := range pl.writable {

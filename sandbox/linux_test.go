@@ -456,3 +456,47 @@ func TestCommandPinsWorkingDirectory(t *testing.T) {
 		})
 	}
 }
+
+// TestHostSocketsUnreachable: a service's Unix socket outside the sandbox
+// (an SSH agent's, in a directory under /tmp as ssh-agent makes it, and
+// the one $SSH_AUTH_SOCK names) cannot be connected to from inside.
+func TestHostSocketsUnreachable(t *testing.T) {
+	requireSandbox(t)
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3")
+	}
+	w := newWorld(t)
+	dir, err := os.MkdirTemp("/tmp", "ssh-acpdtest-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	var socks []string
+	for _, p := range []string{filepath.Join(dir, "agent.1"), filepath.Join(w.outside, "named.sock")} {
+		ln, err := net.Listen("unix", p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				io.WriteString(c, "served\n")
+				c.Close()
+			}
+		}()
+		socks = append(socks, p)
+	}
+	p := w.policy()
+	t.Setenv("SSH_AUTH_SOCK", socks[1]) // the commands' environment names it
+	for _, s := range socks {
+		script := fmt.Sprintf(`python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print(s.recv(10))' %q`, s)
+		out, code := run(t, p, w.root, script)
+		if code == 0 || strings.Contains(out, "served") {
+			t.Errorf("connected to %s from the sandbox: %s", s, out)
+		}
+	}
+}
