@@ -35,9 +35,9 @@
 //   - drops every capability, locked (secure bits), so the command cannot
 //     undo the mounts;
 //   - sets no_new_privs and enforces a Landlock ruleset (go-landlock's
-//     newest rights, best effort down to ABI 3): read and execute everywhere, write
-//     in the writable trees and the terminal devices only; signals and
-//     abstract Unix sockets are scoped to the sandbox;
+//     newest rights, best effort down to ABI 3): read and execute
+//     everywhere, write in the writable trees and the terminal devices
+//     only; signals and abstract Unix sockets are scoped to the sandbox;
 //   - executes the command on the same thread.
 //
 // Landlock's TCP rules are not used for the network: up to ABI 9 they miss
