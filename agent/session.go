@@ -73,6 +73,8 @@ type sess struct {
 	// sysPrompt is the system prompt built for sysKey (see systemPrompt);
 	// facts the environment facts, gathered once per session.
 	sysPrompt, sysKey, facts string
+	// jobs are the session's background commands, stopped when it closes.
+	jobs *tools.Jobs
 }
 
 // turn is the running prompt turn of a session.
@@ -107,7 +109,7 @@ func (a *Agent) newSess(l *session.Log, cwd string, dirs []string, cfg *config.C
 	if err != nil {
 		return nil, invalidParams("permission rules: %v", err)
 	}
-	s := &sess{a: a, id: acp.SessionID(l.ID()), cwd: cwd, dirs: dirs, log: l, cfg: cfg, mcp: mcp, roots: roots, policy: policy}
+	s := &sess{a: a, id: acp.SessionID(l.ID()), cwd: cwd, dirs: dirs, log: l, cfg: cfg, mcp: mcp, roots: roots, policy: policy, jobs: tools.NewJobs(a.log)}
 	caps := a.clientCapabilities()
 	var ed fs.Editor
 	canRead, canWrite := false, false
@@ -356,6 +358,9 @@ func (s *sess) close() {
 	if t != nil {
 		<-t.done
 	}
+	jctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	s.jobs.Close(jctx)
+	cancel()
 	s.closeMCP()
 	if err := s.broker.Close(); err != nil {
 		s.a.log.Warn("closing file broker", "session", s.id, "err", err)

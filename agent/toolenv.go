@@ -34,6 +34,8 @@ func (e toolEnv) Authorize(ctx context.Context, c *tools.Call, req permissions.C
 
 func (e toolEnv) Files() *fs.Broker { return e.s.broker }
 
+func (e toolEnv) Jobs() *tools.Jobs { return e.s.jobs }
+
 func (e toolEnv) SawFile(path string) { e.s.sawFile(path) }
 
 func (e toolEnv) Update(u acp.ToolCallUpdate) {

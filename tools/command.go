@@ -55,9 +55,14 @@ var commandEnv = []terminal.EnvVar{
 func runCommandTool(o Options) *Tool {
 	return &Tool{
 		Def: model.ToolDef{
-			Name:        "run_command",
-			Description: "Run a shell command line with bash -c in the working directory (or cwd). Standard input is at end of file and pagers are disabled. Returns the combined output (terminal control sequences resolved) and the exit status. timeout_ms defaults to 120000, at most 600000.",
-			InputSchema: schema(`{"type":"object","properties":{"command":{"type":"string"},"cwd":{"type":"string","description":"Directory to run in (default: the working directory)"},"timeout_ms":{"type":"integer","minimum":1}},"required":["command"],"additionalProperties":false}`),
+			Name: "run_command",
+			Description: "Run a shell command line with bash -c in the working directory (or cwd). " +
+				"Each call is a fresh shell: cd, export and shell variables do not carry over to the next call, so pass cwd (or chain: cd dir && make). " +
+				"Standard input is at end of file and pagers are disabled; never run interactive or watching commands (editors, REPLs, less, top, \"npm run dev\", \"--watch\"): they hang until the timeout. " +
+				"Returns the combined output (terminal control sequences resolved) and the exit status; long output is cut at line boundaries to its first and last 30 KB, and the whole output is saved to a file named in the note, which read_file and grep can search. " +
+				"timeout_ms defaults to 120000, at most 600000. " +
+				"For a server or another long-running process, set run_in_background: the call returns a job id at once; read the job's output with job_output and stop it with job_stop (background jobs end with the session).",
+			InputSchema: schema(`{"type":"object","properties":{"command":{"type":"string","description":"The command line"},"cwd":{"type":"string","description":"Directory to run in (default: the working directory)"},"timeout_ms":{"type":"integer","minimum":1,"description":"Time limit (default 120000, at most 600000); not for background jobs"},"run_in_background":{"type":"boolean","description":"Start the command as a background job and return at once"}},"required":["command"],"additionalProperties":false}`),
 		},
 		Kind:  acp.ToolKindExecute,
 		Title: commandTitle,
@@ -77,9 +82,10 @@ func commandTitle(in json.RawMessage) string {
 
 func runCommand(ctx context.Context, o Options, env Env, c *Call) Result {
 	in, err := DecodeInput[struct {
-		Command   string `json:"command"`
-		Cwd       string `json:"cwd"`
-		TimeoutMS int64  `json:"timeout_ms"`
+		Command    string `json:"command"`
+		Cwd        string `json:"cwd"`
+		TimeoutMS  int64  `json:"timeout_ms"`
+		Background bool   `json:"run_in_background"`
 	}](c.Input)
 	if err != nil {
 		return Errorf("invalid run_command arguments: %v", err)
@@ -125,6 +131,9 @@ func runCommand(ctx context.Context, o Options, env Env, c *Call) Result {
 		OutputByteLimit: commandOutputLimit,
 		StdinEOF:        true,
 		BaseEnv:         env.ChildEnv(),
+	}
+	if in.Background {
+		return startJob(ctx, env, c, spec, in.Command)
 	}
 	var unprotected []string
 	if !unsandboxed && runtime.GOOS == "linux" {
@@ -230,15 +239,16 @@ func execCommand(ctx context.Context, o Options, env Env, c *Call, spec terminal
 		env.Update(acp.ToolCallUpdate{ToolCallID: id, Meta: map[string]any{"terminal_exit": exit}})
 	}
 	text := terminal.RenderText([]byte(final.Output))
+	shown, _ := boundOutput(text)
 	var b strings.Builder
-	b.WriteString(text)
+	b.WriteString(shown)
 	if text != "" && !strings.HasSuffix(text, "\n") {
 		b.WriteByte('\n')
 	}
 	if final.Truncated {
 		fmt.Fprintf(&b, "[output truncated: only the last %d bytes were kept]\n", commandOutputLimit)
 	}
-	res := Result{Raw: map[string]any{"exitCode": status.ExitCode, "signal": status.Signal}}
+	res := Result{Raw: map[string]any{"exitCode": status.ExitCode, "signal": status.Signal}, Bounded: true}
 	switch {
 	case ctx.Err() != nil:
 		b.WriteString("[cancelled by the user; the command was stopped]\n")

@@ -105,6 +105,8 @@ type Env interface {
 	ChildEnv() []string
 	// Sandbox is the OS sandbox policy of the session's commands.
 	Sandbox() sandbox.Policy
+	// Jobs are the session's background commands.
+	Jobs() *Jobs
 	// SetPlan replaces the session's plan and reports it to the client.
 	SetPlan(p *acp.Plan)
 }
@@ -138,7 +140,7 @@ func Builtin(o Options) []*Tool {
 	ts := []*Tool{
 		readFileTool(), writeFileTool(), editFileTool(), listDirTool(),
 		globTool(o), grepTool(o), runCommandTool(o), planTool(),
-		multiEditTool(), applyPatchTool(),
+		multiEditTool(), applyPatchTool(), jobOutputTool(), jobStopTool(),
 	}
 	slices.SortFunc(ts, func(a, b *Tool) int { return strings.Compare(a.Def.Name, b.Def.Name) })
 	return ts

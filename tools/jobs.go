@@ -1,0 +1,248 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+
+	"acpd/acp"
+	"acpd/model"
+	"acpd/terminal"
+	"acpd/tools/clip"
+)
+
+// maxJobs bounds the background jobs a session runs at once.
+const maxJobs = 16
+
+// Jobs are a session's background commands (run_command with
+// run_in_background): they run until stopped with job_stop or until the
+// session ends ([Jobs.Close]). Jobs is safe for concurrent use.
+type Jobs struct {
+	log    *slog.Logger
+	mu     sync.Mutex
+	jobs   map[string]*job
+	seq    int
+	closed bool
+}
+
+type job struct {
+	id, command string
+	term        Terminal
+}
+
+// NewJobs returns an empty job table; log (nil: discard) receives
+// diagnostics.
+func NewJobs(log *slog.Logger) *Jobs {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Jobs{log: log, jobs: map[string]*job{}}
+}
+
+var errJobsClosed = errors.New("the session is closing")
+
+// add registers a started terminal as a job and returns its ID; it fails
+// (and the caller releases the terminal) when the table is full or closed.
+func (j *Jobs) add(command string, t Terminal) (string, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	switch {
+	case j.closed:
+		return "", errJobsClosed
+	case len(j.jobs) >= maxJobs:
+		return "", fmt.Errorf("%d background jobs are running already; stop one with job_stop first", maxJobs)
+	}
+	j.seq++
+	id := fmt.Sprintf("job%d", j.seq)
+	j.jobs[id] = &job{id: id, command: command, term: t}
+	return id, nil
+}
+
+func (j *Jobs) get(id string) (*job, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if jb := j.jobs[id]; jb != nil {
+		return jb, nil
+	}
+	var ids []string
+	for k := range j.jobs {
+		ids = append(ids, k)
+	}
+	if len(ids) == 0 {
+		return nil, fmt.Errorf("no background job %q; none is running", id)
+	}
+	return nil, fmt.Errorf("no background job %q; the jobs are %s", id, strings.Join(ids, ", "))
+}
+
+func (j *Jobs) remove(id string) {
+	j.mu.Lock()
+	delete(j.jobs, id)
+	j.mu.Unlock()
+}
+
+// Close stops every job (killing its process group) and releases its
+// terminal, waiting at most until ctx ends. Later jobs are refused.
+func (j *Jobs) Close(ctx context.Context) {
+	j.mu.Lock()
+	j.closed = true
+	all := j.jobs
+	j.jobs = map[string]*job{}
+	j.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, jb := range all {
+		wg.Go(func() {
+			if err := jb.term.Release(ctx); err != nil && !errors.Is(err, terminal.ErrReleased) {
+				j.log.Debug("releasing a background job", "job", jb.id, "err", err)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// startJob starts spec as a background job and answers at once.
+func startJob(ctx context.Context, env Env, c *Call, spec terminal.Spec, command string) Result {
+	term, err := env.StartTerminal(ctx, spec)
+	if err != nil {
+		return Errorf("starting the command: %v", err)
+	}
+	id, err := env.Jobs().add(command, term)
+	if err != nil {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer cancel()
+		_ = term.Release(rctx)
+		return Errorf("%v", err)
+	}
+	if term.InEditor {
+		env.Update(acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(c.ID), Content: []acp.ToolCallContent{{Terminal: &acp.Terminal{TerminalID: acp.TerminalID(term.ID())}}}})
+	}
+	return Result{Text: fmt.Sprintf("Started background job %s. It runs until you stop it with job_stop or the session ends. Read its output with job_output {\"id\": %q}.", id, id), Raw: map[string]any{"jobId": id}}
+}
+
+// jobReport renders a job's output (bounded, head and tail) and state.
+func jobReport(ctx context.Context, jb *job) (string, bool, error) {
+	out, err := jb.term.Output(ctx)
+	if err != nil {
+		return "", false, err
+	}
+	text := terminal.RenderText([]byte(out.Output))
+	text, _ = boundOutput(text)
+	var b strings.Builder
+	b.WriteString(text)
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		b.WriteByte('\n')
+	}
+	if out.Truncated {
+		fmt.Fprintf(&b, "[only the last %d bytes of output are kept]\n", commandOutputLimit)
+	}
+	exited := out.Exit != nil
+	switch {
+	case !exited:
+		fmt.Fprintf(&b, "[job %s is still running]\n", jb.id)
+	case out.Exit.ExitCode != nil:
+		fmt.Fprintf(&b, "[job %s exited with code %d]\n", jb.id, *out.Exit.ExitCode)
+	case out.Exit.Signal != nil:
+		fmt.Fprintf(&b, "[job %s was killed by %s]\n", jb.id, *out.Exit.Signal)
+	}
+	return b.String(), exited, nil
+}
+
+func jobOutputTool() *Tool {
+	return &Tool{
+		Def: model.ToolDef{
+			Name:        "job_output",
+			Description: "Show the output so far of a background job started with run_command's run_in_background (head and tail when long), and whether it is still running.",
+			InputSchema: schema(`{"type":"object","properties":{"id":{"type":"string","description":"The job's id, such as job1"}},"required":["id"],"additionalProperties":false}`),
+		},
+		Kind:     acp.ToolKindRead,
+		ReadOnly: true,
+		Title:    jobTitle("Output of"),
+		Run: func(ctx context.Context, env Env, c *Call) Result {
+			in, err := DecodeInput[struct {
+				ID string `json:"id"`
+			}](c.Input)
+			if err != nil {
+				return Errorf("invalid job_output arguments: %v", err)
+			}
+			jb, err := env.Jobs().get(in.ID)
+			if err != nil {
+				return Errorf("%v", err)
+			}
+			env.Update(acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(c.ID), Status: statusp(acp.ToolCallStatusInProgress)})
+			text, _, err := jobReport(ctx, jb)
+			if err != nil {
+				return Errorf("reading job %s: %v", in.ID, err)
+			}
+			return Result{Text: text, Bounded: true}
+		},
+	}
+}
+
+func jobStopTool() *Tool {
+	return &Tool{
+		Def: model.ToolDef{
+			Name:        "job_stop",
+			Description: "Stop a background job (its whole process group) and show its last output.",
+			InputSchema: schema(`{"type":"object","properties":{"id":{"type":"string","description":"The job's id, such as job1"}},"required":["id"],"additionalProperties":false}`),
+		},
+		Kind:  acp.ToolKindExecute,
+		Title: jobTitle("Stop"),
+		Run: func(ctx context.Context, env Env, c *Call) Result {
+			in, err := DecodeInput[struct {
+				ID string `json:"id"`
+			}](c.Input)
+			if err != nil {
+				return Errorf("invalid job_stop arguments: %v", err)
+			}
+			jb, err := env.Jobs().get(in.ID)
+			if err != nil {
+				return Errorf("%v", err)
+			}
+			env.Update(acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(c.ID), Status: statusp(acp.ToolCallStatusInProgress)})
+			kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+			defer cancel()
+			if err := jb.term.Kill(kctx); err != nil {
+				return Errorf("stopping job %s: %v", in.ID, err)
+			}
+			text, _, err := jobReport(kctx, jb)
+			env.Jobs().remove(in.ID)
+			_ = jb.term.Release(kctx)
+			if err != nil {
+				return Errorf("job %s stopped; reading its output failed: %v", in.ID, err)
+			}
+			return Result{Text: "Stopped.\n" + text, Bounded: true}
+		},
+	}
+}
+
+func jobTitle(verb string) func(json.RawMessage) string {
+	return func(in json.RawMessage) string {
+		var p struct {
+			ID string `json:"id"`
+		}
+		_ = json.Unmarshal(in, &p)
+		return verb + " " + p.ID
+	}
+}
+
+// boundOutput bounds command output for the model (see clip.HeadTail); when
+// it cuts, the whole output is saved to a temporary file named in the note.
+func boundOutput(text string) (string, bool) {
+	if len(text) <= clip.OutputBytes {
+		return text, false
+	}
+	saved := ""
+	if f, err := os.CreateTemp("", "acpd-output-*.txt"); err == nil {
+		_, werr := f.WriteString(text)
+		if cerr := f.Close(); werr == nil && cerr == nil {
+			saved = f.Name()
+		} else {
+			_ = os.Remove(f.Name())
+		}
+	}
+	return clip.HeadTail(text, clip.OutputBytes, saved)
+}
