@@ -88,57 +88,48 @@ type Agent struct {
 	cancelAll   context.CancelFunc
 	initialized bool
 
-	// modelList and defaultRef are computed on first use; authenticate
-	// replaces them with fresh ones. The pointers are guarded by mu.
-	modelList  *lazy[[]string]
-	defaultRef *lazy[string]
+	// modelList and defaultRef are computed on first use (sync.OnceValue);
+	// authenticate replaces them with fresh ones, never resetting them: a
+	// computation in flight (which may take seconds, probing for servers)
+	// finishes on its own. The funcs are guarded by mu.
+	modelList  func() []string
+	defaultRef func() string
 }
 
-// lazy is a value computed at most once. Recomputing means replacing the
-// lazy, never resetting it: a computation in flight (which may take
-// seconds, probing for servers) finishes on its own lazy.
-type lazy[T any] struct {
-	once sync.Once
-	val  T
-}
-
-// current returns *p, creating it, under a.mu.
-func current[T any](a *Agent, p **lazy[T]) *lazy[T] {
+// once returns *p, creating it from compute, under a.mu.
+func once[T any](a *Agent, p *func() T, compute func() T) func() T {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if *p == nil {
-		*p = &lazy[T]{}
+		*p = sync.OnceValue(compute)
 	}
 	return *p
 }
 
 // offeredModels returns Options.Models, computed once (until authenticate).
 func (a *Agent) offeredModels() []string {
-	l := current(a, &a.modelList)
-	l.once.Do(func() {
-		if a.opts.Models != nil {
-			l.val = a.opts.Models(a.baseContext())
+	return once(a, &a.modelList, func() []string {
+		if a.opts.Models == nil {
+			return nil
 		}
-	})
-	return l.val
+		return a.opts.Models(a.baseContext())
+	})()
 }
 
 // fallbackModel returns Options.DefaultModel's answer, computed once
 // (until authenticate).
 func (a *Agent) fallbackModel() string {
-	l := current(a, &a.defaultRef)
-	l.once.Do(func() {
+	return once(a, &a.defaultRef, func() string {
 		if a.opts.DefaultModel == nil {
-			return
+			return ""
 		}
 		ref, err := a.opts.DefaultModel(a.baseContext())
 		if err != nil {
 			a.log.Info("no default model", "err", err)
-			return
+			return ""
 		}
-		l.val = ref
-	})
-	return l.val
+		return ref
+	})()
 }
 
 // New returns an Agent. It does nothing until [Agent.Serve].

@@ -305,3 +305,45 @@ func lastUserPrompt(msgs []model.Message) int {
 	}
 	return len(msgs)
 }
+
+// compactionUpdates reports whether the client shows compaction updates.
+func (a *Agent) compactionUpdates() bool {
+	caps := a.clientCapabilities()
+	return caps.Session != nil && caps.Session.Compaction != nil
+}
+
+// contextWindow is the model's window, or a conservative default.
+func contextWindow(info model.ModelInfo) int {
+	if info.ContextWindow > 0 {
+		return info.ContextWindow
+	}
+	return 128000
+}
+
+// reportUsage records a response's usage and sends usage_update: the tokens
+// the context now holds, the window, and the session's cost so far when the
+// model's prices are known.
+func (s *sess) reportUsage(ctx context.Context, u *model.Usage, info model.ModelInfo) {
+	if u == nil {
+		return
+	}
+	s.mu.Lock()
+	s.used = u.InputTokens + u.OutputTokens
+	if info.InputPrice > 0 || info.OutputPrice > 0 {
+		// Cache reads are billed at a tenth and writes at 1.25x the input
+		// price by the providers that report them; the catalog gives the
+		// base prices.
+		plain := u.InputTokens - u.CacheReadTokens - u.CacheWriteTokens
+		s.cost += (float64(max(plain, 0))*info.InputPrice +
+			float64(u.CacheReadTokens)*info.InputPrice*0.1 +
+			float64(u.CacheWriteTokens)*info.InputPrice*1.25 +
+			float64(u.OutputTokens)*info.OutputPrice) / 1e6
+	}
+	used, cost := s.used, s.cost
+	s.mu.Unlock()
+	upd := &acp.UsageUpdate{Used: uint64(max(used, 0)), Size: uint64(contextWindow(info))}
+	if cost > 0 {
+		upd.Cost = &acp.Cost{Amount: cost, Currency: "USD"}
+	}
+	s.notify(ctx, acp.SessionUpdate{UsageUpdate: upd})
+}

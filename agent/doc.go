@@ -3,6 +3,18 @@
 // each prompt turn against a model backend, and reports everything the editor
 // shows as session/update notifications.
 //
+// The tools the model calls live elsewhere: the built-in ones in package
+// tools, a session's MCP tools, resource tools and prompt commands in
+// tools/mcptools. A tool sees its session only through tools.Env, which
+// agent implements (toolenv.go); agent schedules the calls and reports
+// their lifecycle (calls.go), asks permission (permission.go, deciding
+// with package permissions) and answers MCP elicitation through the
+// editor (mcp_elicit.go). The rest is the agent's own: handlers and
+// lifecycle (agent.go, lifecycle.go), settings (settings.go), persistence
+// (session.go), and the turn: turn.go holds the loop, prompt.go the system
+// prompt and prompt context, compact.go compaction and usage, guard.go the
+// repeated-call guard, commands.go the slash commands.
+//
 // # Concurrency
 //
 // One [Agent] serves one connection. Requests run concurrently (the acp

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"acpd/acp"
 	"acpd/config"
 	"acpd/permissions"
 	"acpd/tools"
@@ -226,4 +228,34 @@ func (s *sess) changeReminder(all bool) string {
 	list = slices.Clone(list)
 	slices.Sort(list)
 	return "[acpd: these files changed outside the file tools since you last read or wrote them; read them again before editing them: " + strings.Join(list, ", ") + "]"
+}
+
+// sawFile records that the agent read or wrote path, so it is no longer
+// reported as changed outside the agent.
+func (s *sess) sawFile(path string) {
+	s.mu.Lock()
+	delete(s.changed, path)
+	s.mu.Unlock()
+}
+
+// maxLinkedBytes caps a file attached to a prompt by a resource link.
+const maxLinkedBytes = 256 << 10
+
+// linkedResource renders a prompt's resource link for the model: a file://
+// link is read through the file broker (so an unsaved buffer is what the
+// user sees and attached); other links are named only.
+func (s *sess) linkedResource(ctx context.Context, l *acp.ResourceLink) string {
+	u, err := url.Parse(l.URI)
+	if err != nil || u.Scheme != "file" || u.Path == "" {
+		return fmt.Sprintf("[Referenced resource: %s (%s)]", l.Name, l.URI)
+	}
+	content, err := s.broker.ReadFile(ctx, u.Path)
+	if err != nil {
+		return fmt.Sprintf("[Referenced file %s could not be read: %v]", u.Path, err)
+	}
+	s.sawFile(u.Path)
+	if len(content) > maxLinkedBytes {
+		content = tools.Truncate(content, maxLinkedBytes) + fmt.Sprintf("\n[… the file continues; %d bytes in all. Use read_file with an offset for the rest.]", len(content))
+	}
+	return fmt.Sprintf("<file path=%q>\n%s\n</file>", u.Path, content)
 }

@@ -525,6 +525,12 @@ func titleFrom(prompt []acp.ContentBlock) string {
 	return ""
 }
 
+// notices reports whether the client shows notice updates.
+func (a *Agent) notices() bool {
+	caps := a.clientCapabilities()
+	return caps.Session != nil && caps.Session.Notices != nil
+}
+
 // notice tells clients that advertise notices about something they should see.
 // Notices are live events, not session history: they are not logged, so
 // session/load never replays them.

@@ -222,10 +222,7 @@ func execCommand(ctx context.Context, o Options, env Env, c *Call, spec terminal
 	if meta && final.Output != sent {
 		// Output that arrived after the last poll (all of it for a quick
 		// command): the client's terminal shows only what it is sent.
-		delta := final.Output
-		if strings.HasPrefix(delta, sent) {
-			delta = delta[len(sent):]
-		}
+		delta := strings.TrimPrefix(final.Output, sent)
 		env.Update(acp.ToolCallUpdate{ToolCallID: id, Meta: map[string]any{"terminal_output": map[string]any{"terminal_id": term.ID(), "data": delta}}})
 	}
 	if meta {
@@ -317,10 +314,7 @@ func waitCommand(ctx context.Context, term terminal.Terminal, timeout time.Durat
 			if err != nil || o.Output == last {
 				continue
 			}
-			delta := o.Output
-			if strings.HasPrefix(o.Output, last) {
-				delta = o.Output[len(last):]
-			}
+			delta := strings.TrimPrefix(o.Output, last)
 			last = o.Output
 			progress(o, delta)
 		}
