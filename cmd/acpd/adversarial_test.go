@@ -285,3 +285,60 @@ func TestAttackExternalAgentCommands(t *testing.T) {
 		t.Fatalf("another agent's command wrote outside the project:\n%s", stderr)
 	}
 }
+
+// TestNoSandboxAvailableFullModeAsks runs acpd where it cannot sandbox
+// commands (inside acpd's own sandbox, where no namespace can mount, as in
+// a locked-down container): it says so once per session, and full mode
+// asks before every command instead of running it unasked.
+func TestNoSandboxAvailableFullModeAsks(t *testing.T) {
+	t.Parallel()
+	requireSandbox(t)
+	a := newAttack(t)
+	inner := filepath.Join(a.project, ".inner")
+	script := a.script(
+		toolCall{"run_command", map[string]any{"command": "echo one > one.txt"}},
+		toolCall{"run_command", map[string]any{"command": "echo two > two.txt"}},
+	)
+	bin := acpdBinary(t)
+	p := startProc(t, a.env, "sandbox", "--cwd", a.project, "--", "env",
+		"XDG_STATE_HOME="+filepath.Join(inner, "state"), "XDG_CONFIG_HOME="+filepath.Join(inner, "config"),
+		bin, "--model", "replay/"+script)
+	p.mustCall("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{"session": map[string]any{"notices": map[string]any{}}}}, nil)
+	sid := p.newSession(a.project)
+	p.mustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": "full"}, nil)
+	id := p.request("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "go"}}})
+	asked, notices := 0, 0
+	for {
+		m := decodeMsg(t, p.next())
+		if m.isResponse() && string(m.ID) == id {
+			break
+		}
+		if m.Method == "session/update" && strings.Contains(string(m.Params), "No OS sandbox is available") {
+			notices++
+		}
+		if m.Method != "session/request_permission" {
+			continue
+		}
+		asked++
+		var req struct {
+			Options []struct {
+				OptionID string `json:"optionId"`
+				Kind     string `json:"kind"`
+			} `json:"options"`
+		}
+		json.Unmarshal(m.Params, &req)
+		for _, o := range req.Options {
+			if o.Kind == "allow_once" {
+				b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(m.ID), "result": map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": o.OptionID}}})
+				p.send(string(b))
+			}
+		}
+	}
+	p.close()
+	if asked != 2 || notices != 1 {
+		t.Fatalf("%d permission requests (want 2) and %d notices (want 1)", asked, notices)
+	}
+	if !a.exists(filepath.Join(a.project, "one.txt")) || !a.exists(filepath.Join(a.project, "two.txt")) {
+		t.Fatal("the approved commands did not run")
+	}
+}

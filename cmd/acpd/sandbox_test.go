@@ -81,6 +81,13 @@ func TestDoctorReportsSandbox(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^ok\s+sandbox\s+in use \(landlock, Landlock ABI \d+.*network off`).MatchString(out) {
 		t.Fatalf("doctor's sandbox line:\n%s", out)
 	}
+	// Where none can be had (inside acpd's own sandbox, no namespace can
+	// mount), doctor says so and what it means.
+	inner := t.TempDir()
+	out, _, code := runCLI(t, append(iso.Env(), "TMPDIR="+inner), "sandbox", "--cwd", inner, "--", "env", "XDG_STATE_HOME="+inner, acpdBinary(t), "doctor", "--model", "replay/"+script)
+	if code != 1 || !regexp.MustCompile(`(?m)^FAIL\s+sandbox\s+unavailable: .*full mode every command asks first`).MatchString(out) {
+		t.Fatalf("doctor without a sandbox: exit %d\n%s", code, out)
+	}
 	iso.writeUserConfig(t, "[sandbox]\nmode = \"off\"\n")
 	out, _, _ = runCLI(t, iso.Env(), "doctor", "--model", "replay/"+script)
 	if !regexp.MustCompile(`(?m)^ok\s+sandbox\s+off in the configuration`).MatchString(out) {
