@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -262,7 +263,13 @@ func killHelper(t *testing.T, cmd *exec.Cmd, stderr *bytes.Buffer) {
 	if !errors.As(err, &ee) {
 		t.Fatalf("helper wait: %v", err)
 	}
-	if ws, ok := ee.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+	ws, ok := ee.Sys().(syscall.WaitStatus)
+	killed := ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
+	if runtime.GOOS == "windows" {
+		// Signal(SIGKILL) is TerminateProcess(h, 1): no signal to see.
+		killed = ee.ExitCode() == 1
+	}
+	if !killed {
 		msg := ""
 		if stderr != nil {
 			msg = stderr.String()

@@ -13,11 +13,13 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"acpd/internal/testdir"
 )
 
 func newStore(t testing.TB) *Store {
 	t.Helper()
-	s, err := Open(filepath.Join(t.TempDir(), "state"))
+	s, err := Open(filepath.Join(testdir.New(t), "state"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -477,7 +479,7 @@ func TestLockInProcess(t *testing.T) {
 		t.Fatalf("Delete while open: %v", err)
 	}
 	// A second Store on the same directory (through a symlink) is refused too.
-	link := filepath.Join(t.TempDir(), "link")
+	link := filepath.Join(testdir.New(t), "link")
 	if err := os.Symlink(s.Dir(), link); err != nil {
 		t.Fatal(err)
 	}
@@ -789,7 +791,7 @@ func TestConcurrentAppend(t *testing.T) {
 }
 
 func TestConcurrentStoresSameProcess(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "st")
+	dir := filepath.Join(testdir.New(t), "st")
 	const stores, each = 3, 10
 	var wg sync.WaitGroup
 	ids := make([][]string, stores)
@@ -848,7 +850,7 @@ func TestDefaultDir(t *testing.T) {
 	if d, err := DefaultDir(); err != nil || d != "/xdg/state/acpd" {
 		t.Fatalf("XDG: %q %v", d, err)
 	}
-	home := t.TempDir()
+	home := testdir.New(t)
 	t.Setenv("HOME", home)
 	for _, v := range []string{"", "relative/path"} {
 		t.Setenv("XDG_STATE_HOME", v)
