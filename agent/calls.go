@@ -144,6 +144,9 @@ func (s *sess) runCalls(ctx context.Context, ts *turnState) (stop acp.StopReason
 		wg.Wait()
 		i = j
 	}
+	if ts.info.ID != "" && !ts.info.Images {
+		dropImages(results)
+	}
 	if r := s.changeReminder(false); r != "" && len(results) > 0 {
 		// Attached to the newest tool result: the system prompt stays the
 		// same, so the provider's prompt cache keeps hitting.
@@ -218,7 +221,21 @@ func toolResultPart(id string, r tools.Result) model.Part {
 	if text == "" && !r.IsError {
 		text = "(no output)"
 	}
-	return model.Part{Type: model.PartToolResult, ToolCallID: id, IsError: r.IsError, Content: []model.Part{{Type: model.PartText, Text: text}}}
+	p := model.Part{Type: model.PartToolResult, ToolCallID: id, IsError: r.IsError, Content: []model.Part{{Type: model.PartText, Text: text}}}
+	p.Content = append(p.Content, r.Images...)
+	return p
+}
+
+// dropImages replaces the images of tool results by a note, for a model
+// that cannot read images.
+func dropImages(parts []model.Part) {
+	for i := range parts {
+		for j, c := range parts[i].Content {
+			if c.Type == model.PartImage {
+				parts[i].Content[j] = model.Part{Type: model.PartText, Text: "[image not shown: this model cannot read images]"}
+			}
+		}
+	}
 }
 
 // closeCalls gives every completed-but-unrun call of a failed response an

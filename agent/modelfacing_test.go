@@ -1,9 +1,13 @@
 package agent
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -623,5 +627,36 @@ func TestGrepOptions(t *testing.T) {
 				t.Errorf("write_file's description: %q", d.Description)
 			}
 		}
+	}
+}
+
+// TestReadFileImage: an image file reaches a model that reads images as an
+// image part of the tool result; a text-only model gets a note instead.
+func TestReadFileImage(t *testing.T) {
+	var buf bytes.Buffer
+	img := image.NewRGBA(image.Rect(0, 0, 2, 2))
+	if err := png.Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	for _, images := range []bool{true, false} {
+		t.Run(fmt.Sprintf("images=%v", images), func(t *testing.T) {
+			env := newEnv(t, "")
+			env.write("dot.png", buf.String())
+			rec := record(toolSeq(toolCallReq{"read_file", map[string]any{"path": "dot.png"}}))
+			env.setModel(mainModel, rec)
+			c := env.startWith(nil, func(info *model.ModelInfo) { info.Images = images }, nil)
+			c.mustPrompt(c.newSession(), "look", acp.StopReasonEndTurn)
+			res := toolResults(rec.last(t))
+			if len(res) != 1 || res[0].IsError || len(res[0].Content) != 2 {
+				t.Fatalf("result: %+v", res)
+			}
+			got := res[0].Content[1]
+			switch {
+			case images && (got.Type != model.PartImage || got.MimeType != "image/png" || got.Data != base64.StdEncoding.EncodeToString(buf.Bytes())):
+				t.Errorf("image part: %+v", got)
+			case !images && (got.Type != model.PartText || !strings.Contains(got.Text, "cannot read images")):
+				t.Errorf("text-only model got %+v", got)
+			}
+		})
 	}
 }

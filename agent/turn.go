@@ -67,6 +67,8 @@ type turnState struct {
 	started bool // a delta reached the client
 	// refused are the calls not to run (repetitions), by ID.
 	refused map[string]bool
+	// info is the model the response came from.
+	info model.ModelInfo
 	// text accumulates the text of the last part while it streams, so a
 	// long answer costs linear time; flushText stores it in the part.
 	text strings.Builder
@@ -238,7 +240,7 @@ func (s *sess) loop(ctx context.Context, backend model.Backend, info model.Model
 // interrupted when the stream did not finish.
 func (s *sess) stream(ctx context.Context, b model.Backend, info model.ModelInfo, last bool) (*turnState, error) {
 	out := s.a.baseContext()
-	ts := &turnState{s: s, ctx: ctx, msgID: newID("m_"), byID: map[string]*pendingCall{}}
+	ts := &turnState{s: s, ctx: ctx, msgID: newID("m_"), byID: map[string]*pendingCall{}, info: info}
 	req := s.buildRequest(info)
 	if last {
 		finalRequest(req)

@@ -2,10 +2,12 @@ package tools
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
 	iofs "io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -103,6 +105,9 @@ func readFileTool() *Tool {
 			if st, err := os.Stat(t.Path); err == nil && st.IsDir() {
 				return Errorf("%s is a directory; use list_dir to see its entries", in.Path)
 			}
+			if mime := imageType(t.Path); mime != "" {
+				return readImage(env, c, t.Path, in.Path, mime)
+			}
 			if binaryFile(t.Path) {
 				return Errorf("%s is a binary file; read_file shows text only", in.Path)
 			}
@@ -119,6 +124,52 @@ func readFileTool() *Tool {
 			}
 			return Result{Text: clip.Window(lines.Lines, lines.FirstLine, lines.TotalLines, lines.More, clip.WindowBytes), Bounded: true}
 		},
+	}
+}
+
+// maxImageBytes is the largest image read_file gives the model.
+const maxImageBytes = 5 << 20
+
+// imageType is the MIME type of an image file the models read (PNG, JPEG,
+// GIF, WebP), judged by its name and its first bytes, or "".
+func imageType(path string) string {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".png", ".jpg", ".jpeg", ".gif", ".webp":
+	default:
+		return ""
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	head := make([]byte, 512)
+	n, _ := io.ReadFull(f, head)
+	switch mime := http.DetectContentType(head[:n]); mime {
+	case "image/png", "image/jpeg", "image/gif", "image/webp":
+		return mime
+	}
+	return ""
+}
+
+// readImage gives the model an image file as an image.
+func readImage(env Env, c *Call, abs, shown, mime string) Result {
+	st, err := os.Stat(abs)
+	if err != nil {
+		return Errorf("reading %s: %v", shown, err)
+	}
+	if st.Size() > maxImageBytes {
+		return Errorf("%s is an image of %d bytes, over the %d-byte limit for images", shown, st.Size(), maxImageBytes)
+	}
+	data, err := os.ReadFile(abs)
+	if err != nil {
+		return Errorf("reading %s: %v", shown, err)
+	}
+	env.SawFile(abs)
+	location(env, c, abs, 0)
+	return Result{
+		Text:   fmt.Sprintf("%s is an image (%s, %d bytes); it follows.", shown, mime, len(data)),
+		Images: []model.Part{{Type: model.PartImage, MimeType: mime, Data: base64.StdEncoding.EncodeToString(data)}},
 	}
 }
 

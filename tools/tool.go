@@ -68,6 +68,10 @@ type Result struct {
 	Content []acp.ToolCallContent
 	// Raw is the call's rawOutput for the client (nil for none).
 	Raw any
+	// Images are image parts (model.PartImage) for the model after Text;
+	// the agent replaces them by a note for a model that cannot read
+	// images.
+	Images []model.Part
 	// Bounded reports that Text is already bounded by the tool (at line
 	// boundaries, saying how to get the rest): the agent gives it to the
 	// model as it is instead of cutting it generically.
