@@ -32,11 +32,18 @@ func TestCommandOutputBounded(t *testing.T) {
 	}
 	name := out[i+len("The whole output is saved in "):]
 	name = name[:strings.Index(name, ":")]
-	t.Cleanup(func() { os.Remove(name) })
 	data, err := os.ReadFile(name)
 	if err != nil || !strings.HasPrefix(string(data), "1\n2\n") || !strings.HasSuffix(string(data), "\n20000\n") || strings.Count(string(data), "\n") != 20000 {
 		t.Errorf("saved output: %v, %d lines", err, strings.Count(string(data), "\n"))
 	}
+	defer func() {
+		// The saved output ends with the session.
+		c.close()
+		if _, err := os.Stat(name); err == nil {
+			os.Remove(name)
+			t.Error("the saved output outlived the session")
+		}
+	}()
 	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
 		if !strings.HasPrefix(l, "[") {
 			if _, err := strconv.Atoi(l); err != nil {

@@ -236,7 +236,7 @@ func execCommand(ctx context.Context, o Options, env Env, c *Call, spec terminal
 		env.Update(acp.ToolCallUpdate{ToolCallID: id, Meta: map[string]any{"terminal_exit": exit}})
 	}
 	text := terminal.RenderText([]byte(final.Output))
-	shown, _ := boundOutput(text)
+	shown, _ := boundOutput(env, text)
 	var b strings.Builder
 	b.WriteString(shown)
 	if text != "" && !strings.HasSuffix(text, "\n") {

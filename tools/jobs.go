@@ -28,6 +28,8 @@ type Jobs struct {
 	jobs   map[string]*job
 	seq    int
 	closed bool
+	// saved are the files holding whole command outputs, removed by Close.
+	saved []string
 }
 
 type job struct {
@@ -86,13 +88,19 @@ func (j *Jobs) remove(id string) {
 }
 
 // Close stops every job (killing its process group) and releases its
-// terminal, waiting at most until ctx ends. Later jobs are refused.
+// terminal, waiting at most until ctx ends, and removes the files holding
+// whole command outputs. Later jobs are refused.
 func (j *Jobs) Close(ctx context.Context) {
 	j.mu.Lock()
 	j.closed = true
 	all := j.jobs
 	j.jobs = map[string]*job{}
+	saved := j.saved
+	j.saved = nil
 	j.mu.Unlock()
+	for _, f := range saved {
+		_ = os.Remove(f)
+	}
 	var wg sync.WaitGroup
 	for _, jb := range all {
 		wg.Go(func() {
@@ -124,13 +132,13 @@ func startJob(ctx context.Context, env Env, c *Call, spec terminal.Spec, command
 }
 
 // jobReport renders a job's output (bounded, head and tail) and state.
-func jobReport(ctx context.Context, jb *job) (string, bool, error) {
+func jobReport(ctx context.Context, env Env, jb *job) (string, bool, error) {
 	out, err := jb.term.Output(ctx)
 	if err != nil {
 		return "", false, err
 	}
 	text := terminal.RenderText([]byte(out.Output))
-	text, _ = boundOutput(text)
+	text, _ = boundOutput(env, text)
 	var b strings.Builder
 	b.WriteString(text)
 	if text != "" && !strings.HasSuffix(text, "\n") {
@@ -173,7 +181,7 @@ func jobOutputTool() *Tool {
 				return Errorf("%v", err)
 			}
 			env.Update(acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(c.ID), Status: statusp(acp.ToolCallStatusInProgress)})
-			text, _, err := jobReport(ctx, jb)
+			text, _, err := jobReport(ctx, env, jb)
 			if err != nil {
 				return Errorf("reading job %s: %v", in.ID, err)
 			}
@@ -208,7 +216,7 @@ func jobStopTool() *Tool {
 			if err := jb.term.Kill(kctx); err != nil {
 				return Errorf("stopping job %s: %v", in.ID, err)
 			}
-			text, _, err := jobReport(kctx, jb)
+			text, _, err := jobReport(kctx, env, jb)
 			env.Jobs().remove(in.ID)
 			_ = jb.term.Release(kctx)
 			if err != nil {
@@ -230,8 +238,9 @@ func jobTitle(verb string) func(json.RawMessage) string {
 }
 
 // boundOutput bounds command output for the model (see clip.HeadTail); when
-// it cuts, the whole output is saved to a temporary file named in the note.
-func boundOutput(text string) (string, bool) {
+// it cuts, the whole output is saved to a temporary file named in the note
+// (removed when the session ends).
+func boundOutput(env Env, text string) (string, bool) {
 	if len(text) <= clip.OutputBytes {
 		return text, false
 	}
@@ -240,6 +249,10 @@ func boundOutput(text string) (string, bool) {
 		_, werr := f.WriteString(text)
 		if cerr := f.Close(); werr == nil && cerr == nil {
 			saved = f.Name()
+			j := env.Jobs()
+			j.mu.Lock()
+			j.saved = append(j.saved, saved)
+			j.mu.Unlock()
 		} else {
 			_ = os.Remove(f.Name())
 		}
