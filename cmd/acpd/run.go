@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -289,8 +288,9 @@ func (r *runner) run(ctx context.Context, loader *config.Loader, argv []string, 
 		Permission: r.permission,
 		OnUpdate:   r.update,
 		Logger:     slog.New(r.log),
-		Env:        terminal.FilterEnv(os.Environ(), cfg.Env.Allow),
-		Sandbox:    runTerminalSandbox(loader, r.cwd, argv != nil),
+		// The agent's commands write to the model, not to a screen.
+		Env:     append(terminal.FilterEnv(os.Environ(), cfg.Env.Allow), "TERM=dumb"),
+		Sandbox: runTerminalSandbox(loader, r.cwd, argv != nil),
 	}, &client.DialOptions{
 		Info:         acp.Implementation{Name: "acpd run", Title: &title, Version: acpdVersion()},
 		MaxLineBytes: cfg.Protocol.MaxLineBytes,
@@ -623,15 +623,17 @@ func oneLine(s string) string {
 	return s
 }
 
-// ttyReader reads lines of the terminal on standard input. Its goroutine is
-// owned by the runner: closeTTY closes the file (a fresh non-blocking open, so
-// Close interrupts a pending read and the shell's terminal stays blocking) and
+// ttyReader reads the terminal on standard input: what one read returns,
+// a key in cbreak mode, a line otherwise. Its goroutine is owned by the
+// runner: closeTTY closes the file (a fresh non-blocking open, so Close
+// interrupts a pending read and the shell's terminal stays blocking) and
 // waits for it.
 type ttyReader struct {
-	f     *os.File
-	lines chan string // unbuffered; closed at end of input
-	stop  chan struct{}
-	wg    sync.WaitGroup
+	f      *os.File
+	chunks chan []byte // unbuffered; closed at end of input
+	stop   chan struct{}
+	wg     sync.WaitGroup
+	line   []byte // a partial line, for the one question at a time
 }
 
 func (r *runner) openTTY() (*ttyReader, error) {
@@ -642,16 +644,22 @@ func (r *runner) openTTY() (*ttyReader, error) {
 		if err != nil {
 			return
 		}
-		t := &ttyReader{f: f, lines: make(chan string), stop: make(chan struct{})}
+		t := &ttyReader{f: f, chunks: make(chan []byte), stop: make(chan struct{})}
 		t.wg.Add(1)
 		go func() {
 			defer t.wg.Done()
-			defer close(t.lines)
-			sc := bufio.NewScanner(f)
-			for sc.Scan() {
-				select {
-				case t.lines <- sc.Text():
-				case <-t.stop:
+			defer close(t.chunks)
+			buf := make([]byte, 4096)
+			for {
+				n, err := f.Read(buf)
+				if n > 0 {
+					select {
+					case t.chunks <- append([]byte(nil), buf[:n]...):
+					case <-t.stop:
+						return
+					}
+				}
+				if err != nil {
 					return
 				}
 			}

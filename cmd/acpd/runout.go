@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -250,7 +251,7 @@ type plainOutput struct {
 	breakLines bool
 
 	midLine   bool // stdout does not end with a newline
-	thinking  bool
+	thought   strings.Builder
 	lastMsg   acp.MessageID // of the last agent text
 	sinceText bool          // tool calls or a plan came after the last agent text
 	started   map[acp.ToolCallID]bool
@@ -264,7 +265,7 @@ func (o *plainOutput) update(n acp.SessionNotification, tool toolInfo) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if u.AgentThoughtChunk == nil {
-		o.thinking = false
+		o.endThought()
 	}
 	if u.AgentMessageChunk == nil && u.AgentThoughtChunk == nil {
 		o.sinceText = u.ToolCall != nil || u.ToolCallUpdate != nil || u.Plan != nil || o.sinceText
@@ -284,9 +285,8 @@ func (o *plainOutput) update(n acp.SessionNotification, tool toolInfo) {
 			o.midLine = !strings.HasSuffix(t.Text, "\n")
 		}
 	case u.AgentThoughtChunk != nil:
-		if !o.thinking {
-			o.thinking = true
-			o.line("… thinking")
+		if t := u.AgentThoughtChunk.Content.Text; t != nil {
+			o.thought.WriteString(t.Text)
 		}
 	case u.ToolCall != nil, u.ToolCallUpdate != nil:
 		o.tool(tool)
@@ -296,6 +296,16 @@ func (o *plainOutput) update(n acp.SessionNotification, tool toolInfo) {
 			o.line("  " + planMark(e.Status, false) + " " + oneLine(e.Content))
 		}
 	}
+}
+
+// endThought prints a finished thought folded to one line (o.mu held).
+func (o *plainOutput) endThought() {
+	if o.thought.Len() == 0 {
+		return
+	}
+	th := oneLine(o.thought.String())
+	o.thought.Reset()
+	o.line("✻ " + th)
 }
 
 func planMark(s acp.PlanEntryStatus, fancy bool) string {
@@ -387,6 +397,7 @@ func (o *plainOutput) ask(ctx context.Context, t *toolInfo, options []acp.Permis
 func (o *plainOutput) stop() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	o.endThought()
 	if o.midLine {
 		io.WriteString(o.stdout, "\n")
 		o.midLine = false
@@ -405,7 +416,7 @@ func (o *plainOutput) result(res runResult) {
 // It fails closed: the end of the terminal's input rejects.
 func askLines(ctx context.Context, w io.Writer, t *toolInfo, options []acp.PermissionOption, tty *ttyReader, cancel <-chan struct{}) (acp.RequestPermissionResponse, error) {
 	reject := rejectOutcome(options)
-	for {
+	ask := func() {
 		fmt.Fprintf(w, "? %s\n", oneLine(t.title))
 		if c := t.command(); c != "" && t.kind == acp.ToolKindExecute {
 			fmt.Fprintf(w, "  $ %s\n", oneLine(c))
@@ -414,6 +425,9 @@ func askLines(ctx context.Context, w io.Writer, t *toolInfo, options []acp.Permi
 			fmt.Fprintf(w, "  %d) %s\n", i+1, oneLine(o.Name))
 		}
 		fmt.Fprintf(w, "choose [1-%d]: ", len(options))
+	}
+	ask()
+	for {
 		select {
 		case <-ctx.Done():
 			fmt.Fprintln(w)
@@ -421,15 +435,25 @@ func askLines(ctx context.Context, w io.Writer, t *toolInfo, options []acp.Permi
 		case <-cancel:
 			fmt.Fprintln(w)
 			return cancelledOutcome(), nil
-		case line, ok := <-tty.lines:
+		case b, ok := <-tty.chunks:
 			if !ok {
 				fmt.Fprintln(w, "\nacpd run: end of input; rejecting")
 				return reject, nil
 			}
-			if n, err := strconv.Atoi(strings.TrimSpace(line)); err == nil && n >= 1 && n <= len(options) {
-				return acp.RequestPermissionResponse{Outcome: acp.RequestPermissionOutcome{
-					Selected: &acp.SelectedPermissionOutcome{OptionID: options[n-1].OptionID},
-				}}, nil
+			tty.line = append(tty.line, b...)
+			for {
+				i := bytes.IndexByte(tty.line, '\n')
+				if i < 0 {
+					break
+				}
+				line := string(tty.line[:i])
+				tty.line = tty.line[i+1:]
+				if n, err := strconv.Atoi(strings.TrimSpace(line)); err == nil && n >= 1 && n <= len(options) {
+					return acp.RequestPermissionResponse{Outcome: acp.RequestPermissionOutcome{
+						Selected: &acp.SelectedPermissionOutcome{OptionID: options[n-1].OptionID},
+					}}, nil
+				}
+				ask()
 			}
 		}
 	}
@@ -446,8 +470,3 @@ func rejectOutcome(options []acp.PermissionOption) acp.RequestPermissionResponse
 // noColor reports whether NO_COLOR asks for output without colour (any
 // non-empty value, https://no-color.org).
 func noColor() bool { return os.Getenv("NO_COLOR") != "" }
-
-// newLiveView is the terminal view (runview.go will replace this).
-func newLiveView(r *runner, stdoutTTY bool) output {
-	return &plainOutput{stdout: r.stdout, stderr: r.stderr, quiet: r.flags.quiet, breakLines: stdoutTTY}
-}
