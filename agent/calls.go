@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"acpd/acp"
 	"acpd/model"
@@ -103,6 +104,27 @@ func (s *sess) runCalls(ctx context.Context, ts *turnState) (stop acp.StopReason
 	results := make([]model.Part, len(ts.calls))
 	all := s.tools()
 	readOnly := func(pc *pendingCall) bool { t := all[pc.name]; return t != nil && t.ReadOnly }
+	// Once the turn is cancelled, running calls get abandonGrace to stop;
+	// a call stuck where cancellation cannot reach (a blocking system call)
+	// is then abandoned: the turn ends, the call's goroutine finishes on its
+	// own (its commands are killed by their terminals' cancellation).
+	var grace <-chan time.Time
+	wait := func(ch <-chan tools.Result) (tools.Result, bool) {
+		select {
+		case r := <-ch:
+			return r, true
+		case <-ctx.Done():
+		}
+		if grace == nil {
+			grace = time.After(abandonGrace)
+		}
+		select {
+		case r := <-ch:
+			return r, true
+		case <-grace:
+			return tools.Result{}, false
+		}
+	}
 	// Consecutive read-only calls run in parallel; every other call runs
 	// alone, in the order the model gave.
 	for i := 0; i < len(ts.calls); {
@@ -116,6 +138,7 @@ func (s *sess) runCalls(ctx context.Context, ts *turnState) (stop acp.StopReason
 		// slots bounds the calls running at once; the loop waits for a
 		// free one (a running call always finishes, cancelled or not).
 		slots := make(chan struct{}, maxParallelCalls)
+		running := make([]chan tools.Result, j-i)
 		for k := i; k < j; k++ {
 			pc := ts.calls[k]
 			if ts.refused[pc.id] {
@@ -134,14 +157,37 @@ func (s *sess) runCalls(ctx context.Context, ts *turnState) (stop acp.StopReason
 				s.notify(out, acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(pc.id), Status: statusp(acp.ToolCallStatusFailed)}})
 				continue
 			}
+			ch := make(chan tools.Result, 1)
+			running[k-i] = ch
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				defer func() { <-slots }()
-				results[k] = toolResultPart(pc.id, s.runCallSafe(ctx, pc))
+				ch <- s.runCallSafe(ctx, pc)
 			}()
 		}
-		wg.Wait()
+		abandoned := false
+		for k := i; k < j; k++ {
+			if running[k-i] == nil {
+				continue
+			}
+			pc := ts.calls[k]
+			r, ok := wait(running[k-i])
+			if !ok {
+				abandoned = true
+				s.a.log.Warn("abandoning a tool call that did not stop after cancel", "session", s.id, "tool", pc.name)
+				r = tools.Errorf("cancelled by the user; the call did not stop within %v and was abandoned", abandonGrace)
+				s.notify(out, acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(pc.id), Status: statusp(acp.ToolCallStatusFailed)}})
+			}
+			results[k] = toolResultPart(pc.id, r)
+		}
+		if abandoned {
+			// The session owns the stuck calls from here: it waits for
+			// them when it closes.
+			s.abandoned.Go(wg.Wait)
+		} else {
+			wg.Wait()
+		}
 		i = j
 	}
 	if ts.info.ID != "" && !ts.info.Images {
@@ -159,6 +205,10 @@ func (s *sess) runCalls(ctx context.Context, ts *turnState) (stop acp.StopReason
 	}
 	return "", false
 }
+
+// abandonGrace is how long a cancelled turn waits for its running tool
+// calls before it ends without them.
+const abandonGrace = time.Second
 
 // maxParallelCalls bounds how many consecutive read-only calls of one
 // response run at once; the rest wait for a free slot.

@@ -54,6 +54,8 @@ type sess struct {
 	configWarning error
 	// sandboxNotice tells the session once that commands run unconfined.
 	sandboxNotice sync.Once
+	// abandoned counts tool calls a cancelled turn stopped waiting for.
+	abandoned sync.WaitGroup
 
 	roots    *fs.Roots
 	broker   *fs.Broker
@@ -342,6 +344,10 @@ func (s *sess) wasCancelled(t *turn) bool {
 
 // close cancels the running turn, waits for it, and closes the log (which
 // syncs and unlocks it). Idempotent.
+// abandonedWait bounds how long closing a session waits for abandoned
+// tool calls.
+const abandonedWait = 10 * time.Second
+
 func (s *sess) close() {
 	s.mu.Lock()
 	if s.closed {
@@ -357,6 +363,15 @@ func (s *sess) close() {
 	s.mu.Unlock()
 	if t != nil {
 		<-t.done
+	}
+	// Calls a cancelled turn abandoned may still use the session: wait
+	// for them, bounded (one stuck in the kernel may never return).
+	stuck := make(chan struct{})
+	go func() { s.abandoned.Wait(); close(stuck) }()
+	select {
+	case <-stuck:
+	case <-time.After(abandonedWait):
+		s.a.log.Warn("closing the session with tool calls still stuck", "session", s.id)
 	}
 	jctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	s.jobs.Close(jctx)
