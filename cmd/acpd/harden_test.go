@@ -90,7 +90,8 @@ const readAcpdEnviron = `p=$PPID; read -r _ comm _ pp _ < /proc/$p/stat; case $c
 // (the control).
 func TestNonDumpableStopsSameUser(t *testing.T) {
 	u := newUnprivileged(t)
-	control := exec.Command("bash", "-c", `ACPD_SECRET_MARK=x sleep 5 & sleep 0.2; tr '\0' '\n' < /proc/$!/environ | grep -c ACPD_SECRET_MARK; kill $!`)
+	// (The background child shows the variable once it has executed sleep.)
+	control := exec.Command("bash", "-c", `ACPD_SECRET_MARK=x sleep 30 & for i in $(seq 100); do c=$(tr '\0' '\n' < /proc/$!/environ | grep -c ACPD_SECRET_MARK); [ "$c" = 1 ] && break; sleep 0.1; done; kill $!; echo $c`)
 	control.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
 	if out, err := control.CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "1" {
 		t.Fatalf("control: a same-user process's environ was not readable: %v %s", err, out)
