@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 )
 
 // updatePayload returns a realistic ~300 byte ACP session/update payload.
@@ -68,5 +69,74 @@ func BenchmarkAppend(b *testing.B) {
 		if _, err := l.Append("update", p); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// fixtureStore writes a store of n closed sessions directly (headers plus a
+// snapshot index), as years of use would leave it.
+func fixtureStore(b *testing.B, n int) *Store {
+	b.Helper()
+	s := newStore(b)
+	idx := &indexFile{Sessions: make(map[string]Meta, n)}
+	t0 := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i := range n {
+		id := fmt.Sprintf("s_%016x", i)
+		m := Meta{ID: id, Cwd: fmt.Sprintf("/src/project%d", i%50), Title: fmt.Sprintf("Fix the parser, take %d", i),
+			CreatedAt: t0.Add(time.Duration(i) * time.Minute), UpdatedAt: t0.Add(time.Duration(i)*time.Minute + time.Second), Records: 40}
+		line, err := encodeHeader(header{V: logVersion, Kind: "header", ID: id, Cwd: m.Cwd, CreatedAt: m.CreatedAt})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(s.logPath(id), line, 0o600); err != nil {
+			b.Fatal(err)
+		}
+		idx.Sessions[id] = m
+	}
+	if err := s.withIndexLock(func() error { return s.writeIndex(idx) }); err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+// BenchmarkStore measures what grows with history: opening the store,
+// creating a session (with its first Sync) and listing, at several store
+// sizes.
+func BenchmarkStore(b *testing.B) {
+	for _, n := range []int{0, 1000, 10000, 100000} {
+		if n == 100000 && testing.Short() {
+			continue
+		}
+		s := fixtureStore(b, n)
+		b.Run(fmt.Sprintf("Open/%d", n), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := Open(s.Dir()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("CreateSync/%d", n), func(b *testing.B) {
+			for b.Loop() {
+				l, err := s.Create(Meta{Cwd: "/bench"})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := l.Append("update", updatePayload(1)); err != nil {
+					b.Fatal(err)
+				}
+				if err := l.Sync(); err != nil {
+					b.Fatal(err)
+				}
+				if err := l.Close(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("List/%d", n), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := s.List(Filter{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

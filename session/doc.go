@@ -12,8 +12,9 @@
 // A store is a directory (DefaultDir: $XDG_STATE_HOME/acpd, else
 // ~/.local/state/acpd) holding:
 //
-//	index.json            id → Meta, replaced atomically
-//	index.lock            flock guarding read-modify-write of index.json
+//	index.json            id → Meta snapshot, replaced atomically
+//	index.jsonl           append-only journal of index changes since then
+//	index.lock            flock guarding the index
 //	sessions/<id>.jsonl   one append-only log per session
 //	sessions/<id>.lock    flock held while the session is open; holder info
 //
@@ -57,15 +58,50 @@
 //
 // # Index
 //
-// index.json is {"v":1,"sessions":{"<id>":Meta,...}}. Every change is a
-// read-modify-write under an exclusive flock on index.lock, written to a temp
-// file in the same directory, fsynced, renamed over index.json, and the
-// directory fsynced; so concurrent acpd processes never lose each other's
-// entries and readers (which take no lock) always see a complete index. The
-// index is authoritative for Title, UpdatedAt and Extra. Records and
-// UpdatedAt are brought up to date by Sync, UpdateMeta and Close (so after a
-// crash they may lag until the session is next opened and synced). A missing or damaged index.json (the damaged one is kept as
-// index.json.corrupt) is rebuilt from the logs, recovering id, cwd,
+// The index is a snapshot plus an append-only journal, both guarded by an
+// exclusive flock on index.lock (taken by readers too, so nobody sees a
+// compaction half done):
+//
+//	index.json   {"v":1,"sessions":{"<id>":Meta,...}}, replaced atomically
+//	index.jsonl  one operation per line, applied in order on top of it:
+//	             {"op":"put","m":Meta}   the entry becomes m
+//	             {"op":"sync","m":Meta}  Records and a later UpdatedAt of m
+//	                                     update the entry (m becomes it when
+//	                                     there is none)
+//	             {"op":"del","id":"<id>"}
+//
+// Why not one metadata file per session: listing would open every file
+// (100k sessions, 100k opens) and a creation would still cost an atomic
+// replace (two fsyncs and a rename). Why not the whole index rewritten per
+// change (the version-1 design): creating a session in a store of 10k
+// sessions read, parsed, encoded and fsynced 3 MB twice. With the journal:
+//
+//   - Store.Open only checks that index.json exists; it reads nothing.
+//   - A change (Create, Sync, UpdateMeta, Close, Delete) is one small
+//     write(2) of one line on an O_APPEND descriptor plus one fsync (the
+//     first line of a new journal also fsyncs the directory). Writers read
+//     only the first bytes of index.json, to refuse a newer version. A line
+//     torn by a crash is skipped by readers, and the next writer starts its
+//     line on a fresh line.
+//   - A Log keeps the entry it last wrote (nobody else changes it while the
+//     session is locked), so UpdateMeta reads the index at most once per
+//     Log, and Sync and Close need no read at all.
+//   - Readers (List, Get, Delete of a session without a log) read the
+//     snapshot and the journal. A reader that finds the journal larger than
+//     a quarter of the snapshot (and 64 KiB) writes a new snapshot, having
+//     paid for the read already; a writer does the same when the journal
+//     passes twice the snapshot (and 256 KiB), so the journal's size stays
+//     proportional to the snapshot and compaction costs O(1) amortised per
+//     change. Compaction replaces index.json atomically and then empties the
+//     journal; a crash between the two is harmless because replaying any
+//     suffix of operations onto a snapshot that already includes them
+//     changes nothing.
+//
+// The index is authoritative for Title, UpdatedAt and Extra. Records and
+// UpdatedAt are brought up to date by Sync, UpdateMeta, Close and Open (so
+// after a crash they may lag until the session is next opened). A missing or
+// damaged index.json (the damaged one is kept as index.json.corrupt) is
+// rebuilt from the logs, discarding the journal, recovering id, cwd,
 // additional directories and creation time from each header, UpdatedAt from
 // the file's modification time and Records from its line count; titles and
 // Extra are lost. Open also re-adds an entry missing from the index.

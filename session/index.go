@@ -58,29 +58,32 @@ func (s *Store) readIndexFile() (*indexFile, error) {
 	return &idx, nil
 }
 
-// readIndex returns the index without taking the index lock (index.json is
-// only ever replaced atomically). When it is missing or damaged, it is rebuilt
-// under the lock.
+// readIndex returns the current index: the snapshot (index.json) with the
+// journal (index.jsonl) applied, read under the index lock so that a
+// concurrent compaction is never seen half done. When the snapshot is
+// missing or damaged, the index is rebuilt from the logs. A reader that has
+// paid for the whole index compacts the journal when it has grown past a
+// fraction of the snapshot.
 func (s *Store) readIndex() (*indexFile, error) {
-	idx, err := s.readIndexFile()
-	if err == nil {
-		return idx, nil
-	}
-	if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, errIndexDamaged) {
-		return nil, err
-	}
-	err = s.updateIndex(func(i *indexFile) (bool, error) {
-		idx = i
-		return false, nil
+	var idx *indexFile
+	err := s.withIndexLock(func() error {
+		var jsize int64
+		var err error
+		idx, jsize, err = s.loadLocked()
+		if err != nil {
+			return err
+		}
+		if jsize > compactMin && jsize > s.snapshotSize()/4 {
+			return s.writeIndex(idx)
+		}
+		return nil
 	})
 	return idx, err
 }
 
-// updateIndex runs fn on the current index under the index lock (this
-// process's mutex plus an exclusive flock on index.lock) and, when fn reports
-// a change or the index had to be rebuilt, replaces index.json atomically.
-// fn must not call back into the Store.
-func (s *Store) updateIndex(fn func(*indexFile) (changed bool, err error)) error {
+// withIndexLock runs fn under the index lock: this Store's mutex plus an
+// exclusive flock on index.lock.
+func (s *Store) withIndexLock(fn func() error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	lf, err := lockWait(s.indexLockPath())
@@ -88,38 +91,62 @@ func (s *Store) updateIndex(fn func(*indexFile) (changed bool, err error)) error
 		return err
 	}
 	defer lf.Close()
+	return fn()
+}
 
-	rebuilt := false
+// loadLocked reads the snapshot and applies the journal; it returns the
+// journal's size. A missing or damaged snapshot is rebuilt from the logs and
+// written (the journal, which only makes sense on top of its snapshot, is
+// discarded). The caller holds the index lock.
+func (s *Store) loadLocked() (*indexFile, int64, error) {
 	idx, err := s.readIndexFile()
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, errIndexDamaged) {
-			return err
+			return nil, 0, err
 		}
 		if errors.Is(err, errIndexDamaged) {
 			bad := s.indexPath() + ".corrupt"
 			s.logger.Warn("session index damaged; rebuilding from logs", "path", s.indexPath(), "err", err, "keptAs", bad)
 			if err := os.Rename(s.indexPath(), bad); err != nil {
-				return fmt.Errorf("session: set aside damaged index: %w", err)
+				return nil, 0, fmt.Errorf("session: set aside damaged index: %w", err)
 			}
 		}
-		idx, err = s.rebuild()
+		if idx, err = s.rebuild(); err != nil {
+			return nil, 0, err
+		}
+		return idx, 0, s.writeIndex(idx)
+	}
+	b, err := os.ReadFile(s.journalPath())
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, fmt.Errorf("session: read index journal: %w", err)
+	}
+	applyJournal(idx, b, s.logger)
+	return idx, int64(len(b)), nil
+}
+
+// updateIndex runs fn on the current index under the index lock and, when
+// fn reports a change, writes the whole index as a new snapshot (compacting
+// the journal). It is the slow path, for operations that must see the whole
+// index anyway (Delete); fn must not call back into the Store.
+func (s *Store) updateIndex(fn func(*indexFile) (changed bool, err error)) error {
+	return s.withIndexLock(func() error {
+		idx, _, err := s.loadLocked()
 		if err != nil {
 			return err
 		}
-		rebuilt = true
-	}
-	changed, err := fn(idx)
-	if err != nil {
-		return err
-	}
-	if !changed && !rebuilt {
-		return nil
-	}
-	return s.writeIndex(idx)
+		changed, err := fn(idx)
+		if err != nil || !changed {
+			return err
+		}
+		return s.writeIndex(idx)
+	})
 }
 
-// writeIndex atomically replaces index.json (see internal/atomicfile). The
-// caller holds the index lock.
+// writeIndex atomically replaces index.json (see internal/atomicfile) with
+// idx and then empties the journal, which idx includes. A crash between the
+// two leaves a journal whose replay onto the new snapshot changes nothing
+// (every operation is idempotent given the ones after it). The caller holds
+// the index lock.
 func (s *Store) writeIndex(idx *indexFile) error {
 	idx.V = indexVersion
 	var buf bytes.Buffer
@@ -131,8 +158,149 @@ func (s *Store) writeIndex(idx *indexFile) error {
 	if err := atomicfile.WriteFile(s.indexPath(), buf.Bytes(), 0o600); err != nil {
 		return fmt.Errorf("session: write index: %w", err)
 	}
+	if err := os.Truncate(s.journalPath(), 0); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("session: reset index journal: %w", err)
+	}
 	return nil
 }
+
+func (s *Store) snapshotSize() int64 {
+	fi, err := os.Stat(s.indexPath())
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// compactMin is the journal size below which nobody compacts.
+const compactMin = 64 << 10
+
+// journalOp is one line of index.jsonl.
+type journalOp struct {
+	// Op is "put" (M replaces the entry), "sync" (M.Records and a later
+	// M.UpdatedAt update the entry, or M becomes it when there is none) or
+	// "del" (the entry of ID is removed).
+	Op string `json:"op"`
+	ID string `json:"id,omitempty"`
+	M  *Meta  `json:"m,omitempty"`
+}
+
+// applyJournal applies the journal image b to idx. Lines that do not parse
+// (torn by a crash mid-append) or name invalid ids are skipped.
+func applyJournal(idx *indexFile, b []byte, logger interface{ Warn(string, ...any) }) {
+	for len(b) > 0 {
+		line := b
+		nl := bytes.IndexByte(b, '\n')
+		if nl < 0 {
+			b = nil // torn tail: an append in progress or cut by a crash
+			continue
+		}
+		line, b = b[:nl], b[nl+1:]
+		if len(line) == 0 {
+			continue
+		}
+		var op journalOp
+		if err := json.Unmarshal(line, &op); err != nil {
+			logger.Warn("session index journal: skipping a line torn by a crash", "err", err)
+			continue
+		}
+		switch op.Op {
+		case "put", "sync":
+			if op.M == nil || validateID(op.M.ID) != nil {
+				continue
+			}
+			m := *op.M
+			old, ok := idx.Sessions[m.ID]
+			if op.Op == "sync" && ok {
+				old.Records = m.Records
+				if m.UpdatedAt.After(old.UpdatedAt) {
+					old.UpdatedAt = m.UpdatedAt
+				}
+				m = old
+			}
+			idx.Sessions[m.ID] = m
+		case "del":
+			delete(idx.Sessions, op.ID)
+		}
+	}
+}
+
+// appendJournal appends ops to the journal under the index lock: one write(2)
+// on an O_APPEND descriptor, then, when durable, fsync. It reads nothing but the
+// first bytes of the snapshot (to refuse a newer index, and to rebuild a
+// missing or damaged one first), so its cost does not grow with the number
+// of sessions. A journal grown far past its snapshot is compacted here.
+func (s *Store) appendJournal(durable bool, ops ...journalOp) error {
+	var line []byte
+	for _, op := range ops {
+		b, err := json.Marshal(op)
+		if err != nil {
+			return fmt.Errorf("session: encode index entry: %w", err)
+		}
+		line = append(append(line, b...), '\n')
+	}
+	return s.withIndexLock(func() error {
+		if !s.snapshotLooksCurrent() {
+			// Classify (and rebuild) the slow way.
+			if _, _, err := s.loadLocked(); err != nil {
+				return err
+			}
+		}
+		f, err := os.OpenFile(s.journalPath(), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return fmt.Errorf("session: open index journal: %w", err)
+		}
+		defer f.Close()
+		fi, err := f.Stat()
+		if err != nil {
+			return fmt.Errorf("session: index journal: %w", err)
+		}
+		out := line
+		if fi.Size() > 0 {
+			// A line torn by a crash gets its own line so that ours parses.
+			var last [1]byte
+			if _, err := f.ReadAt(last[:], fi.Size()-1); err == nil && last[0] != '\n' {
+				out = append([]byte{'\n'}, line...)
+			}
+		}
+		if _, err := f.Write(out); err != nil {
+			return fmt.Errorf("session: append index journal: %w", err)
+		}
+		if durable {
+			if err := f.Sync(); err != nil {
+				return fmt.Errorf("session: fsync index journal: %w", err)
+			}
+		}
+		if fi.Size() == 0 && durable {
+			if err := syncDir(s.dir); err != nil {
+				return err
+			}
+		}
+		if size := fi.Size() + int64(len(out)); size > 4*compactMin && size > 2*s.snapshotSize() {
+			idx, _, err := s.loadLocked()
+			if err != nil {
+				return err
+			}
+			return s.writeIndex(idx)
+		}
+		return nil
+	})
+}
+
+// snapshotLooksCurrent reports whether index.json starts the way this
+// package writes version 1 snapshots (a cheap probe, not a validation).
+func (s *Store) snapshotLooksCurrent() bool {
+	f, err := os.Open(s.indexPath())
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var b [len(snapshotPrefix)]byte
+	n, _ := io.ReadFull(f, b[:])
+	return string(b[:n]) == snapshotPrefix
+}
+
+const snapshotPrefix = `{"v":1,"sessions":{`
 
 // syncDir makes a creation or removal in dir durable.
 func syncDir(dir string) error {

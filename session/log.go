@@ -32,6 +32,7 @@ type Log struct {
 
 	idxMu      sync.Mutex // serialises this Log's index updates
 	indexedSeq int64      // seq as of the last index write
+	meta       *Meta      // this session's entry as last written, nil until known
 	released   bool       // the session lock has been released (under idxMu)
 }
 
@@ -189,66 +190,80 @@ func (l *Log) headerMeta(last time.Time) Meta {
 
 // updateIndexLocked writes the session's index entry: Records and UpdatedAt
 // from the log, then f when not nil. Without f it does nothing when the entry
-// is already current. The caller holds l.idxMu.
+// is already current, and appends a "sync" operation to the journal, which
+// needs no read of the index. With f it needs the current entry: the one this
+// Log last wrote, or (the first time after Open) the one in the index. While
+// this Log holds the session lock nobody else changes the entry, so the cached
+// copy stays current. The caller holds l.idxMu.
 func (l *Log) updateIndexLocked(f func(*Meta)) error {
+	return l.updateIndex(f, true)
+}
+
+// updateIndex is updateIndexLocked, durable or not.
+func (l *Log) updateIndex(f func(*Meta), durable bool) error {
 	l.mu.Lock()
 	seq, last := l.seq, l.last
 	l.mu.Unlock()
-	if f == nil && seq == l.indexedSeq {
+	if f == nil {
+		if seq == l.indexedSeq {
+			return nil
+		}
+		m := l.headerMeta(last)
+		m.Records = int(seq)
+		if err := l.s.appendJournal(durable, journalOp{Op: "sync", M: &m}); err != nil {
+			return err
+		}
+		if l.meta != nil {
+			l.meta.Records = m.Records
+			if m.UpdatedAt.After(l.meta.UpdatedAt) {
+				l.meta.UpdatedAt = m.UpdatedAt
+			}
+		}
+		l.indexedSeq = seq
 		return nil
 	}
-	err := l.s.updateIndex(func(idx *indexFile) (bool, error) {
+	if l.meta == nil {
+		idx, err := l.s.readIndex()
+		if err != nil {
+			return err
+		}
 		m, ok := idx.Sessions[l.id]
 		if !ok {
 			m = l.headerMeta(last)
 		}
-		if f != nil {
-			before := m.UpdatedAt
-			c := m
-			c.AdditionalDirectories = slices.Clone(m.AdditionalDirectories)
-			c.Extra = slices.Clone(m.Extra)
-			f(&c)
-			if len(c.Extra) > 0 && !json.Valid(c.Extra) {
-				return false, errors.New("session: Meta.Extra is not valid JSON")
-			}
-			if c.UpdatedAt.Equal(before) {
-				c.UpdatedAt = now()
-			}
-			c.ID, c.CreatedAt = m.ID, m.CreatedAt
-			c.UpdatedAt = c.UpdatedAt.UTC().Round(0)
-			m = c
-		} else if last.After(m.UpdatedAt) {
-			m.UpdatedAt = last
-		}
-		m.Records = int(seq)
-		idx.Sessions[l.id] = m
-		return true, nil
-	})
-	if err != nil {
+		l.meta = &m
+	}
+	m := *l.meta
+	before := m.UpdatedAt
+	c := m
+	c.AdditionalDirectories = slices.Clone(m.AdditionalDirectories)
+	c.Extra = slices.Clone(m.Extra)
+	f(&c)
+	if len(c.Extra) > 0 && !json.Valid(c.Extra) {
+		return errors.New("session: Meta.Extra is not valid JSON")
+	}
+	if c.UpdatedAt.Equal(before) {
+		c.UpdatedAt = now()
+	}
+	c.ID, c.CreatedAt = m.ID, m.CreatedAt
+	c.UpdatedAt = c.UpdatedAt.UTC().Round(0)
+	c.Records = int(seq)
+	if err := l.s.appendJournal(true, journalOp{Op: "put", M: &c}); err != nil {
 		return err
 	}
+	l.meta = &c
 	l.indexedSeq = seq
 	return nil
 }
 
-// reconcile makes the index entry agree with the freshly loaded log. A
-// missing entry is re-added at once; a stale record count (appends made after
-// the last Sync before a crash) is marked for the next index update (Sync,
-// UpdateMeta or Close).
+// reconcile makes the index entry agree with the freshly loaded log without
+// reading the index: a "sync" operation re-adds a missing entry and corrects
+// a stale record count (appends made after the last Sync before a crash).
 func (l *Log) reconcile() error {
 	l.idxMu.Lock()
 	defer l.idxMu.Unlock()
-	idx, err := l.s.readIndex()
-	if err != nil {
-		return err
-	}
-	m, ok := idx.Sessions[l.id]
-	if ok && int64(m.Records) == l.seq {
-		return nil
-	}
-	l.indexedSeq = -1 // differs from any seq: forces the next index update
-	if ok {
-		return nil
-	}
-	return l.updateIndexLocked(nil)
+	// Not fsynced: it repeats what the log says, and the next Sync or
+	// Close writes it durably again if records were appended.
+	l.indexedSeq = -1 // differs from any seq: forces the index update
+	return l.updateIndex(nil, false)
 }

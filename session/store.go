@@ -146,8 +146,11 @@ func Open(dir string) (*Store, error) {
 	}
 	// Make sure the index exists (rebuilding it if needed), so that the
 	// first index update of a fresh store is not mistaken for a recovery.
-	if _, err := s.readIndex(); err != nil {
-		return nil, err
+	// Only its existence is checked: Open never reads the index.
+	if _, err := os.Lstat(s.indexPath()); errors.Is(err, fs.ErrNotExist) {
+		if _, err := s.readIndex(); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }
@@ -158,6 +161,7 @@ func (s *Store) Dir() string { return s.dir }
 func (s *Store) sessionsDir() string      { return filepath.Join(s.dir, "sessions") }
 func (s *Store) indexPath() string        { return filepath.Join(s.dir, "index.json") }
 func (s *Store) indexLockPath() string    { return filepath.Join(s.dir, "index.lock") }
+func (s *Store) journalPath() string      { return filepath.Join(s.dir, "index.jsonl") }
 func (s *Store) logPath(id string) string { return filepath.Join(s.sessionsDir(), id+logSuffix) }
 func (s *Store) lockPath(id string) string {
 	return filepath.Join(s.sessionsDir(), id+lockSuffix)
@@ -290,15 +294,13 @@ func (s *Store) create(m Meta) (*Log, error) {
 	if err != nil {
 		return fail(fmt.Errorf("session: open log: %w", err))
 	}
-	err = s.updateIndex(func(idx *indexFile) (bool, error) {
-		idx.Sessions[m.ID] = m
-		return true, nil
-	})
-	if err != nil {
+	if err := s.appendJournal(true, journalOp{Op: "put", M: &m}); err != nil {
 		f.Close()
 		return fail(err)
 	}
-	return newLog(s, sl, f, hdr, nil, int64(len(line))), nil
+	l := newLog(s, sl, f, hdr, nil, int64(len(line)))
+	l.meta = &m
+	return l, nil
 }
 
 // Open opens an existing session for appending: it takes the session lock
@@ -458,16 +460,23 @@ func (s *Store) Delete(id string) error {
 	}
 	path := s.logPath(id)
 	// Fail before touching anything if the index cannot be updated (e.g.
-	// written by a newer acpd).
-	idx, err := s.readIndex()
-	if err != nil {
-		return err
+	// written by a newer acpd). The whole index is read only when that
+	// cheap probe fails or when the log is missing.
+	if !s.snapshotLooksCurrent() {
+		if _, err := s.readIndex(); err != nil {
+			return err
+		}
 	}
+	entryExisted := true
 	if _, err := os.Lstat(path); err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("session: %w", err)
 		}
-		if _, ok := idx.Sessions[id]; !ok {
+		idx, err := s.readIndex()
+		if err != nil {
+			return err
+		}
+		if _, entryExisted = idx.Sessions[id]; !entryExisted {
 			return fmt.Errorf("session %s: %w", id, ErrNotFound)
 		}
 	}
@@ -488,12 +497,7 @@ func (s *Store) Delete(id string) error {
 		sl.release(false)
 		return err
 	}
-	entryExisted := false
-	err = s.updateIndex(func(idx *indexFile) (bool, error) {
-		_, entryExisted = idx.Sessions[id]
-		delete(idx.Sessions, id)
-		return entryExisted, nil
-	})
+	err = s.appendJournal(true, journalOp{Op: "del", ID: id})
 	if rerr := sl.release(true); err == nil && rerr != nil {
 		err = fmt.Errorf("session: remove lock file: %w", rerr)
 	}
