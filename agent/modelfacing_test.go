@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"image"
 	"image/png"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -221,7 +223,7 @@ func TestOfferedTools(t *testing.T) {
 	env.setModel("test/gpt-5", rec)
 	c.mustPrompt(sid, "hi", acp.StopReasonEndTurn)
 	names := toolNames(rec.last(t))
-	want := []string{"edit_file", "glob", "grep", "job_output", "job_stop", "list_dir", "multi_edit", "read_file", "run_command", "update_plan", "write_file"}
+	want := []string{"edit_file", "glob", "grep", "job_output", "job_stop", "list_dir", "multi_edit", "read_file", "run_command", "update_plan", "web_fetch", "write_file"}
 	if !slices.Equal(names, want) {
 		t.Errorf("tools %v, want %v", names, want)
 	}
@@ -658,5 +660,32 @@ func TestReadFileImage(t *testing.T) {
 				t.Errorf("text-only model got %+v", got)
 			}
 		})
+	}
+}
+
+// TestWebFetch: web_fetch asks permission (ask mode), then gives the model
+// a page's text; HTML is converted.
+func TestWebFetch(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, `<html><head><script>x()</script></head><body><h2>API</h2><p>Call <b>Parse</b>.</p></body></html>`)
+	}))
+	defer srv.Close()
+	env := newEnv(t, "")
+	c := env.start(nil)
+	sid := c.newSession()
+	c.setPerm(choose(acp.PermissionOptionKindAllowOnce))
+	res, isErr, _ := runTools(t, env, c, sid,
+		toolCallReq{"web_fetch", map[string]any{"url": srv.URL}},
+		toolCallReq{"web_fetch", map[string]any{"url": "file:///etc/passwd"}},
+	)
+	if isErr[0] || res[0] != "## API\n\nCall Parse.\n" {
+		t.Errorf("fetch: %q", res[0])
+	}
+	if n := len(c.permissionRequests()); n != 1 {
+		t.Errorf("%d permission requests, want 1", n)
+	}
+	if !isErr[1] || !strings.Contains(res[1], "http or https") {
+		t.Errorf("file URL: %q", res[1])
 	}
 }
