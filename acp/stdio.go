@@ -18,6 +18,7 @@ var (
 	// origStdout keeps the original os.Stdout reachable: if it were garbage
 	// collected, its finalizer would close fd 1, and a later open could then
 	// reuse fd 1 for an unrelated file.
+	//lint:ignore U1000 only written: holding it is the point.
 	origStdout *os.File
 )
 

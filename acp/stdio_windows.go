@@ -16,6 +16,7 @@ var (
 	protectDone bool
 	// origStdout keeps the original os.Stdout reachable so that its
 	// finalizer never closes the standard output handle.
+	//lint:ignore U1000 only written: holding it is the point.
 	origStdout *os.File
 )
 

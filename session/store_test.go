@@ -563,6 +563,9 @@ func TestListAndUpdateMeta(t *testing.T) {
 		ids = append(ids, l.ID())
 		mustClose(t, l)
 	}
+	if want := []string{"id0", "id1", "id2", "id3"}; !slices.Equal(ids, want) {
+		t.Fatalf("created %v, want %v", ids, want)
+	}
 	// id2 and id3 tie on UpdatedAt after this; id0 becomes the most recent.
 	l, _, err := s.Open("id3")
 	if err != nil {

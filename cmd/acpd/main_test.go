@@ -19,7 +19,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -72,10 +71,8 @@ func acpdBinary(tb testing.TB) string {
 			return
 		}
 		binPath = filepath.Join(binDir, "acpd")
-		goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
-		if _, err := os.Stat(goTool); err != nil {
-			goTool = "go"
-		}
+		// go test puts its own GOROOT/bin first on PATH.
+		goTool := "go"
 		args := []string{"build", "-o", binPath}
 		if *flagRaceBinary {
 			args = append(args, "-race")

@@ -261,7 +261,7 @@ func TestModels(t *testing.T) {
 		})
 	}
 	b := newTestBackend(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, `{"error":{"message":"bad key","code":"invalid_api_key"}}`, 401)
+		http.Error(w, `{"error":{"message":"bad key","code":"invalid_api_key"}}`, http.StatusUnauthorized)
 	}), Options{})
 	if _, err := b.Models(t.Context()); model.KindOf(err) != model.ErrAuth {
 		t.Errorf("401: err = %v", err)
