@@ -136,11 +136,11 @@ func (e *apiError) exhausted() bool {
 // zeroLimit reports whether m says "limit: 0" (a quota of zero).
 func zeroLimit(m string) bool {
 	for {
-		i := strings.Index(m, "limit: ")
-		if i < 0 {
+		_, after, ok := strings.Cut(m, "limit: ")
+		if !ok {
 			return false
 		}
-		m = m[i+len("limit: "):]
+		m = after
 		n := 0
 		for n < len(m) && m[n] >= '0' && m[n] <= '9' {
 			n++
