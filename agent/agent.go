@@ -147,6 +147,8 @@ func New(o Options) *Agent {
 		a.builtin[t.Def.Name] = t
 		a.toolKinds[t.Def.Name] = t.Kind
 	}
+	task := taskTool() // the read-only sub-agent needs the session's model
+	a.builtin[task.Def.Name], a.toolKinds[task.Def.Name] = task, task.Kind
 	return a
 }
 

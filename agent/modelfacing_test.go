@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -223,7 +224,7 @@ func TestOfferedTools(t *testing.T) {
 	env.setModel("test/gpt-5", rec)
 	c.mustPrompt(sid, "hi", acp.StopReasonEndTurn)
 	names := toolNames(rec.last(t))
-	want := []string{"edit_file", "glob", "grep", "job_output", "job_stop", "list_dir", "multi_edit", "read_file", "run_command", "update_plan", "web_fetch", "write_file"}
+	want := []string{"edit_file", "glob", "grep", "job_output", "job_stop", "list_dir", "multi_edit", "read_file", "run_command", "task", "update_plan", "web_fetch", "write_file"}
 	if !slices.Equal(names, want) {
 		t.Errorf("tools %v, want %v", names, want)
 	}
@@ -236,7 +237,7 @@ func TestOfferedTools(t *testing.T) {
 	}
 	c.mustMode(sid, "plan")
 	c.mustPrompt(sid, "hi", acp.StopReasonEndTurn)
-	if names, want := toolNames(rec.last(t)), []string{"glob", "grep", "job_output", "list_dir", "read_file", "update_plan"}; !slices.Equal(names, want) {
+	if names, want := toolNames(rec.last(t)), []string{"glob", "grep", "job_output", "list_dir", "read_file", "task", "update_plan"}; !slices.Equal(names, want) {
 		t.Errorf("plan-mode tools %v, want %v", names, want)
 	}
 }
@@ -687,5 +688,74 @@ func TestWebFetch(t *testing.T) {
 	}
 	if !isErr[1] || !strings.Contains(res[1], "http or https") {
 		t.Errorf("file URL: %q", res[1])
+	}
+}
+
+// TestTaskSubAgent: task runs a read-only sub-agent with a context of its
+// own (read and search tools only, its calls not shown as tool calls of
+// their own) and gives its report to the main model.
+func TestTaskSubAgent(t *testing.T) {
+	env := newEnv(t, "")
+	env.write("pkg/parse.go", "package pkg\n\nfunc Parse() {}\n")
+	var subReqs []model.Request
+	var mu sync.Mutex
+	rec := record(backendFunc(func(ctx context.Context, req *model.Request, yield func(model.Event, error) bool) {
+		done := func(text string) {
+			_ = yield(model.Event{Type: model.EventText, Text: text}, nil) &&
+				yield(model.Event{Type: model.EventFinish, Finish: model.FinishEndTurn}, nil)
+		}
+		call := func(id, name, in string) {
+			_ = yield(model.Event{Type: model.EventToolDone, ToolCallID: id, ToolName: name, Input: json.RawMessage(in)}, nil) &&
+				yield(model.Event{Type: model.EventFinish, Finish: model.FinishToolUse}, nil)
+		}
+		if strings.HasPrefix(req.System, "You are a read-only exploration sub-agent") {
+			mu.Lock()
+			subReqs = append(subReqs, *req)
+			mu.Unlock()
+			switch len(toolResults(*req)) {
+			case 0:
+				call("s1", "grep", `{"pattern":"func Parse"}`)
+			case 1:
+				call("s2", "run_command", `{"command":"rm -rf /"}`)
+			default:
+				done("Parse is defined at pkg/parse.go:3.")
+			}
+			return
+		}
+		if len(toolResults(*req)) == 0 {
+			call("t1", "task", `{"description":"find Parse","prompt":"Where is Parse defined?"}`)
+			return
+		}
+		done("ok")
+	}))
+	env.setModel(mainModel, rec)
+	c := env.start(nil)
+	sid := c.newSession()
+	c.mustPrompt(sid, "where is Parse?", acp.StopReasonEndTurn)
+	res := toolResults(rec.last(t))
+	if len(res) != 1 || res[0].IsError || !strings.Contains(resultText(res[0]), "Parse is defined at pkg/parse.go:3.") {
+		t.Fatalf("task result: %+v", res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(subReqs) != 3 {
+		t.Fatalf("%d sub-agent requests", len(subReqs))
+	}
+	if names := toolNames(subReqs[0]); !slices.Equal(names, []string{"glob", "grep", "list_dir", "read_file"}) {
+		t.Errorf("sub-agent tools %v", names)
+	}
+	if got := resultText(toolResults(subReqs[1])[0]); !strings.Contains(got, "pkg/parse.go:3: func Parse() {}") {
+		t.Errorf("the sub-agent's grep: %q", got)
+	}
+	if r := toolResults(subReqs[2])[1]; !r.IsError || !strings.Contains(resultText(r), "unknown tool \"run_command\"") {
+		t.Errorf("the sub-agent ran a command: %+v", r)
+	}
+	for _, u := range c.allUpdates(sid) {
+		if u.ToolCall != nil && u.ToolCall.ToolCallID != "t1" {
+			t.Errorf("a sub-agent call was shown as a tool call: %s", u.ToolCall.ToolCallID)
+		}
+		if u.ToolCallUpdate != nil && u.ToolCallUpdate.ToolCallID != "t1" {
+			t.Errorf("a sub-agent call was updated: %s", u.ToolCallUpdate.ToolCallID)
+		}
 	}
 }
