@@ -15,8 +15,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-
-	"github.com/fsnotify/fsnotify"
 )
 
 // MaxFileSize is the largest file [Broker.ReadFile] and [Broker.WriteFile]
@@ -101,8 +99,16 @@ type Broker struct {
 	watchFailed map[string]struct{}
 	closed      bool
 
-	w         *fsnotify.Watcher // nil when watching is unavailable
-	ctx       context.Context   // cancelled by Close; bounds watcher I/O
+	pending  map[string]struct{} // tracked files with events, checked by watchLoop
+	watchOff bool                // the shared watcher could not be created
+
+	// watchMu orders subscriptions to the shared watcher (watchHub) with
+	// Close; watching is set once the watch goroutine runs.
+	watchMu  sync.Mutex
+	watching bool
+	kick     chan struct{} // wakes watchLoop (capacity 1)
+
+	ctx       context.Context // cancelled by Close; bounds watcher I/O
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 	closeOnce sync.Once
@@ -145,10 +151,8 @@ func (e *entry) tryAcquire() bool {
 func (e *entry) release() { <-e.lock }
 
 // NewBroker returns a broker for opts. It panics if opts.Roots is nil.
-// When the platform's file watcher cannot be created (for example the
-// inotify instance limit is reached) a warning is logged and the broker
-// works without watching: stale writes are still caught by content hash,
-// but ChangedSince reports nothing. The caller must Close the broker.
+// Brokers share one file watcher per process, created on first use (see
+// watchDir). The caller must Close the broker.
 func NewBroker(opts BrokerOptions) *Broker {
 	if opts.Roots == nil {
 		panic("fs.NewBroker: nil Roots")
@@ -166,15 +170,10 @@ func NewBroker(opts BrokerOptions) *Broker {
 		entries:     make(map[string]*entry),
 		changed:     make(map[string]struct{}),
 		watchFailed: make(map[string]struct{}),
+		pending:     make(map[string]struct{}),
+		kick:        make(chan struct{}, 1),
 	}
 	b.ctx, b.cancel = context.WithCancel(context.Background())
-	w, err := fsnotify.NewBufferedWatcher(watchBuffer)
-	if err != nil {
-		logger.Warn("fs: file watching unavailable; external changes are detected by content hash only", "err", err)
-		return b
-	}
-	b.w = w
-	b.wg.Go(b.watchLoop)
 	return b
 }
 
@@ -206,10 +205,10 @@ func (b *Broker) Close() error {
 		b.closed = true
 		b.mu.Unlock()
 		b.cancel()
-		if b.w != nil {
-			b.closeErr = b.w.Close()
-			b.wg.Wait()
-		}
+		b.watchMu.Lock()
+		b.closeErr = watchHub.remove(b)
+		b.watchMu.Unlock()
+		b.wg.Wait()
 	})
 	return b.closeErr
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -23,20 +25,144 @@ const (
 	watchDebounce = 50 * time.Millisecond
 )
 
+// hub is the process's one file watcher, shared by every Broker: inotify
+// instances are a per-user limit (128 by default) shared with the editor's
+// own watchers, so a process must not take one per session. It is created
+// when the first Broker watches a directory and closed when the last
+// subscribed Broker closes. Its goroutine (owned by the hub, ended by
+// closing the watcher) routes each event to the Brokers watching the
+// event's directory. Lock order: Broker.watchMu, hub.mu, Broker.mu.
+type hub struct {
+	mu   sync.Mutex
+	w    *fsnotify.Watcher
+	done chan struct{}                   // closed when w's goroutine has returned
+	subs map[*Broker]struct{}            // brokers with a subscription
+	dirs map[string]map[*Broker]struct{} // watched directory → its brokers
+}
+
+var watchHub hub
+
+// add subscribes b to dir, creating the watcher if needed, and (re-)adds the
+// directory's watch.
+func (h *hub) add(b *Broker, dir string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.w == nil {
+		w, err := fsnotify.NewBufferedWatcher(watchBuffer)
+		if err != nil {
+			return err
+		}
+		h.w, h.done = w, make(chan struct{})
+		h.subs = make(map[*Broker]struct{})
+		h.dirs = make(map[string]map[*Broker]struct{})
+		go h.loop(w, h.done)
+	}
+	h.subs[b] = struct{}{}
+	bs := h.dirs[dir]
+	if bs == nil {
+		bs = make(map[*Broker]struct{})
+		h.dirs[dir] = bs
+	}
+	bs[b] = struct{}{}
+	return h.w.Add(dir)
+}
+
+// remove drops every subscription of b, and the watcher itself with the
+// last one (waiting for its goroutine).
+func (h *hub) remove(b *Broker) error {
+	h.mu.Lock()
+	if _, ok := h.subs[b]; !ok {
+		h.mu.Unlock()
+		return nil
+	}
+	delete(h.subs, b)
+	for dir, bs := range h.dirs {
+		if _, ok := bs[b]; !ok {
+			continue
+		}
+		delete(bs, b)
+		if len(bs) == 0 {
+			delete(h.dirs, dir)
+			_ = h.w.Remove(dir) // fails when the directory is gone
+		}
+	}
+	if len(h.subs) > 0 {
+		h.mu.Unlock()
+		return nil
+	}
+	w, done := h.w, h.done
+	h.w, h.done, h.subs, h.dirs = nil, nil, nil, nil
+	h.mu.Unlock()
+	err := w.Close()
+	<-done
+	return err
+}
+
+// loop routes w's events to the brokers watching their directories. A
+// delivery never blocks: it marks the file pending in the broker and kicks
+// the broker's goroutine, which does the (debounced) checks.
+func (h *hub) loop(w *fsnotify.Watcher, done chan struct{}) {
+	defer close(done)
+	for {
+		select {
+		case ev, ok := <-w.Events:
+			if !ok {
+				return
+			}
+			h.mu.Lock()
+			if h.w == w {
+				for b := range h.dirs[filepath.Dir(ev.Name)] {
+					b.deliver(ev.Name)
+				}
+			}
+			h.mu.Unlock()
+		case err, ok := <-w.Errors:
+			if !ok {
+				return
+			}
+			h.mu.Lock()
+			if h.w == w {
+				for b := range h.subs {
+					b.watchError(err)
+				}
+			}
+			h.mu.Unlock()
+		}
+	}
+}
+
 // watchDir makes sure dir is watched. Directories are watched rather than
 // files because editors save by renaming a temp file over the original.
 // Adding is idempotent and repeated on every use, so a directory that was
 // deleted and recreated (its watch died with the old inode) is watched
 // again as soon as the agent touches a file in it. A failure (such as the
-// inotify watch limit) is logged once per directory.
+// inotify watch limit) is logged once per directory; when the shared
+// watcher itself cannot be created (the inotify instance limit), a warning
+// is logged once per broker, which then works without watching: stale
+// writes are still caught by content hash, but ChangedSince reports nothing.
 func (b *Broker) watchDir(dir string) {
+	b.watchMu.Lock()
+	defer b.watchMu.Unlock()
 	b.mu.Lock()
-	closed := b.w == nil || b.closed
+	off := b.closed || b.watchOff
 	b.mu.Unlock()
-	if closed {
+	if off {
 		return
 	}
-	err := b.w.Add(dir)
+	err := watchHub.add(b, dir)
+	var pathErr *os.PathError
+	if err != nil && !errors.As(err, &pathErr) && !errors.Is(err, fsnotify.ErrClosed) {
+		// The watcher could not be created.
+		b.mu.Lock()
+		b.watchOff = true
+		b.mu.Unlock()
+		b.log.Warn("fs: file watching unavailable; external changes are detected by content hash only", "err", err)
+		return
+	}
+	if !b.watching {
+		b.watching = true
+		b.wg.Go(b.watchLoop)
+	}
 	if err == nil || errors.Is(err, fsnotify.ErrClosed) {
 		return
 	}
@@ -49,68 +175,94 @@ func (b *Broker) watchDir(dir string) {
 	}
 }
 
-// watchLoop is the watcher goroutine (owned by the Broker, ended by Close).
-// Events for tracked files mark them pending; watchDebounce after the first
-// pending event each pending file is hashed and, if it no longer matches the
-// agent's view, invalidated and reported by ChangedSince. The pending set is
-// bounded by the number of tracked files.
+// deliver marks name pending if the agent has a view of it and wakes the
+// watch goroutine. Called by the hub.
+func (b *Broker) deliver(name string) {
+	b.mu.Lock()
+	e := b.entries[name]
+	mark := e != nil && e.known && !b.closed
+	if mark {
+		b.pending[name] = struct{}{}
+	}
+	b.mu.Unlock()
+	if mark {
+		b.kickLoop()
+	}
+}
+
+// watchError handles a watcher error. Called by the hub.
+func (b *Broker) watchError(err error) {
+	if errors.Is(err, fsnotify.ErrEventOverflow) {
+		b.log.Warn("fs: watcher queue overflowed; rechecking all tracked files")
+		b.mu.Lock()
+		b.addAllTrackedLocked(b.pending)
+		b.mu.Unlock()
+		b.kickLoop()
+		return
+	}
+	b.log.Warn("fs: watcher error", "err", err)
+}
+
+func (b *Broker) kickLoop() {
+	select {
+	case b.kick <- struct{}{}:
+	default:
+	}
+}
+
+// watchLoop is the broker's watch goroutine (owned by the Broker, started
+// with its first watched directory, ended by Close). Events for tracked
+// files mark them pending; watchDebounce after the first pending event each
+// pending file is hashed and, if it no longer matches the agent's view,
+// invalidated and reported by ChangedSince. The pending set is bounded by
+// the number of tracked files.
 func (b *Broker) watchLoop() {
-	pending := make(map[string]struct{})
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
 	armed := false
-	arm := func() {
-		if !armed && len(pending) > 0 {
-			timer.Reset(watchDebounce)
-			armed = true
-		}
-	}
 	for {
 		select {
 		case <-b.ctx.Done():
 			return
-		case ev, ok := <-b.w.Events:
-			if !ok {
-				return
-			}
-			b.onEvent(ev, pending)
-			arm()
-		case err, ok := <-b.w.Errors:
-			if !ok {
-				return
-			}
-			if errors.Is(err, fsnotify.ErrEventOverflow) {
-				b.log.Warn("fs: watcher queue overflowed; rechecking all tracked files")
-				b.addAllTracked(pending)
-				arm()
-			} else {
-				b.log.Warn("fs: watcher error", "err", err)
+		case <-b.kick:
+			if !armed {
+				timer.Reset(watchDebounce)
+				armed = true
 			}
 		case <-timer.C:
 			armed = false
-			for key := range pending {
-				if !b.checkTracked(b.ctx, key) {
-					delete(pending, key)
+			b.mu.Lock()
+			keys := make([]string, 0, len(b.pending))
+			for key := range b.pending {
+				keys = append(keys, key)
+			}
+			clear(b.pending)
+			b.mu.Unlock()
+			retry := false
+			for _, key := range keys {
+				if b.checkTracked(b.ctx, key) {
+					retry = true
+					b.mu.Lock()
+					b.pending[key] = struct{}{}
+					b.mu.Unlock()
 				}
 			}
-			arm()
+			if retry {
+				timer.Reset(watchDebounce)
+				armed = true
+			}
 		}
-	}
-}
-
-// onEvent marks the event's file pending if the agent has a view of it.
-func (b *Broker) onEvent(ev fsnotify.Event, pending map[string]struct{}) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if e := b.entries[ev.Name]; e != nil && e.known {
-		pending[ev.Name] = struct{}{}
 	}
 }
 
 func (b *Broker) addAllTracked(pending map[string]struct{}) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.addAllTrackedLocked(pending)
+}
+
+func (b *Broker) addAllTrackedLocked(pending map[string]struct{}) {
 	for key, e := range b.entries {
 		if e.known {
 			pending[key] = struct{}{}

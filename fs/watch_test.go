@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -176,5 +177,79 @@ func TestCloseIdempotent(t *testing.T) {
 	// Still usable, unwatched.
 	if _, _, err := b.WriteFile(context.Background(), "f", "x"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// inotifyInstances counts this process's inotify instances (Linux only).
+func inotifyInstances(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd")
+	}
+	n := 0
+	for _, e := range ents {
+		if l, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil && l == "anon_inode:inotify" {
+			n++
+		}
+	}
+	return n
+}
+
+// TestBrokersShareOneWatcher checks that any number of brokers use one
+// inotify instance, that each broker hears only about its own files (two
+// watching the same directory both hear), that closing one leaves the
+// others watching, and that the instance goes with the last broker.
+func TestBrokersShareOneWatcher(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("counts inotify instances")
+	}
+	before := inotifyInstances(t)
+	ctx := context.Background()
+	const n = 8
+	var brokers []*Broker
+	var paths []string
+	for i := range n {
+		f := newFixture(t)
+		b := NewBroker(BrokerOptions{Roots: f.roots})
+		p := filepath.Join(f.root, "f")
+		mustWrite(t, p, "1")
+		if _, err := b.ReadFile(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		if i == n-1 { // the last one shares the first one's directory
+			p = paths[0]
+			if _, err := b.ReadFile(ctx, p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		brokers = append(brokers, b)
+		paths = append(paths, p)
+	}
+	if got := inotifyInstances(t) - before; got != 1 {
+		t.Errorf("%d brokers use %d inotify instances, want 1", n, got)
+	}
+	// Close the first; the last still watches its file.
+	if err := brokers[0].Close(); err != nil {
+		t.Fatal(err)
+	}
+	var c changes
+	externalSave(t, paths[0], "2")
+	c.waitFor(t, brokers[n-1], paths[0])
+	for i := 1; i < n-1; i++ {
+		var c changes
+		externalSave(t, paths[i], "2")
+		c.waitFor(t, brokers[i], paths[i])
+		if got := brokers[n-1].ChangedSince(); len(got) != 0 {
+			t.Errorf("broker %d heard about another broker's file: %q", n-1, got)
+		}
+	}
+	for _, b := range brokers[1:] {
+		if err := b.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := inotifyInstances(t) - before; got != 0 {
+		t.Errorf("%d inotify instances left after closing every broker", got)
 	}
 }
