@@ -73,6 +73,25 @@ type analysis struct {
 	alwaysAsk []string
 }
 
+// analyze returns the analysis of c.Command (see Call.WholeLine).
+func (c Call) analyze() analysis {
+	if c.WholeLine {
+		return analyzeWholeLine(c.Command)
+	}
+	return analyzeCommand(c.Command)
+}
+
+// analyzeWholeLine is the analysis of a line the policy cannot split into
+// commands: one command whose only word is the whole line, which only a
+// rule naming exactly that line allows, and an unknown nested command that
+// every deny or ask rule might hide.
+func analyzeWholeLine(line string) analysis {
+	return analysis{
+		cmds:   []simpleCommand{{words: []cmdWord{{text: line}}}},
+		nested: []simpleCommand{{words: []cmdWord{{unknown: true, text: line}}}},
+	}
+}
+
 // wrappers run another command taken from their arguments, or re-interpret
 // their arguments as shell code. They always ask, and deny rules are tried on
 // every suffix of their words.

@@ -61,6 +61,11 @@ type Call struct {
 	ReadOnly bool
 	// Command is run_command's shell line (run with bash -c).
 	Command string
+	// WholeLine marks a Command in a shell whose syntax the policy does not
+	// parse (PowerShell on Windows without Git's bash): rules match it only
+	// as one whole line, so a rule (or remembered choice) allows exactly
+	// that line and every deny or ask rule of the tool makes it ask.
+	WholeLine bool
 	// Paths are the files or directories a file tool touches. A file tool
 	// call without paths asks in every mode: pass the root itself (Rel ".")
 	// for calls that default to it. For run_command they are the command's
@@ -727,7 +732,7 @@ func (p *Policy) decideCommand(mode Mode, c Call, rem []compiledRule) Decision {
 			return Ask, "no OS sandbox is available, so full mode asks before every command"
 		}
 	}
-	a := analyzeCommand(c.Command)
+	a := c.analyze()
 	all := append(slices.Clone(a.cmds), a.nested...)
 	denies := func(rules []compiledRule, unknownAbsorbs bool) (compiledRule, simpleCommand, bool) {
 		for _, r := range rules {
@@ -828,7 +833,7 @@ func (p *Policy) narrowRules(c Call) []Rule {
 	switch classOf(c.Kind) {
 	case classNoop:
 	case classCommand:
-		a := analyzeCommand(c.Command)
+		a := c.analyze()
 		if len(a.alwaysAsk) > 0 {
 			return nil
 		}

@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"runtime"
 	"strings"
 	"sync"
 	"time"
 
 	"acpd/acp"
+	"acpd/internal/cmdshell"
 	"acpd/model"
 	"acpd/permissions"
 	"acpd/sandbox"
@@ -32,16 +32,12 @@ const (
 	cleanupTimeout = 5 * time.Second
 )
 
-// Shell is the shell run_command runs command lines with: bash when
-// installed, else /bin/sh.
-func Shell() string { return shell() }
+// Shell is the shell run_command runs command lines with, as a command
+// prefix (see internal/cmdshell: bash when installed, else /bin/sh, on
+// Windows Git's bash, else PowerShell).
+func Shell() string { return shell().String() }
 
-var shell = sync.OnceValue(func() string {
-	if p, err := exec.LookPath("bash"); err == nil {
-		return p
-	}
-	return "/bin/sh"
-})
+var shell = sync.OnceValue(cmdshell.Find)
 
 // commandEnv is what every command gets so nothing waits for a person.
 var commandEnv = []terminal.EnvVar{
@@ -56,7 +52,7 @@ func runCommandTool(o Options) *Tool {
 	return &Tool{
 		Def: model.ToolDef{
 			Name: "run_command",
-			Description: "Run a shell command line with bash -c in the working directory (or cwd). " +
+			Description: shellPhrase("Run a shell command line with bash -c in the working directory (or cwd). ") +
 				"Each call is a fresh shell: cd, export and shell variables do not carry over to the next call, so pass cwd (or chain: cd dir && make). " +
 				"Standard input is at end of file and pagers are disabled; never run interactive or watching commands (editors, REPLs, less, top, \"npm run dev\", \"--watch\"): they hang until the timeout. " +
 				"Returns the combined output (terminal control sequences resolved) and the exit status; long output is cut at line boundaries to its first and last 30 KB, and the whole output is saved to a file named in the note, which read_file and grep can search. " +
@@ -70,6 +66,15 @@ func runCommandTool(o Options) *Tool {
 			return runCommand(ctx, o, env, c)
 		},
 	}
+}
+
+// shellPhrase names PowerShell instead of bash -c in s when run_command
+// runs PowerShell (Windows without Git's bash).
+func shellPhrase(s string) string {
+	if sh := shell(); sh.WholeLine() {
+		return strings.Replace(s, "bash -c", "PowerShell ("+sh.Name+" -Command; write PowerShell, not bash)", 1)
+	}
+	return s
 }
 
 func commandTitle(in json.RawMessage) string {
@@ -107,11 +112,12 @@ func runCommand(ctx context.Context, o Options, env Env, c *Call) Result {
 	// Prepared before asking: the helper refuses to start if the approved
 	// directory is swapped (for a link to elsewhere) in the meantime.
 	pol := env.Sandbox()
-	argv := []string{shell(), "-c", in.Command}
-	prog, wrapped, err := pol.Command(shell(), argv, dir.Path)
+	sh := shell()
+	argv := sh.Argv(in.Command)
+	prog, wrapped, err := pol.Command(sh.Path, argv, dir.Path)
 	unsandboxed := errors.Is(err, sandbox.ErrUnavailable)
 	if unsandboxed {
-		prog, wrapped, err = sandbox.Policy{Mode: sandbox.Off}.Command(shell(), argv, dir.Path)
+		prog, wrapped, err = sandbox.Policy{Mode: sandbox.Off}.Command(sh.Path, argv, dir.Path)
 	}
 	if err != nil {
 		return Errorf("preparing the command: %v", err)
@@ -119,7 +125,7 @@ func runCommand(ctx context.Context, o Options, env Env, c *Call) Result {
 	title := commandTitle(c.Input)
 	kind := acp.ToolKindExecute
 	upd := acp.ToolCallUpdate{Title: &title, Kind: &kind, RawInput: c.Input}
-	call := permissions.Call{Tool: c.Name, Kind: kind, Command: in.Command, Paths: []permissions.Path{permPath(dir)}, Unsandboxed: unsandboxed}
+	call := permissions.Call{Tool: c.Name, Kind: kind, Command: in.Command, WholeLine: sh.WholeLine(), Paths: []permissions.Path{permPath(dir)}, Unsandboxed: unsandboxed}
 	if ok, why := env.Authorize(ctx, c, call, upd); !ok {
 		return Errorf("%s", why)
 	}
@@ -165,7 +171,7 @@ func runCommand(ctx context.Context, o Options, env Env, c *Call) Result {
 		res.Text += fmt.Sprintf("[the sandbox (%s) probably denied this: %s; running the command outside the sandbox was not approved: %s]\n", pol.Describe(), denial, why)
 		return res
 	}
-	prog, wrapped, err = sandbox.Policy{Mode: sandbox.Off}.Command(shell(), argv, dir.Path)
+	prog, wrapped, err = sandbox.Policy{Mode: sandbox.Off}.Command(sh.Path, argv, dir.Path)
 	if err != nil {
 		return Errorf("preparing the command: %v", err)
 	}

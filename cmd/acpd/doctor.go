@@ -6,13 +6,13 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"acpd/config"
+	"acpd/internal/cmdshell"
 	"acpd/mcpclient"
 	"acpd/model/provider"
 	"acpd/terminal"
@@ -97,11 +97,12 @@ func runDoctor(ctx context.Context, g *globalFlags, out io.Writer) error {
 		}
 		report(true, "model", detail)
 	}
-	sh := "/bin/sh"
-	if p, err := exec.LookPath("bash"); err == nil {
-		sh = p
+	sh := cmdshell.Find()
+	detail := sh.String()
+	if sh.WholeLine() {
+		detail += " (no bash found: install Git for Windows for bash; permission rules match PowerShell lines only as whole lines)"
 	}
-	report(true, "shell", sh)
+	report(true, "shell", detail)
 	reportSandbox(report, cfg)
 	if servers := mcpclient.FromConfig(cfg.MCPServers); len(servers) > 0 {
 		cwd, _ := os.Getwd()
