@@ -3,35 +3,63 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 )
 
-// UserDir returns acpd's user configuration directory,
-// $XDG_CONFIG_HOME/acpd, or $HOME/.config/acpd when XDG_CONFIG_HOME is unset
-// or not absolute. It returns "" when neither variable is usable.
+// UserDir returns acpd's user configuration directory: $XDG_CONFIG_HOME/acpd
+// on every platform when XDG_CONFIG_HOME is absolute; else on Windows
+// %APPDATA%\acpd (or %USERPROFILE%\AppData\Roaming\acpd), elsewhere
+// $HOME/.config/acpd (macOS too, as gh and git do). It returns "" when no
+// variable is usable.
 func UserDir(getenv func(string) string) string {
-	return xdgDir(getenv, "XDG_CONFIG_HOME", ".config")
+	return userDir(runtime.GOOS, getenv, "XDG_CONFIG_HOME", ".config", "APPDATA", "Roaming")
 }
 
-// DefaultStateDir returns acpd's default state directory,
-// $XDG_STATE_HOME/acpd, or $HOME/.local/state/acpd when XDG_STATE_HOME is
-// unset or not absolute. It returns "" when neither variable is usable.
+// DefaultStateDir returns acpd's default state directory:
+// $XDG_STATE_HOME/acpd on every platform when XDG_STATE_HOME is absolute;
+// else on Windows %LOCALAPPDATA%\acpd (or
+// %USERPROFILE%\AppData\Local\acpd), elsewhere $HOME/.local/state/acpd.
+// It returns "" when no variable is usable.
 func DefaultStateDir(getenv func(string) string) string {
-	return xdgDir(getenv, "XDG_STATE_HOME", filepath.Join(".local", "state"))
+	return userDir(runtime.GOOS, getenv, "XDG_STATE_HOME", filepath.Join(".local", "state"), "LOCALAPPDATA", "Local")
 }
 
-// xdgDir implements the XDG base directory lookup: relative values are
-// ignored, as the specification requires.
-func xdgDir(getenv func(string) string, xdgVar, homeRel string) string {
+// userDir implements UserDir and DefaultStateDir for goos. Relative values
+// are ignored, as the XDG base directory specification requires.
+func userDir(goos string, getenv func(string) string, xdgVar, homeRel, winVar, winAppData string) string {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	if d := getenv(xdgVar); filepath.IsAbs(d) {
+	abs := filepath.IsAbs
+	if goos == "windows" {
+		abs = func(p string) bool { return filepath.IsAbs(p) || windowsAbs(p) }
+	}
+	if d := getenv(xdgVar); abs(d) {
 		return filepath.Join(d, "acpd")
 	}
-	if h := getenv("HOME"); filepath.IsAbs(h) {
+	if goos == "windows" {
+		if d := getenv(winVar); abs(d) {
+			return filepath.Join(d, "acpd")
+		}
+		if d := getenv("USERPROFILE"); abs(d) {
+			return filepath.Join(d, "AppData", winAppData, "acpd")
+		}
+		return ""
+	}
+	if h := getenv("HOME"); abs(h) {
 		return filepath.Join(h, homeRel, "acpd")
 	}
 	return ""
+}
+
+// windowsAbs reports whether p is an absolute Windows path (C:\x, C:/x,
+// \\server\share), whatever the platform acpd runs on.
+func windowsAbs(p string) bool {
+	if len(p) >= 3 && p[1] == ':' && (p[2] == '\\' || p[2] == '/') {
+		c := p[0] | 0x20
+		return 'a' <= c && c <= 'z'
+	}
+	return len(p) >= 3 && (p[0] == '\\' || p[0] == '/') && (p[1] == '\\' || p[1] == '/') && p[2] != '\\' && p[2] != '/'
 }
 
 // ProjectRoot returns the root of the git work tree containing cwd (the

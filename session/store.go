@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"acpd/config"
 	"acpd/internal/atomicfile"
 )
 
@@ -104,17 +105,14 @@ type Store struct {
 	mu     sync.Mutex // serialises this Store's index updates in-process
 }
 
-// DefaultDir returns the default store directory: $XDG_STATE_HOME/acpd when
-// XDG_STATE_HOME is set to an absolute path, else ~/.local/state/acpd.
+// DefaultDir returns the default store directory, config.DefaultStateDir:
+// $XDG_STATE_HOME/acpd when XDG_STATE_HOME is absolute, else
+// ~/.local/state/acpd (%LOCALAPPDATA%\acpd on Windows).
 func DefaultDir() (string, error) {
-	if d := os.Getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
-		return filepath.Join(d, "acpd"), nil
+	if d := config.DefaultStateDir(os.Getenv); d != "" {
+		return d, nil
 	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("session: no state directory: %w", err)
-	}
-	return filepath.Join(home, ".local", "state", "acpd"), nil
+	return "", errors.New("session: no state directory: set XDG_STATE_HOME or HOME (LOCALAPPDATA on Windows)")
 }
 
 // Open opens the store rooted at dir (DefaultDir when dir is empty), creating

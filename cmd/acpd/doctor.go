@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime"
 	"strings"
 	"time"
 
@@ -56,6 +57,20 @@ func runDoctor(ctx context.Context, g *globalFlags, out io.Writer) error {
 		files = strings.Join(cfg.Files, ", ")
 	}
 	report(true, "config", files)
+	if dir := config.UserDir(os.Getenv); dir != "" {
+		report(true, "config dir", dir)
+	} else {
+		report(false, "config dir", "none: set XDG_CONFIG_HOME or "+homeVariable())
+	}
+	if p := provider.OpenCredentials("").Path(); p != "" {
+		report(true, "credentials", p)
+	}
+	logDest := "standard error"
+	if cfg.Log.File != "" {
+		logDest = cfg.Log.File
+	}
+	report(true, "log", logDest)
+	report(true, "platform", runtime.GOOS+"/"+runtime.GOARCH+": "+platformNotes)
 	if cwd, err := os.Getwd(); err == nil {
 		if _, err := loader.ForProject(cwd); err != nil {
 			report(false, "project config", err.Error())

@@ -61,9 +61,9 @@ type credEntry struct {
 }
 
 // OpenCredentials returns the credentials stored at path, which need not
-// exist yet. An empty path means $XDG_CONFIG_HOME/acpd/credentials.json
-// (~/.config/acpd/credentials.json); when neither XDG_CONFIG_HOME nor HOME
-// is usable, Get finds nothing and Set fails.
+// exist yet. An empty path means credentials.json in config.UserDir
+// ($XDG_CONFIG_HOME/acpd, ~/.config/acpd, %APPDATA%\acpd on Windows); when
+// no location is usable, Get finds nothing and Set fails.
 func OpenCredentials(path string) *Credentials {
 	if path == "" {
 		if dir := config.UserDir(os.Getenv); dir != "" {
@@ -72,6 +72,9 @@ func OpenCredentials(path string) *Credentials {
 	}
 	return &Credentials{path: path}
 }
+
+// Path is the credentials file ("" when no location is usable).
+func (c *Credentials) Path() string { return c.path }
 
 // Get returns the key stored for provider.
 func (c *Credentials) Get(provider string) (string, bool) {
