@@ -14,7 +14,6 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/term"
 	"github.com/muesli/termenv"
-	"golang.org/x/sys/unix"
 
 	"acpd/acp"
 )
@@ -536,7 +535,7 @@ func readKey(ctx context.Context, tty *ttyReader, cancel <-chan struct{}, keys m
 
 // drain discards input already typed or queued.
 func drain(tty *ttyReader) {
-	_ = unix.IoctlSetInt(int(tty.f.Fd()), unix.TCFLSH, unix.TCIFLUSH)
+	flushInput(tty.f)
 	for {
 		select {
 		case _, ok := <-tty.chunks:
@@ -547,21 +546,4 @@ func drain(tty *ttyReader) {
 			return
 		}
 	}
-}
-
-// cbreak turns off line buffering and echo on the terminal (keeping
-// signals and output processing) and returns the function that restores it.
-func cbreak(tty *ttyReader) func() {
-	fd := int(tty.f.Fd())
-	old, err := unix.IoctlGetTermios(fd, unix.TCGETS)
-	if err != nil {
-		return func() {}
-	}
-	raw := *old
-	raw.Lflag &^= unix.ICANON | unix.ECHO
-	raw.Cc[unix.VMIN], raw.Cc[unix.VTIME] = 1, 0
-	if unix.IoctlSetTermios(fd, unix.TCSETS, &raw) != nil {
-		return func() {}
-	}
-	return func() { _ = unix.IoctlSetTermios(fd, unix.TCSETS, old) }
 }
