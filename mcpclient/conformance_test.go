@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -100,7 +102,13 @@ func runConformance(t *testing.T, node, cli, command, scenario string) ([]confor
 	if runErr != nil && !errors.As(runErr, &exitErr) {
 		t.Fatalf("running conformance CLI: %v\n%s", runErr, out)
 	}
-	files, err := filepath.Glob(filepath.Join(outDir, "*", "checks.json"))
+	var files []string
+	err := filepath.WalkDir(outDir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && d.Name() == "checks.json" {
+			files = append(files, p)
+		}
+		return err
+	})
 	if err != nil || len(files) != 1 {
 		t.Fatalf("want one checks.json under %s, got %v (%v); CLI output:\n%s", outDir, files, err, out)
 	}
@@ -118,23 +126,72 @@ func runConformance(t *testing.T, node, cli, command, scenario string) ([]confor
 	return checks, out, runErr
 }
 
-// TestConformanceClient runs the suite's client scenarios that need no OAuth
-// against acpd's MCP client over streamable HTTP: every scenario must pass
-// with all checks SUCCESS. (elicitation-sep1034-client-defaults is not run:
-// Manager offers no elicitation capability.)
+// conformanceScenarios lists the suite's client scenarios (`list`).
+func conformanceScenarios(t *testing.T, node, cli string) []string {
+	t.Helper()
+	out, err := exec.Command(node, cli, "list").Output()
+	if err != nil {
+		t.Fatalf("conformance list: %v", err)
+	}
+	var names []string
+	client := false
+	for _, line := range strings.Split(string(out), "\n") {
+		switch {
+		case strings.HasPrefix(line, "Client scenarios"):
+			client = true
+		case strings.HasSuffix(line, "scenarios (test against a server):"):
+			client = false
+		case client && strings.HasPrefix(strings.TrimSpace(line), "- "):
+			f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "- "))
+			names = append(names, f[0])
+		}
+	}
+	if len(names) == 0 {
+		t.Fatalf("no client scenarios in:\n%s", out)
+	}
+	return names
+}
+
+// conformanceBaseline reads the scenarios expected to fail.
+func conformanceBaseline(t *testing.T) map[string]bool {
+	t.Helper()
+	b, err := os.ReadFile("testdata/conformance-baseline.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	for _, line := range strings.Split(string(b), "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+			out[line] = true
+		}
+	}
+	return out
+}
+
+// TestConformanceClient runs every client scenario of the suite, OAuth
+// ones included, against acpd's MCP client (the conformance client drives
+// a real mcpclient.Manager): a scenario passes when the CLI exits 0 with no
+// failed check. Those in testdata/conformance-baseline.txt must fail,
+// every other one must pass.
 func TestConformanceClient(t *testing.T) {
 	node, cli := conformanceSuite(t)
 	bin := buildConformanceClient(t)
-	for _, tc := range []struct {
-		scenario string
-		want     []string // check IDs that must be present with SUCCESS
-	}{
-		{"initialize", []string{"mcp-client-initialization"}},
-		{"tools_call", []string{"tool-add-numbers"}},
-		{"sse-retry", []string{"client-sse-graceful-reconnect", "client-sse-retry-timing", "client-sse-last-event-id"}},
-	} {
-		t.Run(tc.scenario, func(t *testing.T) {
-			checks, out, runErr := runConformance(t, node, cli, bin, tc.scenario)
+	baseline := conformanceBaseline(t)
+	must := map[string][]string{ // checks that must be present with SUCCESS
+		"initialize": {"mcp-client-initialization"},
+		"tools_call": {"tool-add-numbers"},
+		"sse-retry":  {"client-sse-graceful-reconnect", "client-sse-retry-timing", "client-sse-last-event-id"},
+	}
+	var mu sync.Mutex
+	var passed, failed []string
+	t.Cleanup(func() {
+		t.Logf("passed: %v", passed)
+		t.Logf("failed (baseline): %v", failed)
+	})
+	for _, sc := range conformanceScenarios(t, node, cli) {
+		t.Run(sc, func(t *testing.T) {
+			t.Parallel()
+			checks, out, runErr := runConformance(t, node, cli, bin, sc)
 			// sse-retry measures how long the client waits before
 			// reconnecting (the server's retry: 500ms). Reconnecting too
 			// early is a client bug; reconnecting late only means this
@@ -144,6 +201,7 @@ func TestConformanceClient(t *testing.T) {
 					(c.Status == "WARNING" || c.Status == "FAILURE")
 			}
 			tolerated := false
+			var problems []string
 			status := map[string]string{}
 			for _, c := range checks {
 				status[c.ID] = c.Status
@@ -153,23 +211,42 @@ func TestConformanceClient(t *testing.T) {
 					tolerated = true
 					t.Logf("tolerating slow reconnect: %s: %s", c.Status, c.ErrorMessage)
 				default:
-					t.Errorf("check %s: %s: %s %s", c.ID, c.Status, c.Description, c.ErrorMessage)
+					problems = append(problems, fmt.Sprintf("check %s: %s: %s %s", c.ID, c.Status, c.Description, c.ErrorMessage))
 				}
 			}
-			for _, id := range tc.want {
+			for _, id := range must[sc] {
 				if s := status[id]; s != "SUCCESS" && !(tolerated && id == "client-sse-retry-timing") {
-					t.Errorf("check %s: status %q, want SUCCESS", id, s)
+					problems = append(problems, fmt.Sprintf("check %s: status %q, want SUCCESS", id, s))
 				}
 			}
-			for _, bad := range []string{"Client exited with code", "Client timed out"} {
+			// Exiting 1 is right where the scenario wants the client to
+			// give up (resource-mismatch, scope-retry-limit); the checks
+			// judge that.
+			for _, bad := range []string{"Client timed out"} {
 				if strings.Contains(out, bad) {
-					t.Errorf("conformance CLI reports %q", bad)
+					problems = append(problems, fmt.Sprintf("conformance CLI reports %q", bad))
 				}
 			}
 			if runErr != nil && !tolerated {
-				t.Errorf("conformance CLI: %v", runErr)
+				problems = append(problems, fmt.Sprintf("conformance CLI: %v", runErr))
 			}
-			if t.Failed() {
+			if len(checks) == 0 {
+				problems = append(problems, "no checks")
+			}
+			mu.Lock()
+			if len(problems) == 0 {
+				passed = append(passed, sc)
+			} else {
+				failed = append(failed, sc)
+			}
+			mu.Unlock()
+			switch {
+			case baseline[sc] && len(problems) == 0:
+				t.Errorf("scenario %s passes now: remove it from testdata/conformance-baseline.txt", sc)
+			case !baseline[sc] && len(problems) > 0:
+				for _, p := range problems {
+					t.Error(p)
+				}
 				t.Logf("conformance CLI output:\n%s", out)
 			}
 		})

@@ -126,6 +126,8 @@ type Server struct {
 	// StartupTimeout, if positive, replaces Options.ConnectTimeout for this
 	// server; ToolTimeout replaces both call timeouts.
 	StartupTimeout, ToolTimeout time.Duration
+	// OAuth, if set, authorizes requests to a streamable HTTP server.
+	OAuth *OAuth
 }
 
 // Options configure a [Manager].
@@ -1043,7 +1045,15 @@ func (m *Manager) connectOnce(ctx context.Context, s Server, version string) (_ 
 		if transportOf(s) == TransportSSE {
 			tt.inner = &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: hc}
 		} else {
-			tt.inner = &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc}
+			st := &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc}
+			if s.OAuth != nil {
+				h, err := oauthHandler(s.OAuth)
+				if err != nil {
+					return nil, false, err
+				}
+				st.OAuthHandler = h
+			}
+			tt.inner = st
 		}
 		session, rel, err := m.open(ctx, client, tt, sopts, tr.CloseIdleConnections)
 		if err != nil {

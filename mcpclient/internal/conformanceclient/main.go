@@ -15,6 +15,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	neturl "net/url"
 	"os"
 	"strings"
 	"time"
@@ -38,12 +40,38 @@ type call struct {
 	want string
 }
 
-// scenarios maps each supported scenario to the tool calls it expects after
-// connecting (which lists the tools). initialize only needs the handshake.
-var scenarios = map[string][]call{
-	"initialize": nil,
-	"tools_call": {{tool: "add_numbers", args: `{"a":5,"b":3}`, want: "The sum of 5 and 3 is 8"}},
-	"sse-retry":  {{tool: "test_reconnection", args: `{}`, want: "Reconnection test completed successfully"}},
+// scenario is what a client scenario needs: the tool calls it expects
+// after connecting (which lists the tools), and whether the server wants
+// OAuth or elicitation.
+type scenario struct {
+	calls  []call
+	oauth  bool
+	elicit bool
+}
+
+// scenarios maps each supported scenario to what it expects. initialize
+// only needs the handshake; every auth scenario authorizes and calls
+// test-tool.
+var scenarios = map[string]scenario{
+	"initialize": {},
+	"tools_call": {calls: []call{{tool: "add_numbers", args: `{"a":5,"b":3}`, want: "The sum of 5 and 3 is 8"}}},
+	"sse-retry":  {calls: []call{{tool: "test_reconnection", args: `{}`, want: "Reconnection test completed successfully"}}},
+	// The form is accepted empty: the schema's defaults must be sent.
+	"elicitation-sep1034-client-defaults": {elicit: true, calls: []call{{tool: "test_client_elicitation_defaults", args: `{}`}}},
+}
+
+func init() {
+	for _, name := range []string{
+		"auth/metadata-default", "auth/metadata-var1", "auth/metadata-var2", "auth/metadata-var3",
+		"auth/basic-cimd", "auth/scope-from-www-authenticate", "auth/scope-from-scopes-supported",
+		"auth/scope-omitted-when-undefined", "auth/scope-step-up", "auth/scope-retry-limit",
+		"auth/token-endpoint-auth-basic", "auth/token-endpoint-auth-post", "auth/token-endpoint-auth-none",
+		"auth/pre-registration", "auth/2025-03-26-oauth-metadata-backcompat", "auth/2025-03-26-oauth-endpoint-fallback",
+		"auth/resource-mismatch", "auth/offline-access-scope", "auth/offline-access-not-supported",
+		"auth/client-credentials-jwt", "auth/client-credentials-basic",
+	} {
+		scenarios[name] = scenario{oauth: true, calls: []call{{tool: "test-tool", args: `{}`}}}
+	}
 }
 
 func main() {
@@ -52,13 +80,13 @@ func main() {
 		os.Exit(2)
 	}
 	name := os.Getenv("MCP_CONFORMANCE_SCENARIO")
-	calls, ok := scenarios[name]
+	sc, ok := scenarios[name]
 	if !ok {
 		fmt.Fprintf(os.Stderr, "conformanceclient: unsupported scenario %q\n", name)
 		os.Exit(2)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	err := run(ctx, os.Args[1], calls)
+	err := run(ctx, os.Args[1], sc)
 	cancel()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "conformanceclient: scenario %s: %v\n", name, err)
@@ -68,19 +96,29 @@ func main() {
 
 // run connects to url, checks that every tool in calls is listed, makes the
 // calls in order and closes the Manager.
-func run(ctx context.Context, url string, calls []call) (err error) {
+func run(ctx context.Context, url string, sc scenario) (err error) {
 	logger := slog.New(log.NewWithOptions(os.Stderr, log.Options{Level: log.DebugLevel}))
-	m := mcpclient.NewManager(mcpclient.Options{ClientName: "acpd-conformance", ClientVersion: "1.0.0", Logger: logger})
+	opts := mcpclient.Options{ClientName: "acpd-conformance", ClientVersion: "1.0.0", Logger: logger}
+	if sc.elicit {
+		opts.Elicit = func(context.Context, string, mcpclient.ElicitRequest) (mcpclient.ElicitResult, error) {
+			return mcpclient.ElicitResult{Action: mcpclient.ElicitAccept, Content: map[string]any{}}, nil
+		}
+	}
+	m := mcpclient.NewManager(opts)
 	defer func() { err = errors.Join(err, m.Close()) }()
 
-	if errs := m.Start(ctx, []mcpclient.Server{{Name: serverName, URL: url, Transport: mcpclient.TransportHTTP}}); len(errs) > 0 {
+	srv := mcpclient.Server{Name: serverName, URL: url, Transport: mcpclient.TransportHTTP}
+	if sc.oauth {
+		srv.OAuth = conformanceOAuth()
+	}
+	if errs := m.Start(ctx, []mcpclient.Server{srv}); len(errs) > 0 {
 		return errors.Join(errs...)
 	}
 	tools := map[string]string{} // server's tool name -> qualified name
 	for _, t := range m.Tools() {
 		tools[t.Name] = t.QualifiedName
 	}
-	for _, c := range calls {
+	for _, c := range sc.calls {
 		q, ok := tools[c.tool]
 		if !ok {
 			return fmt.Errorf("tool %q not listed", c.tool)
@@ -94,4 +132,40 @@ func run(ctx context.Context, url string, calls []call) (err error) {
 		}
 	}
 	return nil
+}
+
+// conformanceOAuth is the OAuth setup the suite's auth scenarios expect:
+// its authorization server redirects at once, so "the user" is a GET that
+// reads the code from the redirect; a pre-registered client comes in
+// MCP_CONFORMANCE_CONTEXT.
+func conformanceOAuth() *mcpclient.OAuth {
+	o := &mcpclient.OAuth{
+		RedirectURL:       "http://localhost:3000/callback",
+		ClientMetadataURL: "https://conformance-test.local/client-metadata.json",
+		Authorize: func(ctx context.Context, authURL string) (neturl.Values, error) {
+			hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
+			if err != nil {
+				return nil, err
+			}
+			resp, err := hc.Do(req)
+			if err != nil {
+				return nil, err
+			}
+			resp.Body.Close()
+			loc, err := neturl.Parse(resp.Header.Get("Location"))
+			if err != nil {
+				return nil, fmt.Errorf("authorization redirect: %w", err)
+			}
+			return loc.Query(), nil
+		},
+	}
+	var cc struct {
+		ClientID     string `json:"client_id"`
+		ClientSecret string `json:"client_secret"`
+	}
+	if s := os.Getenv("MCP_CONFORMANCE_CONTEXT"); s != "" && json.Unmarshal([]byte(s), &cc) == nil {
+		o.ClientID, o.ClientSecret = cc.ClientID, cc.ClientSecret
+	}
+	return o
 }

@@ -1,0 +1,171 @@
+package mcpclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"golang.org/x/oauth2"
+)
+
+// OAuth configures the authorization of a streamable HTTP server (MCP's
+// authorization specification) through the MCP SDK's authorization-code
+// flow with PKCE: protected-resource metadata discovery (also from
+// WWW-Authenticate), authorization server metadata, then a pre-registered
+// client, a client ID metadata document or dynamic client registration,
+// whichever the authorization server supports, and step-up to the scopes a
+// 403 asks for.
+type OAuth struct {
+	// ClientID and ClientSecret name a client registered with the
+	// authorization server beforehand (ClientSecret may be empty for a
+	// public client). Empty means a client ID metadata document or dynamic
+	// registration.
+	ClientID, ClientSecret string
+	// ClientMetadataURL is the https URL of acpd's client ID metadata
+	// document, used when the authorization server accepts such documents.
+	ClientMetadataURL string
+	// ClientName is the name dynamic registration gives (empty: "acpd").
+	ClientName string
+	// RedirectURL is the redirect URI the authorization server sends the
+	// user back to (a loopback listener, see [Loopback]).
+	RedirectURL string
+	// Authorize has the user visit authURL and returns the query of the
+	// redirect it led to (code, state and, when sent, iss). It must return
+	// when ctx ends.
+	Authorize func(ctx context.Context, authURL string) (url.Values, error)
+	// Token is a token obtained before (nil: none); SaveToken, if set, is
+	// called with every new token (it must keep it secret).
+	Token     *oauth2.Token
+	SaveToken func(*oauth2.Token)
+}
+
+// oauthHandler returns the SDK's handler for o.
+func oauthHandler(o *OAuth) (auth.OAuthHandler, error) {
+	if o.Authorize == nil || o.RedirectURL == "" {
+		return nil, errors.New("OAuth needs a redirect URL and an authorization step")
+	}
+	name := o.ClientName
+	if name == "" {
+		name = "acpd"
+	}
+	cfg := &auth.AuthorizationCodeHandlerConfig{
+		RedirectURL: o.RedirectURL,
+		AuthorizationCodeFetcher: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+			q, err := o.Authorize(ctx, args.URL)
+			if err != nil {
+				return nil, err
+			}
+			if e := q.Get("error"); e != "" {
+				return nil, fmt.Errorf("authorization refused: %s %s", e, q.Get("error_description"))
+			}
+			return &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, nil
+		},
+		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{
+			Metadata: &oauthex.ClientRegistrationMetadata{RedirectURIs: []string{o.RedirectURL}, ClientName: name},
+		},
+		NewTokenSource: func(ctx context.Context, c *oauth2.Config, t *oauth2.Token) (oauth2.TokenSource, error) {
+			return &savingSource{inner: c.TokenSource(ctx, t), save: o.SaveToken}, nil
+		},
+	}
+	if o.ClientMetadataURL != "" {
+		cfg.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: o.ClientMetadataURL}
+	}
+	if o.ClientID != "" {
+		cfg.PreregisteredClient = &oauthex.ClientCredentials{ClientID: o.ClientID}
+		if o.ClientSecret != "" {
+			cfg.PreregisteredClient.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: o.ClientSecret}
+		}
+	}
+	if o.Token != nil && o.Token.AccessToken != "" {
+		cfg.InitialTokenSource = oauth2.StaticTokenSource(o.Token)
+	}
+	return auth.NewAuthorizationCodeHandler(cfg)
+}
+
+// savingSource hands out the inner source's tokens and reports each new
+// one (a refresh) to save.
+type savingSource struct {
+	inner oauth2.TokenSource
+	save  func(*oauth2.Token)
+	mu    sync.Mutex
+	last  string
+}
+
+func (s *savingSource) Token() (*oauth2.Token, error) {
+	t, err := s.inner.Token()
+	if err != nil || s.save == nil {
+		return t, err
+	}
+	s.mu.Lock()
+	fresh := t.AccessToken != s.last
+	s.last = t.AccessToken
+	s.mu.Unlock()
+	if fresh {
+		s.save(t)
+	}
+	return t, nil
+}
+
+// Loopback is a redirect listener on 127.0.0.1 for [OAuth]: RedirectURL
+// points at it, and Authorize calls show with the authorization URL (to
+// print it, or open it in the editor) and waits for the browser to come
+// back with the code. Close stops the listener.
+type Loopback struct {
+	RedirectURL string
+	srv         *http.Server
+	ln          net.Listener
+	got         chan url.Values
+	done        chan struct{}
+}
+
+// NewLoopback listens on a free port of 127.0.0.1.
+func NewLoopback() (*Loopback, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	l := &Loopback{RedirectURL: "http://" + ln.Addr().String() + "/callback", ln: ln, got: make(chan url.Values, 1), done: make(chan struct{})}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/callback", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case l.got <- r.URL.Query():
+		default: // one answer is enough
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintln(w, "acpd: authorization received; you can close this page.")
+	})
+	l.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		defer close(l.done)
+		_ = l.srv.Serve(ln)
+	}()
+	return l, nil
+}
+
+// Authorize returns an OAuth.Authorize that calls show with the URL and
+// waits for the redirect.
+func (l *Loopback) Authorize(show func(authURL string)) func(context.Context, string) (url.Values, error) {
+	return func(ctx context.Context, authURL string) (url.Values, error) {
+		show(authURL)
+		select {
+		case q := <-l.got:
+			return q, nil
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
+	}
+}
+
+// Close stops the listener and waits for it.
+func (l *Loopback) Close() error {
+	err := l.srv.Close()
+	<-l.done
+	return err
+}
