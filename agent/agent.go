@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"acpd/mcpclient"
 	"context"
 	"errors"
 	"fmt"
@@ -57,6 +58,9 @@ type Options struct {
 	// Protected are directories whose contents always need permission
 	// (acpd's configuration and state).
 	Protected []string
+	// MCPTokens, if set, holds the OAuth tokens of MCP servers (`acpd mcp
+	// login`); HTTP servers without an Authorization header use them.
+	MCPTokens *mcpclient.TokenStore
 	// Env is the environment commands start from, already filtered of
 	// secrets; nil means terminal.FilterEnv(os.Environ(), nil).
 	Env []string

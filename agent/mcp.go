@@ -47,6 +47,9 @@ func (s *sess) startMCP() {
 	if len(servers) == 0 {
 		return
 	}
+	if s.a.opts.MCPTokens != nil {
+		servers = mcpclient.WithStoredOAuth(servers, s.a.opts.MCPTokens)
+	}
 	grace := mcpclient.DefaultGrace
 	if ms := s.cfg.Agent.MCPGraceMs; ms > 0 {
 		grace = time.Duration(ms) * time.Millisecond

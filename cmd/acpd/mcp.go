@@ -7,10 +7,14 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/oauth2"
 
+	"acpd/config"
 	"acpd/mcpclient"
 	"acpd/terminal"
 )
@@ -44,8 +48,94 @@ func newMCPCmd(g *globalFlags) *cobra.Command {
 		},
 	}
 	call.Flags().BoolVar(&asJSON, "json", false, "print the whole result as JSON")
-	cmd.AddCommand(list, call)
+	login := &cobra.Command{
+		Use:   "login NAME",
+		Short: "Authorize acpd with an OAuth-protected MCP server of the configuration",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runMCPLogin(cmd.Context(), g, cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0])
+		},
+	}
+	logout := &cobra.Command{
+		Use:   "logout NAME",
+		Short: "Delete the stored OAuth tokens of an MCP server",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			found, err := mcpTokens().Delete(args[0])
+			if err != nil {
+				return err
+			}
+			if !found {
+				fmt.Fprintf(cmd.ErrOrStderr(), "no stored tokens for MCP server %q\n", args[0])
+				return nil
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "deleted the stored tokens of MCP server %q\n", args[0])
+			return nil
+		},
+	}
+	cmd.AddCommand(list, call, login, logout)
 	return cmd
+}
+
+// mcpTokens is the store of MCP servers' OAuth tokens, next to the stored
+// API keys.
+func mcpTokens() *mcpclient.TokenStore {
+	return mcpclient.OpenTokenStore(filepath.Join(config.UserDir(os.Getenv), "mcp-tokens.json"))
+}
+
+// runMCPLogin runs the OAuth authorization of one configured HTTP server:
+// the authorization URL is printed, a listener on 127.0.0.1 receives the
+// code, and the tokens are stored (0600) for sessions to use.
+func runMCPLogin(ctx context.Context, g *globalFlags, out, errOut io.Writer, name string) error {
+	m, servers, err := mcpManager(g)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	var srv *mcpclient.Server
+	for i := range servers {
+		if servers[i].Name == name {
+			srv = &servers[i]
+		}
+	}
+	if srv == nil {
+		return fmt.Errorf("no MCP server %q in the configuration", name)
+	}
+	srv.OAuth = nil
+	if srv.Transport != mcpclient.TransportHTTP {
+		return fmt.Errorf("MCP server %q is not a streamable HTTP server; only those use OAuth", name)
+	}
+	l, err := mcpclient.NewLoopback()
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	store := mcpTokens()
+	saved := false
+	srv.OAuth = &mcpclient.OAuth{
+		RedirectURL: l.RedirectURL,
+		Authorize: l.Authorize(func(u string) {
+			fmt.Fprintf(errOut, "Open this URL in a browser to authorize acpd with %s:\n\n  %s\n\nWaiting for the authorization (up to 5 minutes)…\n", name, u)
+		}),
+		SaveToken: func(t *oauth2.Token) {
+			if err := store.Save(srv.Name, srv.URL, t); err != nil {
+				fmt.Fprintln(errOut, "acpd: storing the token:", err)
+				return
+			}
+			saved = true
+		},
+	}
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	if errs := m.Start(sctx, []mcpclient.Server{*srv}); len(errs) > 0 {
+		return errs[0]
+	}
+	if !saved {
+		fmt.Fprintf(out, "MCP server %q needs no authorization\n", name)
+		return nil
+	}
+	fmt.Fprintf(out, "authorized with MCP server %q; the tokens are stored for sessions\n", name)
+	return nil
 }
 
 // mcpManager returns a Manager for the configuration's servers, as a
@@ -59,7 +149,7 @@ func mcpManager(g *globalFlags) (*mcpclient.Manager, []mcpclient.Server, error) 
 	cwd, _ := os.Getwd()
 	m := mcpclient.NewManager(mcpclient.Options{ClientName: "acpd", ClientVersion: acpdVersion(), Logger: slog.New(slog.DiscardHandler),
 		BaseEnv: terminal.FilterEnv(os.Environ(), cfg.Env.Allow), Dir: cwd, StateDir: cfg.State.Dir})
-	return m, mcpclient.FromConfig(cfg.MCPServers), nil
+	return m, mcpclient.WithStoredOAuth(mcpclient.FromConfig(cfg.MCPServers), mcpTokens()), nil
 }
 
 // runMCPCall connects to one configured server, calls one of its tools

@@ -58,6 +58,14 @@ func TestMCPList(t *testing.T) {
 		t.Fatalf("mcp call of a missing tool: exit %d, stderr %q", code, errOut)
 	}
 
+	// login is for HTTP servers; logout without tokens says so.
+	if _, errOut, code := runCLI(t, iso.Env(), "mcp", "login", "everything"); code == 0 || !strings.Contains(errOut, "not a streamable HTTP server") {
+		t.Fatalf("mcp login of a stdio server: exit %d, stderr %q", code, errOut)
+	}
+	if _, errOut, code := runCLI(t, iso.Env(), "mcp", "logout", "everything"); code != 0 || !strings.Contains(errOut, "no stored tokens") {
+		t.Fatalf("mcp logout: exit %d, stderr %q", code, errOut)
+	}
+
 	// A server that cannot start is reported and the exit status is 1.
 	iso.writeUserConfig(t, "[mcp_servers.nope]\ncommand = [\"/nonexistent/mcp\"]\n")
 	if _, errOut, code := runCLI(t, iso.Env(), "mcp", "list"); code != 1 || errOut == "" {

@@ -139,6 +139,7 @@ func newLocalAgent(loader *config.Loader, lg *log.Logger) (*agent.Agent, io.Clos
 		Logout:       func() error { return provider.OpenCredentials("").Delete("") },
 		Permissions:  perms,
 		Protected:    []string{config.UserDir(os.Getenv), store.Dir()},
+		MCPTokens:    mcpTokens(),
 		Env:          terminal.FilterEnv(os.Environ(), cfg.Env.Allow),
 		Logger:       slog.New(lg),
 		MaxLineBytes: cfg.Protocol.MaxLineBytes,

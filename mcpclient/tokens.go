@@ -1,0 +1,162 @@
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/oauth2"
+
+	"acpd/internal/atomicfile"
+	"acpd/internal/filelock"
+)
+
+// ErrLoginRequired is returned (wrapped) when a server asks for OAuth
+// authorization that only a person can give (`acpd mcp login NAME`).
+var ErrLoginRequired = errors.New("the MCP server needs authorization")
+
+// TokenStore keeps MCP servers' OAuth tokens in one file, like API keys:
+// mode 0600, replaced atomically under a cross-process lock, never logged.
+// Tokens are keyed by server name and URL, so a server whose URL changed
+// needs a new login.
+type TokenStore struct {
+	path string
+	mu   sync.Mutex
+}
+
+// OpenTokenStore returns the store in path (created on the first Save).
+func OpenTokenStore(path string) *TokenStore { return &TokenStore{path: path} }
+
+func tokenKey(server, rawURL string) string { return server + " " + rawURL }
+
+func (s *TokenStore) load() (map[string]*oauth2.Token, error) {
+	out := map[string]*oauth2.Token{}
+	b, err := os.ReadFile(s.path)
+	if errors.Is(err, os.ErrNotExist) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, fmt.Errorf("%s: %w", s.path, err)
+	}
+	return out, nil
+}
+
+// Get returns the stored token of the server, or nil.
+func (s *TokenStore) Get(server, rawURL string) *oauth2.Token {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, err := s.load()
+	if err != nil {
+		return nil
+	}
+	return m[tokenKey(server, rawURL)]
+}
+
+// Save stores the server's token.
+func (s *TokenStore) Save(server, rawURL string, t *oauth2.Token) error {
+	return s.update(func(m map[string]*oauth2.Token) { m[tokenKey(server, rawURL)] = t })
+}
+
+// Delete removes every token of the server (all URLs) and reports whether
+// there was one.
+func (s *TokenStore) Delete(server string) (bool, error) {
+	found := false
+	err := s.update(func(m map[string]*oauth2.Token) {
+		for k := range m {
+			if strings.HasPrefix(k, server+" ") {
+				delete(m, k)
+				found = true
+			}
+		}
+	})
+	return found, err
+}
+
+// Servers lists the names of the servers with a stored token.
+func (s *TokenStore) Servers() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, _ := s.load()
+	seen := map[string]bool{}
+	var out []string
+	for k := range m {
+		name, _, _ := strings.Cut(k, " ")
+		if !seen[name] {
+			seen[name] = true
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (s *TokenStore) update(change func(map[string]*oauth2.Token)) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
+		return err
+	}
+	unlock, err := filelock.Lock(s.path+".lock", 5*time.Second)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	m, err := s.load()
+	if err != nil {
+		return err
+	}
+	change(m)
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.WriteFile(s.path, append(b, '\n'), 0o600)
+}
+
+// StoredOAuth returns the OAuth setup a session uses for an HTTP server:
+// the stored token (refreshed and saved back), and no person to ask: a
+// server that needs a new authorization fails with ErrLoginRequired
+// naming `acpd mcp login`.
+func StoredOAuth(store *TokenStore, s Server) *OAuth {
+	return &OAuth{
+		RedirectURL: "http://127.0.0.1/callback",
+		Token:       store.Get(s.Name, s.URL),
+		SaveToken:   func(t *oauth2.Token) { _ = store.Save(s.Name, s.URL, t) },
+		Authorize: func(context.Context, string) (url.Values, error) {
+			return nil, fmt.Errorf("%w: run `acpd mcp login %s`", ErrLoginRequired, s.Name)
+		},
+	}
+}
+
+// WithStoredOAuth gives every streamable HTTP server without an OAuth
+// setup or a configured Authorization header the [StoredOAuth] of store.
+func WithStoredOAuth(servers []Server, store *TokenStore) []Server {
+	out := make([]Server, len(servers))
+	for i, s := range servers {
+		if transportOf(s) == TransportHTTP && s.OAuth == nil && !hasAuthHeader(s.Headers) {
+			s.OAuth = StoredOAuth(store, s)
+		}
+		out[i] = s
+	}
+	return out
+}
+
+func hasAuthHeader(h map[string]string) bool {
+	for k := range h {
+		if strings.EqualFold(k, "Authorization") {
+			return true
+		}
+	}
+	return false
+}
