@@ -33,6 +33,20 @@ func badServer(t *testing.T, name, mode string) (Server, string) {
 	return Server{Name: name, Command: py, Args: []string{script, mode, logFile}}, logFile
 }
 
+// badServerB is badServer in "ok" mode for benchmarks.
+func badServerB(b *testing.B, name string) (Server, string) {
+	b.Helper()
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		b.Skip("python3 not found")
+	}
+	script, err := filepath.Abs("testdata/badserver.py")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return Server{Name: name, Command: py, Args: []string{script, "ok"}}, ""
+}
+
 func methods(t *testing.T, logFile string) []string {
 	t.Helper()
 	b, err := os.ReadFile(logFile)
