@@ -120,7 +120,7 @@ func TestMCPResourceTools(t *testing.T) {
 	if len(res) != 3 {
 		t.Fatalf("tool results: %+v", res)
 	}
-	if list := resultText(res[0]); res[0].IsError || !strings.Contains(list, "server=everything uri=demo://resource/static/document/") {
+	if list := resultText(res[0]); res[0].IsError || !strings.Contains(list, "server=everything uri=demo://resource/static/document/") || !strings.Contains(list, "server=everything template=") {
 		t.Errorf("list result = %q", list)
 	}
 	if text := resultText(res[1]); res[1].IsError || !strings.Contains(text, "7") {

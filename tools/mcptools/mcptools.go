@@ -219,7 +219,7 @@ func resourceTools(m *mcpclient.Manager) []*tools.Tool {
 	list := &tools.Tool{
 		Def: model.ToolDef{
 			Name:        ListResources,
-			Description: "List the resources (documents, data) the connected MCP servers offer, with their URIs. Read one with mcp_read_resource.",
+			Description: "List the resources (documents, data) and resource templates the connected MCP servers offer, with their URIs. Read one with mcp_read_resource.",
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"server":{"type":"string","description":"Only this MCP server (default: all)"}},"additionalProperties":false}`),
 		},
 		Kind: acp.ToolKindSearch,
@@ -263,10 +263,24 @@ func resourceTools(m *mcpclient.Manager) []*tools.Tool {
 				}
 				b.WriteByte('\n')
 			}
-			if len(rs) == 0 {
-				b.WriteString("No MCP resources.\n")
+			// Templates: the model fills in the URI and reads it.
+			tmpls, terr := m.ResourceTemplates(ctx, in.Server)
+			for _, rt := range tmpls {
+				fmt.Fprintf(&b, "server=%s template=%s", rt.Server, rt.URITemplate)
+				if rt.Name != "" {
+					fmt.Fprintf(&b, " name=%q", rt.Name)
+				}
+				if rt.Description != "" {
+					b.WriteString(" — " + strings.Join(strings.Fields(rt.Description), " "))
+				}
+				b.WriteByte('\n')
 			}
-			if err != nil {
+			if len(rs) == 0 && len(tmpls) == 0 {
+				b.WriteString("No MCP resources.\n")
+			} else if len(tmpls) > 0 {
+				b.WriteString("(A template is an RFC 6570 URI template: fill in its {variables} and read the URI.)\n")
+			}
+			if err = errors.Join(err, terr); err != nil {
 				fmt.Fprintf(&b, "(some servers failed: %v)\n", err)
 			}
 			return tools.Result{Text: b.String()}
