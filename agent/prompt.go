@@ -222,12 +222,34 @@ func (s *sess) changeReminder(all bool) string {
 		}
 	}
 	s.mu.Unlock()
+	mcp := s.mcpReminder()
 	if len(list) == 0 {
-		return ""
+		return mcp
 	}
 	list = slices.Clone(list)
 	slices.Sort(list)
-	return "[acpd: these files changed outside the file tools since you last read or wrote them; read them again before editing them: " + strings.Join(list, ", ") + "]"
+	r := "[acpd: these files changed outside the file tools since you last read or wrote them; read them again before editing them: " + strings.Join(list, ", ") + "]"
+	if mcp != "" {
+		r += "\n" + mcp
+	}
+	return r
+}
+
+// mcpReminder announces MCP resources the model read whose server reported
+// a change since; "" when there are none.
+func (s *sess) mcpReminder() string {
+	t := s.mcpTools
+	if t == nil {
+		return ""
+	}
+	var list []string
+	for _, r := range t.m.TakeUpdated() {
+		list = append(list, r.Server+" "+r.URI)
+	}
+	if len(list) == 0 {
+		return ""
+	}
+	return "[acpd: these MCP resources (server uri) changed since you read them; read them again with mcp_read_resource before relying on them: " + strings.Join(list, ", ") + "]"
 }
 
 // sawFile records that the agent read or wrote path, so it is no longer

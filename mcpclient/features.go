@@ -230,10 +230,50 @@ func (m *Manager) Subscribe(ctx context.Context, server, uri string) error {
 	if caps := c.session.InitializeResult().Capabilities; caps == nil || caps.Resources == nil || !caps.Resources.Subscribe {
 		return fmt.Errorf("mcp server %q does not offer resource subscriptions", server)
 	}
+	key := server + " " + uri
+	m.mu.Lock()
+	done := m.subscribed[key]
+	m.mu.Unlock()
+	if done {
+		return nil
+	}
 	if err := c.session.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
 		return fmt.Errorf("mcp server %q: subscribing: %w", server, scrub(err, c.server.URL))
 	}
+	m.mu.Lock()
+	if m.subscribed == nil {
+		m.subscribed = map[string]bool{}
+	}
+	m.subscribed[key] = true
+	m.mu.Unlock()
 	return nil
+}
+
+// maxUpdated bounds the changed resources kept for TakeUpdated.
+const maxUpdated = 100
+
+func (m *Manager) noteUpdated(server, uri string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, r := range m.updated {
+		if r.Server == server && r.URI == uri {
+			return
+		}
+	}
+	if len(m.updated) < maxUpdated {
+		m.updated = append(m.updated, Resource{Server: server, URI: uri})
+	}
+}
+
+// TakeUpdated returns (and forgets) the subscribed resources whose server
+// reported a change since the last call, so the model can be told to read
+// them again.
+func (m *Manager) TakeUpdated() []Resource {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := m.updated
+	m.updated = nil
+	return out
 }
 
 // Complete asks the server of the prompt with the given qualified name for

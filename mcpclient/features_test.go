@@ -122,6 +122,12 @@ func TestEverythingClientFeatures(t *testing.T) {
 		if !strings.HasPrefix(u, "everything ") {
 			t.Errorf("update = %q", u)
 		}
+		if got := m.TakeUpdated(); len(got) == 0 || got[0].Server != "everything" {
+			t.Errorf("TakeUpdated = %+v", got)
+		}
+		if err := m.Subscribe(context.Background(), "everything", rs[0].URI); err != nil {
+			t.Errorf("subscribing again: %v", err)
+		}
 	case <-time.After(20 * time.Second):
 		t.Error("no notifications/resources/updated")
 	}

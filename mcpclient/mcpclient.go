@@ -277,6 +277,8 @@ type Manager struct {
 	prompts      []Prompt
 	promptLookup map[string]toolRef
 	roots        []string // see SetRoots
+	subscribed   map[string]bool // "server uri" subscribed to
+	updated      []Resource      // subscribed resources that changed, not yet taken
 
 	progress progressTable
 }
@@ -1002,7 +1004,11 @@ func (m *Manager) connectOnce(ctx context.Context, s Server, version string) (_ 
 			ProgressNotificationHandler: m.progress.handle,
 			LoggingMessageHandler:       m.logHandler(s.Name),
 			ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
-				if f := m.opts.OnResourceUpdated; f != nil && req.Params != nil {
+				if req.Params == nil {
+					return
+				}
+				m.noteUpdated(s.Name, req.Params.URI)
+				if f := m.opts.OnResourceUpdated; f != nil {
 					f(s.Name, req.Params.URI)
 				}
 			},

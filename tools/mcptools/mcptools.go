@@ -323,6 +323,9 @@ func resourceTools(m *mcpclient.Manager) []*tools.Tool {
 				}
 				return tools.Errorf("reading MCP resource %s failed: %v", in.URI, err)
 			}
+			// Keep it fresh: a server that offers subscriptions reports
+			// changes, and the model is reminded to read it again.
+			_ = m.Subscribe(ctx, in.Server, in.URI)
 			return tools.Result{Text: text}
 		},
 	}
