@@ -276,7 +276,7 @@ type Manager struct {
 
 	prompts      []Prompt
 	promptLookup map[string]toolRef
-	roots        []string // see SetRoots
+	roots        []string        // see SetRoots
 	subscribed   map[string]bool // "server uri" subscribed to
 	updated      []Resource      // subscribed resources that changed, not yet taken
 
