@@ -64,7 +64,7 @@ func TestBackgroundJobs(t *testing.T) {
 	pidFile := env.path("bg.pid")
 	res, isErr, _ := runTools(t, env, c, sid,
 		toolCallReq{"run_command", map[string]any{"command": "echo serving; sleep 60", "run_in_background": true}},
-		toolCallReq{"run_command", map[string]any{"command": "sleep 0.5"}},
+		toolCallReq{"run_command", map[string]any{"command": "sleep 1"}},
 		toolCallReq{"job_output", map[string]any{"id": "job1"}},
 		toolCallReq{"job_stop", map[string]any{"id": "job1"}},
 		toolCallReq{"job_output", map[string]any{"id": "job1"}},

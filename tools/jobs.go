@@ -216,6 +216,8 @@ func jobStopTool() *Tool {
 			if err := jb.term.Kill(kctx); err != nil {
 				return Errorf("stopping job %s: %v", in.ID, err)
 			}
+			// Its output drained, the exit status is known.
+			_, _ = jb.term.WaitForExit(kctx)
 			text, _, err := jobReport(kctx, env, jb)
 			env.Jobs().remove(in.ID)
 			_ = jb.term.Release(kctx)
