@@ -17,7 +17,7 @@
 // # Terminals
 //
 // terminal/* map one to one onto a terminal.Manager: commands are executed
-// directly (no shell) on a PTY with standard input at end of file, in the
+// directly (no shell; but see commandLine) on a PTY with standard input at end of file, in the
 // requested cwd (default Options.Cwd), with Options.Env as the base
 // environment plus the request's env. A terminal belongs to the session that
 // created it; other sessions cannot see it.
@@ -396,9 +396,10 @@ func (c *Client) createTerminal(ctx context.Context, req acp.CreateTerminalReque
 	if held >= maxTerminals {
 		return acp.CreateTerminalResponse{}, fmt.Errorf("too many terminals (%d): release some with terminal/release first", held)
 	}
+	command, args := commandLine(req.Command, req.Args)
 	spec := terminal.Spec{
-		Command:  req.Command,
-		Args:     req.Args,
+		Command:  command,
+		Args:     args,
 		Cwd:      c.o.Cwd,
 		BaseEnv:  c.o.Env,
 		StdinEOF: true,
@@ -407,8 +408,8 @@ func (c *Client) createTerminal(ctx context.Context, req acp.CreateTerminalReque
 		spec.Cwd = *req.Cwd
 	}
 	if c.o.Sandbox != nil {
-		path, argv := req.Command, append([]string{req.Command}, req.Args...)
-		if p, a, ok := sandbox.Unwrap(req.Command, req.Args); ok {
+		path, argv := command, append([]string{command}, args...)
+		if p, a, ok := sandbox.Unwrap(command, args); ok {
 			path, argv = p, a
 		}
 		prog, wrapped, err := c.o.Sandbox.Command(path, argv, spec.Cwd)
