@@ -319,9 +319,9 @@ func (r *runner) run(ctx context.Context, loader *config.Loader, argv []string, 
 	close(sigDone)
 	sigWG.Wait()
 	r.out.stop()
-	if serr := conn.Close(); serr != nil && err == nil && !r.aborted() {
-		r.log.Debug("agent ended", "err", serr)
-	}
+	stopping := time.Now()
+	serr := conn.Close()
+	r.log.Debug("agent stopped", "took", time.Since(stopping), "err", serr)
 	return err
 }
 
