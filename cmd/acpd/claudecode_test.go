@@ -169,9 +169,9 @@ func readPidFile(t *testing.T, file string) int {
 }
 
 // TestRunClaudeCodeACP hosts a real third-party agent, claude-code-acp
-// (npm), against a local Anthropic server: it writes a file through acpd's
-// fs/write_text_file and runs a command on acpd's terminal; nothing of it
-// is left running afterwards.
+// (npm), against a local Anthropic server, in one of its own modes
+// (acceptEdits): it writes a file through acpd's fs/write_text_file and runs
+// a command on acpd's terminal; nothing of it is left running afterwards.
 func TestRunClaudeCodeACP(t *testing.T) {
 	t.Parallel()
 	node, entry := claudeCodeACP(t)
@@ -181,7 +181,7 @@ func TestRunClaudeCodeACP(t *testing.T) {
 	defer srv.Close()
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	start := time.Now()
-	stdout, stderr, code := runCLI(t, claudeEnv(iso, srv.URL), "--log-level", "debug", "run", "--yes", "--output", "json", "--cwd", project,
+	stdout, stderr, code := runCLI(t, claudeEnv(iso, srv.URL), "--log-level", "debug", "run", "--yes", "--mode", "acceptEdits", "--output", "json", "--cwd", project,
 		"--agent", claudeAgent(node, entry, pidFile), "write the file and run the command")
 	t.Logf("the run took %v; requests %v; tools %v", time.Since(start), f.paths, f.tools)
 	if code != 0 {

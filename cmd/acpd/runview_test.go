@@ -319,3 +319,30 @@ func TestRunLiveViewInterrupts(t *testing.T) {
 		t.Errorf("the agent (pid %d) outlived acpd run", pid)
 	}
 }
+
+// TestRunNoColorOnTerminal: with NO_COLOR the output on a terminal is the
+// plain one: no colour, no cursor movement, no spinner.
+func TestRunNoColorOnTerminal(t *testing.T) {
+	t.Parallel()
+	iso, project, script := runSetup(t, liveScript)
+	p := startPTYRun(t, append(iso.Env(), "NO_COLOR=1"), "run", "--yes", "--cwd", project, "--model", "replay/"+script, "write the file")
+	if code := p.wait(); code != 0 {
+		t.Fatalf("exit %d; screen:\n%s", code, p.screen())
+	}
+	raw := p.output()
+	for _, bad := range []string{"\x1b[A", "\x1b[J", "\x1b[3", "\x1b[2m"} {
+		if strings.Contains(raw, bad) {
+			t.Errorf("the output has %q:\n%q", bad, raw)
+		}
+	}
+	for _, f := range spinner.MiniDot.Frames {
+		if strings.Contains(raw, f) {
+			t.Errorf("a spinner frame %q was shown", f)
+		}
+	}
+	for _, want := range []string{"✓ Write out.txt", "+hello from run", "All done.", "— end turn"} {
+		if !strings.Contains(p.screen(), want) {
+			t.Errorf("the screen lacks %q:\n%s", want, p.screen())
+		}
+	}
+}
