@@ -222,7 +222,7 @@ var argAliases = map[string][]string{
 	"directory": {"path", "cwd"}, "dir": {"path", "cwd"}, "workdir": {"cwd"}, "working_directory": {"cwd"},
 	"old_str": {"old_string"}, "new_str": {"new_string"}, "old": {"old_string"}, "new": {"new_string"},
 	"cmd": {"command"}, "regex": {"pattern"}, "query": {"pattern"}, "glob": {"include"},
-	"text": {"content"}, "contents": {"content"},
+	"text": {"content"}, "contents": {"content"}, "patch": {"input"},
 }
 
 // jsonFields lists the JSON names of t's fields (t a struct type).
