@@ -196,7 +196,7 @@ func (s *sess) compact(ctx context.Context, b model.Backend, info model.ModelInf
 	if !finished || strings.TrimSpace(sum.String()) == "" {
 		return fail(fmt.Errorf("the model returned no summary"))
 	}
-	text := "Summary of the earlier conversation (compacted to fit the context window):\n\n" + strings.TrimSpace(sum.String())
+	text := summaryHead + strings.TrimSpace(sum.String())
 	if plan != "" {
 		text += "\n\nCurrent plan:\n" + plan
 	}
@@ -213,6 +213,13 @@ func (s *sess) compact(ctx context.Context, b model.Backend, info model.ModelInf
 	return nil
 }
 
+// Texts of a compacted turn's first message.
+const (
+	summaryHead  = "Summary of the earlier conversation (compacted to fit the context window):\n\n"
+	summaryMark  = "[acpd: " + summaryHead
+	continueNote = "Continue the task from the summary."
+)
+
 // compactedTurn is the transcript of a turn being compacted: its prompt
 // verbatim, then the summary (text), then the latest exchange of the turn
 // (from an assistant message to the end) when it fits in about a quarter of
@@ -221,9 +228,16 @@ func compactedTurn(msgs []model.Message, text string, window int) []model.Messag
 	p := lastUserPrompt(msgs)
 	head := model.Message{Role: model.RoleUser}
 	if p < len(msgs) {
-		head.Parts = append(head.Parts, msgs[p].Parts...)
+		for _, part := range msgs[p].Parts {
+			// A summary from an earlier compaction of this turn is
+			// superseded by the new one, which covers it.
+			if part.Type == model.PartText && (strings.HasPrefix(part.Text, summaryMark) || part.Text == continueNote) {
+				continue
+			}
+			head.Parts = append(head.Parts, part)
+		}
 	}
-	head.Parts = append(head.Parts, model.Part{Type: model.PartText, Text: "[acpd: " + text + "]"})
+	head.Parts = append(head.Parts, model.Part{Type: model.PartText, Text: summaryMark + strings.TrimPrefix(text, summaryHead) + "]"})
 	// The tail: from the latest assistant message after the prompt whose
 	// exchange fits the budget.
 	budget := window // a quarter of the window's tokens, in bytes
@@ -239,7 +253,7 @@ func compactedTurn(msgs []model.Message, text string, window int) []model.Messag
 		break // only the latest exchange
 	}
 	if tail == len(msgs) {
-		head.Parts = append(head.Parts, model.Part{Type: model.PartText, Text: "Continue the task from the summary."})
+		head.Parts = append(head.Parts, model.Part{Type: model.PartText, Text: continueNote})
 		return []model.Message{head}
 	}
 	return append([]model.Message{head}, msgs[tail:]...)

@@ -759,3 +759,16 @@ func TestTaskSubAgent(t *testing.T) {
 		}
 	}
 }
+
+func TestCompactedTurnReplacesItsSummary(t *testing.T) {
+	prompt := model.Message{Role: model.RoleUser, Parts: []model.Part{{Type: model.PartText, Text: "the task"}}}
+	once := compactedTurn([]model.Message{prompt}, summaryHead+"first", 1000)
+	twice := compactedTurn(once, summaryHead+"second", 1000)
+	if len(twice) != 1 {
+		t.Fatalf("%d messages", len(twice))
+	}
+	got := twice[0].Text()
+	if !strings.HasPrefix(got, "the task") || strings.Contains(got, "first") || !strings.Contains(got, "second") || strings.Count(got, continueNote) != 1 {
+		t.Errorf("after two compactions: %q", got)
+	}
+}
