@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/charmbracelet/bubbles/spinner"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/term"
@@ -26,8 +25,8 @@ import (
 // (✓/✗), edits as coloured unified diffs, folded thoughts and the summary
 // are printed above the region and stay.
 //
-// Styling is lipgloss's (its renderer picks the colour profile of stderr);
-// the spinner is bubbles' MiniDot; cursor movement is x/ansi's. The view's
+// Styling is lipgloss's (told the colour profile by the environment);
+// the spinner has bubbles' MiniDot frames; cursor movement is x/ansi's. The view's
 // ticker goroutine is owned by start/stop.
 //
 // When stdout is the same terminal, the answer is written to it a line at
@@ -61,6 +60,13 @@ type liveView struct {
 	wg    sync.WaitGroup
 }
 
+// spinnerFrames are bubbles' spinner.MiniDot frames, at its 12 per second.
+// bubbles itself is not imported: it brings bubbletea, whose init asks the
+// terminal for its background colour and waits up to 5 s for the answer,
+// in every acpd process whose stdout is a terminal, including the commands
+// acpd runs on its own PTYs.
+var spinnerFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+
 // liveTool is a tool call shown in the live region.
 type liveTool struct {
 	info toolInfo
@@ -82,8 +88,8 @@ func newLiveView(r *runner, stdoutTTY bool) output {
 		stdout:    r.stdout,
 		stderr:    r.stderr,
 		textToTTY: stdoutTTY,
-		frames:    spinner.MiniDot.Frames,
-		tick:      spinner.MiniDot.FPS,
+		frames:    spinnerFrames,
+		tick:      time.Second / 12,
 		st: viewStyles{
 			dim:  re.NewStyle().Faint(true),
 			ok:   re.NewStyle().Foreground(lipgloss.Color("2")),

@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/bubbles/spinner"
 	"github.com/creack/pty"
 )
 
@@ -251,8 +250,8 @@ func TestRunLiveView(t *testing.T) {
 			t.Errorf("the output lacks %q", want)
 		}
 	}
-	frames := 0 // bubbles' spinner turns
-	for _, f := range spinner.MiniDot.Frames {
+	frames := 0 // the spinner turns
+	for _, f := range spinnerFrames {
 		if strings.Contains(raw, f) {
 			frames++
 		}
@@ -335,7 +334,7 @@ func TestRunNoColorOnTerminal(t *testing.T) {
 			t.Errorf("the output has %q:\n%q", bad, raw)
 		}
 	}
-	for _, f := range spinner.MiniDot.Frames {
+	for _, f := range spinnerFrames {
 		if strings.Contains(raw, f) {
 			t.Errorf("a spinner frame %q was shown", f)
 		}

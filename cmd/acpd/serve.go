@@ -39,7 +39,10 @@ func loadConfig(g *globalFlags) (*config.Loader, error) {
 // write to the same place; pass them slog.New(lg). The returned closer
 // flushes and closes the file.
 func openLogger(cfg *config.Config) (*log.Logger, io.Closer, error) {
-	var w io.Writer = os.Stderr
+	// Wrapped, so the log's renderer does not see a terminal and ask it
+	// for its colours (waiting up to 5 s each when it does not answer);
+	// the colour profile is set from the environment instead.
+	var w io.Writer = struct{ io.Writer }{os.Stderr}
 	var c io.Closer = io.NopCloser(nil)
 	if cfg.Log.File != "" {
 		f, err := os.OpenFile(cfg.Log.File, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
@@ -49,6 +52,9 @@ func openLogger(cfg *config.Config) (*log.Logger, io.Closer, error) {
 		w, c = f, f
 	}
 	lg := log.NewWithOptions(w, log.Options{ReportTimestamp: true, Prefix: "acpd"})
+	if cfg.Log.File == "" && isTerminal(os.Stderr) && !noColor() {
+		lg.SetColorProfile(envColorProfile())
+	}
 	lvl, err := log.ParseLevel(strings.ToLower(orDefault(cfg.Log.Level, "info")))
 	if err != nil {
 		lvl = log.InfoLevel
