@@ -190,8 +190,9 @@ func BenchmarkFirstChunkLatency(b *testing.B) {
 }
 
 // BenchmarkStreamThroughput streams a response of 100,000 text deltas and
-// measures end to end: from the prompt until the client has received every
-// chunk.
+// measures end to end: from the prompt until the client has received all
+// their text (in as many chunks as the agent merged them into, reported as
+// updates/op), and the session log's bytes per byte of text.
 func BenchmarkStreamThroughput(b *testing.B) {
 	const deltas = 100_000
 	backend := backendFunc(func(ctx context.Context, req *model.Request, yield func(model.Event, error) bool) {
@@ -203,15 +204,17 @@ func BenchmarkStreamThroughput(b *testing.B) {
 		yield(model.Event{Type: model.EventFinish, Finish: model.FinishEndTurn}, nil)
 	})
 	var mu sync.Mutex
-	got := 0
+	got, updates := 0, 0
 	done := make(chan struct{}, 1)
 	bc := newBench(b, backend, model.ModelInfo{ID: "main", Tools: true}, func(n acp.SessionNotification) {
-		if n.Update.AgentMessageChunk == nil {
+		c := n.Update.AgentMessageChunk
+		if c == nil || c.Content.Text == nil {
 			return
 		}
 		mu.Lock()
-		got++
-		if got == deltas {
+		got += len(c.Content.Text.Text)
+		updates++
+		if got == deltas*len("tok ") {
 			got = 0
 			done <- struct{}{}
 		}
@@ -227,6 +230,9 @@ func BenchmarkStreamThroughput(b *testing.B) {
 		elapsed += time.Since(start)
 	}
 	b.ReportMetric(float64(deltas*b.N)/elapsed.Seconds(), "events/s")
+	mu.Lock()
+	b.ReportMetric(float64(updates)/float64(b.N), "updates/op")
+	mu.Unlock()
 }
 
 // BenchmarkLongConversationMemory builds a session whose transcript holds

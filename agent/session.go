@@ -77,6 +77,11 @@ type sess struct {
 	sysPrompt, sysKey, facts string
 	// jobs are the session's background commands, stopped when it closes.
 	jobs *tools.Jobs
+
+	// chunks buffers streamed text for the log, out queues updates for
+	// the client (outbox.go).
+	chunks chunkLog
+	out    outbox
 }
 
 // turn is the running prompt turn of a session.
@@ -198,13 +203,22 @@ const (
 // notify sends one session/update to the client and records it in the log.
 // It is called by the turn (or by setting changes) only; ctx bounds a blocked
 // write to a peer that stopped reading.
+//
+// Text chunks are logged per message and merged while the client is behind
+// (see outbox.go); every other update has been written when notify returns.
 func (s *sess) notify(ctx context.Context, u acp.SessionUpdate) {
-	s.record(kindUpdate, u)
-	s.send(ctx, u)
+	s.recordUpdate(u)
+	s.post(ctx, u)
 }
 
-// send writes one session/update without recording it.
+// send writes one session/update without recording it, after the updates
+// queued before it.
 func (s *sess) send(ctx context.Context, u acp.SessionUpdate) {
+	s.post(ctx, u)
+}
+
+// sendNow writes one session/update.
+func (s *sess) sendNow(ctx context.Context, u acp.SessionUpdate) {
 	peer, ok := s.a.peer()
 	if !ok {
 		return
@@ -232,12 +246,23 @@ func (s *sess) sendRaw(ctx context.Context, raw json.RawMessage) error {
 // record appends one record to the log; failures are logged (the session
 // goes on in memory, and the next Sync reports the problem).
 func (s *sess) record(kind string, v any) {
+	if kind == kindUpdate {
+		s.flushChunks() // keeps updates in order
+	}
+	s.appendRecord(kind, v)
+}
+
+func (s *sess) appendRecord(kind string, v any) {
 	if _, err := s.log.Append(kind, v); err != nil {
 		s.a.log.Error("session log append failed", "session", s.id, "err", err)
 	}
 }
 
+// sync is a turn boundary: the buffered text is logged, the queued updates
+// written (bounded by the connection's life), and the log made durable.
 func (s *sess) sync() {
+	s.flushChunks()
+	s.flushOut(s.a.baseContext())
 	if err := s.log.Sync(); err != nil {
 		s.a.log.Error("session log sync failed", "session", s.id, "err", err)
 	}
@@ -380,6 +405,9 @@ func (s *sess) close() {
 	if err := s.broker.Close(); err != nil {
 		s.a.log.Warn("closing file broker", "session", s.id, "err", err)
 	}
+	s.flushOut(s.a.baseContext())
+	s.out.wg.Wait()
+	s.closeChunks()
 	if err := s.log.Close(); err != nil {
 		s.a.log.Warn("closing session log", "session", s.id, "err", err)
 	}

@@ -39,15 +39,18 @@ func BenchmarkSessionNew(b *testing.B) {
 }
 
 // BenchmarkStreamChunks measures a prompt turn whose model response streams
-// streamChunks text events, end to end (prompt sent to reply read, every
-// agent_message_chunk received), and reports chunks per second.
+// streamChunks text events, end to end (prompt sent to reply read, all
+// their text received, merged into however many agent_message_chunk updates
+// the agent sent), and reports model chunks per second.
 func BenchmarkStreamChunks(b *testing.B) {
 	const streamChunks = 2000
 	iso := newIsolation(b)
 	project := b.TempDir()
 	var script strings.Builder
+	var want string
 	for i := range streamChunks {
 		fmt.Fprintf(&script, `{"type":"text","text":"chunk %d "}`+"\n", i)
+		want += fmt.Sprintf("chunk %d ", i)
 	}
 	script.WriteString(`{"type":"finish"}` + "\n")
 	path := writeFile(b, filepath.Join(b.TempDir(), "stream.jsonl"), script.String())
@@ -61,8 +64,8 @@ func BenchmarkStreamChunks(b *testing.B) {
 		sid := p.newSession(project)
 		p.backlog = p.backlog[:0]
 		b.StartTimer()
+		var text strings.Builder
 		id := p.request("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "stream"}}})
-		chunks := 0
 		for {
 			m := decodeMsg(b, p.next())
 			if m.isResponse() {
@@ -73,16 +76,20 @@ func BenchmarkStreamChunks(b *testing.B) {
 			}
 			var n struct {
 				Update struct {
-					Kind string `json:"sessionUpdate"`
+					Kind    string `json:"sessionUpdate"`
+					Content struct {
+						Text string `json:"text"`
+					} `json:"content"`
 				} `json:"update"`
 			}
 			if err := json.Unmarshal(m.Params, &n); err == nil && n.Update.Kind == "agent_message_chunk" {
-				chunks++
+				text.WriteString(n.Update.Content.Text)
 			}
 		}
-		if chunks != streamChunks {
-			b.Fatalf("received %d chunks, want %d", chunks, streamChunks)
+		if text.String() != want {
+			b.Fatalf("received %d bytes of text, want %d", text.Len(), len(want))
 		}
+		text.Reset()
 		p.got, p.sent = p.got[:0], p.sent[:0] // do not keep every line of every iteration
 	}
 	b.ReportMetric(float64(streamChunks)*float64(b.N)/b.Elapsed().Seconds(), "chunks/s")
