@@ -89,3 +89,40 @@ func TestMCPServersFromConfig(t *testing.T) {
 		t.Error("the editor's server named like a configured one was not started")
 	}
 }
+
+// An MCP tool's image reaches the editor as ACP image content and the model
+// as an image part; its progress (not tested here) and hints follow.
+func TestMCPRichContent(t *testing.T) {
+	env := newEnv(t, "")
+	rec := record(toolSeq(toolCallReq{"mcp__everything__get-tiny-image", map[string]any{}}))
+	env.setModel(mainModel, rec)
+	c := env.start(nil)
+	c.setPerm(choose(acp.PermissionOptionKindAllowOnce))
+	var resp acp.NewSessionResponse
+	if err := c.call(acp.AgentMethodSessionNew, acp.NewSessionRequest{Cwd: env.cwd, McpServers: []acp.McpServer{everythingServer(t)}}, &resp); err != nil {
+		t.Fatalf("session/new: %v", err)
+	}
+	c.mustPrompt(resp.SessionID, "show me an image", acp.StopReasonEndTurn)
+	res := toolResults(rec.last(t))
+	if len(res) != 1 {
+		t.Fatalf("tool results = %+v", res)
+	}
+	var modelImage bool
+	for _, p := range res[0].Content {
+		modelImage = modelImage || (p.Type == "image" && p.Data != "")
+	}
+	if !modelImage {
+		t.Errorf("the model got no image: %+v", res[0].Content)
+	}
+	var editorImage bool
+	for _, u := range c.allUpdates(resp.SessionID) {
+		if tu := u.ToolCallUpdate; tu != nil {
+			for _, tc := range tu.Content {
+				editorImage = editorImage || (tc.Content != nil && tc.Content.Content.Image != nil && tc.Content.Content.Image.Data != "")
+			}
+		}
+	}
+	if !editorImage {
+		t.Error("the editor got no image content")
+	}
+}

@@ -120,7 +120,7 @@ func Tools(m *mcpclient.Manager) []*tools.Tool {
 				if strings.TrimSpace(text) == "" && len(res.Structured) > 0 {
 					text = string(res.Structured)
 				}
-				out := tools.Result{Text: text, IsError: res.IsError, Content: editorContent(res)}
+				out := tools.Result{Text: text, IsError: res.IsError, Content: editorContent(res), Images: modelImages(res)}
 				if len(res.Structured) > 0 {
 					out.Raw = res.Structured
 				}
@@ -129,6 +129,21 @@ func Tools(m *mcpclient.Manager) []*tools.Tool {
 		})
 	}
 	return append(out, resourceTools(m)...)
+}
+
+// maxModelImages bounds the images of one result given to the model.
+const maxModelImages = 4
+
+// modelImages are the result's images meant for the model, as model parts
+// (the agent turns them into a note for a model without image input).
+func modelImages(res mcpclient.Result) []model.Part {
+	var out []model.Part
+	for _, c := range res.Content {
+		if c.Type == mcpclient.ContentImage && c.ForModel() && len(c.Data) > 0 && len(out) < maxModelImages {
+			out = append(out, model.Part{Type: model.PartImage, MimeType: c.MIMEType, Data: base64.StdEncoding.EncodeToString(c.Data)})
+		}
+	}
+	return out
 }
 
 // editorContent converts the result's blocks meant for the user into ACP
