@@ -218,7 +218,7 @@ const liveScript = `{"type":"reasoning","text":"The user wants a file; I will wr
 {"type":"text","text":"Writing the file.\n"}
 {"type":"tool_done","toolCallId":"call_p","toolName":"update_plan","input":{"entries":[{"content":"Write the file","status":"completed"},{"content":"Run the check","status":"in_progress"}]}}
 {"type":"tool_done","toolCallId":"call_w","toolName":"write_file","input":{"path":"out.txt","content":"hello from run\n"}}
-{"type":"tool_done","toolCallId":"call_r","toolName":"run_command","input":{"command":"echo ran-$((40+2))"}}
+{"type":"tool_done","toolCallId":"call_r","toolName":"run_command","input":{"command":"echo ran-$((40+2)); sleep 1"}}
 {"type":"finish"}
 {"type":"delay","ms":1000}
 {"type":"text","text":"All done."}
@@ -235,7 +235,7 @@ func TestRunLiveView(t *testing.T) {
 	p.waitFor("? Write out.txt", 1)
 	p.waitFor("›", 1)
 	io.WriteString(p.ptmx, "y")
-	p.waitFor("? Run echo ran-$((40+2))", 1)
+	p.waitFor("? Run echo ran-$((40+2)); sleep 1", 1)
 	p.waitFor("›", 2)
 	io.WriteString(p.ptmx, "y")
 	if code := p.wait(); code != 0 {
@@ -267,8 +267,9 @@ func TestRunLiveView(t *testing.T) {
 		"Writing the file.",
 		"[y] Allow", "› Allow once",
 		"✓ Write out.txt", "+hello from run",
-		"$ echo ran-$((40+2))",
-		"✓ Run echo ran-$((40+2))",
+		"$ echo ran-$((40+2)); sleep 1",
+		"✓ Run echo ran-$((40+2)); sleep 1",
+		"  └ ran-42", // the command's last output line
 		"All done.",
 		"☑ Write the file", "◐ Run the check",
 		"end turn · 3 tool calls",
