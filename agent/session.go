@@ -11,6 +11,7 @@ import (
 
 	"acpd/acp"
 	"acpd/config"
+	"acpd/editor"
 	"acpd/fs"
 	"acpd/model"
 	"acpd/permissions"
@@ -121,7 +122,7 @@ func (a *Agent) newSess(l *session.Log, cwd string, dirs []string, cfg *config.C
 	var ed fs.Editor
 	canRead, canWrite := false, false
 	if caps.Fs != nil && (caps.Fs.ReadTextFile || caps.Fs.WriteTextFile) {
-		ed = editorFS{a: a, id: s.id}
+		ed = editor.FS{Conn: a.peer, Session: s.id}
 		canRead, canWrite = caps.Fs.ReadTextFile, caps.Fs.WriteTextFile
 	}
 	s.broker = fs.NewBroker(fs.BrokerOptions{Roots: roots, Editor: ed, CanEditorRead: canRead, CanEditorWrite: canWrite, Logger: a.log})

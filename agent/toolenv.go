@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"acpd/acp"
+	"acpd/editor"
 	"acpd/fs"
 	"acpd/internal/childenv"
 	"acpd/permissions"
@@ -45,7 +46,7 @@ func (e toolEnv) Update(u acp.ToolCallUpdate) {
 func (e toolEnv) StartTerminal(ctx context.Context, spec terminal.Spec) (tools.Terminal, error) {
 	s := e.s
 	if s.a.clientCapabilities().Terminal {
-		et, err := s.a.startEditorTerminal(ctx, s.id, spec)
+		et, err := editor.StartTerminal(ctx, s.a.peer, s.id, spec)
 		if err != nil {
 			return tools.Terminal{InEditor: true}, err
 		}

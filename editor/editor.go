@@ -1,4 +1,8 @@
-package agent
+// Package editor gives a session the editor's side channels over ACP: its
+// file buffers (fs/read_text_file, fs/write_text_file) as an fs.Editor, and
+// its terminals (terminal/*) as terminal.Terminals with the same semantics
+// as the local PTY terminals. Every call fails once the connection is gone.
+package editor
 
 import (
 	"context"
@@ -9,31 +13,38 @@ import (
 	"acpd/terminal"
 )
 
-// editorFS is the editor's file channel (fs/read_text_file,
-// fs/write_text_file) for one session; it implements fs.Editor.
-type editorFS struct {
-	a  *Agent
-	id acp.SessionID
+// Conn returns the connection to the editor, ok false once it is closed.
+type Conn func() (acp.ClientConn, bool)
+
+// FS is the editor's file channel for one session; it implements
+// fs.Editor.
+type FS struct {
+	Conn    Conn
+	Session acp.SessionID
 }
 
-func (e editorFS) ReadTextFile(ctx context.Context, path string, line, limit *int) (string, error) {
-	peer, ok := e.a.peer()
+var errClosed = errors.New("editor connection closed")
+
+// ReadTextFile reads path (or limit lines from line) as the editor has it.
+func (e FS) ReadTextFile(ctx context.Context, path string, line, limit *int) (string, error) {
+	peer, ok := e.Conn()
 	if !ok {
-		return "", errors.New("editor connection closed")
+		return "", errClosed
 	}
-	resp, err := peer.ReadTextFile(ctx, &acp.ReadTextFileRequest{SessionID: e.id, Path: path, Line: u32p(line), Limit: u32p(limit)})
+	resp, err := peer.ReadTextFile(ctx, &acp.ReadTextFileRequest{SessionID: e.Session, Path: path, Line: u32p(line), Limit: u32p(limit)})
 	if err != nil {
 		return "", err
 	}
 	return resp.Content, nil
 }
 
-func (e editorFS) WriteTextFile(ctx context.Context, path, content string) error {
-	peer, ok := e.a.peer()
+// WriteTextFile replaces path's content through the editor.
+func (e FS) WriteTextFile(ctx context.Context, path, content string) error {
+	peer, ok := e.Conn()
 	if !ok {
-		return errors.New("editor connection closed")
+		return errClosed
 	}
-	_, err := peer.WriteTextFile(ctx, &acp.WriteTextFileRequest{SessionID: e.id, Path: path, Content: content})
+	_, err := peer.WriteTextFile(ctx, &acp.WriteTextFileRequest{SessionID: e.Session, Path: path, Content: content})
 	return err
 }
 
@@ -45,20 +56,20 @@ func u32p(p *int) *uint32 {
 	return &v
 }
 
-// editorTerminal is a command running in the editor's terminal
-// (terminal/* methods); it implements terminal.Terminal with the same
-// semantics as the local PTY terminals.
+// editorTerminal is a command running in the editor's terminal.
 type editorTerminal struct {
-	a   *Agent
-	sid acp.SessionID
-	id  acp.TerminalID
+	conn Conn
+	sid  acp.SessionID
+	id   acp.TerminalID
 }
 
-// startEditorTerminal asks the editor to run spec.
-func (a *Agent) startEditorTerminal(ctx context.Context, sid acp.SessionID, spec terminal.Spec) (*editorTerminal, error) {
-	peer, ok := a.peer()
+// StartTerminal asks the editor to run spec in a terminal of session sid.
+// Spec.BaseEnv is not sent: the editor's terminal starts from the editor's
+// environment, with spec.Env added.
+func StartTerminal(ctx context.Context, conn Conn, sid acp.SessionID, spec terminal.Spec) (terminal.Terminal, error) {
+	peer, ok := conn()
 	if !ok {
-		return nil, errors.New("editor connection closed")
+		return nil, errClosed
 	}
 	req := acp.CreateTerminalRequest{SessionID: sid, Command: spec.Command, Args: spec.Args}
 	if spec.Cwd != "" {
@@ -75,16 +86,16 @@ func (a *Agent) startEditorTerminal(ctx context.Context, sid acp.SessionID, spec
 	if err != nil {
 		return nil, err
 	}
-	return &editorTerminal{a: a, sid: sid, id: resp.TerminalID}, nil
+	return &editorTerminal{conn: conn, sid: sid, id: resp.TerminalID}, nil
 }
 
 func (t *editorTerminal) ID() string { return string(t.id) }
 
 // peer returns the typed calls to the editor.
 func (t *editorTerminal) peer() (acp.ClientConn, error) {
-	peer, ok := t.a.peer()
+	peer, ok := t.conn()
 	if !ok {
-		return acp.ClientConn{}, errors.New("editor connection closed")
+		return acp.ClientConn{}, errClosed
 	}
 	return peer, nil
 }
