@@ -79,3 +79,43 @@ func TestMCPSampling(t *testing.T) {
 		t.Errorf("asked %d times about sampling, want once (then always for this server)", sampleAsks)
 	}
 }
+
+// A rejected sampling request never reaches the model, and the server's
+// request fails.
+func TestMCPSamplingRejected(t *testing.T) {
+	env := newEnv(t, "")
+	var mu sync.Mutex
+	sampled := 0
+	main := toolSeq(toolCallReq{"mcp__everything__trigger-sampling-request", map[string]any{"prompt": "secret stuff", "maxTokens": 20}})
+	rec := record(backendFunc(func(ctx context.Context, req *model.Request, yield func(model.Event, error) bool) {
+		if len(req.Tools) == 0 && req.MaxOutputTokens > 0 {
+			mu.Lock()
+			sampled++
+			mu.Unlock()
+		}
+		main(ctx, req, yield)
+	}))
+	env.setModel(mainModel, rec)
+	c := env.start(nil)
+	c.setPerm(func(ctx context.Context, req acp.RequestPermissionRequest) (any, error) {
+		want := acp.PermissionOptionKindAllowOnce
+		if strings.HasPrefix(string(req.ToolCall.ToolCallID), "sample_") {
+			want = acp.PermissionOptionKindRejectOnce
+		}
+		return choose(want)(ctx, req)
+	})
+	var resp acp.NewSessionResponse
+	if err := c.call(acp.AgentMethodSessionNew, acp.NewSessionRequest{Cwd: env.cwd, McpServers: []acp.McpServer{everythingServer(t)}}, &resp); err != nil {
+		t.Fatal(err)
+	}
+	c.mustPrompt(resp.SessionID, "sample", acp.StopReasonEndTurn)
+	res := toolResults(rec.last(t))
+	if len(res) != 1 || !strings.Contains(resultText(res[0]), "did not allow sampling") {
+		t.Errorf("tool result = %+v, want the server to report the refusal", res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if sampled != 0 {
+		t.Errorf("the model was sampled %d times after a rejection", sampled)
+	}
+}

@@ -126,3 +126,27 @@ func TestMCPRichContent(t *testing.T) {
 		t.Error("the editor got no image content")
 	}
 }
+
+// A long-running MCP tool's progress reaches the editor as tool_call_updates
+// of the call's title with the percent done.
+func TestMCPProgress(t *testing.T) {
+	env := newEnv(t, "")
+	rec := record(toolSeq(toolCallReq{"mcp__everything__trigger-long-running-operation", map[string]any{"duration": 1, "steps": 4}}))
+	env.setModel(mainModel, rec)
+	c := env.start(nil)
+	c.setPerm(choose(acp.PermissionOptionKindAllowOnce))
+	var resp acp.NewSessionResponse
+	if err := c.call(acp.AgentMethodSessionNew, acp.NewSessionRequest{Cwd: env.cwd, McpServers: []acp.McpServer{everythingServer(t)}}, &resp); err != nil {
+		t.Fatalf("session/new: %v", err)
+	}
+	c.mustPrompt(resp.SessionID, "run it", acp.StopReasonEndTurn)
+	var titles []string
+	for _, u := range c.allUpdates(resp.SessionID) {
+		if tu := u.ToolCallUpdate; tu != nil && tu.Title != nil && strings.Contains(*tu.Title, "%)") {
+			titles = append(titles, *tu.Title)
+		}
+	}
+	if len(titles) == 0 || len(titles) > 4 {
+		t.Errorf("progress titles = %q, want 1 to 4", titles)
+	}
+}
