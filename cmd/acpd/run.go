@@ -281,6 +281,23 @@ func (r *runner) run(ctx context.Context, loader *config.Loader, argv []string, 
 	base, abort := context.WithCancel(context.WithoutCancel(ctx))
 	defer abort()
 	r.abort = abort
+	if r.flags.timeout > 0 {
+		// Until the turn starts (then session's timer cancels it), the
+		// timeout gives up on an agent that does not get that far.
+		guard := time.AfterFunc(r.flags.timeout, func() {
+			r.mu.Lock()
+			early := r.sess == nil
+			if early {
+				r.timedOut, r.abortedB = true, true
+			}
+			r.mu.Unlock()
+			if early {
+				r.notice(fmt.Sprintf("acpd run: --timeout %s passed before the turn started", r.flags.timeout))
+				abort()
+			}
+		})
+		defer guard.Stop()
+	}
 
 	title := "acpd run"
 	conn, err := client.Dial(base, transport, client.Options{
@@ -330,7 +347,12 @@ func (r *runner) run(ctx context.Context, loader *config.Loader, argv []string, 
 func (r *runner) finish(err error) error {
 	code := exitOK
 	var ee exitError
+	r.mu.Lock()
+	timedOut := r.timedOut
+	r.mu.Unlock()
 	switch {
+	case r.aborted() && timedOut:
+		code = exitTimeout
 	case r.aborted():
 		code = exitCancelled
 	case err == nil:
@@ -497,12 +519,13 @@ func (r *runner) session(ctx context.Context, conn *client.Conn, mcpServers []ac
 
 	pctx := ctx
 	if r.flags.timeout > 0 {
-		// The timer cancels the turn through ACP; the call itself ends when
-		// the agent answers "cancelled", or cancelWait later.
+		// The timer (the timeout counts from the start of the run) cancels
+		// the turn through ACP; the call itself ends when the agent answers
+		// "cancelled", or cancelWait later.
 		var cancel context.CancelFunc
 		pctx, cancel = context.WithCancel(ctx)
 		defer cancel()
-		timer := time.AfterFunc(r.flags.timeout, func() {
+		timer := time.AfterFunc(max(0, r.flags.timeout-time.Since(r.start)), func() {
 			r.cancelTurn(ctx, "timeout")
 			time.AfterFunc(cancelWait, cancel)
 		})

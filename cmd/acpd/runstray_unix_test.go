@@ -77,3 +77,28 @@ func groupMembers(pgid int) []int {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestRunTimeoutBeforeTheTurn: an agent that never answers initialize is
+// given up on at --timeout (exit 124), and stopped with its group.
+func TestRunTimeoutBeforeTheTurn(t *testing.T) {
+	t.Parallel()
+	iso, project, _ := runSetup(t, "")
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	agent := "sh -c 'echo $$ > \"$0\"; sleep 300' '" + pidFile + "'"
+	stdout, stderr, code := runCLI(t, iso.Env(), "run", "--timeout", "500ms", "--output", "json", "--cwd", project, "--agent", agent, "go")
+	if code != exitTimeout {
+		t.Fatalf("exit %d, want %d; stderr:\n%s", code, exitTimeout, stderr)
+	}
+	if res := checkResult(t, stdout); res.ExitCode != exitTimeout || !strings.Contains(stderr, "before the turn started") {
+		t.Errorf("result %+v; stderr:\n%s", res, stderr)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if left := groupMembers(sh); len(left) > 0 {
+		killGroup(sh)
+		t.Errorf("processes %v of the agent's group outlived acpd run", left)
+	}
+}
