@@ -220,6 +220,13 @@ type Tool struct {
 	TrustHints bool
 	// OutputSchema is the tool's JSON Schema for structuredContent, if any.
 	OutputSchema json.RawMessage
+	// UIResourceURI is the ui:// resource of the tool's MCP App view
+	// (_meta.ui.resourceUri, or the earlier _meta["ui/resourceUri"]);
+	// empty when the tool has none.
+	UIResourceURI string
+	// Visibility is the tool's _meta.ui.visibility ("model", "app"); nil
+	// means both. See [Tool.ForModel] and [Tool.ForApp].
+	Visibility []string
 }
 
 // State is a configured server's health, as in [ServerStatus.State].
@@ -921,6 +928,7 @@ func (m *Manager) rebuildLocked() {
 			OpenWorld:     true,
 			TrustHints:    owners[i].cfg.TrustAnnotations,
 		}
+		tl.UIResourceURI, tl.Visibility = toolUI(t.Meta)
 		if a := t.Annotations; a != nil {
 			tl.ReadOnly, tl.Idempotent = a.ReadOnlyHint, a.IdempotentHint
 			tl.Read = a.ReadOnlyHint

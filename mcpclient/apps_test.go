@@ -1,0 +1,52 @@
+package mcpclient
+
+import (
+	"slices"
+	"testing"
+
+	"acpd/internal/testpeers"
+)
+
+func TestToolUI(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		meta       map[string]any
+		uri        string
+		model, app bool
+	}{
+		{"none", nil, "", true, true},
+		{"later key", map[string]any{"ui": map[string]any{"resourceUri": "ui://a/x.html"}}, "ui://a/x.html", true, true},
+		{"earlier key", map[string]any{"ui/resourceUri": "ui://b/y.html"}, "ui://b/y.html", true, true},
+		{"later key wins", map[string]any{"ui/resourceUri": "ui://old", "ui": map[string]any{"resourceUri": "ui://new"}}, "ui://new", true, true},
+		{"not ui scheme", map[string]any{"ui": map[string]any{"resourceUri": "https://x/y"}}, "", true, true},
+		{"app only", map[string]any{"ui": map[string]any{"visibility": []any{"app"}}}, "", false, true},
+		{"model only", map[string]any{"ui": map[string]any{"visibility": []any{"model"}}}, "", true, false},
+		{"empty list", map[string]any{"ui": map[string]any{"visibility": []any{}}}, "", false, false},
+		{"malformed", map[string]any{"ui": map[string]any{"visibility": "model"}}, "", false, false},
+	} {
+		uri, vis := toolUI(tc.meta)
+		tl := Tool{UIResourceURI: uri, Visibility: vis}
+		if uri != tc.uri || tl.ForModel() != tc.model || tl.ForApp() != tc.app {
+			t.Errorf("%s: uri %q model %v app %v; want %q %v %v", tc.name, uri, tl.ForModel(), tl.ForApp(), tc.uri, tc.model, tc.app)
+		}
+	}
+}
+
+// TestAppsServers reads the MCP Apps metadata of the real servers.
+func TestAppsServers(t *testing.T) {
+	node, basic := testpeers.App(t, testpeers.BasicApp)
+	_, monitor := testpeers.App(t, testpeers.MonitorApp)
+	m := newTestManager(t, Options{BaseEnv: baseEnv(node)})
+	startOK(t, m,
+		Server{Name: "basic", Command: node, Args: []string{basic, "--stdio"}},
+		Server{Name: "monitor", Command: node, Args: []string{monitor, "--stdio"}})
+	tools := m.Tools()
+	get, ok := findTool(tools, "mcp__basic__get-time")
+	if !ok || get.UIResourceURI != "ui://get-time/mcp-app.html" || !get.ForModel() || !get.ForApp() {
+		t.Errorf("get-time = %+v, %v", get, ok)
+	}
+	poll, ok := findTool(tools, "mcp__monitor__poll-system-stats")
+	if !ok || poll.ForModel() || !poll.ForApp() || !slices.Equal(poll.Visibility, []string{"app"}) {
+		t.Errorf("poll-system-stats = %+v, %v", poll, ok)
+	}
+}
