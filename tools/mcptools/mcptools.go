@@ -78,9 +78,14 @@ func headers(hs []acp.HTTPHeader) map[string]string {
 // too for a server with trust_annotations), but do not make a tool a
 // ReadOnly tools.Tool: calls of MCP tools never run in parallel. Progress
 // the server reports becomes tool_call_updates of the call's title.
+// A tool whose MCP Apps visibility leaves out "model" is not offered (only
+// its app may call it); a tool with an app view is offered as a plain tool.
 func Tools(m *mcpclient.Manager) []*tools.Tool {
 	var out []*tools.Tool
 	for _, mt := range m.Tools() {
+		if !mt.ForModel() {
+			continue
+		}
 		kind := acp.ToolKindOther
 		switch {
 		case mt.Read:
@@ -265,7 +270,12 @@ func resourceTools(m *mcpclient.Manager) []*tools.Tool {
 				return tools.Errorf("listing MCP resources failed: %v", err)
 			}
 			var b strings.Builder
+			listed, templates := 0, 0
 			for _, r := range rs {
+				if mcpclient.IsAppResource(r.URI) {
+					continue // an MCP App's view is for a host to render
+				}
+				listed++
 				fmt.Fprintf(&b, "server=%s uri=%s", r.Server, r.URI)
 				if r.Name != "" {
 					fmt.Fprintf(&b, " name=%q", r.Name)
@@ -281,6 +291,10 @@ func resourceTools(m *mcpclient.Manager) []*tools.Tool {
 			// Templates: the model fills in the URI and reads it.
 			tmpls, terr := m.ResourceTemplates(ctx, in.Server)
 			for _, rt := range tmpls {
+				if mcpclient.IsAppResource(rt.URITemplate) {
+					continue
+				}
+				templates++
 				fmt.Fprintf(&b, "server=%s template=%s", rt.Server, rt.URITemplate)
 				if rt.Name != "" {
 					fmt.Fprintf(&b, " name=%q", rt.Name)
@@ -290,9 +304,9 @@ func resourceTools(m *mcpclient.Manager) []*tools.Tool {
 				}
 				b.WriteByte('\n')
 			}
-			if len(rs) == 0 && len(tmpls) == 0 {
+			if listed == 0 && templates == 0 {
 				b.WriteString("No MCP resources.\n")
-			} else if len(tmpls) > 0 {
+			} else if templates > 0 {
 				b.WriteString("(A template is an RFC 6570 URI template: fill in its {variables} and read the URI.)\n")
 			}
 			if err = errors.Join(err, terr); err != nil {
@@ -327,6 +341,9 @@ func resourceTools(m *mcpclient.Manager) []*tools.Tool {
 					err = fmt.Errorf("server and uri are required")
 				}
 				return tools.Errorf("invalid %s arguments: %v", ReadResource, err)
+			}
+			if mcpclient.IsAppResource(in.URI) {
+				return tools.Errorf("%s is an MCP App view, rendered by the editor; it is not readable as a resource", in.URI)
 			}
 			if res, ok := allowResourceTool(ctx, env, tc); !ok {
 				return res

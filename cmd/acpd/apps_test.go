@@ -1,0 +1,102 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"acpd/internal/testpeers"
+)
+
+// appServers are the two MCP Apps servers from npm as session/new
+// mcpServers entries: "basic" (get-time, with a view) and "monitor"
+// (get-system-info with a view, poll-system-stats for its app only).
+func appServers(t *testing.T) []any {
+	t.Helper()
+	var out []any
+	for name, pkg := range map[string]string{"basic": testpeers.BasicApp, "monitor": testpeers.MonitorApp} {
+		node, entry := testpeers.App(t, pkg)
+		out = append(out, map[string]any{"name": name, "command": node, "args": []string{entry, "--stdio"}, "env": []any{}})
+	}
+	return out
+}
+
+// TestAppsLevel0: with a client that cannot render MCP Apps, the model is
+// offered a tool with a view as a plain tool and can call it, is never
+// offered the app-only tool (and calling it anyway fails), and does not see
+// or read the servers' ui:// views.
+func TestAppsLevel0(t *testing.T) {
+	t.Parallel()
+	script := []fakeStep{
+		{callID: "call_list", tool: "mcp_list_resources", args: `{}`},
+		{callID: "call_read", tool: "mcp_read_resource", args: `{"server":"basic","uri":"ui://get-time/mcp-app.html"}`},
+		{callID: "call_time", tool: "mcp__basic__get-time", args: `{}`},
+		{callID: "call_poll", tool: "mcp__monitor__poll-system-stats", args: `{}`},
+		{text: "Done."},
+	}
+	srv := newFakeProvider(t, "openai", "", nil, script...)
+	iso := newIsolation(t)
+	iso.writeUserConfig(t, "[agent]\nmcp_grace_ms = 60000\n")
+	p := startProc(t, withEnv(iso, "ACPD_DISCOVER=0", "OPENAI_API_KEY=sk-apps", "OPENAI_BASE_URL="+srv.srv.URL+"/v1"), "--model", "openai/gpt-test")
+	p.initialize()
+	var r struct {
+		SessionID string `json:"sessionId"`
+	}
+	p.mustCall("session/new", map[string]any{"cwd": e2eProject(t), "mcpServers": appServers(t)}, &r)
+	p.mustCall("session/set_config_option", map[string]any{"sessionId": r.SessionID, "configId": "mode", "value": "full"}, nil)
+	res := p.prompt(r.SessionID, "What time is it?")
+	p.close()
+	if res.err != nil || res.stopReason != "end_turn" {
+		t.Fatalf("prompt: %v, stop %q\nstderr:\n%s", res.err, res.stopReason, p.stderr.String())
+	}
+	reqs := srv.requests()
+	if len(reqs) != len(script) {
+		t.Fatalf("the model server got %d requests, want %d\nstderr:\n%s", len(reqs), len(script), p.stderr.String())
+	}
+	for i, rq := range reqs {
+		var req oaRequest
+		if err := json.Unmarshal(rq.Body, &req); err != nil {
+			t.Fatal(err)
+		}
+		offered := map[string]bool{}
+		for _, tl := range req.Tools {
+			offered[tl.Function.Name] = true
+		}
+		for _, want := range []string{"mcp__basic__get-time", "mcp__monitor__get-system-info", "mcp_read_resource"} {
+			if !offered[want] {
+				t.Errorf("request %d does not offer %s", i, want)
+			}
+		}
+		if offered["mcp__monitor__poll-system-stats"] {
+			t.Errorf("request %d offers the app-only tool poll-system-stats", i)
+		}
+	}
+	var last oaRequest
+	if err := json.Unmarshal(reqs[len(reqs)-1].Body, &last); err != nil {
+		t.Fatal(err)
+	}
+	results := map[string]string{}
+	for _, m := range last.Messages {
+		if m.Role == "tool" {
+			results[m.ToolCallID] = m.text()
+		}
+	}
+	if got := results["call_list"]; strings.Contains(got, "ui://") || !strings.Contains(got, "No MCP resources") {
+		t.Errorf("mcp_list_resources gave the model %q, want no ui:// views", got)
+	}
+	if got := results["call_read"]; strings.Contains(got, "<html") || !strings.Contains(got, "MCP App view") {
+		t.Errorf("mcp_read_resource of a view gave the model %q, want a refusal", got)
+	}
+	if got := results["call_time"]; !isTime(got) {
+		t.Errorf("get-time gave the model %q, want the server's time", got)
+	}
+	if got := results["call_poll"]; strings.Contains(got, "cpu") || got == "" {
+		t.Errorf("the app-only tool answered the model: %q", got)
+	}
+}
+
+func isTime(s string) bool {
+	_, err := time.Parse(time.RFC3339, strings.TrimSpace(s))
+	return err == nil
+}
