@@ -19,6 +19,7 @@ import (
 
 	"acpd/acp"
 	"acpd/model"
+	"acpd/sysprompt"
 )
 
 // Tests of the agent loop: tool scheduling, permissions and cancellation as
@@ -1089,7 +1090,7 @@ func TestProjectInstructions(t *testing.T) {
 		}
 	})
 	t.Run("capped", func(t *testing.T) {
-		huge := strings.Repeat("ROOT-RULE: a very long instruction line.\n", 4*maxInstructionBytes/40)
+		huge := strings.Repeat("ROOT-RULE: a very long instruction line.\n", 4*sysprompt.MaxInstructionBytes/40)
 		_, rec, _, _ := setup(t, huge)
 		sys := rec.last(t).System
 		if !strings.Contains(sys, "SUB-RULE") || !strings.Contains(sys, "ROOT-RULE") {
@@ -1098,8 +1099,8 @@ func TestProjectInstructions(t *testing.T) {
 		if !strings.Contains(sys, "instructions cut") {
 			t.Error("the cut is not said")
 		}
-		if len(sys) > maxInstructionBytes+4096 {
-			t.Errorf("system prompt is %d bytes with a %d-byte AGENTS.md; the cap is %d", len(sys), len(huge), maxInstructionBytes)
+		if len(sys) > sysprompt.MaxInstructionBytes+4096 {
+			t.Errorf("system prompt is %d bytes with a %d-byte AGENTS.md; the cap is %d", len(sys), len(huge), sysprompt.MaxInstructionBytes)
 		}
 	})
 }
