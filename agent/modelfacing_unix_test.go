@@ -44,6 +44,15 @@ func TestCommandOutputBounded(t *testing.T) {
 			t.Error("the saved output outlived the session")
 		}
 	}()
+	// The model reads the saved output as the note says, without being
+	// asked about a path outside the project (ask mode reads the project
+	// without asking).
+	c.mustMode(sid, "ask")
+	before := len(c.permissionRequests())
+	res, isErr, _ = runTools(t, env, c, sid, toolCallReq{"read_file", map[string]any{"path": name, "offset": 19999, "limit": 2}})
+	if isErr[0] || !strings.Contains(res[0], "20000") || len(c.permissionRequests()) != before {
+		t.Errorf("read_file of the saved output: error %v, %d permission requests: %q", isErr[0], len(c.permissionRequests())-before, res[0])
+	}
 	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
 		if !strings.HasPrefix(l, "[") {
 			if _, err := strconv.Atoi(l); err != nil {

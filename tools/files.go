@@ -62,7 +62,13 @@ func gate(ctx context.Context, env Env, c *Call, path string, kind acp.ToolKind,
 		return t, Errorf("%v", err), false
 	}
 	upd := acp.ToolCallUpdate{Title: &title, Kind: &kind, RawInput: c.Input, Locations: []acp.ToolCallLocation{{Path: t.Path}}}
-	if ok, why := env.Authorize(ctx, c, permissions.Call{Tool: c.Name, Kind: kind, ReadOnly: kind != acp.ToolKindEdit, Paths: []permissions.Path{permPath(t)}}, upd); !ok {
+	pp := permPath(t)
+	if kind != acp.ToolKindEdit && !pp.Inside && env.Jobs().IsSaved(t.Path) {
+		// A command output this session saved (named in a run_command
+		// note) reads like a project file; rules still apply.
+		pp.Inside, pp.Rel = true, filepath.Base(t.Path)
+	}
+	if ok, why := env.Authorize(ctx, c, permissions.Call{Tool: c.Name, Kind: kind, ReadOnly: kind != acp.ToolKindEdit, Paths: []permissions.Path{pp}}, upd); !ok {
 		return t, Errorf("%s", why), false
 	}
 	return t, Result{}, true

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -30,6 +31,36 @@ type Jobs struct {
 	closed bool
 	// saved are the files holding whole command outputs, removed by Close.
 	saved []string
+	// savedReal are their real paths (temporary directories are often
+	// behind symbolic links, as /tmp is on macOS), for IsSaved.
+	savedReal map[string]bool
+}
+
+func (j *Jobs) addSaved(name string) {
+	real, err := filepath.EvalSymlinks(name)
+	if err != nil {
+		real = name
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.saved = append(j.saved, name)
+	if j.savedReal == nil {
+		j.savedReal = map[string]bool{}
+	}
+	j.savedReal[real] = true
+}
+
+// IsSaved reports whether path (a real, symlink-resolved path) is one of
+// the files holding a whole command output this session saved: the model
+// reads those like a file of the project, without being asked about a path
+// outside the roots.
+func (j *Jobs) IsSaved(path string) bool {
+	if j == nil {
+		return false
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.savedReal[path]
 }
 
 type job struct {
@@ -251,10 +282,7 @@ func boundOutput(env Env, text string) (string, bool) {
 		_, werr := f.WriteString(text)
 		if cerr := f.Close(); werr == nil && cerr == nil {
 			saved = f.Name()
-			j := env.Jobs()
-			j.mu.Lock()
-			j.saved = append(j.saved, saved)
-			j.mu.Unlock()
+			env.Jobs().addSaved(saved)
 		} else {
 			_ = os.Remove(f.Name())
 		}
