@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"acpd/acp"
+	"acpd/compact"
 	"acpd/model"
 	"acpd/sysprompt"
 )
@@ -707,7 +708,7 @@ func (m *compactModel) backend() backendFunc {
 // message is the user's compaction prompt.
 func isSummaryRequest(req *model.Request) bool {
 	n := len(req.Messages)
-	return n > 0 && req.Messages[n-1].Role == model.RoleUser && strings.HasSuffix(req.Messages[n-1].Text(), compactPrompt)
+	return n > 0 && req.Messages[n-1].Role == model.RoleUser && strings.HasSuffix(req.Messages[n-1].Text(), compact.Prompt)
 }
 
 // samePrefix reports whether the messages of a start the messages of b,
@@ -813,7 +814,7 @@ func TestCompaction(t *testing.T) {
 				summary: []string{"SUMMARY: the user ", "wants a parser."},
 				usage: func(prompt string, step int) int64 {
 					if prompt == "read the big file" && step == 0 {
-						return 900 // past compactThreshold of the window
+						return 900 // past compact.Threshold of the window
 					}
 					return 100
 				},
@@ -1309,53 +1310,6 @@ func TestImageToTextOnlyModel(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestSummaryTranscript: the summarisation request's transcript has no
-// tool blocks and no reasoning, keeps everything else, and its roles
-// alternate even when a message is left empty.
-func TestSummaryTranscript(t *testing.T) {
-	msgs := []model.Message{
-		{Role: model.RoleUser, Parts: []model.Part{{Type: model.PartText, Text: "fix it"}}},
-		{Role: model.RoleAssistant, Parts: []model.Part{
-			{Type: model.PartReasoning, Text: "hmm", Signature: "sig"},
-			{Type: model.PartText, Text: "Reading."},
-			{Type: model.PartToolUse, ToolCallID: "c1", ToolName: "read_file", Input: json.RawMessage(`{"path":"a.go"}`)},
-		}},
-		{Role: model.RoleUser, Parts: []model.Part{{Type: model.PartToolResult, ToolCallID: "c1", IsError: true, Content: []model.Part{{Type: model.PartText, Text: "no such file"}}}}},
-		// An answer cut before any text: only a signed reasoning part.
-		{Role: model.RoleAssistant, Parts: []model.Part{{Type: model.PartReasoning, Redacted: true, Opaque: json.RawMessage(`"x"`)}}, Interrupted: true},
-		{Role: model.RoleUser, Parts: []model.Part{{Type: model.PartText, Text: "try b.go"}}},
-	}
-	orig, err := json.Marshal(msgs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := summaryTranscript(msgs)
-	if after, _ := json.Marshal(msgs); string(after) != string(orig) {
-		t.Error("summaryTranscript modified its input")
-	}
-	roles := make([]model.Role, len(got))
-	for i, m := range got {
-		roles[i] = m.Role
-		for _, p := range m.Parts {
-			if p.Type != model.PartText {
-				t.Errorf("message %d keeps a %s part", i, p.Type)
-			}
-		}
-	}
-	if want := []model.Role{model.RoleUser, model.RoleAssistant, model.RoleUser}; !slices.Equal(roles, want) {
-		t.Fatalf("roles %v, want %v", roles, want)
-	}
-	if tx := got[1].Text(); !strings.Contains(tx, "Reading.") || !strings.Contains(tx, "read_file") || !strings.Contains(tx, `{"path":"a.go"}`) {
-		t.Errorf("assistant message %q", tx)
-	}
-	if tx := got[2].Text(); !strings.Contains(tx, "no such file") || !strings.Contains(tx, "failed") || !strings.Contains(tx, "read_file") || !strings.Contains(tx, "try b.go") {
-		t.Errorf("merged user message %q", tx)
-	}
-	if strings.Contains(got[1].Text()+got[2].Text(), "hmm") {
-		t.Error("reasoning reached the summary request")
 	}
 }
 

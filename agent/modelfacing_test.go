@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"acpd/acp"
+	"acpd/compact"
 	"acpd/model"
 )
 
@@ -573,17 +574,17 @@ func TestCompactionClearsOldOutputsFirst(t *testing.T) {
 	for i, p := range res {
 		text := resultText(p)
 		switch {
-		case text == clearedNote:
+		case text == compact.ClearedNote:
 			cleared++
-			if i >= n-keepResults {
+			if i >= n-compact.KeepResults {
 				t.Errorf("recent result %d was cleared", i)
 			}
 		case !strings.Contains(text, fmt.Sprintf("content of file %d", i)):
 			t.Errorf("result %d: %q", i, text)
 		}
 	}
-	if cleared != n-keepResults {
-		t.Errorf("%d results cleared, want %d", cleared, n-keepResults)
+	if cleared != n-compact.KeepResults {
+		t.Errorf("%d results cleared, want %d", cleared, n-compact.KeepResults)
 	}
 	if first := rec.last(t).Messages[0]; first.Text() != "read them all" {
 		t.Errorf("the prompt changed: %q", first.Text())
@@ -753,18 +754,5 @@ func TestTaskSubAgent(t *testing.T) {
 		if u.ToolCallUpdate != nil && u.ToolCallUpdate.ToolCallID != "t1" {
 			t.Errorf("a sub-agent call was updated: %s", u.ToolCallUpdate.ToolCallID)
 		}
-	}
-}
-
-func TestCompactedTurnReplacesItsSummary(t *testing.T) {
-	prompt := model.Message{Role: model.RoleUser, Parts: []model.Part{{Type: model.PartText, Text: "the task"}}}
-	once := compactedTurn([]model.Message{prompt}, summaryHead+"first", 1000)
-	twice := compactedTurn(once, summaryHead+"second", 1000)
-	if len(twice) != 1 {
-		t.Fatalf("%d messages", len(twice))
-	}
-	got := twice[0].Text()
-	if !strings.HasPrefix(got, "the task") || strings.Contains(got, "first") || !strings.Contains(got, "second") || strings.Count(got, continueNote) != 1 {
-		t.Errorf("after two compactions: %q", got)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"acpd/acp"
+	"acpd/compact"
 	"acpd/model"
 )
 
@@ -454,7 +455,7 @@ const finalNote = "This is the last model request allowed in this turn, and no t
 func finalRequest(req *model.Request) {
 	req.Tools = nil
 	req.CacheTools = false
-	msgs := summaryTranscript(req.Messages)
+	msgs := compact.SummaryTranscript(req.Messages)
 	note := model.Part{Type: model.PartText, Text: finalNote}
 	if n := len(msgs); n > 0 && msgs[n-1].Role == model.RoleUser {
 		msgs[n-1].Parts = append(msgs[n-1].Parts, note)
