@@ -10,6 +10,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // JSON-RPC 2.0 and ACP error codes used by this package.
@@ -126,14 +127,25 @@ func isBlank(b []byte) bool {
 // no queue: a peer that stops reading blocks writers, and close unblocks them
 // (close must make a pending w.Write return, as it does for *os.File in
 // non-blocking mode, net.Conn and io.Pipe).
+//
+// Lines are written through a buffer that is flushed whenever no other
+// writer is waiting for the lock: a lone writer's line leaves at once, and
+// writers that queue up behind a slow peer are written together, in one
+// write(2) per buffer.
 type lineWriter struct {
 	w         io.WriteCloser
 	lock      chan struct{}
 	closed    chan struct{}
 	closeOnce sync.Once
 	closeErr  error
-	err       error // sticky write error; guarded by lock
+	waiting   atomic.Int32 // writers waiting for or holding the lock
+	buf       []byte       // unflushed lines; guarded by lock
+	err       error        // sticky write error; guarded by lock
 }
+
+// lineBufMax is the buffered size past which a holder flushes even with
+// writers waiting.
+const lineBufMax = 64 << 10
 
 func newLineWriter(w io.WriteCloser) *lineWriter {
 	return &lineWriter{w: w, lock: make(chan struct{}, 1), closed: make(chan struct{})}
@@ -141,18 +153,55 @@ func newLineWriter(w io.WriteCloser) *lineWriter {
 
 // writeLine writes line, which must end with its only "\n". It returns
 // ctx.Err() (having written nothing) if ctx ends while waiting for the lock.
+// A nil error means the line was written, or buffered behind a writer that
+// will write it; a failure to write it is reported to later writers.
 func (lw *lineWriter) writeLine(ctx context.Context, line []byte) error {
 	if len(line) == 0 || line[len(line)-1] != '\n' || bytes.IndexByte(line[:len(line)-1], '\n') >= 0 {
 		return errors.New("acp: internal error: message is not a single line")
 	}
+	lw.waiting.Add(1)
 	select {
 	case lw.lock <- struct{}{}:
 	case <-ctx.Done():
+		lw.giveUp()
 		return ctx.Err()
 	case <-lw.closed:
+		lw.giveUp()
 		return errConnClosed
 	}
-	defer func() { <-lw.lock }()
+	err := lw.writeLocked(line)
+	lw.waiting.Add(-1)
+	<-lw.lock
+	lw.flushIfIdle()
+	return err
+}
+
+// giveUp is a waiter leaving without the lock: if it was the last one, it
+// makes sure lines buffered for it are flushed.
+func (lw *lineWriter) giveUp() {
+	lw.waiting.Add(-1)
+	lw.flushIfIdle()
+}
+
+// flushIfIdle flushes the buffer when nobody else is about to: no writer
+// waits and the lock is free. A writer holding the lock flushes itself
+// when it leaves.
+func (lw *lineWriter) flushIfIdle() {
+	if lw.waiting.Load() != 0 {
+		return
+	}
+	select {
+	case lw.lock <- struct{}{}:
+	default:
+		return
+	}
+	if len(lw.buf) > 0 && lw.err == nil {
+		lw.err = lw.flush()
+	}
+	<-lw.lock
+}
+
+func (lw *lineWriter) writeLocked(line []byte) error {
 	select {
 	case <-lw.closed:
 		return errConnClosed
@@ -161,13 +210,35 @@ func (lw *lineWriter) writeLine(ctx context.Context, line []byte) error {
 	if lw.err != nil {
 		return lw.err
 	}
-	n, err := lw.w.Write(line)
-	if err == nil && n < len(line) {
+	if lw.waiting.Load() <= 1 && len(lw.buf) == 0 {
+		// Nobody behind us: write directly.
+		lw.err = lw.write(line)
+		return lw.err
+	}
+	lw.buf = append(lw.buf, line...)
+	if lw.waiting.Load() <= 1 || len(lw.buf) >= lineBufMax {
+		lw.err = lw.flush()
+	}
+	return lw.err
+}
+
+func (lw *lineWriter) flush() error {
+	err := lw.write(lw.buf)
+	if cap(lw.buf) > 4*lineBufMax {
+		lw.buf = nil // do not pin a huge line
+	} else {
+		lw.buf = lw.buf[:0]
+	}
+	return err
+}
+
+func (lw *lineWriter) write(b []byte) error {
+	n, err := lw.w.Write(b)
+	if err == nil && n < len(b) {
 		err = io.ErrShortWrite
 	}
 	if err != nil {
-		lw.err = fmt.Errorf("acp: write: %w", err)
-		return lw.err
+		return fmt.Errorf("acp: write: %w", err)
 	}
 	return nil
 }
