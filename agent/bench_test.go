@@ -1,8 +1,10 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -289,4 +291,81 @@ func BenchmarkLongConversationMemory(b *testing.B) {
 	b.ReportMetric(float64(sumDuring/n), "heap-during-request-B")
 	b.ReportMetric(float64(sumAfter/n), "heap-after-turn-B")
 	b.ReportMetric(float64(int64(sumAfter/n)-int64(sumBase/n)), "heap-growth-B")
+}
+
+// loadFixture writes a closed session of n update records shaped like a
+// long conversation logged one record per streamed delta (as acpd logged
+// before it merged text): per ten records a user chunk, seven agent message
+// chunks, a tool call and its update. It returns the session id and the
+// log's path.
+func loadFixture(b *testing.B, store *session.Store, cwd string, n int) (acp.SessionID, string) {
+	b.Helper()
+	l, err := store.Create(session.Meta{Cwd: cwd})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range n {
+		var u acp.SessionUpdate
+		msg := fmt.Sprintf("m_%d", i/10)
+		switch i % 10 {
+		case 0:
+			u = acp.SessionUpdate{UserMessageChunk: textChunk("please look at the parser and fix the bug", msg+"u")}
+		case 8:
+			u = acp.SessionUpdate{ToolCall: &acp.ToolCall{ToolCallID: acp.ToolCallID(fmt.Sprintf("c%d", i)), Title: "Read parser.go", Kind: acp.ToolKindRead, Status: acp.ToolCallStatusPending}}
+		case 9:
+			u = acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(fmt.Sprintf("c%d", i-1)), Status: statusp(acp.ToolCallStatusCompleted)}}
+		default:
+			u = acp.SessionUpdate{AgentMessageChunk: textChunk(fmt.Sprintf("token %d of the answer ", i), msg)}
+		}
+		if _, err := l.Append(kindUpdate, u); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := l.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return acp.SessionID(l.ID()), filepath.Join(store.Dir(), "sessions", l.ID()+".jsonl")
+}
+
+// BenchmarkLoad10k measures session/load of a session of 10,000 records,
+// replay included (until the reply, which follows every replayed update),
+// interleaved with its floor: reading the log and parsing every line as
+// plain JSON (what JSON.parse per line costs a client reading the file).
+func BenchmarkLoad10k(b *testing.B) {
+	const n = 10_000
+	bc := newBench(b, backendFunc(func(context.Context, *model.Request, func(model.Event, error) bool) {}), model.ModelInfo{ID: "main"}, nil)
+	store, err := session.Open(filepath.Join(filepath.Dir(bc.cwd), "state", "acpd"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	sid, path := loadFixture(b, store, bc.cwd, n)
+	var acpd, floor time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		bc.call(acp.AgentMethodSessionLoad, acp.LoadSessionRequest{SessionID: sid, Cwd: bc.cwd, McpServers: []acp.McpServer{}}, &acp.LoadSessionResponse{})
+		acpd += time.Since(t0)
+		b.StopTimer()
+		bc.call(acp.AgentMethodSessionClose, acp.CloseSessionRequest{SessionID: sid}, &acp.CloseSessionResponse{})
+		b.StartTimer()
+		t0 = time.Now()
+		data, err := os.ReadFile(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		lines := 0
+		for line := range bytes.Lines(data) {
+			var v any
+			if err := json.Unmarshal(line, &v); err != nil {
+				b.Fatal(err)
+			}
+			lines++
+		}
+		if lines != n+1 {
+			b.Fatalf("%d lines", lines)
+		}
+		floor += time.Since(t0)
+	}
+	b.ReportMetric(float64(acpd.Nanoseconds())/float64(b.N), "acpd-ns/op")
+	b.ReportMetric(float64(floor.Nanoseconds())/float64(b.N), "floor-ns/op")
+	b.ReportMetric(float64(acpd)/float64(floor), "ratio")
 }

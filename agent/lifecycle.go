@@ -270,11 +270,8 @@ func (a *Agent) loadSession(ctx context.Context, p *acp.LoadSessionRequest) (*ac
 	// Replay the conversation as the client saw it, then the current mode
 	// and config options, all before the reply.
 	compaction := a.compactionUpdates()
-	for _, u := range coalesce(updates) {
-		if !replayable(u, compaction) {
-			continue
-		}
-		if err := s.sendRaw(ctx, u); err != nil {
+	for _, u := range s.replayUpdates(updates, compaction) {
+		if err := s.sendReplay(ctx, u); err != nil {
 			break
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -227,21 +226,6 @@ func (s *sess) sendNow(ctx context.Context, u acp.SessionUpdate) {
 	if err := peer.SessionUpdate(ctx, &acp.SessionNotification{SessionID: s.id, Update: u}); err != nil {
 		s.a.log.Debug("session/update not sent", "session", s.id, "err", err)
 	}
-}
-
-// sendRaw writes a stored update payload (session/load replay). A payload
-// that does not decode as a session update is skipped.
-func (s *sess) sendRaw(ctx context.Context, raw json.RawMessage) error {
-	peer, ok := s.a.peer()
-	if !ok {
-		return errors.New("connection closed")
-	}
-	var u acp.SessionUpdate
-	if err := json.Unmarshal(raw, &u); err != nil {
-		s.a.log.Warn("skipping a stored update that does not decode", "session", s.id, "err", err)
-		return nil
-	}
-	return peer.SessionUpdate(ctx, &acp.SessionNotification{SessionID: s.id, Update: u})
 }
 
 // record appends one record to the log; failures are logged (the session

@@ -2,9 +2,7 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
-	"strings"
 
 	"acpd/acp"
 	"acpd/model"
@@ -181,86 +179,4 @@ func (s *sess) sendCommands(ctx context.Context) {
 		s.notice(ctx, acp.NoticeSeverityWarning, w.Error())
 	}
 	s.announceCommands(ctx, true)
-}
-
-// coalesce merges consecutive agent message / thought chunks of the same
-// message into one update, so a long streamed answer replays as one chunk.
-// Anything it cannot decode passes through unchanged.
-func coalesce(updates []json.RawMessage) []json.RawMessage {
-	type chunkKey struct{ kind, msg string }
-	var out []json.RawMessage
-	var pending *acp.SessionUpdate
-	var pendingKey chunkKey
-	var text strings.Builder // linear in the message's length, whatever its chunk count
-	flush := func() {
-		if pending == nil {
-			return
-		}
-		c := chunkOf(pending)
-		c.Content = acp.ContentBlock{Text: &acp.TextContent{Text: text.String()}}
-		if b, err := json.Marshal(pending); err == nil {
-			out = append(out, b)
-		}
-		pending = nil
-	}
-	for _, raw := range updates {
-		var u acp.SessionUpdate
-		if err := json.Unmarshal(raw, &u); err != nil {
-			flush()
-			out = append(out, raw)
-			continue
-		}
-		c := chunkOf(&u)
-		if c == nil || c.Content.Text == nil || c.MessageID == nil || u.UserMessageChunk != nil {
-			flush()
-			out = append(out, raw)
-			continue
-		}
-		k := chunkKey{"msg", string(*c.MessageID)}
-		if u.AgentThoughtChunk != nil {
-			k.kind = "thought"
-		}
-		if pending != nil && k == pendingKey {
-			text.WriteString(c.Content.Text.Text)
-			continue
-		}
-		flush()
-		pending, pendingKey = &u, k
-		text.Reset()
-		text.WriteString(c.Content.Text.Text)
-	}
-	flush()
-	return out
-}
-
-// replayable reports whether session/load replays a logged update. Notices
-// are live events, never replayed (logs written before they stopped being
-// logged hold some); compaction updates go only to clients that advertise
-// session.compaction, as ACP requires.
-func replayable(raw json.RawMessage, compaction bool) bool {
-	var k struct {
-		SessionUpdate string `json:"sessionUpdate"`
-	}
-	if json.Unmarshal(raw, &k) != nil {
-		return true
-	}
-	switch k.SessionUpdate {
-	case "notice":
-		return false
-	case "compaction_update", "compaction_summary_chunk":
-		return compaction
-	}
-	return true
-}
-
-func chunkOf(u *acp.SessionUpdate) *acp.ContentChunk {
-	switch {
-	case u.AgentMessageChunk != nil:
-		return u.AgentMessageChunk
-	case u.AgentThoughtChunk != nil:
-		return u.AgentThoughtChunk
-	case u.UserMessageChunk != nil:
-		return u.UserMessageChunk
-	}
-	return nil
 }
