@@ -16,31 +16,38 @@ type replayProbe struct {
 	SessionUpdate string          `json:"sessionUpdate"`
 	MessageID     *string         `json:"messageId"`
 	Meta          json.RawMessage `json:"_meta"`
-	Content       *struct {
-		Type        string          `json:"type"`
-		Text        *string         `json:"text"`
-		Annotations json.RawMessage `json:"annotations"`
-		Meta        json.RawMessage `json:"_meta"`
-	} `json:"content"`
+	// Content is decoded (as chunkContent) only for chunk updates: in
+	// other updates it has other shapes (tool call content is a list).
+	Content json.RawMessage `json:"content"`
+}
+
+type chunkContent struct {
+	Type        string          `json:"type"`
+	Text        *string         `json:"text"`
+	Annotations json.RawMessage `json:"annotations"`
+	Meta        json.RawMessage `json:"_meta"`
 }
 
 // mergeable reports whether p is a plain text chunk of an agent message or
 // thought, which replay rebuilds from its text and message id alone.
-func (p *replayProbe) mergeable() (chunkKey, bool) {
+func (p *replayProbe) mergeable() (chunkKey, string, bool) {
 	var k chunkKey
 	switch p.SessionUpdate {
 	case "agent_message_chunk":
 	case "agent_thought_chunk":
 		k.thought = true
 	default:
-		return k, false
+		return k, "", false
 	}
-	c := p.Content
-	if p.MessageID == nil || p.Meta != nil || c == nil || c.Type != "text" || c.Text == nil || c.Annotations != nil || c.Meta != nil {
-		return k, false
+	if p.MessageID == nil || p.Meta != nil || p.Content == nil {
+		return k, "", false
+	}
+	var c chunkContent
+	if json.Unmarshal(p.Content, &c) != nil || c.Type != "text" || c.Text == nil || c.Annotations != nil || c.Meta != nil {
+		return k, "", false
 	}
 	k.msg = *p.MessageID
-	return k, true
+	return k, *c.Text, true
 }
 
 // replayUpdates prepares stored updates for session/load: consecutive text
@@ -81,15 +88,15 @@ func (s *sess) replayUpdates(updates []json.RawMessage, compaction bool) []json.
 				continue
 			}
 		}
-		if k, ok := p.mergeable(); ok {
+		if k, t, ok := p.mergeable(); ok {
 			if pending && k == pendingKey {
-				text.WriteString(*p.Content.Text)
+				text.WriteString(t)
 				continue
 			}
 			flush()
 			pending, pendingKey = true, k
 			text.Reset()
-			text.WriteString(*p.Content.Text)
+			text.WriteString(t)
 			continue
 		}
 		flush()
