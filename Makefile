@@ -3,7 +3,7 @@
 GO ?= go
 export PATH := $(CURDIR)/testdata/node_modules/.bin:$(PATH)
 
-.PHONY: build run test test-deps test-windows dist dist-check vet cross generate bench clean
+.PHONY: build run test test-deps test-windows dist dist-check vet cross generate bench bench-all clean
 
 # Release builds are static: no cgo anywhere (faster start, no libc
 # dependency, the same code on every platform).
@@ -72,7 +72,17 @@ dist-check: dist
 generate: test-deps
 	$(GO) generate ./...
 
+# bench prints the performance table (README, "Performance"): every row
+# runs acpd and its floor interleaved in one loop (static build, as
+# released). BENCHTIME sets the iterations per row. bench-all runs every
+# benchmark of every package.
+BENCHTIME ?= 5x
 bench:
+	@mkdir -p bin; CGO_ENABLED=0 $(GO) test -run '^$$' -bench '^(BenchmarkTable|BenchmarkLoad10k$$)' \
+	  -benchtime $(BENCHTIME) -timeout 20m ./cmd/acpd ./agent > bin/bench.txt; status=$$?; \
+	  grep -v '^Benchmark' bin/bench.txt; awk -f cmd/acpd/testdata/benchtable.awk bin/bench.txt; exit $$status
+
+bench-all:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 clean:

@@ -1,0 +1,387 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"acpd/session"
+)
+
+// The BenchmarkTable* benchmarks reproduce the rows of acpd's performance
+// table (README, "Performance"): each runs acpd and its floor interleaved in
+// one loop and reports acpd, floor and their ratio as metrics, which
+// `make bench` prints as a table. They measure; nothing asserts a limit.
+
+var (
+	floorOnce sync.Once
+	floorPath string
+	floorErr  error
+)
+
+// floorBinary builds the same-dependencies floor (internal/floor) once.
+func floorBinary(tb testing.TB) string {
+	tb.Helper()
+	floorOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "acpd-floor-")
+		if err != nil {
+			floorErr = err
+			return
+		}
+		floorPath = filepath.Join(dir, "floor")
+		out, err := exec.Command("go", "build", "-o", floorPath, "./internal/floor").CombinedOutput()
+		if err != nil {
+			floorErr = fmt.Errorf("go build floor: %v\n%s", err, out)
+		}
+	})
+	if floorErr != nil {
+		tb.Fatal(floorErr)
+	}
+	return floorPath
+}
+
+// fillStore writes n closed sessions into the store of iso, as years of use
+// leave it: a log per session and the index snapshot (the documented
+// version 1 formats, written directly: creating them one by one would cost
+// minutes of fsyncs).
+func fillStore(tb testing.TB, iso *isolation, n int) {
+	tb.Helper()
+	dir := filepath.Join(iso.State, "acpd")
+	if err := os.MkdirAll(filepath.Join(dir, "sessions"), 0o700); err != nil {
+		tb.Fatal(err)
+	}
+	t0 := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	metas := make(map[string]session.Meta, n)
+	for i := range n {
+		id := fmt.Sprintf("s_%016x", i)
+		m := session.Meta{ID: id, Cwd: fmt.Sprintf("/src/p%d", i%50), Title: fmt.Sprintf("session %d", i),
+			CreatedAt: t0.Add(time.Duration(i) * time.Minute), UpdatedAt: t0.Add(time.Duration(i)*time.Minute + time.Second), Records: 1}
+		hdr, _ := json.Marshal(map[string]any{"v": 1, "kind": "header", "id": id, "cwd": m.Cwd, "createdAt": m.CreatedAt})
+		rec := fmt.Sprintf(`{"seq":1,"t":%q,"kind":"update","data":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"hello"},"messageId":"m_1"}}`, m.UpdatedAt.Format(time.RFC3339Nano))
+		if err := os.WriteFile(filepath.Join(dir, "sessions", id+".jsonl"), []byte(string(hdr)+"\n"+rec+"\n"), 0o600); err != nil {
+			tb.Fatal(err)
+		}
+		metas[id] = m
+	}
+	idx, err := json.Marshal(struct {
+		V        int                     `json:"v"`
+		Sessions map[string]session.Meta `json:"sessions"`
+	}{1, metas})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "index.json"), append(idx, '\n'), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// spawnInit spawns bin in env, sends initialize, reads the reply, closes
+// stdin and waits; it returns the time to the reply.
+func spawnInit(tb testing.TB, bin string, env []string) time.Duration {
+	tb.Helper()
+	cmd := exec.Command(bin)
+	cmd.Env = env
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	t0 := time.Now()
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := stdin.Write([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}` + "\n")); err != nil {
+		tb.Fatal(err)
+	}
+	buf := make([]byte, 64<<10)
+	var got []byte
+	for !bytes.Contains(got, []byte("\n")) {
+		n, err := stdout.Read(buf)
+		got = append(got, buf[:n]...)
+		if err != nil {
+			tb.Fatalf("reading the initialize reply: %v (%q)", err, got)
+		}
+	}
+	d := time.Since(t0)
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		tb.Fatal(err)
+	}
+	return d
+}
+
+func report(b *testing.B, acpd, floor time.Duration, unit string) {
+	b.ReportMetric(float64(acpd.Microseconds())/1000/float64(b.N), "acpd-"+unit)
+	b.ReportMetric(float64(floor.Microseconds())/1000/float64(b.N), "floor-"+unit)
+	b.ReportMetric(float64(acpd)/float64(floor), "ratio")
+}
+
+// BenchmarkTableSpawnEmpty: spawn → initialize reply with an empty store,
+// against the same-dependencies floor.
+func BenchmarkTableSpawnEmpty(b *testing.B) {
+	iso := newIsolation(b)
+	bin, floor := acpdBinary(b), floorBinary(b)
+	var ta, tf time.Duration
+	for b.Loop() {
+		ta += spawnInit(b, bin, iso.Env())
+		tf += spawnInit(b, floor, iso.Env())
+	}
+	report(b, ta, tf, "ms")
+}
+
+// BenchmarkTableSpawn10k: spawn → initialize with 10,000 stored sessions,
+// against an empty store.
+func BenchmarkTableSpawn10k(b *testing.B) {
+	full, empty := newIsolation(b), newIsolation(b)
+	fillStore(b, full, 10_000)
+	bin := acpdBinary(b)
+	var ta, tf time.Duration
+	for b.Loop() {
+		ta += spawnInit(b, bin, full.Env())
+		tf += spawnInit(b, bin, empty.Env())
+	}
+	report(b, ta, tf, "ms")
+}
+
+// benchSessionNew: session/new with a store of n sessions, against an empty
+// store, on two running processes.
+func benchSessionNew(b *testing.B, n int) {
+	full, empty := newIsolation(b), newIsolation(b)
+	fillStore(b, full, n)
+	project := b.TempDir()
+	pa, pf := startProc(b, full.Env()), startProc(b, empty.Env())
+	pa.initialize()
+	pf.initialize()
+	var ta, tf time.Duration
+	for b.Loop() {
+		for _, x := range []struct {
+			p *proc
+			t *time.Duration
+		}{{pa, &ta}, {pf, &tf}} {
+			t0 := time.Now()
+			x.p.newSession(project)
+			*x.t += time.Since(t0)
+			x.p.backlog, x.p.got, x.p.sent = x.p.backlog[:0], x.p.got[:0], x.p.sent[:0]
+		}
+	}
+	report(b, ta, tf, "ms")
+	b.StopTimer()
+	pa.close()
+	pf.close()
+}
+
+func BenchmarkTableSessionNew1k(b *testing.B)  { benchSessionNew(b, 1000) }
+func BenchmarkTableSessionNew10k(b *testing.B) { benchSessionNew(b, 10_000) }
+
+// BenchmarkTableList1k: session/list of 1,000 sessions, against reading
+// and parsing the index snapshot (the cheapest a list can be).
+func BenchmarkTableList1k(b *testing.B) {
+	iso := newIsolation(b)
+	fillStore(b, iso, 1000)
+	p := startProc(b, iso.Env())
+	p.initialize()
+	var ta, tf time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		p.mustCall("session/list", map[string]any{}, nil)
+		ta += time.Since(t0)
+		p.backlog, p.got, p.sent = p.backlog[:0], p.got[:0], p.sent[:0]
+		t0 = time.Now()
+		data, err := os.ReadFile(filepath.Join(iso.State, "acpd", "index.json"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		var v any
+		if err := json.Unmarshal(data, &v); err != nil {
+			b.Fatal(err)
+		}
+		tf += time.Since(t0)
+	}
+	report(b, ta, tf, "ms")
+	b.StopTimer()
+	p.close()
+}
+
+// streamScript writes a replay model script streaming deltas text events of
+// text and returns its path and the whole text.
+func streamScript(b *testing.B, deltas int, text func(i int) string) (string, int) {
+	var sb strings.Builder
+	total := 0
+	for i := range deltas {
+		t := text(i)
+		total += len(t)
+		q, _ := json.Marshal(t)
+		fmt.Fprintf(&sb, `{"type":"text","text":%s}`+"\n", q)
+	}
+	sb.WriteString(`{"type":"finish"}` + "\n")
+	return writeFile(b, filepath.Join(b.TempDir(), "stream.jsonl"), sb.String()), total
+}
+
+// promptAll sends a prompt and reads until its reply, returning the text of
+// the agent_message_chunk updates received.
+func promptAll(b *testing.B, p *proc, sid string) int {
+	id := p.request("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "stream"}}})
+	n := 0
+	for {
+		line := p.next()
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Params struct {
+				Update struct {
+					Kind    string `json:"sessionUpdate"`
+					Content struct {
+						Text string `json:"text"`
+					} `json:"content"`
+				} `json:"update"`
+			} `json:"params"`
+		}
+		if err := json.Unmarshal(line, &m); err != nil {
+			b.Fatal(err)
+		}
+		if string(m.ID) == id {
+			break
+		}
+		if m.Params.Update.Kind == "agent_message_chunk" {
+			n += len(m.Params.Update.Content.Text)
+		}
+	}
+	p.got, p.sent, p.backlog = p.got[:0], p.sent[:0], p.backlog[:0]
+	return n
+}
+
+// BenchmarkTableStream100k: 100,000 text deltas from the model to the
+// client, end to end, against the floor of reading and decoding the same
+// model stream (the replay script) once; also the session log's size per
+// byte of text.
+func BenchmarkTableStream100k(b *testing.B) {
+	const deltas = 100_000
+	path, total := streamScript(b, deltas, func(i int) string { return "tok" + strconv.Itoa(i%10) + " " })
+	iso := newIsolation(b)
+	project := b.TempDir()
+	p := startProc(b, iso.Env(), "--model", "replay/"+path)
+	p.initialize()
+	var ta, tf time.Duration
+	var logBytes int64
+	for b.Loop() {
+		sid := p.newSession(project)
+		p.backlog = p.backlog[:0]
+		t0 := time.Now()
+		if got := promptAll(b, p, sid); got != total {
+			b.Fatalf("received %d bytes of text, want %d", got, total)
+		}
+		ta += time.Since(t0)
+		fi, err := os.Stat(filepath.Join(iso.State, "acpd", "sessions", sid+".jsonl"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		logBytes = fi.Size()
+		t0 = time.Now()
+		data, err := os.ReadFile(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for line := range bytes.Lines(data) {
+			var ev struct {
+				Type, Text string
+			}
+			if err := json.Unmarshal(line, &ev); err != nil {
+				b.Fatal(err)
+			}
+		}
+		tf += time.Since(t0)
+	}
+	report(b, ta, tf, "ms")
+	b.ReportMetric(float64(logBytes)/float64(total), "log/text")
+	b.StopTimer()
+	p.close()
+}
+
+// procStatus returns a field of /proc/PID/status in KiB.
+func procStatus(b *testing.B, pid int, field string) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for line := range strings.Lines(string(data)) {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return n
+		}
+	}
+	b.Fatalf("no %s in /proc/%d/status", field, pid)
+	return 0
+}
+
+func inotifyFDs(pid int) int {
+	ents, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	n := 0
+	for _, e := range ents {
+		if l, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, e.Name())); err == nil && l == "anon_inode:inotify" {
+			n++
+		}
+	}
+	return n
+}
+
+// BenchmarkTableIdle100: RSS per idle session (100 sessions opened by
+// session/new, RSS growth divided by 100) and the process's inotify
+// instances.
+func BenchmarkTableIdle100(b *testing.B) {
+	var perSession, inotify float64
+	for b.Loop() {
+		iso := newIsolation(b)
+		project := b.TempDir()
+		writeFile(b, filepath.Join(project, "main.go"), "package main\n")
+		p := startProc(b, iso.Env())
+		p.initialize()
+		p.newSession(project)
+		before := procStatus(b, p.pid(), "VmRSS")
+		for range 100 {
+			p.newSession(project)
+			p.backlog, p.got, p.sent = p.backlog[:0], p.got[:0], p.sent[:0]
+		}
+		time.Sleep(200 * time.Millisecond)
+		after := procStatus(b, p.pid(), "VmRSS")
+		perSession += float64(after-before) / 100
+		inotify += float64(inotifyFDs(p.pid()))
+		p.close()
+	}
+	b.ReportMetric(perSession/float64(b.N), "KiB/session")
+	b.ReportMetric(inotify/float64(b.N), "inotify")
+}
+
+// BenchmarkTablePeakRSS32M: peak RSS (VmHWM) of acpd streaming a 32 MiB
+// answer in 8 KiB deltas, next to the answer's size.
+func BenchmarkTablePeakRSS32M(b *testing.B) {
+	const size = 32 << 20
+	delta := strings.Repeat("0123456789abcdef", 512) // 8 KiB
+	path, total := streamScript(b, size/len(delta), func(int) string { return delta })
+	var peak float64
+	for b.Loop() {
+		iso := newIsolation(b)
+		p := startProc(b, iso.Env(), "--model", "replay/"+path)
+		p.initialize()
+		sid := p.newSession(b.TempDir())
+		p.backlog = p.backlog[:0]
+		if got := promptAll(b, p, sid); got != total {
+			b.Fatalf("received %d bytes of text, want %d", got, total)
+		}
+		peak += float64(procStatus(b, p.pid(), "VmHWM")) / 1024
+		p.close()
+	}
+	b.ReportMetric(peak/float64(b.N), "peak-MiB")
+	b.ReportMetric(float64(total)/(1<<20), "answer-MiB")
+}

@@ -1,0 +1,41 @@
+# benchtable.awk turns the BenchmarkTable* and BenchmarkLoad10k lines of
+# `go test -bench` output into the performance table (make bench): one row
+# per benchmark with acpd, its floor and their ratio.
+function metric(name,   i) {
+	for (i = 4; i < NF; i++) if ($(i+1) == name) return $i
+	return ""
+}
+BEGIN {
+	label["TableSpawnEmpty"]   = "spawn → initialize, empty store (floor: same-deps responder)"
+	label["TableSpawn10k"]     = "spawn → initialize, 10,000 sessions (floor: empty store)"
+	label["TableSessionNew1k"] = "session/new, 1,000 sessions (floor: empty store)"
+	label["TableSessionNew10k"]= "session/new, 10,000 sessions (floor: empty store)"
+	label["TableList1k"]       = "session/list, 1,000 sessions (floor: read + parse index.json)"
+	label["TableStream100k"]   = "100,000 deltas model → client (floor: read + decode the model stream)"
+	label["Load10k"]           = "session/load, 10,000 records with replay (floor: read + parse each line)"
+	label["TableIdle100"]      = "idle sessions (100)"
+	label["TablePeakRSS32M"]   = "peak RSS, 32 MiB answer"
+	printf "| %-72s | %14s | %14s | %7s |\n", "figure", "acpd", "floor", "ratio"
+	printf "|%s|%s|%s|%s|\n", "--------------------------------------------------------------------------", "----------------", "----------------", "---------"
+}
+/^Benchmark/ {
+	name = $1; sub(/^Benchmark/, "", name); sub(/-[0-9]+$/, "", name)
+	if (!(name in label)) next
+	if (name == "TableIdle100") {
+		printf "| %-72s | %9s KiB/s | %14s | %7s |\n", label[name], metric("KiB/session"), "≤ 64 KiB", ""
+		printf "| %-72s | %14s | %14s | %7s |\n", "inotify instances after 100 idle sessions", metric("inotify"), "≤ 2", ""
+		next
+	}
+	if (name == "TablePeakRSS32M") {
+		a = metric("peak-MiB"); f = metric("answer-MiB")
+		printf "| %-72s | %10s MiB | %10s MiB | %7.2f |\n", label[name], a, f, a / f
+		next
+	}
+	if (name == "Load10k") {
+		printf "| %-72s | %11.1f ms | %11.1f ms | %7.2f |\n", label[name], metric("acpd-ns/op") / 1e6, metric("floor-ns/op") / 1e6, metric("ratio")
+		next
+	}
+	printf "| %-72s | %11s ms | %11s ms | %7.2f |\n", label[name], metric("acpd-ms"), metric("floor-ms"), metric("ratio")
+	if (name == "TableStream100k")
+		printf "| %-72s | %14s | %14s | %7s |\n", "session log bytes per byte of streamed text", metric("log/text"), "≤ 4", ""
+}
