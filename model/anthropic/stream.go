@@ -82,18 +82,12 @@ func malformed(msg string) error {
 func (d *decoder) run(r *sse.Reader, emit func(model.Event) bool) error {
 	d.blocks = map[int]*openBlock{}
 	for {
-		ev, err := r.Next()
-		if err != nil {
-			if err == io.EOF || err == io.ErrUnexpectedEOF {
-				return &model.Error{Kind: model.ErrNetwork, Message: "stream ended before completion"}
-			}
-			if err == sse.ErrEventTooLarge {
-				return &model.Error{Kind: model.ErrServer, Message: "stream event too large", Err: err}
-			}
-			return err
+		ev, err := sse.NextData(r)
+		if err == io.EOF {
+			return sse.Truncated()
 		}
-		if strings.TrimSpace(ev.Data) == "" {
-			continue
+		if err != nil {
+			return err
 		}
 		var se streamEvent
 		if err := json.Unmarshal([]byte(ev.Data), &se); err != nil {
@@ -222,7 +216,7 @@ func (d *decoder) event(se *streamEvent, emit func(model.Event) bool) (done bool
 func (d *decoder) closeBlock(b *openBlock, emit func(model.Event) bool) bool {
 	switch b.typ {
 	case "tool_use":
-		return emit(model.Event{Type: model.EventToolDone, ToolCallID: b.id, ToolName: b.name, Input: toolInput(b.input.String())})
+		return emit(model.Event{Type: model.EventToolDone, ToolCallID: b.id, ToolName: b.name, Input: sse.ToolInput(b.input.String())})
 	case "thinking":
 		return emit(model.Event{Type: model.EventReasoningDone, Signature: b.signature.String(), Provider: Provider})
 	case "redacted_thinking":
@@ -270,18 +264,4 @@ func finishReason(stop string) model.FinishReason {
 		return model.FinishRefusal
 	}
 	return model.FinishEndTurn
-}
-
-// toolInput returns the assembled input: {} when empty, the JSON when
-// valid, otherwise the text as a JSON string (so the session log stays
-// valid JSON; the tool then rejects the input).
-func toolInput(s string) json.RawMessage {
-	if strings.TrimSpace(s) == "" {
-		return json.RawMessage("{}")
-	}
-	if json.Valid([]byte(s)) {
-		return json.RawMessage(s)
-	}
-	b, _ := json.Marshal(s)
-	return b
 }

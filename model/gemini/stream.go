@@ -63,21 +63,18 @@ type decoder struct {
 // error of the underlying reader otherwise.
 func (d *decoder) run(r *sse.Reader, emit func(model.Event) bool) error {
 	for {
-		ev, err := r.Next()
+		ev, err := sse.NextData(r)
+		if err == io.EOF {
+			if !d.finished {
+				return sse.Truncated()
+			}
+			return d.end(emit)
+		}
 		if err != nil {
-			if err == io.EOF || err == io.ErrUnexpectedEOF {
-				if !d.finished {
-					return &model.Error{Kind: model.ErrNetwork, Message: "stream ended before completion"}
-				}
-				return d.end(emit)
-			}
-			if err == sse.ErrEventTooLarge {
-				return &model.Error{Kind: model.ErrServer, Message: "stream event too large", Err: err}
-			}
 			return err
 		}
-		data := strings.TrimSpace(ev.Data)
-		if data == "" || data == "[DONE]" {
+		data := ev.Data
+		if data == "[DONE]" {
 			continue
 		}
 		var resp response

@@ -101,23 +101,17 @@ type decoder struct {
 // error of the underlying reader otherwise.
 func (d *decoder) run(r *sse.Reader, emit func(model.Event) bool) error {
 	for {
-		ev, err := r.Next()
+		ev, err := sse.NextData(r)
+		if err == io.EOF {
+			if !d.finished {
+				return sse.Truncated()
+			}
+			return d.end(emit)
+		}
 		if err != nil {
-			if err == io.EOF || err == io.ErrUnexpectedEOF {
-				if !d.finished {
-					return &model.Error{Kind: model.ErrNetwork, Message: "stream ended before completion"}
-				}
-				return d.end(emit)
-			}
-			if err == sse.ErrEventTooLarge {
-				return &model.Error{Kind: model.ErrServer, Message: "stream event too large", Err: err}
-			}
 			return err
 		}
-		data := strings.TrimSpace(ev.Data)
-		if data == "" {
-			continue
-		}
+		data := ev.Data
 		if data == "[DONE]" {
 			if !d.finished && !d.finishNow("", emit) {
 				return errStopped
@@ -272,7 +266,7 @@ func (d *decoder) finishNow(reason string, emit func(model.Event) bool) bool {
 		if !c.started && !d.start(c, emit) {
 			return false
 		}
-		if !emit(model.Event{Type: model.EventToolDone, ToolCallID: c.id, ToolName: c.name, Input: toolInput(c.args.String())}) {
+		if !emit(model.Event{Type: model.EventToolDone, ToolCallID: c.id, ToolName: c.name, Input: sse.ToolInput(c.args.String())}) {
 			return false
 		}
 	}
@@ -308,19 +302,4 @@ func (d *decoder) finishReason() model.FinishReason {
 		return model.FinishRefusal
 	}
 	return model.FinishEndTurn
-}
-
-// toolInput returns the arguments as tool input: "{}" when empty, the
-// arguments when valid JSON, otherwise the arguments as a JSON string (so
-// the session log stays valid JSON; the tool then rejects the input and
-// request mapping sends the original text back).
-func toolInput(args string) json.RawMessage {
-	if strings.TrimSpace(args) == "" {
-		return json.RawMessage("{}")
-	}
-	if json.Valid([]byte(args)) {
-		return json.RawMessage(args)
-	}
-	b, _ := json.Marshal(args)
-	return b
 }

@@ -115,18 +115,15 @@ func (d *decoder) run(r *sse.Reader, emit func(model.Event) bool) error {
 	d.byItem = map[string]*call{}
 	d.thoughts = map[string]*thought{}
 	for {
-		ev, err := r.Next()
+		ev, err := sse.NextData(r)
+		if err == io.EOF {
+			return sse.Truncated()
+		}
 		if err != nil {
-			if err == io.EOF || err == io.ErrUnexpectedEOF {
-				return &model.Error{Kind: model.ErrNetwork, Message: "stream ended before completion"}
-			}
-			if err == sse.ErrEventTooLarge {
-				return &model.Error{Kind: model.ErrServer, Message: "stream event too large", Err: err}
-			}
 			return err
 		}
-		data := strings.TrimSpace(ev.Data)
-		if data == "" || data == "[DONE]" {
+		data := ev.Data
+		if data == "[DONE]" {
 			continue
 		}
 		var se streamEvent
@@ -315,7 +312,7 @@ func (d *decoder) startCall(it *outputItem, emit func(model.Event) bool) bool {
 
 func (d *decoder) finishCall(c *call, emit func(model.Event) bool) bool {
 	c.done = true
-	return emit(model.Event{Type: model.EventToolDone, ToolCallID: c.id, ToolName: c.name, Input: toolInput(c.args.String())})
+	return emit(model.Event{Type: model.EventToolDone, ToolCallID: c.id, ToolName: c.name, Input: sse.ToolInput(c.args.String())})
 }
 
 // finishThought ends a reasoning item: its summary is reported if it was
@@ -391,19 +388,4 @@ func (u *usage) normalise() *model.Usage {
 		n.ReasoningTokens = d.ReasoningTokens
 	}
 	return n
-}
-
-// toolInput returns the arguments as tool input: "{}" when empty, the
-// arguments when valid JSON, otherwise the arguments as a JSON string (so
-// the session log stays valid JSON; the tool then rejects the input and
-// request mapping sends the original text back).
-func toolInput(args string) json.RawMessage {
-	if strings.TrimSpace(args) == "" {
-		return json.RawMessage("{}")
-	}
-	if json.Valid([]byte(args)) {
-		return json.RawMessage(args)
-	}
-	b, _ := json.Marshal(args)
-	return b
 }

@@ -1,0 +1,54 @@
+package sse
+
+import (
+	"encoding/json"
+	"io"
+	"strings"
+
+	"acpd/model"
+)
+
+// Truncated is the error of a stream that ended before the response was
+// complete.
+func Truncated() error {
+	return &model.Error{Kind: model.ErrNetwork, Message: "stream ended before completion"}
+}
+
+// NextData returns the next event whose data is not blank, its Data trimmed
+// of surrounding white space. At the end of the stream (a clean or a torn
+// one) it returns io.EOF; an event over the reader's limit becomes a
+// *model.Error of kind ErrServer; any other error of the underlying reader
+// is returned as it is.
+func NextData(r *Reader) (Event, error) {
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			if err == io.EOF || err == io.ErrUnexpectedEOF {
+				return Event{}, io.EOF
+			}
+			if err == ErrEventTooLarge {
+				return Event{}, &model.Error{Kind: model.ErrServer, Message: "stream event too large", Err: err}
+			}
+			return Event{}, err
+		}
+		ev.Data = strings.TrimSpace(ev.Data)
+		if ev.Data != "" {
+			return ev, nil
+		}
+	}
+}
+
+// ToolInput returns streamed tool arguments as tool input: {} when blank,
+// the arguments when valid JSON, otherwise the arguments as a JSON string
+// (so the session log stays valid JSON; the tool then rejects the input and
+// request mapping sends the original text back).
+func ToolInput(args string) json.RawMessage {
+	if strings.TrimSpace(args) == "" {
+		return json.RawMessage("{}")
+	}
+	if json.Valid([]byte(args)) {
+		return json.RawMessage(args)
+	}
+	b, _ := json.Marshal(args)
+	return b
+}
