@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"acpd/model"
+	"acpd/model/internal/sse"
 )
 
 type chatRequest struct {
@@ -138,7 +139,7 @@ func assistantMessage(m model.Message, withReasoning bool) (chatMessage, bool) {
 			}
 		case model.PartToolUse:
 			calls = append(calls, chatToolCall{ID: p.ToolCallID, Type: "function",
-				Function: functionCall{Name: p.ToolName, Arguments: arguments(p.Input)}})
+				Function: functionCall{Name: p.ToolName, Arguments: sse.Arguments(p.Input)}})
 		}
 	}
 	cm := chatMessage{Role: "assistant", ToolCalls: calls, ReasoningContent: reasoning.String()}
@@ -146,22 +147,6 @@ func assistantMessage(m model.Message, withReasoning bool) (chatMessage, bool) {
 		cm.Content = text.String()
 	}
 	return cm, text.Len() > 0 || len(calls) > 0
-}
-
-// arguments returns the arguments string of a tool call. Input that the
-// decoder wrapped as a JSON string (arguments that were not valid JSON) is
-// unwrapped so the model sees exactly what it produced.
-func arguments(input json.RawMessage) string {
-	if len(input) == 0 {
-		return "{}"
-	}
-	if input[0] == '"' {
-		var s string
-		if json.Unmarshal(input, &s) == nil {
-			return s
-		}
-	}
-	return string(input)
 }
 
 // userMessages maps a user message: its tool results become "tool"

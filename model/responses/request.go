@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"acpd/model"
+	"acpd/model/internal/sse"
 )
 
 type responsesRequest struct {
@@ -133,7 +134,7 @@ func assistantItems(m model.Message) []any {
 			}
 		case model.PartToolUse:
 			flush()
-			items = append(items, functionCallItem{Type: "function_call", CallID: p.ToolCallID, Name: p.ToolName, Arguments: arguments(p.Input)})
+			items = append(items, functionCallItem{Type: "function_call", CallID: p.ToolCallID, Name: p.ToolName, Arguments: sse.Arguments(p.Input)})
 			lastOutput = len(items) - 1
 		}
 	}
@@ -164,22 +165,6 @@ func reasoningFrom(p model.Part) (reasoningItem, bool) {
 		it.Summary = json.RawMessage("[]")
 	}
 	return reasoningItem{Type: "reasoning", ID: it.ID, Summary: it.Summary, EncryptedContent: it.EncryptedContent}, true
-}
-
-// arguments returns the arguments string of a tool call. Input that the
-// decoder wrapped as a JSON string (arguments that were not valid JSON) is
-// unwrapped so the model sees exactly what it produced.
-func arguments(input json.RawMessage) string {
-	if len(input) == 0 {
-		return "{}"
-	}
-	if input[0] == '"' {
-		var s string
-		if json.Unmarshal(input, &s) == nil {
-			return s
-		}
-	}
-	return string(input)
 }
 
 // userItems maps a user message: its tool results become

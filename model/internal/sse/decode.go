@@ -52,3 +52,20 @@ func ToolInput(args string) json.RawMessage {
 	b, _ := json.Marshal(args)
 	return b
 }
+
+// Arguments is the inverse of [ToolInput] for a request: the arguments
+// string of a tool call. Input that ToolInput wrapped as a JSON string
+// (arguments that were not valid JSON) is unwrapped so the model sees
+// exactly what it produced.
+func Arguments(input json.RawMessage) string {
+	if len(input) == 0 {
+		return "{}"
+	}
+	if input[0] == '"' {
+		var s string
+		if json.Unmarshal(input, &s) == nil {
+			return s
+		}
+	}
+	return string(input)
+}
