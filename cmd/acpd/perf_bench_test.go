@@ -3,9 +3,13 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -215,21 +219,6 @@ func BenchmarkTableList1k(b *testing.B) {
 	p.close()
 }
 
-// streamScript writes a replay model script streaming deltas text events of
-// text and returns its path and the whole text.
-func streamScript(b *testing.B, deltas int, text func(i int) string) (string, int) {
-	var sb strings.Builder
-	total := 0
-	for i := range deltas {
-		t := text(i)
-		total += len(t)
-		q, _ := json.Marshal(t)
-		fmt.Fprintf(&sb, `{"type":"text","text":%s}`+"\n", q)
-	}
-	sb.WriteString(`{"type":"finish"}` + "\n")
-	return writeFile(b, filepath.Join(b.TempDir(), "stream.jsonl"), sb.String()), total
-}
-
 // promptAll sends a prompt and reads until its reply, returning the text of
 // the agent_message_chunk updates received.
 func promptAll(b *testing.B, p *proc, sid string) int {
@@ -262,16 +251,16 @@ func promptAll(b *testing.B, p *proc, sid string) int {
 	return n
 }
 
-// BenchmarkTableStream100k: 100,000 text deltas from the model to the
-// client, end to end, against the floor of reading and decoding the same
-// model stream (the replay script) once; also the session log's size per
-// byte of text.
+// BenchmarkTableStream100k: 100,000 text deltas from a local OpenAI
+// Chat Completions server to the client, end to end, against a bare SSE
+// client reading the same response; also the session log's size per byte
+// of text.
 func BenchmarkTableStream100k(b *testing.B) {
 	const deltas = 100_000
-	path, total := streamScript(b, deltas, func(i int) string { return "tok" + strconv.Itoa(i%10) + " " })
+	m, total := newSSEModel(b, deltas, func(i int) string { return "tok" + strconv.Itoa(i%10) + " " })
 	iso := newIsolation(b)
 	project := b.TempDir()
-	p := startProc(b, iso.Env(), "--model", "replay/"+path)
+	p := startProc(b, m.env(iso), "--model", "openai/gpt-test")
 	p.initialize()
 	var ta, tf time.Duration
 	var logBytes int64
@@ -289,17 +278,8 @@ func BenchmarkTableStream100k(b *testing.B) {
 		}
 		logBytes = fi.Size()
 		t0 = time.Now()
-		data, err := os.ReadFile(path)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for line := range bytes.Lines(data) {
-			var ev struct {
-				Type, Text string
-			}
-			if err := json.Unmarshal(line, &ev); err != nil {
-				b.Fatal(err)
-			}
+		if got := m.bareRead(b); got != total {
+			b.Fatalf("bare client read %d bytes of text, want %d", got, total)
 		}
 		tf += time.Since(t0)
 	}
@@ -307,6 +287,82 @@ func BenchmarkTableStream100k(b *testing.B) {
 	b.ReportMetric(float64(logBytes)/float64(total), "log/text")
 	b.StopTimer()
 	p.close()
+}
+
+// sseModel is a local OpenAI Chat Completions server whose every response
+// streams deltas text deltas (text(i)), generated on the fly.
+type sseModel struct {
+	srv    *httptest.Server
+	deltas int
+	text   func(i int) string
+}
+
+func newSSEModel(b *testing.B, deltas int, text func(i int) string) (*sseModel, int) {
+	m := &sseModel{deltas: deltas, text: text}
+	m.srv = httptest.NewServer(http.HandlerFunc(m.serve))
+	b.Cleanup(m.srv.Close)
+	total := 0
+	for i := range deltas {
+		total += len(text(i))
+	}
+	return m, total
+}
+
+func (m *sseModel) serve(w http.ResponseWriter, r *http.Request) {
+	_, _ = io.Copy(io.Discard, r.Body)
+	w.Header().Set("Content-Type", "text/event-stream")
+	bw := bufio.NewWriterSize(w, 64<<10)
+	const pre = `data: {"id":"c","object":"chat.completion.chunk","created":1754000000,"model":"gpt-test","choices":[{"index":0,"delta":`
+	const post = `,"finish_reason":null}]}` + "\n\n"
+	fmt.Fprint(bw, pre+`{"role":"assistant","content":""}`+post)
+	for i := range m.deltas {
+		q, _ := json.Marshal(m.text(i))
+		bw.WriteString(pre + `{"content":`)
+		bw.Write(q)
+		bw.WriteString(`}` + post)
+	}
+	fmt.Fprint(bw, `data: {"id":"c","object":"chat.completion.chunk","created":1754000000,"model":"gpt-test","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`+"\n\n")
+	fmt.Fprint(bw, `data: {"id":"c","object":"chat.completion.chunk","created":1754000000,"model":"gpt-test","choices":[],"usage":{"prompt_tokens":10,"completion_tokens":10,"total_tokens":20}}`+"\n\n")
+	fmt.Fprint(bw, "data: [DONE]\n\n")
+	bw.Flush()
+}
+
+// env returns acpd's environment for using m as its model.
+func (m *sseModel) env(iso *isolation) []string {
+	return withEnv(iso, "ACPD_DISCOVER=0", "OPENAI_API_KEY=sk-bench", "OPENAI_BASE_URL="+m.srv.URL+"/v1")
+}
+
+// bareRead is the floor of streaming: a bare SSE client reading the same
+// response and decoding every delta. It returns the text's length.
+func (m *sseModel) bareRead(b *testing.B) int {
+	resp, err := http.Post(m.srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(`{"stream":true}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	br := bufio.NewReaderSize(resp.Body, 64<<10)
+	n := 0
+	for {
+		line, err := br.ReadSlice('\n')
+		if d, ok := bytes.CutPrefix(line, []byte("data: {")); ok {
+			var c struct {
+				Choices []struct {
+					Delta struct {
+						Content string `json:"content"`
+					} `json:"delta"`
+				} `json:"choices"`
+			}
+			if jerr := json.Unmarshal(append([]byte("{"), d...), &c); jerr != nil {
+				b.Fatal(jerr)
+			}
+			for _, ch := range c.Choices {
+				n += len(ch.Delta.Content)
+			}
+		}
+		if err != nil {
+			return n
+		}
+	}
 }
 
 // procStatus returns a field of /proc/PID/status in KiB.
@@ -364,15 +420,16 @@ func BenchmarkTableIdle100(b *testing.B) {
 }
 
 // BenchmarkTablePeakRSS32M: peak RSS (VmHWM) of acpd streaming a 32 MiB
-// answer in 8 KiB deltas, next to the answer's size.
+// answer in 8 KiB deltas from a local OpenAI server, next to the answer's
+// size.
 func BenchmarkTablePeakRSS32M(b *testing.B) {
 	const size = 32 << 20
 	delta := strings.Repeat("0123456789abcdef", 512) // 8 KiB
-	path, total := streamScript(b, size/len(delta), func(int) string { return delta })
+	m, total := newSSEModel(b, size/len(delta), func(int) string { return delta })
 	var peak float64
 	for b.Loop() {
 		iso := newIsolation(b)
-		p := startProc(b, iso.Env(), "--model", "replay/"+path)
+		p := startProc(b, m.env(iso), "--model", "openai/gpt-test")
 		p.initialize()
 		sid := p.newSession(b.TempDir())
 		p.backlog = p.backlog[:0]

@@ -11,7 +11,7 @@ BEGIN {
 	label["TableSessionNew1k"] = "session/new, 1,000 sessions (floor: empty store)"
 	label["TableSessionNew10k"]= "session/new, 10,000 sessions (floor: empty store)"
 	label["TableList1k"]       = "session/list, 1,000 sessions (floor: read + parse index.json)"
-	label["TableStream100k"]   = "100,000 deltas model → client (floor: read + decode the model stream)"
+	label["TableStream100k"]   = "100,000 deltas, local OpenAI SSE server → client (floor: bare SSE client)"
 	label["Load10k"]           = "session/load, 10,000 records with replay (floor: read + parse each line)"
 	label["TableIdle100"]      = "idle sessions (100)"
 	label["TablePeakRSS32M"]   = "peak RSS, 32 MiB answer"
