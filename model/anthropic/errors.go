@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
-	"time"
 
 	"acpd/model"
 	"acpd/model/internal/sse"
@@ -31,18 +30,8 @@ func parseAPIError(raw []byte) *apiError {
 // classify turns an error answer into a *model.Error. status is the HTTP
 // status, 0 for an error event inside a stream; h supplies Retry-After.
 func classify(status int, h http.Header, e *apiError) *model.Error {
-	msg := sse.ErrorMessage(strings.TrimSpace(e.Message))
-	if msg == "" {
-		msg = e.Type
-	}
-	if msg == "" {
-		msg = http.StatusText(status)
-	}
-	out := &model.Error{Status: status, Message: msg}
-	if h != nil {
-		out.RetryAfter = sse.RetryAfter(h, time.Now())
-	}
-	lower := strings.ToLower(msg)
+	out := sse.NewError(status, h, e.Message, e.Type)
+	lower := strings.ToLower(out.Message)
 	switch {
 	case status == http.StatusUnauthorized || status == http.StatusForbidden ||
 		e.Type == "authentication_error" || e.Type == "permission_error":

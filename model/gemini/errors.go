@@ -62,20 +62,8 @@ func parseAPIError(raw []byte) *apiError {
 // zero (the model is not available on the project's tier), or depleted
 // prepaid credits.
 func classify(status int, h http.Header, e *apiError) *model.Error {
-	msg := sse.ErrorMessage(strings.TrimSpace(e.Message))
-	if msg == "" {
-		msg = e.Status
-	}
-	if msg == "" {
-		msg = http.StatusText(status)
-	}
-	if msg == "" {
-		msg = "unknown error"
-	}
-	out := &model.Error{Status: status, Message: msg}
-	if h != nil {
-		out.RetryAfter = sse.RetryAfter(h, time.Now())
-	}
+	out := sse.NewError(status, h, e.Message, e.Status)
+	msg := out.Message
 	if out.RetryAfter == 0 {
 		out.RetryAfter = e.retryDelay()
 	}

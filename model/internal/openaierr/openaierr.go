@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"acpd/model"
 	"acpd/model/internal/sse"
@@ -77,17 +76,8 @@ func jsonText(raw json.RawMessage) string {
 // status, 0 for an error inside a stream; h supplies Retry-After and may be
 // nil.
 func Classify(status int, h http.Header, e *APIError) *model.Error {
-	msg := sse.ErrorMessage(strings.TrimSpace(e.Message))
-	if msg == "" {
-		msg = http.StatusText(status)
-		if msg == "" {
-			msg = "unknown error"
-		}
-	}
-	out := &model.Error{Status: status, Message: msg}
-	if h != nil {
-		out.RetryAfter = sse.RetryAfter(h, time.Now())
-	}
+	out := sse.NewError(status, h, e.Message)
+	msg := out.Message
 	code, typ := strings.ToLower(e.Code), strings.ToLower(e.Type)
 	if status == 0 {
 		// Errors inside a stream: OpenRouter puts an HTTP status in code.

@@ -210,3 +210,31 @@ func ErrorMessage(s string) string {
 	}
 	return s[:cut] + "..."
 }
+
+// NewError starts the *model.Error of an error answer (the caller sets its
+// Kind). Its message is msgs[0] trimmed and cut by [ErrorMessage], or else
+// the first other non-empty msgs, the status text, or "unknown error"; its
+// RetryAfter comes from h's Retry-After when h is not nil.
+func NewError(status int, h http.Header, msgs ...string) *model.Error {
+	msg := ""
+	for i, m := range msgs {
+		if i == 0 {
+			m = ErrorMessage(strings.TrimSpace(m))
+		}
+		if m != "" {
+			msg = m
+			break
+		}
+	}
+	if msg == "" {
+		msg = http.StatusText(status)
+	}
+	if msg == "" {
+		msg = "unknown error"
+	}
+	out := &model.Error{Status: status, Message: msg}
+	if h != nil {
+		out.RetryAfter = RetryAfter(h, time.Now())
+	}
+	return out
+}
