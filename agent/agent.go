@@ -17,6 +17,7 @@ import (
 	"acpd/session"
 	"acpd/terminal"
 	"acpd/tools"
+	"acpd/tools/task"
 )
 
 // Resolver turns a "provider/model" reference into a backend and what is
@@ -151,7 +152,7 @@ func New(o Options) *Agent {
 		a.builtin[t.Def.Name] = t
 		a.toolKinds[t.Def.Name] = t.Kind
 	}
-	task := taskTool() // the read-only sub-agent needs the session's model
+	task := task.Tool() // the read-only sub-agent needs the session's model
 	a.builtin[task.Def.Name], a.toolKinds[task.Def.Name] = task, task.Kind
 	return a
 }

@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"runtime/debug"
 	"slices"
 	"sort"
@@ -16,30 +15,6 @@ import (
 	"acpd/permissions"
 	"acpd/tools"
 )
-
-// maxToolResultBytes bounds a tool result given back to the model.
-const maxToolResultBytes = 64 << 10
-
-// boundResult truncates long tool output, keeping head and tail, with a note
-// saying how much was cut.
-func boundResult(s string) string {
-	if len(s) <= maxToolResultBytes {
-		return s
-	}
-	head := maxToolResultBytes / 2
-	tail := maxToolResultBytes / 2
-	for head > 0 && !isRuneStart(s[head]) {
-		head--
-	}
-	start := len(s) - tail
-	for start < len(s) && !isRuneStart(s[start]) {
-		start++
-	}
-	cut := start - head
-	return s[:head] + fmt.Sprintf("\n\n[… %d bytes cut from the middle of this output …]\n\n", cut) + s[start:]
-}
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // tools returns the session's tools by name.
 func (s *sess) tools() map[string]*tools.Tool {
@@ -142,7 +117,7 @@ func (s *sess) runCalls(ctx context.Context, ts *turnState) (stop acp.StopReason
 		for k := i; k < j; k++ {
 			pc := ts.calls[k]
 			if ts.refused[pc.id] {
-				results[k] = toolResultPart(pc.id, tools.Errorf("%s", repeatRefusal))
+				results[k] = tools.Errorf("%s", repeatRefusal).Part(pc.id)
 				s.notify(out, acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(pc.id), Status: statusp(acp.ToolCallStatusFailed)}})
 				continue
 			}
@@ -153,7 +128,7 @@ func (s *sess) runCalls(ctx context.Context, ts *turnState) (stop acp.StopReason
 				}
 			}
 			if ctx.Err() != nil {
-				results[k] = toolResultPart(pc.id, tools.Errorf("cancelled by the user before it ran"))
+				results[k] = tools.Errorf("cancelled by the user before it ran").Part(pc.id)
 				s.notify(out, acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(pc.id), Status: statusp(acp.ToolCallStatusFailed)}})
 				continue
 			}
@@ -179,7 +154,7 @@ func (s *sess) runCalls(ctx context.Context, ts *turnState) (stop acp.StopReason
 				r = tools.Errorf("cancelled by the user; the call did not stop within %v and was abandoned", abandonGrace)
 				s.notify(out, acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(pc.id), Status: statusp(acp.ToolCallStatusFailed)}})
 			}
-			results[k] = toolResultPart(pc.id, r)
+			results[k] = r.Part(pc.id)
 		}
 		if abandoned {
 			// The session owns the stuck calls from here: it waits for
@@ -248,7 +223,7 @@ func (s *sess) runCall(ctx context.Context, pc *pendingCall) tools.Result {
 		res = t.Run(ctx, toolEnv{s}, &tools.Call{ID: pc.id, Name: pc.name, Input: pc.input})
 	}
 	if !res.Bounded {
-		res.Text = boundResult(res.Text)
+		res.Text = tools.Bound(res.Text)
 	}
 	upd := &acp.ToolCallUpdate{ToolCallID: id, Status: statusp(acp.ToolCallStatusCompleted)}
 	if res.IsError {
@@ -264,16 +239,6 @@ func (s *sess) runCall(ctx context.Context, pc *pendingCall) tools.Result {
 	}
 	s.notify(out, acp.SessionUpdate{ToolCallUpdate: upd})
 	return res
-}
-
-func toolResultPart(id string, r tools.Result) model.Part {
-	text := r.Text
-	if text == "" && !r.IsError {
-		text = "(no output)"
-	}
-	p := model.Part{Type: model.PartToolResult, ToolCallID: id, IsError: r.IsError, Content: []model.Part{{Type: model.PartText, Text: text}}}
-	p.Content = append(p.Content, r.Images...)
-	return p
 }
 
 // dropImages replaces the images of tool results by a note, for a model
@@ -297,7 +262,7 @@ func (s *sess) closeCalls(ts *turnState, reason string) {
 	out := s.a.baseContext()
 	parts := make([]model.Part, 0, len(ts.calls))
 	for _, pc := range ts.calls {
-		parts = append(parts, toolResultPart(pc.id, tools.Errorf("%s", reason)))
+		parts = append(parts, tools.Errorf("%s", reason).Part(pc.id))
 		s.notify(out, acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(pc.id), Status: statusp(acp.ToolCallStatusFailed)}})
 	}
 	s.appendMessage(model.Message{Role: model.RoleUser, Parts: parts})

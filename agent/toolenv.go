@@ -11,10 +11,12 @@ import (
 	"acpd/editor"
 	"acpd/fs"
 	"acpd/internal/childenv"
+	"acpd/model"
 	"acpd/permissions"
 	"acpd/sandbox"
 	"acpd/terminal"
 	"acpd/tools"
+	"acpd/tools/task"
 )
 
 // toolEnv is a session as its tools see it (tools.Env).
@@ -134,3 +136,38 @@ func (a *Agent) wantsTerminalMeta() bool {
 	v, ok := caps.Meta["terminal_output"].(bool)
 	return ok && v
 }
+
+var _ task.Host = toolEnv{}
+
+// SubAgent is what the task tool's sub-agent runs with: the session's
+// model and effort, its built-in tools, and a subEnv.
+func (e toolEnv) SubAgent() (task.Sub, error) {
+	s := e.s
+	st := s.settings()
+	backend, info, err := s.a.opts.Resolve(st.Model)
+	if err != nil {
+		return task.Sub{}, err
+	}
+	_, modelID, _ := model.ParseRef(st.Model)
+	sub := task.Sub{Backend: backend, Model: modelID, Cwd: s.cwd, Env: subEnv{e},
+		Tool: func(name string) *tools.Tool { return s.a.builtin[name] }}
+	if info.Reasoning {
+		sub.Effort = model.Effort(st.Thought)
+	}
+	return sub, nil
+}
+
+// subEnv is a sub-agent's view of the session: the policy decides its
+// calls without asking the user (what would ask is refused), and its
+// progress is not reported as tool calls of their own.
+type subEnv struct{ toolEnv }
+
+func (e subEnv) Authorize(ctx context.Context, c *tools.Call, req permissions.Call, upd acp.ToolCallUpdate) (bool, string) {
+	d := e.s.policy.Decide(permissions.Mode(e.s.settings().Mode), req)
+	if d.Action == permissions.Allow {
+		return true, ""
+	}
+	return false, "Not allowed in a sub-agent (" + d.Reason + "); report what you need to the agent that called you."
+}
+
+func (e subEnv) Update(u acp.ToolCallUpdate) {}

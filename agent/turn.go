@@ -244,7 +244,7 @@ func (s *sess) stream(ctx context.Context, b model.Backend, info model.ModelInfo
 	ts := &turnState{s: s, ctx: ctx, msgID: newID("m_"), byID: map[string]*pendingCall{}, info: info}
 	req := s.buildRequest(info)
 	if last {
-		finalRequest(req)
+		compact.FinalRequest(req)
 	}
 	var streamErr error
 	finished := false
@@ -443,26 +443,6 @@ func (s *sess) buildRequest(info model.ModelInfo) *model.Request {
 		CacheSystem: true,
 		CacheTools:  true,
 	}
-}
-
-// finalNote asks for the turn's closing summary on its last request.
-const finalNote = "This is the last model request allowed in this turn, and no tools are available for it. Do not call tools. Reply to the user with a summary: what was done, what remains, and how to continue (the user can say \"continue\" to start a new turn)."
-
-// finalRequest turns req into the last request of a capped turn: no tools
-// (tool calls and results become text, as providers reject tool blocks in
-// a request without tools) and a closing instruction in the last user
-// message.
-func finalRequest(req *model.Request) {
-	req.Tools = nil
-	req.CacheTools = false
-	msgs := compact.SummaryTranscript(req.Messages)
-	note := model.Part{Type: model.PartText, Text: finalNote}
-	if n := len(msgs); n > 0 && msgs[n-1].Role == model.RoleUser {
-		msgs[n-1].Parts = append(msgs[n-1].Parts, note)
-	} else {
-		msgs = append(msgs, model.Message{Role: model.RoleUser, Parts: []model.Part{note}})
-	}
-	req.Messages = msgs
 }
 
 // promptParts converts ACP prompt content into model parts. notes are

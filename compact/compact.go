@@ -2,9 +2,9 @@
 // model's context window: it clears old tool outputs (ClearOldOutputs) and,
 // when that is not enough, has the model summarise the conversation (Run),
 // keeping the current turn's prompt verbatim and its latest exchange. It
-// also renders a transcript for a request without tools
-// (SummaryTranscript), and says when compaction is due (Threshold) and
-// what a response cost (Cost). Inputs are never modified; nothing here
+// also renders a transcript for a request without tools (SummaryTranscript,
+// FinalRequest), and says when compaction is due (Threshold) and what a
+// response cost (Cost). Inputs are never modified; nothing here
 // keeps state, so every function is safe for concurrent use.
 package compact
 
@@ -303,6 +303,26 @@ func lastUserPrompt(msgs []model.Message) int {
 		}
 	}
 	return len(msgs)
+}
+
+// finalNote asks for the turn's closing summary on its last request.
+const finalNote = "This is the last model request allowed in this turn, and no tools are available for it. Do not call tools. Reply to the user with a summary: what was done, what remains, and how to continue (the user can say \"continue\" to start a new turn)."
+
+// FinalRequest turns req into the last request of a capped turn: no tools
+// (tool calls and results become text, as providers reject tool blocks in
+// a request without tools) and a closing instruction in the last user
+// message.
+func FinalRequest(req *model.Request) {
+	req.Tools = nil
+	req.CacheTools = false
+	msgs := SummaryTranscript(req.Messages)
+	note := model.Part{Type: model.PartText, Text: finalNote}
+	if n := len(msgs); n > 0 && msgs[n-1].Role == model.RoleUser {
+		msgs[n-1].Parts = append(msgs[n-1].Parts, note)
+	} else {
+		msgs = append(msgs, model.Message{Role: model.RoleUser, Parts: []model.Part{note}})
+	}
+	req.Messages = msgs
 }
 
 // Window is the model's window, or a conservative default.

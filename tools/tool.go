@@ -78,6 +78,40 @@ type Result struct {
 	Bounded bool
 }
 
+// MaxResultBytes bounds a tool result given back to the model.
+const MaxResultBytes = 64 << 10
+
+// Bound truncates long tool output to MaxResultBytes, keeping head and
+// tail, with a note saying how much was cut.
+func Bound(s string) string {
+	if len(s) <= MaxResultBytes {
+		return s
+	}
+	head := MaxResultBytes / 2
+	tail := MaxResultBytes / 2
+	for head > 0 && !isRuneStart(s[head]) {
+		head--
+	}
+	start := len(s) - tail
+	for start < len(s) && !isRuneStart(s[start]) {
+		start++
+	}
+	cut := start - head
+	return s[:head] + fmt.Sprintf("\n\n[… %d bytes cut from the middle of this output …]\n\n", cut) + s[start:]
+}
+
+// Part is r as the model's tool result for the call id: its text ("(no
+// output)" for an empty success), then its images.
+func (r Result) Part(id string) model.Part {
+	text := r.Text
+	if text == "" && !r.IsError {
+		text = "(no output)"
+	}
+	p := model.Part{Type: model.PartToolResult, ToolCallID: id, IsError: r.IsError, Content: []model.Part{{Type: model.PartText, Text: text}}}
+	p.Content = append(p.Content, r.Images...)
+	return p
+}
+
 // Errorf is a failed call's result.
 func Errorf(format string, args ...any) Result {
 	return Result{Text: fmt.Sprintf(format, args...), IsError: true}

@@ -1,4 +1,13 @@
-package agent
+// Package task is the "task" tool: a read-only sub-agent that explores the
+// project with a context of its own (glob, grep, list_dir and read_file;
+// at most MaxRequests model requests) and returns a report, saving the
+// calling agent's context.
+//
+// The tool runs only in a session that offers a sub-agent: the tools.Env
+// its Run receives must implement Host, else the call fails with "task is
+// not available here". The sub-agent's calls are not shown as tool calls
+// of their own: the task call's content names the one running.
+package task
 
 import (
 	"context"
@@ -7,22 +16,45 @@ import (
 	"strings"
 
 	"acpd/acp"
+	"acpd/compact"
 	"acpd/model"
-	"acpd/permissions"
 	"acpd/tools"
 )
 
-// maxTaskRequests caps a sub-agent's model requests.
-const maxTaskRequests = 25
+// Host is what the task tool needs from the session it runs in.
+type Host interface {
+	// SubAgent returns what a sub-agent of the session runs with, or why
+	// the session's model is not available.
+	SubAgent() (Sub, error)
+}
 
-// taskTools are the tools a sub-agent may use: reads and searches.
-var taskTools = []string{"glob", "grep", "list_dir", "read_file"}
+// Sub is what a sub-agent runs with.
+type Sub struct {
+	// Backend answers its requests for Model (a model ID), with Effort
+	// ("" for the backend's default).
+	Backend model.Backend
+	Model   string
+	Effort  model.Effort
+	// Cwd is the session's working directory, named in its prompt.
+	Cwd string
+	// Tool returns the session's built-in tool of that name, or nil.
+	Tool func(name string) *tools.Tool
+	// Env is what its tools run with: the session's policy decides their
+	// calls without asking the user (what would ask is refused), and their
+	// progress is not reported.
+	Env tools.Env
+}
 
-const taskPrompt = `You are a read-only exploration sub-agent of acpd, a coding agent. Another agent gave you a task: find the information it asks for in the project, using the read and search tools (glob, grep, list_dir, read_file; independent calls in one response run in parallel). You cannot edit files or run commands. Be thorough but quick. Then answer with a concise report: the facts found, with path:line references and short quotes where useful, and what you could not find. The report is all the other agent sees.`
+// MaxRequests caps a sub-agent's model requests.
+const MaxRequests = 25
 
-// taskTool is "task": a read-only sub-agent that explores the project with
-// a context of its own and returns a report, saving the main context.
-func taskTool() *tools.Tool {
+// names are the tools a sub-agent may use: reads and searches.
+var names = []string{"glob", "grep", "list_dir", "read_file"}
+
+const prompt = `You are a read-only exploration sub-agent of acpd, a coding agent. Another agent gave you a task: find the information it asks for in the project, using the read and search tools (glob, grep, list_dir, read_file; independent calls in one response run in parallel). You cannot edit files or run commands. Be thorough but quick. Then answer with a concise report: the facts found, with path:line references and short quotes where useful, and what you could not find. The report is all the other agent sees.`
+
+// Tool returns the "task" tool.
+func Tool() *tools.Tool {
 	return &tools.Tool{
 		Def: model.ToolDef{
 			Name: "task",
@@ -42,29 +74,13 @@ func taskTool() *tools.Tool {
 			}
 			return "Explore"
 		},
-		Run: runTask,
+		Run: run,
 	}
 }
 
-// subEnv is a sub-agent's view of the session: the policy decides its
-// calls without asking the user (what would ask is refused), and its
-// progress is not reported as tool calls of their own.
-type subEnv struct {
-	toolEnv
-	parent string // the task call's ID
-}
+func statusp(s acp.ToolCallStatus) *acp.ToolCallStatus { return &s }
 
-func (e subEnv) Authorize(ctx context.Context, c *tools.Call, req permissions.Call, upd acp.ToolCallUpdate) (bool, string) {
-	d := e.s.policy.Decide(permissions.Mode(e.s.settings().Mode), req)
-	if d.Action == permissions.Allow {
-		return true, ""
-	}
-	return false, "Not allowed in a sub-agent (" + d.Reason + "); report what you need to the agent that called you."
-}
-
-func (e subEnv) Update(u acp.ToolCallUpdate) {}
-
-func runTask(ctx context.Context, env tools.Env, c *tools.Call) tools.Result {
+func run(ctx context.Context, env tools.Env, c *tools.Call) tools.Result {
 	in, err := tools.DecodeInput[struct {
 		Description string `json:"description"`
 		Prompt      string `json:"prompt"`
@@ -75,40 +91,33 @@ func runTask(ctx context.Context, env tools.Env, c *tools.Call) tools.Result {
 	if strings.TrimSpace(in.Prompt) == "" {
 		return tools.Errorf("prompt is empty")
 	}
-	te, ok := env.(toolEnv)
+	h, ok := env.(Host)
 	if !ok {
 		return tools.Errorf("task is not available here")
 	}
-	s := te.s
 	env.Update(acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(c.ID), Status: statusp(acp.ToolCallStatusInProgress)})
-	st := s.settings()
-	backend, info, err := s.a.opts.Resolve(st.Model)
+	sub, err := h.SubAgent()
 	if err != nil {
 		return tools.Errorf("the model is not available: %v", err)
 	}
-	_, modelID, _ := model.ParseRef(st.Model)
-	sub := subEnv{toolEnv: te, parent: c.ID}
 	var defs []model.ToolDef
-	for _, n := range taskTools {
-		defs = append(defs, s.a.builtin[n].Def)
+	for _, n := range names {
+		defs = append(defs, sub.Tool(n).Def)
 	}
-	system := taskPrompt + "\n\nWorking directory: " + s.cwd + "\n"
+	system := prompt + "\n\nWorking directory: " + sub.Cwd + "\n"
 	msgs := []model.Message{{Role: model.RoleUser, Parts: []model.Part{{Type: model.PartText, Text: in.Prompt}}}}
 	reads := 0
-	for step := 0; step < maxTaskRequests; step++ {
-		req := &model.Request{Model: modelID, System: system, Messages: msgs, Tools: defs}
-		if info.Reasoning {
-			req.Effort = model.Effort(st.Thought)
-		}
-		last := step == maxTaskRequests-1
+	for step := 0; step < MaxRequests; step++ {
+		req := &model.Request{Model: sub.Model, System: system, Messages: msgs, Tools: defs, Effort: sub.Effort}
+		last := step == MaxRequests-1
 		if last {
-			finalRequest(req)
+			compact.FinalRequest(req)
 		}
 		var parts []model.Part
 		var calls []model.Part
 		var text strings.Builder
 		finished := false
-		for ev, err := range backend.Stream(ctx, req) {
+		for ev, err := range sub.Backend.Stream(ctx, req) {
 			if err != nil {
 				return tools.Errorf("the sub-agent's model request failed: %v", err)
 			}
@@ -141,28 +150,31 @@ func runTask(ctx context.Context, env tools.Env, c *tools.Call) tools.Result {
 		msgs = append(msgs, model.Message{Role: model.RoleAssistant, Parts: append(parts, calls...)})
 		results := make([]model.Part, len(calls))
 		for i, pc := range calls {
-			t := s.a.builtin[pc.ToolName]
 			allowed := false
-			for _, n := range taskTools {
+			for _, n := range names {
 				allowed = allowed || n == pc.ToolName
+			}
+			var t *tools.Tool
+			if allowed {
+				t = sub.Tool(pc.ToolName)
 			}
 			var r tools.Result
 			switch {
-			case !allowed || t == nil:
-				r = tools.Errorf("unknown tool %q; the sub-agent's tools are %s", pc.ToolName, strings.Join(taskTools, ", "))
+			case t == nil:
+				r = tools.Errorf("unknown tool %q; the sub-agent's tools are %s", pc.ToolName, strings.Join(names, ", "))
 			case !json.Valid(pc.Input):
 				r = tools.Errorf("the arguments are not valid JSON")
 			default:
 				if t.Title != nil {
 					env.Update(acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(c.ID), Content: []acp.ToolCallContent{tools.TextContent(t.Title(pc.Input))}})
 				}
-				r = t.Run(ctx, sub, &tools.Call{ID: pc.ToolCallID, Name: pc.ToolName, Input: pc.Input})
+				r = t.Run(ctx, sub.Env, &tools.Call{ID: pc.ToolCallID, Name: pc.ToolName, Input: pc.Input})
 				reads++
 			}
 			if !r.Bounded {
-				r.Text = boundResult(r.Text)
+				r.Text = tools.Bound(r.Text)
 			}
-			results[i] = toolResultPart(pc.ToolCallID, r)
+			results[i] = r.Part(pc.ToolCallID)
 		}
 		if ctx.Err() != nil {
 			return tools.Errorf("cancelled")
