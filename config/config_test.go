@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -230,7 +231,13 @@ func TestConfigFileSelection(t *testing.T) {
 	}
 	delete(e, "XDG_CONFIG_HOME")
 	delete(e, "ACPD_CONFIG")
-	writeFile(t, filepath.Join(e["HOME"], ".config", "acpd", "config.toml"), `model = "p/home"`)
+	// Without XDG_CONFIG_HOME: ~/.config/acpd, or %APPDATA%\acpd on Windows.
+	fallback := filepath.Join(e["HOME"], ".config", "acpd", "config.toml")
+	if runtime.GOOS == "windows" {
+		e["APPDATA"] = filepath.Join(e["HOME"], "AppData", "Roaming")
+		fallback = filepath.Join(e["APPDATA"], "acpd", "config.toml")
+	}
+	writeFile(t, fallback, `model = "p/home"`)
 	if got := mustLoader(t, Overrides{}, e).User().Model; got != "p/home" {
 		t.Errorf("HOME fallback: model %q", got)
 	}

@@ -2,8 +2,10 @@ package config
 
 import (
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
+	"strings"
 )
 
 // UserDir returns acpd's user configuration directory: $XDG_CONFIG_HOME/acpd
@@ -21,7 +23,7 @@ func UserDir(getenv func(string) string) string {
 // %USERPROFILE%\AppData\Local\acpd), elsewhere $HOME/.local/state/acpd.
 // It returns "" when no variable is usable.
 func DefaultStateDir(getenv func(string) string) string {
-	return userDir(runtime.GOOS, getenv, "XDG_STATE_HOME", filepath.Join(".local", "state"), "LOCALAPPDATA", "Local")
+	return userDir(runtime.GOOS, getenv, "XDG_STATE_HOME", ".local/state", "LOCALAPPDATA", "Local")
 }
 
 // userDir implements UserDir and DefaultStateDir for goos. Relative values
@@ -30,12 +32,15 @@ func userDir(goos string, getenv func(string) string, xdgVar, homeRel, winVar, w
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	abs := filepath.IsAbs
+	// The rules are those of goos whatever acpd runs on (they are tested
+	// for every platform on any): Unix paths are slash-separated.
+	abs, join := func(p string) bool { return strings.HasPrefix(p, "/") }, path.Join
 	if goos == "windows" {
 		abs = func(p string) bool { return filepath.IsAbs(p) || windowsAbs(p) }
+		join = filepath.Join
 	}
 	if d := getenv(xdgVar); abs(d) {
-		return filepath.Join(d, "acpd")
+		return join(d, "acpd")
 	}
 	if goos == "windows" {
 		if d := getenv(winVar); abs(d) {
@@ -47,7 +52,7 @@ func userDir(goos string, getenv func(string) string, xdgVar, homeRel, winVar, w
 		return ""
 	}
 	if h := getenv("HOME"); abs(h) {
-		return filepath.Join(h, homeRel, "acpd")
+		return join(h, homeRel, "acpd")
 	}
 	return ""
 }

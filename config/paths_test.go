@@ -30,7 +30,7 @@ func TestUserDirsPerPlatform(t *testing.T) {
 		if got := userDir(tc.goos, tc.env.get, "XDG_CONFIG_HOME", ".config", "APPDATA", "Roaming"); got != tc.wantUser {
 			t.Errorf("%s user dir of %v = %q, want %q", tc.goos, tc.env, got, tc.wantUser)
 		}
-		if got := userDir(tc.goos, tc.env.get, "XDG_STATE_HOME", j(".local", "state"), "LOCALAPPDATA", "Local"); got != tc.wantStat {
+		if got := userDir(tc.goos, tc.env.get, "XDG_STATE_HOME", ".local/state", "LOCALAPPDATA", "Local"); got != tc.wantStat {
 			t.Errorf("%s state dir of %v = %q, want %q", tc.goos, tc.env, got, tc.wantStat)
 		}
 	}

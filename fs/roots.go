@@ -60,11 +60,18 @@ func resolveRoot(p string) (string, error) {
 	if strings.IndexByte(p, 0) >= 0 {
 		return "", fmt.Errorf("fs: root %q: %w", p, ErrNULInPath)
 	}
+	p, err := cleanInput(p)
+	if err != nil {
+		return "", fmt.Errorf("fs: root: %w", err)
+	}
 	if !filepath.IsAbs(p) {
 		return "", fmt.Errorf("fs: root %q is not an absolute path", p)
 	}
 	real, err := filepath.EvalSymlinks(p)
 	if err != nil {
+		return "", fmt.Errorf("fs: root: %w", err)
+	}
+	if real, err = cleanInput(real); err != nil {
 		return "", fmt.Errorf("fs: root: %w", err)
 	}
 	fi, err := os.Stat(real)
@@ -109,6 +116,12 @@ func (p Resolved) Inside() bool { return p.Root != "" }
 // inside because it is lexically under a root: a symlink in a root pointing
 // outside makes the result outside.
 //
+// On Windows, junctions are followed like symlinks, existing components are
+// compared as the filesystem spells them (case, 8.3 names), `\\?\` paths
+// are accepted, UNC paths work like drive paths, and paths Windows would
+// read differently from Resolve (C:x, \x, \\.\, names ending in a dot or
+// space) are refused.
+//
 // Errors: empty path, NUL byte ([ErrNULInPath]), too many symlinks
 // (ELOOP), and any Lstat/Readlink error other than "does not exist" or "not
 // a directory" (for example permission denied).
@@ -119,6 +132,11 @@ func (r *Roots) Resolve(p string) (Resolved, error) {
 	if strings.IndexByte(p, 0) >= 0 {
 		return Resolved{}, ErrNULInPath
 	}
+	cp, err := cleanInput(p)
+	if err != nil {
+		return Resolved{}, &iofs.PathError{Op: "resolve", Path: p, Err: err}
+	}
+	p = cp
 	if !filepath.IsAbs(p) {
 		p = r.cwd + string(filepath.Separator) + p
 	}
@@ -213,7 +231,20 @@ func realPath(p string) (string, error) {
 			return "", err
 		}
 		if fi.Mode()&iofs.ModeSymlink == 0 {
-			resolved = next
+			target, ok, err := reparseTarget(next, fi)
+			if err != nil {
+				return "", err
+			}
+			if ok {
+				// A junction: continue from its final path.
+				links++
+				if links > maxSymlinks {
+					return "", syscall.ELOOP
+				}
+				resolved = target
+				continue
+			}
+			resolved = filepath.Join(resolved, diskName(resolved, c))
 			continue
 		}
 		links++

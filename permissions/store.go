@@ -95,7 +95,7 @@ func (s *Store) load() ([]Remembered, error) {
 
 // readRaw reads the store file's bytes; a missing file reads as empty.
 func (s *Store) readRaw() ([]byte, error) {
-	f, err := os.Open(s.path)
+	f, err := atomicfile.Open(s.path) // shares delete access on Windows: writers never wait
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"acpd/acp"
+	"acpd/internal/testdir"
 )
 
 func psCmd(line string) Call {
@@ -52,7 +53,7 @@ func TestWholeLineCommands(t *testing.T) {
 // TestWholeLineRemember: what is remembered for a whole line allows that
 // line and nothing longer.
 func TestWholeLineRemember(t *testing.T) {
-	dir := t.TempDir()
+	dir := testdir.New(t)
 	store, err := OpenStore(filepath.Join(dir, "permissions.json"))
 	if err != nil {
 		t.Fatal(err)

@@ -30,7 +30,7 @@ var errIndexDamaged = errors.New("damaged")
 // when the file is missing and wraps errIndexDamaged when it must be rebuilt.
 // A newer version is a plain error: it must not be overwritten.
 func (s *Store) readIndexFile() (*indexFile, error) {
-	b, err := os.ReadFile(s.indexPath())
+	b, err := atomicfile.ReadFile(s.indexPath())
 	if err != nil {
 		return nil, err
 	}
@@ -296,7 +296,7 @@ func (s *Store) appendJournal(durable bool, ops ...journalOp) error {
 // snapshotLooksCurrent reports whether index.json starts the way this
 // package writes version 1 snapshots (a cheap probe, not a validation).
 func (s *Store) snapshotLooksCurrent() bool {
-	f, err := os.Open(s.indexPath())
+	f, err := atomicfile.Open(s.indexPath())
 	if err != nil {
 		return false
 	}

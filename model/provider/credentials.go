@@ -166,7 +166,7 @@ func (c *Credentials) read(strict bool) (map[string]string, error) {
 	if c.path == "" {
 		return keys, nil
 	}
-	f, err := os.Open(c.path)
+	f, err := atomicfile.Open(c.path)
 	if errors.Is(err, os.ErrNotExist) {
 		return keys, nil
 	}

@@ -1,0 +1,38 @@
+//go:build windows
+
+package fs
+
+import (
+	"os"
+
+	"golang.org/x/sys/windows"
+)
+
+// openNonblock is 0: Windows has no O_NONBLOCK (named pipes are not opened
+// through the file tools' paths, see Resolve).
+const openNonblock = 0
+
+// stillActive is STILL_ACTIVE, the exit code of a running process.
+const stillActive = 259
+
+// processAlive reports whether pid names a live process; known is false when
+// the check itself failed.
+func processAlive(pid int) (alive, known bool) {
+	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, uint32(pid))
+	if err != nil {
+		if err == windows.ERROR_INVALID_PARAMETER {
+			return false, true // no such process
+		}
+		return false, false
+	}
+	defer windows.CloseHandle(h)
+	var code uint32
+	if err := windows.GetExitCodeProcess(h, &code); err != nil {
+		return false, false
+	}
+	return code == stillActive, true
+}
+
+// matchOwner is a no-op: a replaced file gets the directory's inherited
+// ACL, as any new file there does.
+func matchOwner(*os.File, os.FileInfo) {}
