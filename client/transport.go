@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"time"
 
@@ -86,23 +85,8 @@ func (t *CommandTransport) Connect(ctx context.Context) (*Stream, error) {
 	// Pipes of our own (not StdinPipe/StdoutPipe): Wait, which runs as soon
 	// as the child exits, must not close the agent's output before the
 	// connection has read it.
-	inR, inW, err := os.Pipe()
+	g, inW, outR, err := procgroup.StartPiped(cmd)
 	if err != nil {
-		return nil, err
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
-		inW.Close()
-		return nil, err
-	}
-	cmd.Stdin, cmd.Stdout = inR, outW
-	g, err := procgroup.Start(cmd)
-	inR.Close()
-	outW.Close()
-	if err != nil {
-		inW.Close()
-		outR.Close()
 		return nil, fmt.Errorf("starting the agent: %w", err)
 	}
 	p := &proc{g: g, grace: grace, exited: make(chan struct{}), r: outR, w: inW}

@@ -83,23 +83,8 @@ type stdioProc struct {
 // reaps it. cmd must not have been started and must have Stdin and Stdout
 // unset.
 func startStdio(cmd *exec.Cmd, tail *tailbuf.Buffer, lg *slog.Logger) (*stdioProc, error) {
-	inR, inW, err := os.Pipe()
+	g, inW, outR, err := procgroup.StartPiped(cmd)
 	if err != nil {
-		return nil, err
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
-		inW.Close()
-		return nil, err
-	}
-	cmd.Stdin, cmd.Stdout = inR, outW
-	g, err := procgroup.Start(cmd)
-	inR.Close()
-	outW.Close()
-	if err != nil {
-		inW.Close()
-		outR.Close()
 		return nil, err
 	}
 	p := &stdioProc{
