@@ -3,6 +3,7 @@ package session
 import (
 	"bytes"
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -127,6 +128,24 @@ func FuzzLoad(f *testing.F) {
 		for i := range e.records {
 			if !e.records[i].Time.Equal(p.records[i].Time) || e.records[i].Kind != p.records[i].Kind {
 				t.Fatalf("re-encoded record %d differs", i)
+			}
+		}
+	})
+}
+
+// FuzzApplyJournal feeds the index journal reader arbitrary bytes (a
+// journal damaged on disk): it must not panic, and every entry it leaves
+// has a valid id equal to its key.
+func FuzzApplyJournal(f *testing.F) {
+	f.Add([]byte(`{"op":"put","m":{"id":"a","cwd":"/w","createdAt":"2025-01-02T03:04:05Z","updatedAt":"2025-01-02T03:04:05Z","records":0}}` + "\n" +
+		`{"op":"sync","m":{"id":"a","createdAt":"2025-01-02T03:04:05Z","updatedAt":"2025-01-03T03:04:05Z","records":3}}` + "\n" + `{"op":"del","id":"b"}` + "\n" + `{"op":"pu`))
+	f.Add([]byte(`{"op":"put","m":{"id":"../x"}}` + "\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		idx := &indexFile{Sessions: map[string]Meta{"b": {ID: "b"}}}
+		applyJournal(idx, b, slog.New(slog.DiscardHandler))
+		for id, m := range idx.Sessions {
+			if validateID(id) != nil || m.ID != id {
+				t.Fatalf("entry %q: %+v", id, m)
 			}
 		}
 	})
