@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"acpd/acp"
+	"acpd/internal/loopguard"
 	"acpd/model"
 	"acpd/permissions"
 	"acpd/tools"
@@ -117,7 +118,7 @@ func (s *sess) runCalls(ctx context.Context, ts *turnState) (stop acp.StopReason
 		for k := i; k < j; k++ {
 			pc := ts.calls[k]
 			if ts.refused[pc.id] {
-				results[k] = tools.Errorf("%s", repeatRefusal).Part(pc.id)
+				results[k] = tools.Errorf("%s", loopguard.Refusal).Part(pc.id)
 				s.notify(out, acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(pc.id), Status: statusp(acp.ToolCallStatusFailed)}})
 				continue
 			}

@@ -19,6 +19,7 @@ import (
 
 	"acpd/acp"
 	"acpd/compact"
+	"acpd/internal/loopguard"
 	"acpd/model"
 	"acpd/sysprompt"
 )
@@ -517,7 +518,7 @@ func TestCancelDuringTool(t *testing.T) {
 // Loop detection.
 
 // TestLoopDetection: the same call with the same arguments runs at most
-// repeatLimit times in a row; the next identical call does not run and
+// loopguard.Limit times in a row; the next identical call does not run and
 // gets an error result saying the result will not change; only if the
 // model then repeats it once more does the turn end, with an explanation
 // (that call does not run but still gets a result). Calls whose arguments
@@ -527,7 +528,7 @@ func TestLoopDetection(t *testing.T) {
 		env := newEnv(t, "")
 		env.write("f.txt", "x\n")
 		var lines []string
-		const n = repeatLimit + 2
+		const n = loopguard.Limit + 2
 		for i := 1; i <= n; i++ {
 			// Key order and spacing differ: the arguments are the same.
 			in := `{"path":"f.txt","limit":5}`
@@ -547,7 +548,7 @@ func TestLoopDetection(t *testing.T) {
 			t.Fatalf("prompt: %v %q, want end_turn", err, resp.StopReason)
 		}
 		ups := c.updatesBetween(sid, -1, pos)
-		if msg := chunkText(ups); !strings.Contains(msg, "Stopped") || !strings.Contains(msg, "read_file") || !strings.Contains(msg, strconv.Itoa(repeatLimit)+" times") {
+		if msg := chunkText(ups); !strings.Contains(msg, "Stopped") || !strings.Contains(msg, "read_file") || !strings.Contains(msg, strconv.Itoa(loopguard.Limit)+" times") {
 			t.Errorf("agent message %q does not explain the stop", msg)
 		}
 		if got := len(rec.requests()); got != n {
@@ -556,14 +557,14 @@ func TestLoopDetection(t *testing.T) {
 		c.mu.Lock()
 		reads := len(c.fsReads)
 		c.mu.Unlock()
-		if reads != repeatLimit {
-			t.Errorf("%d file reads, want %d: a repeated call ran", reads, repeatLimit)
+		if reads != loopguard.Limit {
+			t.Errorf("%d file reads, want %d: a repeated call ran", reads, loopguard.Limit)
 		}
 		// The refused call's result tells the model why (in the request
 		// the model then answered by repeating it anyway).
-		refused := fmt.Sprintf("c%d", repeatLimit+1)
+		refused := fmt.Sprintf("c%d", loopguard.Limit+1)
 		p, ok := resultFor(rec.last(t), refused)
-		if !ok || !p.IsError || resultText(p) != repeatRefusal {
+		if !ok || !p.IsError || resultText(p) != loopguard.Refusal {
 			t.Errorf("result of the refused call: %+v", p)
 		}
 		last := fmt.Sprintf("c%d", n)
@@ -587,7 +588,7 @@ func TestLoopDetection(t *testing.T) {
 		env := newEnv(t, "")
 		env.write("f.txt", "x\n")
 		var lines []string
-		for i := 1; i <= repeatLimit+1; i++ {
+		for i := 1; i <= loopguard.Limit+1; i++ {
 			lines = append(lines, fmt.Sprintf(`{"type":"tool_done","toolCallId":"c%d","toolName":"read_file","input":{"path":"f.txt"}}`, i), `{"type":"finish"}`)
 		}
 		lines = append(lines, `{"type":"tool_done","toolCallId":"d1","toolName":"list_dir","input":{"path":"."}}`, `{"type":"finish"}`,
@@ -635,7 +636,7 @@ func TestLoopDetection(t *testing.T) {
 		env := newEnv(t, "")
 		env.write("f.txt", "1\n2\n3\n4\n5\n")
 		var lines []string
-		const n = repeatLimit + 2
+		const n = loopguard.Limit + 2
 		for i := 1; i <= n; i++ {
 			lines = append(lines, fmt.Sprintf(`{"type":"tool_done","toolCallId":"c%d","toolName":"read_file","input":{"path":"f.txt","offset":%d}}`, i, i), `{"type":"finish"}`)
 		}

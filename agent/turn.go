@@ -13,6 +13,7 @@ import (
 
 	"acpd/acp"
 	"acpd/compact"
+	"acpd/internal/loopguard"
 	"acpd/model"
 )
 
@@ -165,7 +166,7 @@ const maxRestarts = 2
 // loop runs model requests and tool calls until the model ends the turn.
 func (s *sess) loop(ctx context.Context, backend model.Backend, info model.ModelInfo, maxReq int) (acp.StopReason, error) {
 	out := s.a.baseContext()
-	var guard loopGuard
+	var guard loopguard.Guard
 	restarts := 0
 	for req := 0; ; req++ {
 		if req >= maxReq {
@@ -222,10 +223,24 @@ func (s *sess) loop(ctx context.Context, backend model.Backend, info model.Model
 			s.closeCalls(ts, "not run: the turn reached its limit of model requests")
 			return acp.StopReasonMaxTurnRequests, nil
 		}
-		refused, name, looping := guard.observe(ts.calls)
-		if looping {
+		var refused map[string]bool
+		name := ""
+		for _, pc := range ts.calls {
+			v := guard.Observe(pc.name, pc.input)
+			if v == loopguard.Stop {
+				name = pc.name
+				break
+			}
+			if v == loopguard.Refuse {
+				if refused == nil {
+					refused = map[string]bool{}
+				}
+				refused[pc.id] = true
+			}
+		}
+		if name != "" {
 			s.closeCalls(ts, "not run: the same call was repeated too often")
-			msg := fmt.Sprintf("Stopped: the model kept calling %s with the same arguments (more than %d times in a row, and again after being told the result would not change). Rephrase the request or give more guidance.", name, repeatLimit)
+			msg := fmt.Sprintf("Stopped: the model kept calling %s with the same arguments (more than %d times in a row, and again after being told the result would not change). Rephrase the request or give more guidance.", name, loopguard.Limit)
 			s.notify(out, acp.SessionUpdate{AgentMessageChunk: textChunk(msg, newID("m_"))})
 			return acp.StopReasonEndTurn, nil
 		}
