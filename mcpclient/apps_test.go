@@ -1,7 +1,9 @@
 package mcpclient
 
 import (
+	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"acpd/internal/testpeers"
@@ -45,8 +47,34 @@ func TestAppsServers(t *testing.T) {
 	if !ok || get.UIResourceURI != "ui://get-time/mcp-app.html" || !get.ForModel() || !get.ForApp() {
 		t.Errorf("get-time = %+v, %v", get, ok)
 	}
+	ctx := context.Background()
+	v, err := m.AppView(ctx, "basic", get.UIResourceURI)
+	if err != nil || !strings.Contains(v.HTML, "<html") {
+		t.Errorf("AppView = %.80q, %v", v.HTML, err)
+	}
+	if _, err := m.AppView(ctx, "monitor", get.UIResourceURI); err == nil {
+		t.Error("AppView read basic's view from the monitor")
+	}
+	if _, err := m.CallAppTool(ctx, "basic", "poll-system-stats", nil); err == nil {
+		t.Error("CallAppTool reached another server's tool")
+	}
+	if res, err := m.CallAppTool(ctx, "monitor", "poll-system-stats", nil); err != nil || !strings.Contains(string(res.Raw), "structuredContent") {
+		t.Errorf("CallAppTool(poll-system-stats) = %s, %v", res.Raw, err)
+	}
 	poll, ok := findTool(tools, "mcp__monitor__poll-system-stats")
 	if !ok || poll.ForModel() || !poll.ForApp() || !slices.Equal(poll.Visibility, []string{"app"}) {
 		t.Errorf("poll-system-stats = %+v, %v", poll, ok)
+	}
+}
+
+// TestAppsCapability: the extension is advertised only with Options.Apps.
+func TestAppsCapability(t *testing.T) {
+	if caps := NewManager(Options{}).capabilities(); caps.Extensions[AppsExtension] != nil {
+		t.Errorf("advertised without Apps: %v", caps.Extensions)
+	}
+	caps := NewManager(Options{Apps: true}).capabilities()
+	ext, _ := caps.Extensions[AppsExtension].(map[string]any)
+	if types, _ := ext["mimeTypes"].([]string); !slices.Equal(types, []string{AppMIMEType}) {
+		t.Errorf("extensions = %v", caps.Extensions)
 	}
 }

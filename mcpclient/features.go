@@ -330,5 +330,8 @@ func (m *Manager) capabilities() *mcp.ClientCapabilities {
 			}
 		}
 	}
+	if m.opts.Apps {
+		caps.AddExtension(AppsExtension, map[string]any{"mimeTypes": []string{AppMIMEType}})
+	}
 	return caps
 }

@@ -188,6 +188,9 @@ type Options struct {
 	// for resources [Manager.Subscribe] subscribed to. The same rules as for
 	// OnToolsChanged apply.
 	OnResourceUpdated func(server, uri string)
+	// Apps advertises the MCP Apps extension ([AppsExtension]) to servers:
+	// set it only when the client can render MCP App views.
+	Apps bool
 }
 
 // Tool is one tool a connected server offers.
@@ -288,6 +291,7 @@ type Manager struct {
 	updated      []Resource      // subscribed resources that changed, not yet taken
 
 	progress progressTable
+	views    viewCache
 }
 
 type toolRef struct {

@@ -66,11 +66,15 @@ type Result struct {
 	Structured json.RawMessage
 	// Content holds every block, in the server's order.
 	Content []Content
+	// Raw is the complete CallToolResult as the server sent it (content,
+	// structuredContent, _meta, isError), for an MCP App's view.
+	Raw json.RawMessage
 }
 
 // convertResult converts a tool result; outputSchema is the tool's, if any.
 func convertResult(res *mcp.CallToolResult, outputSchema any) (Result, error) {
 	out := Result{IsError: res.IsError}
+	out.Raw, _ = json.Marshal(res)
 	var parts []string
 	for _, c := range res.Content {
 		cc, ok := convertContent(c)
