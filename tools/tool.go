@@ -76,6 +76,9 @@ type Result struct {
 	// boundaries, saying how to get the rest): the agent gives it to the
 	// model as it is instead of cutting it generically.
 	Bounded bool
+	// Meta is the _meta of the call's final tool_call_update (nil for
+	// none).
+	Meta map[string]any
 }
 
 // MaxResultBytes bounds a tool result given back to the model.

@@ -79,8 +79,10 @@ func headers(hs []acp.HTTPHeader) map[string]string {
 // ReadOnly tools.Tool: calls of MCP tools never run in parallel. Progress
 // the server reports becomes tool_call_updates of the call's title.
 // A tool whose MCP Apps visibility leaves out "model" is not offered (only
-// its app may call it); a tool with an app view is offered as a plain tool.
-func Tools(m *mcpclient.Manager) []*tools.Tool {
+// its app may call it); a tool with an app view is offered as a plain tool,
+// and with apps set (the client renders views) its call carries the view
+// and its complete result (see [Apps]).
+func Tools(m *mcpclient.Manager, apps *Apps) []*tools.Tool {
 	var out []*tools.Tool
 	for _, mt := range m.Tools() {
 		if !mt.ForModel() {
@@ -111,15 +113,33 @@ func Tools(m *mcpclient.Manager) []*tools.Tool {
 				if ok, why := env.Authorize(ctx, tc, req, upd); !ok {
 					return tools.Errorf("%s", why)
 				}
+				viewOpen := false
+				if apps != nil && mt.UIResourceURI != "" {
+					if v, err := m.AppView(ctx, mt.Server, mt.UIResourceURI); err == nil {
+						apps.bind(tc.ID, mt.Server, mt.Name)
+						env.Update(acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(tc.ID), Meta: viewMeta(mt, v, tc.Input)})
+						viewOpen = true
+					} else if apps.Log != nil {
+						apps.Log(tc.ID, "warning", "the tool's MCP App view is unavailable: "+err.Error())
+					}
+				}
 				res, err := m.CallTool(ctx, mt.QualifiedName, tc.Input, mcpclient.CallOptions{OnProgress: func(p mcpclient.Progress) {
 					t := progressTitle(title, p)
 					env.Update(acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(tc.ID), Title: &t})
 				}})
 				if err != nil {
 					if ctx.Err() != nil {
-						return tools.Errorf("cancelled by the user")
+						r := tools.Errorf("cancelled by the user")
+						if viewOpen {
+							r.Meta = map[string]any{mcpclient.AppsExtension: map[string]any{"toolCancelled": map[string]any{"reason": "cancelled by the user"}}}
+						}
+						return r
 					}
-					return tools.Errorf("MCP tool %s failed: %v", title, err)
+					r := tools.Errorf("MCP tool %s failed: %v", title, err)
+					if viewOpen {
+						r.Meta = map[string]any{mcpclient.AppsExtension: map[string]any{"toolCancelled": map[string]any{"reason": r.Text}}}
+					}
+					return r
 				}
 				text := res.Text
 				if strings.TrimSpace(text) == "" && len(res.Structured) > 0 {
@@ -128,6 +148,9 @@ func Tools(m *mcpclient.Manager) []*tools.Tool {
 				out := tools.Result{Text: text, IsError: res.IsError, Content: editorContent(res), Images: modelImages(res)}
 				if len(res.Structured) > 0 {
 					out.Raw = res.Structured
+				}
+				if viewOpen {
+					out.Meta = map[string]any{mcpclient.AppsExtension: map[string]any{"toolResult": res.Raw}}
 				}
 				return out
 			},
