@@ -169,7 +169,7 @@ func (a *Agent) Serve(ctx context.Context, r io.Reader, w io.WriteCloser) error 
 	a.baseCtx, a.cancelAll = ctx, cancel
 	a.mu.Unlock()
 	in := &inputWatch{r: r, ended: make(chan struct{})}
-	conn := acp.NewConn(ctx, in, w, acp.AgentHandler(handlers{a}), acp.Options{
+	conn := acp.NewConn(ctx, in, w, a.withApps(acp.AgentHandler(handlers{a})), acp.Options{
 		MaxLineBytes: a.opts.MaxLineBytes,
 		Logger:       a.log,
 		Immediate:    func(method string) bool { return method == acp.AgentMethodSessionCancel },

@@ -238,6 +238,7 @@ func (s *sess) runCall(ctx context.Context, pc *pendingCall) tools.Result {
 	if res.Raw != nil {
 		upd.RawOutput = res.Raw
 	}
+	upd.Meta = res.Meta
 	s.notify(out, acp.SessionUpdate{ToolCallUpdate: upd})
 	return res
 }

@@ -23,6 +23,8 @@ import (
 type mcpTools struct {
 	m     *mcpclient.Manager
 	grace time.Duration
+	// apps is the MCP Apps state when the client renders views, else nil.
+	apps *mcptools.Apps
 
 	// mu guards errs (servers that could not even be started) and
 	// reported (servers whose unavailability the user was shown).
@@ -86,11 +88,14 @@ func (s *sess) startMCP() {
 			Sample: s.mcpSample,
 			// Roots: the working directory and the additional directories.
 			Roots: s.dirs,
+			// MCP Apps: advertised only to render views the client hosts.
+			Apps: s.a.rendersApps(),
 		}),
 		grace:        grace,
 		reported:     map[string]bool{},
 		sampleAlways: map[string]bool{},
 	}
+	t.apps = s.newApps(t.m)
 	s.mcpTools = t
 	t.errs = t.m.Add(servers)
 	for _, err := range t.errs {
@@ -183,7 +188,7 @@ func (s *sess) mcpToolMap() map[string]*tools.Tool {
 		return nil
 	}
 	out := map[string]*tools.Tool{}
-	for _, mt := range mcptools.Tools(t.m) {
+	for _, mt := range mcptools.Tools(t.m, t.apps) {
 		out[mt.Def.Name] = mt
 	}
 	return out

@@ -60,6 +60,9 @@ func (s *sess) changeReminder(all bool) string {
 	}
 	s.mu.Unlock()
 	mcp := s.mcpReminder()
+	if app := s.appReminder(); app != "" {
+		mcp = strings.TrimPrefix(mcp+"\n"+app, "\n")
+	}
 	if len(list) == 0 {
 		return mcp
 	}
