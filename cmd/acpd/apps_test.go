@@ -100,3 +100,38 @@ func isTime(s string) bool {
 	_, err := time.Parse(time.RFC3339, strings.TrimSpace(s))
 	return err == nil
 }
+
+// TestAppsLevel1: a client on the official ACP TypeScript SDK opts in to
+// MCP App views and hosts them (testdata/interop/apps-host.mjs): the
+// servers are told of the extension, the calls carry their views and
+// complete results, and the views' requests come back through acpd; the
+// model gets the view's context and its message.
+func TestAppsLevel1(t *testing.T) {
+	t.Parallel()
+	script := []fakeStep{
+		{callID: "call_time", tool: "mcp__basic__get-time", args: `{}`},
+		{callID: "call_info", tool: "mcp__monitor__get-system-info", args: `{}`},
+		{text: "Done."},
+	}
+	srv := newFakeProvider(t, "openai", "", nil, script...)
+	r := newInteropRun(t)
+	r.iso.writeUserConfig(t, "[agent]\nmcp_grace_ms = 60000\n")
+	r.iso.env = append(r.iso.env, "ACPD_DISCOVER=0", "OPENAI_API_KEY=sk-apps", "OPENAI_BASE_URL="+srv.srv.URL+"/v1")
+	sum := r.run(t, "apps-host", map[string]any{"args": []string{"--model", "openai/gpt-test"}, "servers": appServers(t)})
+	if sum["ok"] != true {
+		t.Fatalf("summary %v", sum)
+	}
+	reqs := srv.requests()
+	if len(reqs) != len(script)+1 {
+		t.Fatalf("the model server got %d requests, want %d (the message's turn last)", len(reqs), len(script)+1)
+	}
+	last := string(reqs[len(reqs)-1].Body)
+	for _, want := range []string{"Show the time again", "The user picked 42."} {
+		if !strings.Contains(last, want) {
+			t.Errorf("the message's model request lacks %q", want)
+		}
+	}
+	if strings.Contains(string(reqs[0].Body), "poll-system-stats") {
+		t.Errorf("the model was offered the app-only tool")
+	}
+}
