@@ -2,6 +2,7 @@ package mcpclient
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -77,4 +78,31 @@ func TestAppsCapability(t *testing.T) {
 	if types, _ := ext["mimeTypes"].([]string); !slices.Equal(types, []string{AppMIMEType}) {
 		t.Errorf("extensions = %v", caps.Extensions)
 	}
+}
+
+// FuzzToolUI: whatever _meta a server sends, a visibility that does not
+// name "model" keeps the tool from the model, and a view is always ui://.
+func FuzzToolUI(f *testing.F) {
+	for _, s := range []string{`{}`, `{"ui":{"visibility":["app"]}}`, `{"ui/resourceUri":"ui://x"}`, `{"ui":{"resourceUri":"UI://y","visibility":"model"}}`, `{"ui":null}`, `{"ui":{"visibility":[1,"model"]}}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var meta map[string]any
+		if json.Unmarshal([]byte(s), &meta) != nil {
+			return
+		}
+		uri, vis := toolUI(meta)
+		if uri != "" && !IsAppResource(uri) {
+			t.Fatalf("view %q is not ui://", uri)
+		}
+		tl := Tool{Visibility: vis}
+		if ui, _ := meta["ui"].(map[string]any); ui != nil {
+			if v, ok := ui["visibility"]; ok && v != nil {
+				list, _ := v.([]any)
+				if tl.ForModel() && !slices.Contains(list, any("model")) {
+					t.Fatalf("visibility %v offers the tool to the model", v)
+				}
+			}
+		}
+	})
 }
