@@ -13,6 +13,18 @@ import (
 // hang a tool (and a turn) forever; with O_NONBLOCK it returns at once.
 func OpenRegular(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|openNonblock, 0)
+	return regular(f, err, path)
+}
+
+// OpenRegularIn is [OpenRegular] for name, a slash path in root.
+func OpenRegularIn(root *os.Root, name string) (*os.File, error) {
+	f, err := root.OpenFile(filepath.FromSlash(name), os.O_RDONLY|openNonblock, 0)
+	return regular(f, err, name)
+}
+
+// regular checks the result (f, err) of opening path: it returns f when it
+// is a regular file, and otherwise closes it and returns the error.
+func regular(f *os.File, err error, path string) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -24,24 +36,6 @@ func OpenRegular(path string) (*os.File, error) {
 	if !fi.Mode().IsRegular() {
 		f.Close()
 		return nil, &iofs.PathError{Op: "open", Path: path, Err: ErrNotRegular}
-	}
-	return f, nil
-}
-
-// OpenRegularIn is [OpenRegular] for name, a slash path in root.
-func OpenRegularIn(root *os.Root, name string) (*os.File, error) {
-	f, err := root.OpenFile(filepath.FromSlash(name), os.O_RDONLY|openNonblock, 0)
-	if err != nil {
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, &iofs.PathError{Op: "open", Path: name, Err: ErrNotRegular}
 	}
 	return f, nil
 }
