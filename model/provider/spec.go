@@ -412,24 +412,22 @@ func buildResponses(r *Registry, s *spec) (*entry, error) {
 }
 
 func buildAnthropic(r *Registry, s *spec) (*entry, error) {
-	if len(s.query) > 0 {
-		return nil, fmt.Errorf("%w: provider %s: the anthropic dialect does not support query", ErrUnavailable, s.name)
-	}
-	base, err := r.base(s, r.found)
-	if err != nil {
-		return nil, err
-	}
-	key, err := r.requireKey(s)
-	if err != nil {
-		return nil, err
-	}
-	b := anthropic.New(anthropic.Options{HTTPOptions: model.HTTPOptions{BaseURL: base, APIKey: key, Headers: s.headers, HTTPClient: r.client}})
-	return &entry{b: r.retrying(s.name, b)}, nil
+	return buildKeyed(r, s, "anthropic", func(o model.HTTPOptions) model.Backend {
+		return anthropic.New(anthropic.Options{HTTPOptions: o})
+	})
 }
 
 func buildGemini(r *Registry, s *spec) (*entry, error) {
+	return buildKeyed(r, s, "gemini", func(o model.HTTPOptions) model.Backend {
+		return gemini.New(gemini.Options{HTTPOptions: o})
+	})
+}
+
+// buildKeyed makes a backend of a dialect that needs an API key and takes
+// no query parameters (dialect names it in the error).
+func buildKeyed(r *Registry, s *spec, dialect string, build func(model.HTTPOptions) model.Backend) (*entry, error) {
 	if len(s.query) > 0 {
-		return nil, fmt.Errorf("%w: provider %s: the gemini dialect does not support query", ErrUnavailable, s.name)
+		return nil, fmt.Errorf("%w: provider %s: the %s dialect does not support query", ErrUnavailable, s.name, dialect)
 	}
 	base, err := r.base(s, r.found)
 	if err != nil {
@@ -439,7 +437,7 @@ func buildGemini(r *Registry, s *spec) (*entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := gemini.New(gemini.Options{HTTPOptions: model.HTTPOptions{BaseURL: base, APIKey: key, Headers: s.headers, HTTPClient: r.client}})
+	b := build(model.HTTPOptions{BaseURL: base, APIKey: key, Headers: s.headers, HTTPClient: r.client})
 	return &entry{b: r.retrying(s.name, b)}, nil
 }
 
