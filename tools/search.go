@@ -53,6 +53,20 @@ func openTree(env Env, res fs.Resolved) (*tree, error) {
 	return &tree{root: root, fsys: root.FS(), base: root.Name(), rel: rel, inRoot: res.Root != "", close: root.Close}, nil
 }
 
+// searchTree gates a search of path (see gate) and opens its tree; when ok
+// is false, res is the tool's answer.
+func searchTree(ctx context.Context, env Env, c *Call, path, title string) (fs.Resolved, *tree, Result, bool) {
+	t, res, ok := gate(ctx, env, c, path, acp.ToolKindSearch, title)
+	if !ok {
+		return t, nil, res, false
+	}
+	tr, err := openTree(env, t)
+	if err != nil {
+		return t, nil, Errorf("searching %s: %v", display(env, t.Path), err), false
+	}
+	return t, tr, Result{}, true
+}
+
 // abs is the real path of p, a path in t.fsys.
 func (t *tree) abs(p string) string { return filepath.Join(t.base, filepath.FromSlash(p)) }
 
@@ -232,13 +246,9 @@ func globTool(o Options) *Tool {
 			if err != nil {
 				return Errorf("invalid pattern %q: %v", in.Pattern, err)
 			}
-			t, res, ok := gate(ctx, env, c, in.Path, acp.ToolKindSearch, "Find "+in.Pattern)
+			t, tr, res, ok := searchTree(ctx, env, c, in.Path, "Find "+in.Pattern)
 			if !ok {
 				return res
-			}
-			tr, err := openTree(env, t)
-			if err != nil {
-				return Errorf("searching %s: %v", display(env, t.Path), err)
 			}
 			defer tr.close()
 			var found []string
@@ -313,13 +323,9 @@ func grepTool(o Options) *Tool {
 				}
 				inc = &g
 			}
-			t, res, ok := gate(ctx, env, c, in.Path, acp.ToolKindSearch, "Search "+in.Pattern)
+			t, tr, res, ok := searchTree(ctx, env, c, in.Path, "Search "+in.Pattern)
 			if !ok {
 				return res
-			}
-			tr, err := openTree(env, t)
-			if err != nil {
-				return Errorf("searching %s: %v", display(env, t.Path), err)
 			}
 			defer tr.close()
 			var b strings.Builder
