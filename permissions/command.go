@@ -459,33 +459,21 @@ func hasBraceExpansion(w *syntax.Word) bool {
 
 // unescapeUnquoted removes the backslashes of an unquoted literal: "\x" is
 // "x" and a backslash-newline disappears.
-func unescapeUnquoted(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+1 < len(s) {
-			i++
-			if s[i] != '\n' {
-				b.WriteByte(s[i])
-			}
-			continue
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
+func unescapeUnquoted(s string) string { return unescape(s, "") }
 
 // unescapeDouble removes the backslashes that are special inside double
 // quotes: before $, `, ", \ and newline.
-func unescapeDouble(s string) string {
+func unescapeDouble(s string) string { return unescape(s, "$`\"\\\n") }
+
+// unescape removes the backslashes before the characters of special (before
+// any character when special is empty); a backslash-newline disappears.
+func unescape(s, special string) string {
 	if !strings.Contains(s, `\`) {
 		return s
 	}
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("$`\"\\\n", s[i+1]) >= 0 {
+		if s[i] == '\\' && i+1 < len(s) && (special == "" || strings.IndexByte(special, s[i+1]) >= 0) {
 			i++
 			if s[i] != '\n' {
 				b.WriteByte(s[i])
