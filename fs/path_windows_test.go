@@ -79,6 +79,14 @@ func TestResolveFollowsJunctions(t *testing.T) {
 		t.Skipf("cannot make a junction here: %v %s", err, out)
 	}
 	defer os.Remove(link)
+	// Wine's mklink makes a plain directory: only a real junction shows
+	// the target's files.
+	if err := os.WriteFile(filepath.Join(outside, "probe"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(link, "probe")); err != nil {
+		t.Skipf("mklink /J made no working junction here: %v", err)
+	}
 	r, err := NewRoots(root)
 	if err != nil {
 		t.Fatal(err)
