@@ -3,7 +3,6 @@ package anthropic
 import (
 	"encoding/json"
 	"errors"
-	"io"
 	"maps"
 	"slices"
 	"strconv"
@@ -82,10 +81,7 @@ func malformed(msg string) error {
 func (d *decoder) run(r *sse.Reader, emit func(model.Event) bool) error {
 	d.blocks = map[int]*openBlock{}
 	for {
-		ev, err := sse.NextData(r)
-		if err == io.EOF {
-			return sse.Truncated()
-		}
+		ev, err := sse.NextData(r, false) // the completing event returns first
 		if err != nil {
 			return err
 		}

@@ -101,11 +101,8 @@ type decoder struct {
 // error of the underlying reader otherwise.
 func (d *decoder) run(r *sse.Reader, emit func(model.Event) bool) error {
 	for {
-		ev, err := sse.NextData(r)
+		ev, err := sse.NextData(r, d.finished)
 		if err == io.EOF {
-			if !d.finished {
-				return sse.Truncated()
-			}
 			return d.end(emit)
 		}
 		if err != nil {

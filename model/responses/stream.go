@@ -3,7 +3,6 @@ package responses
 import (
 	"encoding/json"
 	"errors"
-	"io"
 	"strings"
 
 	"acpd/model"
@@ -115,10 +114,7 @@ func (d *decoder) run(r *sse.Reader, emit func(model.Event) bool) error {
 	d.byItem = map[string]*call{}
 	d.thoughts = map[string]*thought{}
 	for {
-		ev, err := sse.NextData(r)
-		if err == io.EOF {
-			return sse.Truncated()
-		}
+		ev, err := sse.NextData(r, false) // the completing event returns first
 		if err != nil {
 			return err
 		}

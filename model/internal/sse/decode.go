@@ -16,14 +16,18 @@ func Truncated() error {
 
 // NextData returns the next event whose data is not blank, its Data trimmed
 // of surrounding white space. At the end of the stream (a clean or a torn
-// one) it returns io.EOF; an event over the reader's limit becomes a
+// one) it returns io.EOF when complete reports the response complete, and
+// [Truncated] otherwise; an event over the reader's limit becomes a
 // *model.Error of kind ErrServer; any other error of the underlying reader
 // is returned as it is.
-func NextData(r *Reader) (Event, error) {
+func NextData(r *Reader, complete bool) (Event, error) {
 	for {
 		ev, err := r.Next()
 		if err != nil {
 			if err == io.EOF || err == io.ErrUnexpectedEOF {
+				if !complete {
+					return Event{}, Truncated()
+				}
 				return Event{}, io.EOF
 			}
 			if err == ErrEventTooLarge {
