@@ -12,7 +12,8 @@
 // editor (mcp_elicit.go). The rest is the agent's own: handlers and
 // lifecycle (agent.go, lifecycle.go), settings (settings.go), persistence
 // (session.go), and the turn: turn.go holds the loop, prompt.go the
-// session's system prompt (built by package sysprompt) and prompt context,
+// session's system prompt (built by package sysprompt) and prompt context
+// (the prompt's content converted by package promptin),
 // compact.go compaction (package compact) and usage, commands.go the slash
 // commands. The task tool's sub-agent (tools/task) runs through
 // task.Host, which toolenv.go implements; internal/loopguard stops a model

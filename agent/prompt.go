@@ -2,14 +2,10 @@ package agent
 
 import (
 	"context"
-	"fmt"
-	"net/url"
 	"slices"
 	"strings"
 
-	"acpd/acp"
 	"acpd/sysprompt"
-	"acpd/tools"
 )
 
 // systemPrompt is the session's system prompt (see package sysprompt). It
@@ -100,24 +96,13 @@ func (s *sess) sawFile(path string) {
 	s.mu.Unlock()
 }
 
-// maxLinkedBytes caps a file attached to a prompt by a resource link.
-const maxLinkedBytes = 256 << 10
-
-// linkedResource renders a prompt's resource link for the model: a file://
-// link is read through the file broker (so an unsaved buffer is what the
-// user sees and attached); other links are named only.
-func (s *sess) linkedResource(ctx context.Context, l *acp.ResourceLink) string {
-	u, err := url.Parse(l.URI)
-	if err != nil || u.Scheme != "file" || u.Path == "" {
-		return fmt.Sprintf("[Referenced resource: %s (%s)]", l.Name, l.URI)
+// readLinked reads a file a prompt links to through the file broker (so an
+// unsaved buffer is what the user sees and attached) and records that the
+// agent saw it.
+func (s *sess) readLinked(ctx context.Context, path string) (string, error) {
+	content, err := s.broker.ReadFile(ctx, path)
+	if err == nil {
+		s.sawFile(path)
 	}
-	content, err := s.broker.ReadFile(ctx, u.Path)
-	if err != nil {
-		return fmt.Sprintf("[Referenced file %s could not be read: %v]", u.Path, err)
-	}
-	s.sawFile(u.Path)
-	if len(content) > maxLinkedBytes {
-		content = tools.Truncate(content, maxLinkedBytes) + fmt.Sprintf("\n[… the file continues; %d bytes in all. Use read_file with an offset for the rest.]", len(content))
-	}
-	return fmt.Sprintf("<file path=%q>\n%s\n</file>", u.Path, content)
+	return content, err
 }

@@ -9,12 +9,12 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"acpd/acp"
 	"acpd/compact"
 	"acpd/internal/loopguard"
 	"acpd/model"
+	"acpd/promptin"
 )
 
 // defaultMaxTurnRequests caps model requests per prompt turn when the config
@@ -109,13 +109,13 @@ func (s *sess) runTurn(ctx context.Context, prompt []acp.ContentBlock) (acp.Stop
 		}
 	}
 	backend, info, resolveErr := s.a.opts.Resolve(st.Model)
-	parts, notes := s.promptParts(ctx, prompt, info)
+	parts, notes := promptin.Parts(ctx, prompt, info, s.readLinked)
 	for _, n := range notes {
 		s.notice(out, acp.NoticeSeverityWarning, n)
 	}
 	_, isCommand := slashCommand(prompt)
 	if st.Title == "" && !isCommand {
-		if title := titleFrom(prompt); title != "" {
+		if title := promptin.Title(prompt); title != "" {
 			s.update(func(st *settings) { st.Title = title })
 			now := time.Now().UTC().Format(time.RFC3339)
 			s.notify(out, acp.SessionUpdate{SessionInfoUpdate: &acp.SessionInfoUpdate{Title: strp(title), UpdatedAt: &now}})
@@ -458,69 +458,6 @@ func (s *sess) buildRequest(info model.ModelInfo) *model.Request {
 		CacheSystem: true,
 		CacheTools:  true,
 	}
-}
-
-// promptParts converts ACP prompt content into model parts. notes are
-// warnings for the user (content the model cannot take).
-func (s *sess) promptParts(ctx context.Context, prompt []acp.ContentBlock, info model.ModelInfo) (parts []model.Part, notes []string) {
-	for _, b := range prompt {
-		switch {
-		case b.Text != nil:
-			parts = append(parts, model.Part{Type: model.PartText, Text: b.Text.Text})
-		case b.Image != nil:
-			if info.ID != "" && !info.Images {
-				parts = append(parts, model.Part{Type: model.PartText, Text: "[The user attached an image, but this model cannot read images.]"})
-				notes = append(notes, "This model cannot read images; the image was not sent.")
-				continue
-			}
-			parts = append(parts, model.Part{Type: model.PartImage, MimeType: b.Image.MimeType, Data: b.Image.Data})
-		case b.Audio != nil:
-			if !info.Audio {
-				parts = append(parts, model.Part{Type: model.PartText, Text: "[The user attached audio, but this model cannot take audio.]"})
-				notes = append(notes, "This model cannot take audio; the recording was not sent.")
-				continue
-			}
-			parts = append(parts, model.Part{Type: model.PartAudio, MimeType: b.Audio.MimeType, Data: b.Audio.Data})
-		case b.ResourceLink != nil:
-			parts = append(parts, model.Part{Type: model.PartText, Text: s.linkedResource(ctx, b.ResourceLink)})
-		case b.Resource != nil:
-			r := b.Resource.Resource
-			switch {
-			case r.Text != nil:
-				parts = append(parts, model.Part{Type: model.PartText, Text: fmt.Sprintf("<resource uri=%q>\n%s\n</resource>", r.Text.URI, r.Text.Text)})
-			case r.Blob != nil:
-				parts = append(parts, model.Part{Type: model.PartText, Text: fmt.Sprintf("[Attached binary resource %s (%s), not shown]", r.Blob.URI, derefOr(r.Blob.MimeType, "unknown type"))})
-			}
-		}
-	}
-	return parts, notes
-}
-
-func derefOr(p *string, def string) string {
-	if p == nil || *p == "" {
-		return def
-	}
-	return *p
-}
-
-// titleFrom derives a session title from the first prompt's text.
-func titleFrom(prompt []acp.ContentBlock) string {
-	for _, b := range prompt {
-		if b.Text == nil {
-			continue
-		}
-		t := strings.Join(strings.Fields(b.Text.Text), " ")
-		if t == "" {
-			continue
-		}
-		const max = 80
-		if utf8.RuneCountInString(t) > max {
-			r := []rune(t)
-			t = strings.TrimSpace(string(r[:max-1])) + "…"
-		}
-		return t
-	}
-	return ""
 }
 
 // notices reports whether the client shows notice updates.
