@@ -9,8 +9,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"acpd/internal/testdir"
 )
 
 // env is a fake environment for getenv.
@@ -22,7 +20,7 @@ func (e env) get(k string) string { return e[k] }
 // XDG_STATE_HOME are fresh temporary directories.
 func testEnv(t *testing.T) env {
 	t.Helper()
-	d := testdir.New(t)
+	d := t.TempDir()
 	return env{
 		"HOME":            filepath.Join(d, "home"),
 		"XDG_CONFIG_HOME": filepath.Join(d, "config"),
@@ -50,7 +48,7 @@ func userFile(t *testing.T, e env, content string) string {
 // if content is "") and returns its root.
 func project(t *testing.T, content string) string {
 	t.Helper()
-	root := testdir.New(t)
+	root := t.TempDir()
 	if err := os.Mkdir(filepath.Join(root, ".git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +108,7 @@ func TestMissingFilesAreFine(t *testing.T) {
 	delete(e, "HOME")
 	e["ACPD_STATE_DIR"] = "/var/lib/acpd"
 	l := mustLoader(t, Overrides{}, e)
-	c, err := l.ForProject(testdir.New(t)) // no git, no .acpd
+	c, err := l.ForProject(t.TempDir()) // no git, no .acpd
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +124,7 @@ func TestNoStateDir(t *testing.T) {
 
 func TestExplicitConfigFileMustExist(t *testing.T) {
 	e := testEnv(t)
-	missing := filepath.Join(testdir.New(t), "nope.toml")
+	missing := filepath.Join(t.TempDir(), "nope.toml")
 	_, err := NewLoader(Overrides{ConfigFile: missing}, e.get)
 	wantErr(t, err, regexp.QuoteMeta(missing))
 	e["ACPD_CONFIG"] = missing
@@ -216,8 +214,8 @@ func maps(e env) env {
 func TestConfigFileSelection(t *testing.T) {
 	e := testEnv(t)
 	userFile(t, e, `model = "p/default-location"`)
-	envFile := writeFile(t, filepath.Join(testdir.New(t), "env.toml"), `model = "p/env-file"`)
-	flagFile := writeFile(t, filepath.Join(testdir.New(t), "flag.toml"), `model = "p/flag-file"`)
+	envFile := writeFile(t, filepath.Join(t.TempDir(), "env.toml"), `model = "p/env-file"`)
+	flagFile := writeFile(t, filepath.Join(t.TempDir(), "flag.toml"), `model = "p/flag-file"`)
 
 	if got := mustLoader(t, Overrides{}, e).User().Model; got != "p/default-location" {
 		t.Errorf("default location: model %q", got)
@@ -460,7 +458,7 @@ func TestProjectFileInSubdirectory(t *testing.T) {
 		t.Errorf("model %q, want the git root's", c.Model)
 	}
 	// Without git, the working directory's own file is used.
-	plain := testdir.New(t)
+	plain := t.TempDir()
 	writeFile(t, filepath.Join(plain, ".acpd", "config.toml"), `model = "p/plain"`)
 	c, err = mustLoader(t, Overrides{}, e).ForProject(plain)
 	if err != nil {
@@ -520,7 +518,7 @@ func TestProjectRoot(t *testing.T) {
 	if got := ProjectRoot(filepath.Join(wt)); got != wt {
 		t.Errorf("ProjectRoot(worktree) = %q, want %q", got, wt)
 	}
-	plain := testdir.New(t)
+	plain := t.TempDir()
 	if got := ProjectRoot(plain); got != plain {
 		t.Errorf("ProjectRoot(no git) = %q, want %q", got, plain)
 	}

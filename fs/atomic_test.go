@@ -11,8 +11,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"acpd/internal/testdir"
 )
 
 // tempFiles lists the atomic-write temp files in dir.
@@ -32,7 +30,7 @@ func tempFiles(t testing.TB, dir string) []string {
 }
 
 func TestWriteFileAtomicReplacesContent(t *testing.T) {
-	dir := testdir.New(t)
+	dir := t.TempDir()
 	p := filepath.Join(dir, "f.txt")
 	for _, content := range []string{"one", "", "three\n"} {
 		if err := WriteFileAtomic(p, []byte(content), 0o644); err != nil {
@@ -48,7 +46,7 @@ func TestWriteFileAtomicReplacesContent(t *testing.T) {
 }
 
 func TestWriteFileAtomicKeepsMode(t *testing.T) {
-	dir := testdir.New(t)
+	dir := t.TempDir()
 	p := filepath.Join(dir, "script.sh")
 	mustWrite(t, p, "#!/bin/sh\n")
 	for _, mode := range []os.FileMode{0o755, 0o600, 0o640} {
@@ -69,7 +67,7 @@ func TestWriteFileAtomicKeepsMode(t *testing.T) {
 }
 
 func TestWriteFileAtomicThroughSymlink(t *testing.T) {
-	dir := testdir.New(t)
+	dir := t.TempDir()
 	target := filepath.Join(dir, "target")
 	link := filepath.Join(dir, "link")
 	mustWrite(t, target, "old")
@@ -86,7 +84,7 @@ func TestWriteFileAtomicThroughSymlink(t *testing.T) {
 }
 
 func TestWriteFileAtomicErrors(t *testing.T) {
-	dir := testdir.New(t)
+	dir := t.TempDir()
 	mustMkdir(t, filepath.Join(dir, "sub"))
 	for _, p := range []string{
 		filepath.Join(dir, "a\x00b"),
@@ -104,7 +102,7 @@ func TestWriteFileAtomicErrors(t *testing.T) {
 }
 
 func TestWriteFileAtomicLongName(t *testing.T) {
-	dir := testdir.New(t)
+	dir := t.TempDir()
 	name := strings.Repeat("é", 127) // 254 bytes: the temp name must be shortened
 	if err := WriteFileAtomic(filepath.Join(dir, name), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
@@ -115,7 +113,7 @@ func TestWriteFileAtomicLongName(t *testing.T) {
 }
 
 func TestWriteFileAtomicSweep(t *testing.T) {
-	dir := testdir.New(t)
+	dir := t.TempDir()
 	const deadPID = 1 << 30 // above PID_MAX_LIMIT: never a live process
 	old := time.Now().Add(-2 * staleTempAge)
 	files := map[string]bool{ // name → swept
@@ -163,7 +161,7 @@ func TestWriteFileAtomicSweep(t *testing.T) {
 // and others in the same directory: sweeps must not remove the temp files
 // of writes in flight, and the result is always one complete content.
 func TestWriteFileAtomicConcurrent(t *testing.T) {
-	dir := testdir.New(t)
+	dir := t.TempDir()
 	shared := filepath.Join(dir, "shared")
 	const writers, rounds = 4, 25
 	contents := make([][]byte, writers)

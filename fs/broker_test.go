@@ -9,8 +9,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"acpd/internal/testdir"
 )
 
 func wantStale(t *testing.T, err error, reason string) {
@@ -291,7 +289,7 @@ func TestSymlinkSwapDuringWrite(t *testing.T) {
 }
 
 func TestEditFileStaleAndApply(t *testing.T) {
-	dir := testdir.New(t)
+	dir := t.TempDir()
 	roots, err := NewRoots(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
-
-	"acpd/internal/testdir"
 )
 
 var (
@@ -36,7 +34,7 @@ type fixture struct {
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
-	base, err := filepath.EvalSymlinks(testdir.New(t))
+	base, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

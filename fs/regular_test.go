@@ -9,14 +9,12 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
-
-	"acpd/internal/testdir"
 )
 
 // TestOpenRegularRefusesSpecialFiles: FIFOs (which would block), sockets,
 // devices and directories are refused with ErrNotRegular; regular files open.
 func TestOpenRegularRefusesSpecialFiles(t *testing.T) {
-	dir := testdir.New(t)
+	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo")
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)

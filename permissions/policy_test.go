@@ -13,8 +13,6 @@ import (
 	"acpd/acp"
 
 	"go.uber.org/goleak"
-
-	"acpd/internal/testdir"
 )
 
 func TestMain(m *testing.M) {
@@ -28,7 +26,7 @@ type workspace struct {
 
 func newWorkspace(t *testing.T) workspace {
 	t.Helper()
-	base := testdir.New(t)
+	base := t.TempDir()
 	w := workspace{
 		root:    filepath.Join(base, "proj"),
 		config:  filepath.Join(base, "config", "acpd"),
@@ -648,7 +646,7 @@ func TestNoApproval(t *testing.T) {
 	if d := p.Decide(ModeFull, call); d.Action != Deny {
 		t.Errorf("with a deny rule: %+v, want deny", d)
 	}
-	store := openTestStore(t, testdir.New(t))
+	store := openTestStore(t, t.TempDir())
 	p = w.policy(t, store)
 	if err := p.Remember(Call{Tool: call.Tool}, p.Decide(ModeAsk, Call{Tool: call.Tool}), false); err != nil {
 		t.Fatal(err)

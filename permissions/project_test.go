@@ -4,12 +4,10 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"acpd/internal/testdir"
 )
 
 func TestProjectKey(t *testing.T) {
-	base := testdir.New(t)
+	base := t.TempDir()
 	repo := filepath.Join(base, "repo")
 	deep := filepath.Join(repo, "a", "b")
 	wt := filepath.Join(base, "worktree")

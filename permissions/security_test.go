@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"acpd/acp"
-	"acpd/internal/testdir"
 )
 
 // TestCommandWorkingDirectory: run_command's working directory is a path
@@ -15,7 +14,7 @@ import (
 // command line; a deny rule still wins, and inside the roots nothing changes.
 func TestCommandWorkingDirectory(t *testing.T) {
 	w := newWorkspace(t)
-	store := openTestStore(t, testdir.New(t))
+	store := openTestStore(t, t.TempDir())
 	link := filepath.Join(w.root, "out-link")
 	if err := os.Symlink(w.outside, link); err != nil {
 		t.Fatal(err)

@@ -11,13 +11,12 @@ import (
 	"testing"
 
 	"acpd/internal/filelock"
-	"acpd/internal/testdir"
 )
 
 var storeWriters = flag.Int("permissions.writers", 20, "entries each of the two concurrent stores writes in TestStoresShareFile")
 
 func TestStorePersistsAcrossReopen(t *testing.T) {
-	dir := testdir.New(t)
+	dir := t.TempDir()
 	path := filepath.Join(dir, "state", "permissions.json")
 	s, err := OpenStore(path)
 	if err != nil {
@@ -91,7 +90,7 @@ func TestStorePersistsAcrossReopen(t *testing.T) {
 }
 
 func TestStoreRemove(t *testing.T) {
-	s := openTestStore(t, testdir.New(t))
+	s := openTestStore(t, t.TempDir())
 	if err := s.add("/p", []Rule{
 		{Action: Allow, Tool: "run_command", Match: "a"},
 		{Action: Allow, Tool: "run_command", Match: "b"},
@@ -128,7 +127,7 @@ func TestStoreRemove(t *testing.T) {
 // TestStoresShareFile simulates two processes: two Stores on one file (each
 // with its own lock descriptor) writing concurrently must not lose entries.
 func TestStoresShareFile(t *testing.T) {
-	dir := testdir.New(t)
+	dir := t.TempDir()
 	a := openTestStore(t, dir)
 	b := openTestStore(t, dir)
 	n := *storeWriters
@@ -176,7 +175,7 @@ func TestStoresShareFile(t *testing.T) {
 }
 
 func TestStoreLockTimeout(t *testing.T) {
-	s := openTestStore(t, testdir.New(t))
+	s := openTestStore(t, t.TempDir())
 	unlock, err := filelock.Lock(s.path+".lock", lockTimeout)
 	if err != nil {
 		t.Fatal(err)
@@ -191,7 +190,7 @@ func TestOpenStoreErrors(t *testing.T) {
 	if _, err := OpenStore(""); err == nil {
 		t.Error("empty path accepted")
 	}
-	dir := testdir.New(t)
+	dir := t.TempDir()
 	for name, content := range map[string]string{
 		"garbage.json":   "not json",
 		"version.json":   `{"version": 2, "entries": []}`,

@@ -13,13 +13,11 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"acpd/internal/testdir"
 )
 
 func newStore(t testing.TB) *Store {
 	t.Helper()
-	s, err := Open(filepath.Join(testdir.New(t), "state"))
+	s, err := Open(filepath.Join(t.TempDir(), "state"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -479,7 +477,7 @@ func TestLockInProcess(t *testing.T) {
 		t.Fatalf("Delete while open: %v", err)
 	}
 	// A second Store on the same directory (through a symlink) is refused too.
-	link := filepath.Join(testdir.New(t), "link")
+	link := filepath.Join(t.TempDir(), "link")
 	if err := os.Symlink(s.Dir(), link); err != nil {
 		t.Fatal(err)
 	}
@@ -794,7 +792,7 @@ func TestConcurrentAppend(t *testing.T) {
 }
 
 func TestConcurrentStoresSameProcess(t *testing.T) {
-	dir := filepath.Join(testdir.New(t), "st")
+	dir := filepath.Join(t.TempDir(), "st")
 	const stores, each = 3, 10
 	var wg sync.WaitGroup
 	ids := make([][]string, stores)
@@ -853,7 +851,7 @@ func TestDefaultDir(t *testing.T) {
 	if d, err := DefaultDir(); err != nil || d != "/xdg/state/acpd" {
 		t.Fatalf("XDG: %q %v", d, err)
 	}
-	home := testdir.New(t)
+	home := t.TempDir()
 	t.Setenv("HOME", home)
 	for _, v := range []string{"", "relative/path"} {
 		t.Setenv("XDG_STATE_HOME", v)

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"acpd/internal/testdir"
 )
 
 // entries returns the names in dir.
@@ -29,7 +27,7 @@ func entries(t *testing.T, dir string) []string {
 }
 
 func TestWriteFileCreatesAndReplaces(t *testing.T) {
-	dir := testdir.New(t)
+	dir := t.TempDir()
 	p := filepath.Join(dir, "f.json")
 	if err := WriteFile(p, []byte("one"), 0o600); err != nil {
 		t.Fatal(err)
@@ -56,7 +54,7 @@ func TestWriteFileModeIgnoresUmask(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("no permission bits")
 	}
-	p := filepath.Join(testdir.New(t), "f")
+	p := filepath.Join(t.TempDir(), "f")
 	if err := WriteFile(p, nil, 0o666); err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +65,7 @@ func TestWriteFileModeIgnoresUmask(t *testing.T) {
 }
 
 func TestWriteFileRefusesNonRegular(t *testing.T) {
-	dir := testdir.New(t)
+	dir := t.TempDir()
 	sub := filepath.Join(dir, "sub")
 	if err := os.Mkdir(sub, 0o700); err != nil {
 		t.Fatal(err)
@@ -84,7 +82,7 @@ func TestWriteFileRefusesNonRegular(t *testing.T) {
 }
 
 func TestWriteFileReplacesSymlink(t *testing.T) {
-	dir := testdir.New(t)
+	dir := t.TempDir()
 	target := filepath.Join(dir, "target")
 	if err := os.WriteFile(target, []byte("old"), 0o600); err != nil {
 		t.Fatal(err)
@@ -107,7 +105,7 @@ func TestWriteFileReplacesSymlink(t *testing.T) {
 // TestWriteFileReadersSeeWholeContent reads while writers replace the file:
 // every read sees one complete version.
 func TestWriteFileReadersSeeWholeContent(t *testing.T) {
-	p := filepath.Join(testdir.New(t), "f")
+	p := filepath.Join(t.TempDir(), "f")
 	a, b := bytes.Repeat([]byte("a"), 1<<16), bytes.Repeat([]byte("b"), 1<<16)
 	if err := WriteFile(p, a, 0o600); err != nil {
 		t.Fatal(err)
@@ -153,7 +151,7 @@ func TestRetryRenameStopsAtOtherErrors(t *testing.T) {
 }
 
 func TestSyncDirAndRoot(t *testing.T) {
-	dir := testdir.New(t)
+	dir := t.TempDir()
 	if err := SyncDir(dir); err != nil {
 		t.Fatal(err)
 	}

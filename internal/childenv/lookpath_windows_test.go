@@ -9,12 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"acpd/internal/testdir"
 )
 
 func TestLookPathPathExt(t *testing.T) {
-	dir := testdir.New(t)
+	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "tool.cmd"), []byte("@echo off\r\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
