@@ -171,7 +171,7 @@ func TestSyncDirAndRoot(t *testing.T) {
 }
 
 func TestOpenMissing(t *testing.T) {
-	_, err := Open(filepath.Join(testdir.New(t), "missing"))
+	_, err := Open(filepath.Join(t.TempDir(), "missing"))
 	if !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Open of a missing file: %v, want fs.ErrNotExist", err)
 	}
