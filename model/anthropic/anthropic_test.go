@@ -317,28 +317,7 @@ func decodeAll(r io.Reader) ssetest.Result {
 // decoder, whole and re-chunked at random boundaries, and requires the
 // same outcome.
 func FuzzDecode(f *testing.F) {
-	for i, file := range fixtures(f) {
-		data, err := os.ReadFile(file)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data, uint64(i))
-	}
-	f.Fuzz(func(t *testing.T, data []byte, seed uint64) {
-		whole := decodeAll(bytes.NewReader(data))
-		chunked := decodeAll(ssetest.ChunkReader(data, seed))
-		if !reflect.DeepEqual(whole, chunked) {
-			t.Fatalf("whole:   %+v\nchunked: %+v", whole, chunked)
-		}
-		for _, ev := range whole.Events {
-			if ev.Input != nil && !json.Valid(ev.Input) {
-				t.Fatalf("invalid tool input %q", ev.Input)
-			}
-		}
-		if _, err := json.Marshal(whole); err != nil {
-			t.Fatalf("events do not marshal: %v", err)
-		}
-	})
+	ssetest.FuzzDecode(f, fixtures(f), decodeAll, nil)
 }
 
 // BenchmarkDecode measures parsing of a 100,000-delta text stream.
