@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -40,15 +39,6 @@ func newTestBackend(t *testing.T, h http.Handler, opts Options) *Backend {
 
 func simpleRequest() *model.Request {
 	return &model.Request{Model: "gpt-test", Messages: []model.Message{{Role: model.RoleUser, Parts: []model.Part{{Type: model.PartText, Text: "hi"}}}}}
-}
-
-func fixtures(t testing.TB) []string {
-	t.Helper()
-	files, err := filepath.Glob("testdata/*.sse")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no fixtures: %v", err)
-	}
-	return files
 }
 
 func richRequest() *model.Request {
@@ -286,7 +276,7 @@ func decodeAll(r io.Reader) ssetest.Result {
 // decoder, whole and re-chunked at random boundaries, and requires the
 // same outcome.
 func FuzzDecode(f *testing.F) {
-	ssetest.FuzzDecode(f, fixtures(f), decodeAll, nil)
+	ssetest.FuzzDecode(f, ssetest.Fixtures(f), decodeAll, nil)
 }
 
 // BenchmarkDecode measures parsing of a 100,000-delta text stream.

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -39,15 +38,6 @@ func newTestBackend(t *testing.T, h http.Handler, opts Options) *Backend {
 
 func simpleRequest() *model.Request {
 	return &model.Request{Model: "gpt-5", Messages: []model.Message{{Role: model.RoleUser, Parts: []model.Part{{Type: model.PartText, Text: "hi"}}}}}
-}
-
-func fixtures(t testing.TB) []string {
-	t.Helper()
-	files, err := filepath.Glob("testdata/*.sse")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no fixtures: %v", err)
-	}
-	return files
 }
 
 func text(s string) model.Part { return model.Part{Type: model.PartText, Text: s} }
@@ -350,7 +340,7 @@ func decodeAll(r io.Reader) ssetest.Result {
 // decoder, whole and re-chunked at random boundaries, and requires the
 // same outcome and well-formed events.
 func FuzzDecode(f *testing.F) {
-	ssetest.FuzzDecode(f, fixtures(f), decodeAll, func(t *testing.T, whole ssetest.Result) {
+	ssetest.FuzzDecode(f, ssetest.Fixtures(f), decodeAll, func(t *testing.T, whole ssetest.Result) {
 		for i, ev := range whole.Events {
 			if ev.Opaque != nil && (!json.Valid(ev.Opaque) || ev.Provider != Provider) {
 				t.Fatalf("bad opaque event %+v", ev)

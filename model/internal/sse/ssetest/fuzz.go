@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 )
@@ -40,4 +41,15 @@ func FuzzDecode(f *testing.F, files []string, decode func(io.Reader) Result, che
 			t.Fatalf("events do not marshal: %v", err)
 		}
 	})
+}
+
+// Fixtures returns the recorded streams of the package under test,
+// testdata/*.sse; it fails t when there are none.
+func Fixtures(t testing.TB) []string {
+	t.Helper()
+	files, err := filepath.Glob("testdata/*.sse")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no fixtures: %v", err)
+	}
+	return files
 }
