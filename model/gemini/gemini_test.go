@@ -209,20 +209,26 @@ func TestThinkingConfig(t *testing.T) {
 	for _, tt := range tests {
 		req := simpleRequest()
 		req.Model, req.Effort = tt.model, tt.effort
-		body, err := requestBody(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var m struct {
-			GenerationConfig json.RawMessage `json:"generationConfig"`
-		}
-		if err := json.Unmarshal(body, &m); err != nil {
-			t.Fatal(err)
-		}
-		if string(m.GenerationConfig) != tt.want {
-			t.Errorf("%s %q: generationConfig %s, want %s", tt.model, tt.effort, m.GenerationConfig, tt.want)
+		if got := sentConfig(t, req); got != tt.want {
+			t.Errorf("%s %q: generationConfig %s, want %s", tt.model, tt.effort, got, tt.want)
 		}
 	}
+}
+
+// sentConfig is the generationConfig JSON of req's body, "" for none.
+func sentConfig(t *testing.T, req *model.Request) string {
+	t.Helper()
+	body, err := requestBody(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		GenerationConfig json.RawMessage `json:"generationConfig"`
+	}
+	if err := json.Unmarshal(body, &m); err != nil {
+		t.Fatal(err)
+	}
+	return string(m.GenerationConfig)
 }
 
 func TestMaxOutputTokens(t *testing.T) {
@@ -239,18 +245,8 @@ func TestMaxOutputTokens(t *testing.T) {
 	} {
 		req := simpleRequest()
 		req.MaxOutputTokens, req.Effort = tt.max, tt.effort
-		body, err := requestBody(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var m struct {
-			GenerationConfig json.RawMessage `json:"generationConfig"`
-		}
-		if err := json.Unmarshal(body, &m); err != nil {
-			t.Fatal(err)
-		}
-		if string(m.GenerationConfig) != tt.want {
-			t.Errorf("max %d effort %q: %s, want %s", tt.max, tt.effort, m.GenerationConfig, tt.want)
+		if got := sentConfig(t, req); got != tt.want {
+			t.Errorf("max %d effort %q: %s, want %s", tt.max, tt.effort, got, tt.want)
 		}
 	}
 }
