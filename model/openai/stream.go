@@ -292,11 +292,5 @@ func (d *decoder) finishReason() model.FinishReason {
 	case "content_filter":
 		return model.FinishRefusal
 	}
-	switch {
-	case len(d.calls) > 0:
-		return model.FinishToolUse
-	case d.refusal:
-		return model.FinishRefusal
-	}
-	return model.FinishEndTurn
+	return sse.Finish(len(d.calls) > 0, d.refusal)
 }

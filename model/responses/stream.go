@@ -366,13 +366,7 @@ func (d *decoder) closeAll(emit func(model.Event) bool) bool {
 
 // finishReason is the finish of a completed response.
 func (d *decoder) finishReason() model.FinishReason {
-	switch {
-	case len(d.calls) > 0:
-		return model.FinishToolUse
-	case d.refusal:
-		return model.FinishRefusal
-	}
-	return model.FinishEndTurn
+	return sse.Finish(len(d.calls) > 0, d.refusal)
 }
 
 func (u *usage) normalise() *model.Usage {

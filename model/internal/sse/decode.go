@@ -73,3 +73,16 @@ func Arguments(input json.RawMessage) string {
 	}
 	return string(input)
 }
+
+// Finish is the finish of a response that completed without a reason of its
+// own: tool use when it called tools, else a refusal when it refused, else
+// the end of the turn.
+func Finish(toolCalls, refusal bool) model.FinishReason {
+	switch {
+	case toolCalls:
+		return model.FinishToolUse
+	case refusal:
+		return model.FinishRefusal
+	}
+	return model.FinishEndTurn
+}
