@@ -31,8 +31,14 @@ const (
 // when the first Broker watches a directory and closed when the last
 // subscribed Broker closes. Its goroutine (owned by the hub, ended by
 // closing the watcher) routes each event to the Brokers watching the
-// event's directory. Lock order: Broker.watchMu, hub.mu, Broker.mu.
+// event's directory. Lock order: Broker.watchMu, hub.opMu, hub.mu,
+// Broker.mu.
+//
+// The watcher's Add, Remove and Close run under opMu, never under mu: on
+// Windows fsnotify's Add waits for its reader goroutine, which may be
+// blocked handing an error to loop, which needs mu.
 type hub struct {
+	opMu sync.Mutex // serialises the watcher's Add, Remove and Close
 	mu   sync.Mutex
 	w    *fsnotify.Watcher
 	done chan struct{}                   // closed when w's goroutine has returned
@@ -45,11 +51,13 @@ var watchHub hub
 // add subscribes b to dir, creating the watcher if needed, and (re-)adds the
 // directory's watch.
 func (h *hub) add(b *Broker, dir string) error {
+	h.opMu.Lock()
+	defer h.opMu.Unlock()
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if h.w == nil {
 		w, err := fsnotify.NewBufferedWatcher(watchBuffer)
 		if err != nil {
+			h.mu.Unlock()
 			return err
 		}
 		h.w, h.done = w, make(chan struct{})
@@ -64,18 +72,23 @@ func (h *hub) add(b *Broker, dir string) error {
 		h.dirs[dir] = bs
 	}
 	bs[b] = struct{}{}
-	return h.w.Add(dir)
+	w := h.w
+	h.mu.Unlock()
+	return w.Add(dir)
 }
 
 // remove drops every subscription of b, and the watcher itself with the
 // last one (waiting for its goroutine).
 func (h *hub) remove(b *Broker) error {
+	h.opMu.Lock()
+	defer h.opMu.Unlock()
 	h.mu.Lock()
 	if _, ok := h.subs[b]; !ok {
 		h.mu.Unlock()
 		return nil
 	}
 	delete(h.subs, b)
+	var gone []string
 	for dir, bs := range h.dirs {
 		if _, ok := bs[b]; !ok {
 			continue
@@ -83,16 +96,21 @@ func (h *hub) remove(b *Broker) error {
 		delete(bs, b)
 		if len(bs) == 0 {
 			delete(h.dirs, dir)
-			_ = h.w.Remove(dir) // fails when the directory is gone
+			gone = append(gone, dir)
 		}
 	}
-	if len(h.subs) > 0 {
-		h.mu.Unlock()
+	w, done := h.w, h.done
+	last := len(h.subs) == 0
+	if last {
+		h.w, h.done, h.subs, h.dirs = nil, nil, nil, nil
+	}
+	h.mu.Unlock()
+	if !last {
+		for _, dir := range gone {
+			_ = w.Remove(dir) // fails when the directory is gone
+		}
 		return nil
 	}
-	w, done := h.w, h.done
-	h.w, h.done, h.subs, h.dirs = nil, nil, nil, nil
-	h.mu.Unlock()
 	err := w.Close()
 	<-done
 	return err
