@@ -240,6 +240,7 @@ func compilePathGlob(s string) (pathGlob, error) {
 	if s == "" {
 		return pathGlob{any: true}, nil
 	}
+	s = windowsAbsPattern(s)
 	g := pathGlob{abs: strings.HasPrefix(s, "/"), root: true}
 	body := strings.TrimPrefix(s, "/")
 	if body == "" {
@@ -293,10 +294,35 @@ func formatPathPattern(p string) string {
 	return strings.Join(segs, "/")
 }
 
+// windowsAbsPattern puts a pattern written as a Windows absolute path
+// ("C:/Users/me/**" or `C:\Users\me\**`) in the form absolute paths are
+// matched in (slashAbs: "/C:/Users/me/**"), whatever OS reads the rules:
+// read as a relative pattern it would match nothing, and a deny rule would
+// fail open. Backslashes are separators only in a pattern that starts with
+// a drive letter and a backslash. Drive letters are compared upper-case.
+func windowsAbsPattern(s string) string {
+	if !hasDrive(s) || (s[2] != '/' && s[2] != '\\') {
+		return s
+	}
+	if s[2] == '\\' {
+		s = strings.ReplaceAll(s, `\`, "/")
+	}
+	return "/" + strings.ToUpper(s[:1]) + s[1:]
+}
+
+// hasDrive reports whether s starts with a drive letter and a colon
+// followed by more.
+func hasDrive(s string) bool {
+	return len(s) >= 3 && s[1] == ':' && 'a' <= s[0]|0x20 && s[0]|0x20 <= 'z'
+}
+
 // slashAbs renders an absolute OS path in the form absolute path globs match:
 // slash-separated with a leading "/".
 func slashAbs(abs string) string {
 	s := filepath.ToSlash(filepath.Clean(abs))
+	if hasDrive(s) {
+		s = strings.ToUpper(s[:1]) + s[1:]
+	}
 	if !strings.HasPrefix(s, "/") {
 		s = "/" + s
 	}
