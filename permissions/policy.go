@@ -677,7 +677,11 @@ func (p *Policy) decideFiles(mode Mode, kind toolClass, c Call, rem []compiledRu
 // reports false when such a rule would not cover the path next time: when a
 // symbolic link makes the written and the resolved path differ.
 func (p *Policy) narrowFileRule(tool string, pi pathInfo) (Rule, bool) {
-	m := formatPathPattern(pi.absSlash)
+	// A Windows path is remembered as written there ("C:/…", not "/C:/…").
+	m := formatPathPattern(strings.TrimPrefix(pi.absSlash, "/"))
+	if !hasDrive(m) {
+		m = "/" + m
+	}
 	if pi.projRel != "" {
 		m = formatPathPattern(pi.projRel)
 	}
