@@ -22,7 +22,9 @@ var optionNames = map[permissions.OptionKind]string{
 // session/request_permission when the policy says ask. It fails closed: any
 // answer but a selected, offered allow option is a rejection, and so is a
 // cancelled turn. The returned reason explains a rejection to the model.
-func (s *sess) authorize(ctx context.Context, tc *tools.Call, call permissions.Call, upd acp.ToolCallUpdate) (bool, string) {
+// preview, when not nil, is called only when the user is asked: content it
+// returns (the proposed change) is shown in the request.
+func (s *sess) authorize(ctx context.Context, tc *tools.Call, call permissions.Call, upd acp.ToolCallUpdate, preview func() []acp.ToolCallContent) (bool, string) {
 	mode := permissions.Mode(s.settings().Mode)
 	d := s.policy.Decide(mode, call)
 	switch d.Action {
@@ -39,6 +41,11 @@ func (s *sess) authorize(ctx context.Context, tc *tools.Call, call permissions.C
 	offered := permissions.Options(d)
 	req := acp.RequestPermissionRequest{SessionID: s.id, ToolCall: upd, Options: make([]acp.PermissionOption, 0, len(offered))}
 	req.ToolCall.ToolCallID = acp.ToolCallID(tc.ID)
+	if preview != nil {
+		if c := preview(); len(c) > 0 {
+			req.ToolCall.Content = c
+		}
+	}
 	for _, o := range offered {
 		req.Options = append(req.Options, acp.PermissionOption{OptionID: acp.PermissionOptionID(o.ID), Name: optionNames[o.Kind], Kind: acp.PermissionOptionKind(o.Kind)})
 	}

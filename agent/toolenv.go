@@ -32,7 +32,11 @@ func (e toolEnv) Resolve(p string) (fs.Resolved, error) {
 }
 
 func (e toolEnv) Authorize(ctx context.Context, c *tools.Call, req permissions.Call, upd acp.ToolCallUpdate) (bool, string) {
-	return e.s.authorize(ctx, c, req, upd)
+	return e.s.authorize(ctx, c, req, upd, nil)
+}
+
+func (e toolEnv) AuthorizeShowing(ctx context.Context, c *tools.Call, req permissions.Call, upd acp.ToolCallUpdate, preview func() []acp.ToolCallContent) (bool, string) {
+	return e.s.authorize(ctx, c, req, upd, preview)
 }
 
 func (e toolEnv) Files() *fs.Broker { return e.s.broker }
@@ -168,6 +172,12 @@ func (e subEnv) Authorize(ctx context.Context, c *tools.Call, req permissions.Ca
 		return true, ""
 	}
 	return false, "Not allowed in a sub-agent (" + d.Reason + "); report what you need to the agent that called you."
+}
+
+// AuthorizeShowing is Authorize: a sub-agent never asks, so it has nothing
+// to show.
+func (e subEnv) AuthorizeShowing(ctx context.Context, c *tools.Call, req permissions.Call, upd acp.ToolCallUpdate, _ func() []acp.ToolCallContent) (bool, string) {
+	return e.Authorize(ctx, c, req, upd)
 }
 
 func (e subEnv) Update(u acp.ToolCallUpdate) {}

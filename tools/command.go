@@ -82,7 +82,13 @@ func commandTitle(in json.RawMessage) string {
 		Command string `json:"command"`
 	}
 	_ = json.Unmarshal(in, &p)
-	return "Run " + Truncate(strings.Join(strings.Fields(p.Command), " "), 80)
+	if strings.TrimSpace(p.Command) == "" {
+		return "Run a command"
+	}
+	// Verbatim: the title is what the user approves (Zed shows nothing
+	// else of an execute call), so no prefix, no cut and every newline
+	// kept, which would otherwise hide a second command.
+	return p.Command
 }
 
 func runCommand(ctx context.Context, o Options, env Env, c *Call) Result {
@@ -163,7 +169,7 @@ func runCommand(ctx context.Context, o Options, env Env, c *Call) Result {
 	}
 	// The sandbox may have refused the command something: offer to run it
 	// again outside, which the user must approve explicitly, every time.
-	escTitle := "Run outside the sandbox: " + strings.TrimPrefix(title, "Run ")
+	escTitle := "Run outside the sandbox: " + title
 	note := fmt.Sprintf("The command failed inside the sandbox (%s), which reported: %s\nRun it again without the sandbox?", pol.Describe(), denial)
 	escUpd := acp.ToolCallUpdate{Title: &escTitle, Kind: &kind, RawInput: c.Input, Content: []acp.ToolCallContent{TextContent(note)}}
 	call.Escalate = true

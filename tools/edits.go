@@ -59,18 +59,8 @@ func editResult(env Env, path string, rs []textedit.Result) string {
 // and reports the result.
 func replaceFile(ctx context.Context, env Env, c *Call, shown string, t fs.Resolved, edits []textedit.Edit) Result {
 	var rs []textedit.Result
-	prev, next, err := env.Files().EditFile(ctx, t.Path, func(old string) (string, error) {
-		var (
-			out string
-			err error
-		)
-		if len(edits) == 1 {
-			var r textedit.Result
-			r, err = textedit.Replace(old, edits[0].Old, edits[0].New, edits[0].All)
-			out, rs = r.Content, []textedit.Result{r}
-		} else {
-			out, rs, err = textedit.ReplaceEach(old, edits)
-		}
+	prev, next, err := env.Files().EditFile(ctx, t.Path, func(old string) (out string, err error) {
+		out, rs, err = applyEdits(old, edits)
 		return out, err
 	})
 	if err != nil {
@@ -85,6 +75,47 @@ func replaceFile(ctx context.Context, env Env, c *Call, shown string, t fs.Resol
 	return Result{
 		Text:    editResult(env, t.Path, rs),
 		Content: []acp.ToolCallContent{{Diff: &acp.Diff{Path: t.Path, OldText: &prev, NewText: next}}},
+	}
+}
+
+// applyEdits applies edits to old.
+func applyEdits(old string, edits []textedit.Edit) (string, []textedit.Result, error) {
+	if len(edits) == 1 {
+		r, err := textedit.Replace(old, edits[0].Old, edits[0].New, edits[0].All)
+		return r.Content, []textedit.Result{r}, err
+	}
+	return textedit.ReplaceEach(old, edits)
+}
+
+// peekFile is the current content of an existing file as an edit would see
+// it (through the broker, under its stale check), without writing or
+// recording anything.
+func peekFile(ctx context.Context, env Env, t fs.Resolved) (string, error) {
+	var content string
+	_, _, err := env.Files().EditFile(ctx, t.Path, func(old string) (string, error) {
+		content = old
+		return "", errPeek
+	})
+	if errors.Is(err, errPeek) {
+		return content, nil
+	}
+	return "", err
+}
+
+// editPreview is the diff edits would make to the file, for the
+// permission request; nil when they do not apply (the error is reported
+// after approval).
+func editPreview(ctx context.Context, env Env, edits []textedit.Edit) func(fs.Resolved) []acp.ToolCallContent {
+	return func(t fs.Resolved) []acp.ToolCallContent {
+		old, err := peekFile(ctx, env, t)
+		if err != nil {
+			return nil
+		}
+		next, _, err := applyEdits(old, edits)
+		if err != nil {
+			return nil
+		}
+		return []acp.ToolCallContent{{Diff: &acp.Diff{Path: t.Path, OldText: &old, NewText: next}}}
 	}
 }
 
@@ -116,11 +147,12 @@ func editFileTool() *Tool {
 			if in.OldString == in.NewString {
 				return Errorf("old_string and new_string are the same; nothing to change")
 			}
-			t, res, ok := gate(ctx, env, c, in.Path, acp.ToolKindEdit, "Edit "+in.Path)
+			edits := []textedit.Edit{{Old: in.OldString, New: in.NewString, All: in.ReplaceAll}}
+			t, res, ok := gatePreview(ctx, env, c, in.Path, acp.ToolKindEdit, "Edit "+in.Path, editPreview(ctx, env, edits))
 			if !ok {
 				return res
 			}
-			return replaceFile(ctx, env, c, in.Path, t, []textedit.Edit{{Old: in.OldString, New: in.NewString, All: in.ReplaceAll}})
+			return replaceFile(ctx, env, c, in.Path, t, edits)
 		},
 	}
 }
@@ -158,7 +190,7 @@ func multiEditTool() *Tool {
 				}
 				edits[i] = textedit.Edit{Old: e.OldString, New: e.NewString, All: e.ReplaceAll}
 			}
-			t, res, ok := gate(ctx, env, c, in.Path, acp.ToolKindEdit, "Edit "+in.Path)
+			t, res, ok := gatePreview(ctx, env, c, in.Path, acp.ToolKindEdit, "Edit "+in.Path, editPreview(ctx, env, edits))
 			if !ok {
 				return res
 			}
@@ -219,16 +251,7 @@ type brokerFiles struct {
 }
 
 func (f brokerFiles) Read(ctx context.Context, p string) (string, error) {
-	t := f.resolved[p]
-	var content string
-	_, _, err := f.env.Files().EditFile(ctx, t.Path, func(old string) (string, error) {
-		content = old
-		return "", errPeek
-	})
-	if errors.Is(err, errPeek) {
-		return content, nil
-	}
-	return "", err
+	return peekFile(ctx, f.env, f.resolved[p])
 }
 
 func (f brokerFiles) Write(ctx context.Context, p, content string) error {
@@ -280,21 +303,24 @@ func runApplyPatch(ctx context.Context, env Env, c *Call) Result {
 	title := fmt.Sprintf("Patch %d file(s)", len(perm))
 	kind := acp.ToolKindEdit
 	upd := acp.ToolCallUpdate{Title: &title, Kind: &kind, RawInput: c.Input, Locations: locs}
-	if ok, why := env.Authorize(ctx, c, permissions.Call{Tool: c.Name, Kind: acp.ToolKindEdit, Paths: perm}, upd); !ok {
+	// The permission request shows the patch's effect when it fits; one
+	// that does not is reported after approval, as without a preview.
+	preview := func() []acp.ToolCallContent {
+		planned, err := patch.Plan(ctx, p, files.Read)
+		if err != nil {
+			return nil
+		}
+		return patchContent(files, planned)
+	}
+	if ok, why := env.AuthorizeShowing(ctx, c, permissions.Call{Tool: c.Name, Kind: acp.ToolKindEdit, Paths: perm}, upd, preview); !ok {
 		return Errorf("%s", why)
 	}
 	changes, err := patch.Apply(ctx, p, files)
-	var content []acp.ToolCallContent
+	content := patchContent(files, changes)
 	var b strings.Builder
 	for _, ch := range changes {
-		abs := files.resolved[ch.Path].Path
-		d := &acp.Diff{Path: abs, NewText: ch.New}
-		if ch.Op != patch.Add {
-			d.OldText = &ch.Old
-		}
-		content = append(content, acp.ToolCallContent{Diff: d})
 		verb := map[patch.Op]string{patch.Add: "A", patch.Delete: "D", patch.Update: "M"}[ch.Op]
-		fmt.Fprintf(&b, "%s %s\n", verb, display(env, abs))
+		fmt.Fprintf(&b, "%s %s\n", verb, display(env, files.resolved[ch.Path].Path))
 	}
 	if err != nil {
 		var se *fs.StaleError
@@ -312,4 +338,17 @@ func runApplyPatch(ctx context.Context, env Env, c *Call) Result {
 		return r
 	}
 	return Result{Text: "Applied the patch:\n" + b.String(), Content: content}
+}
+
+// patchContent shows a patch's changes as diffs.
+func patchContent(files brokerFiles, changes []patch.Change) []acp.ToolCallContent {
+	var content []acp.ToolCallContent
+	for _, ch := range changes {
+		d := &acp.Diff{Path: files.resolved[ch.Path].Path, NewText: ch.New}
+		if ch.Op != patch.Add {
+			d.OldText = &ch.Old
+		}
+		content = append(content, acp.ToolCallContent{Diff: d})
+	}
+	return content
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	iofs "io/fs"
@@ -57,6 +58,15 @@ func pathTitle(verb string) func(json.RawMessage) string {
 // gate resolves the call's path and asks permission. ok=false means res is
 // the tool's answer.
 func gate(ctx context.Context, env Env, c *Call, path string, kind acp.ToolKind, title string) (fs.Resolved, Result, bool) {
+	return gatePreview(ctx, env, c, path, kind, title, nil)
+}
+
+// gatePreview is gate with the proposed change shown in the permission
+// request: preview (when not nil) returns the content (a diff) the user
+// approves, or nil when it cannot be computed (the call then asks without
+// it and reports any error after approval, so nothing of the file reaches
+// the model before the user allowed the call).
+func gatePreview(ctx context.Context, env Env, c *Call, path string, kind acp.ToolKind, title string, preview func(fs.Resolved) []acp.ToolCallContent) (fs.Resolved, Result, bool) {
 	t, err := env.Resolve(path)
 	if err != nil {
 		return t, Errorf("%v", err), false
@@ -68,7 +78,15 @@ func gate(ctx context.Context, env Env, c *Call, path string, kind acp.ToolKind,
 		// note) reads like a project file; rules still apply.
 		pp.Inside, pp.Rel = true, filepath.Base(t.Path)
 	}
-	if ok, why := env.Authorize(ctx, c, permissions.Call{Tool: c.Name, Kind: kind, ReadOnly: kind != acp.ToolKindEdit, Paths: []permissions.Path{pp}}, upd); !ok {
+	req := permissions.Call{Tool: c.Name, Kind: kind, ReadOnly: kind != acp.ToolKindEdit, Paths: []permissions.Path{pp}}
+	var ok bool
+	var why string
+	if preview == nil {
+		ok, why = env.Authorize(ctx, c, req, upd)
+	} else {
+		ok, why = env.AuthorizeShowing(ctx, c, req, upd, func() []acp.ToolCallContent { return preview(t) })
+	}
+	if !ok {
 		return t, Errorf("%s", why), false
 	}
 	return t, Result{}, true
@@ -210,7 +228,17 @@ func writeFileTool() *Tool {
 			if err != nil {
 				return Errorf("invalid write_file arguments: %v", err)
 			}
-			t, res, ok := gate(ctx, env, c, in.Path, acp.ToolKindEdit, "Write "+in.Path)
+			t, res, ok := gatePreview(ctx, env, c, in.Path, acp.ToolKindEdit, "Write "+in.Path, func(t fs.Resolved) []acp.ToolCallContent {
+				d := &acp.Diff{Path: t.Path, NewText: in.Content}
+				prev, err := peekFile(ctx, env, t)
+				switch {
+				case err == nil:
+					d.OldText = &prev
+				case !errors.Is(err, iofs.ErrNotExist):
+					return nil
+				}
+				return []acp.ToolCallContent{{Diff: d}}
+			})
 			if !ok {
 				return res
 			}

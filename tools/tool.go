@@ -131,6 +131,10 @@ type Env interface {
 	// fails closed. On success the call is reported in progress; otherwise
 	// why explains the refusal to the model.
 	Authorize(ctx context.Context, call *Call, req permissions.Call, upd acp.ToolCallUpdate) (ok bool, why string)
+	// AuthorizeShowing is Authorize for a call whose permission request
+	// shows what it would change: preview runs only when the user is asked
+	// and returns the content (diffs) shown in the request, or nil.
+	AuthorizeShowing(ctx context.Context, call *Call, req permissions.Call, upd acp.ToolCallUpdate, preview func() []acp.ToolCallContent) (ok bool, why string)
 	// Files is the session's file broker.
 	Files() *fs.Broker
 	// SawFile records that the agent read or wrote path (a real path), so

@@ -306,3 +306,34 @@ func TestInteropToolsDisk(t *testing.T) {
 		t.Errorf("permission requests = %v, want 6", sum["permissions"])
 	}
 }
+
+// TestInteropZed drives acpd with a Zed-like client (testdata/interop/zed.mjs:
+// fs, terminal and _meta.terminal_output; outside reads are "Resource not
+// found"): the permission prompts of edit_file, multi_edit, write_file and
+// apply_patch show the proposed diff, and run_command's prompt is titled with
+// the command verbatim.
+func TestInteropZed(t *testing.T) {
+	t.Parallel()
+	r := newInteropRun(t)
+	writeFile(t, filepath.Join(r.project, "a.txt"), "one\ntwo\nthree\n")
+	step := func(id, tool string, input any) []string {
+		b, _ := json.Marshal(map[string]any{"type": "tool_done", "toolCallId": id, "toolName": tool, "input": input})
+		return []string{string(b), `{"type":"finish"}`}
+	}
+	var lines []string
+	add := func(ls ...string) { lines = append(lines, ls...) }
+	add(step("call_read", "read_file", map[string]any{"path": "a.txt"})...)
+	add(step("call_edit", "edit_file", map[string]any{"path": "a.txt", "old_string": "two", "new_string": "TWO"})...)
+	add(`{"type":"expect","contains":"Edited a.txt"}`)
+	add(step("call_multi", "multi_edit", map[string]any{"path": "a.txt", "edits": []map[string]any{{"old_string": "one", "new_string": "ONE"}, {"old_string": "three", "new_string": "three!"}}})...)
+	add(`{"type":"expect","contains":"Edited a.txt with 2 edits"}`)
+	add(step("call_write", "write_file", map[string]any{"path": "b.txt", "content": "bee\n"})...)
+	add(`{"type":"expect","contains":"Created b.txt"}`)
+	add(step("call_patch", "apply_patch", map[string]any{"input": "*** Begin Patch\n*** Update File: a.txt\n@@\n ONE\n TWO\n three!\n+four\n*** End Patch"})...)
+	add(`{"type":"expect","contains":"Applied the patch"}`)
+	add(step("call_badedit", "edit_file", map[string]any{"path": "a.txt", "old_string": "not there", "new_string": "x"})...)
+	add(step("call_cmd", "run_command", map[string]any{"command": "echo one\necho two"})...)
+	add(`{"type":"expect","contains":"one\\ntwo\\n[exit code 0]"}`, `{"type":"text","text":"Done."}`, `{"type":"finish"}`)
+	r.addReplay(t, "gpt-zed", lines...)
+	r.run(t, "zed", map[string]any{"replay": map[string]string{"zed": r.replay["gpt-zed"]}})
+}

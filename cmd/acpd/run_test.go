@@ -56,7 +56,7 @@ func checkAllowedRun(t *testing.T, project, stdout, stderr string, code int) {
 	if stdout != "Writing the file.\nAll done.\n" {
 		t.Errorf("stdout %q", stdout)
 	}
-	for _, want := range []string{"✓ Write out.txt", "✓ Run echo ran-$((40+2))"} {
+	for _, want := range []string{"✓ Write out.txt", "✓ echo ran-$((40+2))"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
@@ -96,7 +96,7 @@ func TestRunRejectsWithoutTTY(t *testing.T) {
 	if !strings.Contains(stdout, "All done.") {
 		t.Errorf("stdout %q lacks the answer", stdout)
 	}
-	for _, want := range []string{`rejected "Write out.txt"`, "--yes", "✗ Write out.txt", "✗ Run echo"} {
+	for _, want := range []string{`rejected "Write out.txt"`, "--yes", "✗ Write out.txt", "✗ echo"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}

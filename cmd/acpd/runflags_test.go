@@ -127,7 +127,7 @@ func TestRunApproveEdits(t *testing.T) {
 	if len(res.Permissions) != 2 || res.Permissions[0].Decision != "allowed" || res.Permissions[1].Decision != "rejected" || res.Permissions[1].By != "no-terminal" {
 		t.Errorf("permissions %+v", res.Permissions)
 	}
-	if !strings.Contains(stderr, `rejected "Run echo`) {
+	if !strings.Contains(stderr, `rejected "echo`) {
 		t.Errorf("the refusal is not reported on stderr:\n%s", stderr)
 	}
 }

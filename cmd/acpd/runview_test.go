@@ -235,7 +235,7 @@ func TestRunLiveView(t *testing.T) {
 	p.waitFor("? Write out.txt", 1)
 	p.waitFor("›", 1)
 	io.WriteString(p.ptmx, "y")
-	p.waitFor("? Run echo ran-$((40+2)); sleep 1", 1)
+	p.waitFor("? echo ran-$((40+2)); sleep 1", 1)
 	p.waitFor("›", 2)
 	io.WriteString(p.ptmx, "y")
 	if code := p.wait(); code != 0 {
@@ -268,7 +268,7 @@ func TestRunLiveView(t *testing.T) {
 		"[y] Allow", "› Allow once",
 		"✓ Write out.txt", "+hello from run",
 		"$ echo ran-$((40+2)); sleep 1",
-		"✓ Run echo ran-$((40+2)); sleep 1",
+		"✓ echo ran-$((40+2)); sleep 1",
 		"  └ ran-42", // the command's last output line
 		"All done.",
 		"☑ Write the file", "◐ Run the check",

@@ -82,7 +82,7 @@ await proc.run(app, async (ctx) => {
   assert.equal(fs.readFileSync(fileNew, "utf8"), "created by write_file\n", "write_file on disk");
   const title = (id) => calls(u1, id).filter((u) => u.title).at(-1)?.title;
   assert.equal(title("call_write"), "Write new.txt");
-  assert.equal(title("call_cmd"), "Run printf 'a\\nb\\n'; exit 3");
+  assert.equal(title("call_cmd"), "printf 'a\\nb\\n'; exit 3");
   const writeDiff = calls(u1, "call_write").flatMap((u) => u.content ?? []).find((c) => c.type === "diff");
   assert.ok(writeDiff, "write_file shows a diff");
   assert.equal(writeDiff.path, fileNew);

@@ -179,7 +179,7 @@ await proc.run(app, async (ctx) => {
   // Each call ends up titled from its input, which the client also gets.
   assert.equal(title("call_read"), "Read a.txt");
   assert.equal(title("call_edit"), "Edit a.txt");
-  assert.equal(title("call_cmd"), "Run echo hi-from-cmd");
+  assert.equal(title("call_cmd"), "echo hi-from-cmd");
   assert.equal(title("call_plan"), "Update plan");
   assert.deepEqual(rawInput("call_read"), { path: "a.txt" });
   assert.deepEqual(rawInput("call_cmd"), { command: "echo hi-from-cmd" });

@@ -1,0 +1,165 @@
+// Scenario "zed": a client that behaves like Zed's ACP client. It advertises
+// fs.readTextFile, fs.writeTextFile, terminal and _meta.terminal_output;
+// fs/read_text_file serves the project's files from "buffers" and answers
+// "Resource not found" for any path outside the project (Zed's worktrees);
+// terminal/* really run the command; session/request_permission records the
+// request and allows once.
+//
+// It checks what the user sees in the permission prompts: every edit tool
+// (edit_file, multi_edit, write_file, apply_patch) carries the proposed
+// change as diff content, and run_command's title is the command verbatim.
+
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+
+import { AcpdProcess, acp, assert, call, initParams, loadConfig, pick, summary } from "./lib.mjs";
+
+const cfg = loadConfig();
+const project = fs.realpathSync(cfg.project);
+const buffers = new Map();
+const permissions = [];
+const terminals = new Map();
+let terminalSeq = 0;
+
+function inProject(p) {
+  const rel = path.relative(project, p);
+  return rel !== "" && !rel.startsWith("..") && !path.isAbsolute(rel);
+}
+
+function terminalOf(params) {
+  const t = terminals.get(params.terminalId);
+  if (!t) {
+    throw acp.RequestError.resourceNotFound(params.terminalId);
+  }
+  return t;
+}
+
+const status = (t) => (t.exit ? { exitCode: t.exit.code, signal: t.exit.signal } : null);
+
+const app = acp
+  .client({ name: "acpd-interop-zed" })
+  .onNotification("session/update", () => {})
+  .onRequest("fs/read_text_file", ({ params }) => {
+    if (!inProject(params.path)) {
+      throw acp.RequestError.resourceNotFound(params.path); // Zed: not in a worktree
+    }
+    if (buffers.has(params.path)) {
+      return { content: buffers.get(params.path) };
+    }
+    if (!fs.existsSync(params.path)) {
+      throw acp.RequestError.resourceNotFound(params.path);
+    }
+    return { content: fs.readFileSync(params.path, "utf8") };
+  })
+  .onRequest("fs/write_text_file", ({ params }) => {
+    if (!inProject(params.path)) {
+      throw acp.RequestError.resourceNotFound(params.path);
+    }
+    buffers.set(params.path, params.content);
+    return {};
+  })
+  .onRequest("terminal/create", ({ params }) => {
+    const id = `term-${++terminalSeq}`;
+    const child = spawn(params.command, params.args ?? [], { cwd: params.cwd ?? project, stdio: ["ignore", "pipe", "pipe"] });
+    const t = { child, out: "", exit: null, calls: ["create"] };
+    child.stdout.on("data", (c) => (t.out += c));
+    child.stderr.on("data", (c) => (t.out += c));
+    t.exited = new Promise((resolve) => {
+      child.on("error", () => {
+        t.exit = { code: 127, signal: null };
+        resolve();
+      });
+      child.on("close", (code, signal) => {
+        t.exit = { code, signal };
+        resolve();
+      });
+    });
+    terminals.set(id, t);
+    return { terminalId: id };
+  })
+  .onRequest("terminal/output", ({ params }) => {
+    const t = terminalOf(params);
+    t.calls.push("output");
+    return { output: t.out, truncated: false, exitStatus: status(t) };
+  })
+  .onRequest("terminal/wait_for_exit", async ({ params }) => {
+    const t = terminalOf(params);
+    t.calls.push("wait_for_exit");
+    await t.exited;
+    return status(t);
+  })
+  .onRequest("terminal/kill", ({ params }) => {
+    terminalOf(params).child.kill("SIGKILL");
+    return {};
+  })
+  .onRequest("terminal/release", ({ params }) => {
+    const t = terminalOf(params);
+    t.calls.push("release");
+    terminals.delete(params.terminalId);
+    return {};
+  })
+  .onRequest("session/request_permission", ({ params }) => {
+    permissions.push(params);
+    return pick(params, "allow_once");
+  });
+
+const zedCaps = {
+  fs: { readTextFile: true, writeTextFile: true },
+  terminal: true,
+  _meta: { terminal_output: true, "terminal-auth": true },
+};
+
+const proc = new AcpdProcess(cfg, ["--model", `replay/${cfg.replay.zed}`]);
+const out = {};
+await proc.run(app, async (ctx) => {
+  await ctx.request("initialize", initParams(zedCaps));
+  const { result: created } = await call(proc, ctx, "session/new", { cwd: project, mcpServers: [] });
+  const sid = created.sessionId;
+
+  const turn = await call(proc, ctx, "session/prompt", { sessionId: sid, prompt: [{ type: "text", text: "Change a.txt" }] });
+  assert.equal(turn.error, undefined, `the turn failed: ${turn.error?.message}`);
+  assert.equal(turn.result.stopReason, "end_turn");
+
+  const asked = (id) => {
+    const p = permissions.find((p) => p.toolCall.toolCallId === id);
+    assert.ok(p, `no permission request for ${id}: ${JSON.stringify(permissions.map((p) => p.toolCall.toolCallId))}`);
+    return p.toolCall;
+  };
+  const diffOf = (id) => {
+    const d = (asked(id).content ?? []).filter((c) => c.type === "diff");
+    assert.ok(d.length > 0, `the permission request for ${id} shows no diff: ${JSON.stringify(asked(id))}`);
+    return d;
+  };
+  const a = path.join(project, "a.txt");
+  const v0 = "one\ntwo\nthree\n";
+  const v1 = "one\nTWO\nthree\n";
+  const v2 = "ONE\nTWO\nthree!\n";
+  const v3 = "ONE\nTWO\nthree!\nfour\n";
+
+  // edit_file: the prompt shows the buffer before and after.
+  assert.deepEqual(diffOf("call_edit").map((d) => [d.path, d.oldText, d.newText]), [[a, v0, v1]]);
+  // multi_edit: both edits, applied in order.
+  assert.deepEqual(diffOf("call_multi").map((d) => [d.path, d.oldText, d.newText]), [[a, v1, v2]]);
+  // write_file of a new file: no old text.
+  const [w] = diffOf("call_write");
+  assert.equal(w.path, path.join(project, "b.txt"));
+  assert.equal(w.oldText ?? null, null);
+  assert.equal(w.newText, "bee\n");
+  // apply_patch: the patch's effect.
+  assert.deepEqual(diffOf("call_patch").map((d) => [d.path, d.oldText, d.newText]), [[a, v2, v3]]);
+  // An edit that does not apply asks without a diff and fails after.
+  assert.equal((asked("call_badedit").content ?? []).filter((c) => c.type === "diff").length, 0);
+
+  // run_command: the title is the command line, verbatim, newline and all.
+  const cmd = "echo one\necho two";
+  assert.equal(asked("call_cmd").title, cmd);
+  const ups = proc.updates(sid, turn.from, turn.reply);
+  const titles = ups.filter((u) => u.toolCallId === "call_cmd" && u.title).map((u) => u.title).filter((t) => t !== "run_command"); // the name until the input is known
+  assert.ok(titles.length > 0 && titles.every((t) => t === cmd), `run_command titles ${JSON.stringify(titles)}`);
+
+  assert.equal(buffers.get(a), v3);
+  out.permissions = permissions.length;
+});
+
+summary(out);
