@@ -176,6 +176,9 @@ type Conn struct {
 	done      chan struct{} // closed when reading ended and all handlers returned
 
 	nextID atomic.Uint64
+	// arrivals numbers inbound requests and notifications on the read
+	// loop, in the order they were read (see Arrival).
+	arrivals atomic.Uint64
 
 	mu        sync.Mutex
 	closed    bool
@@ -196,6 +199,8 @@ type inbound struct {
 	id     json.RawMessage // requests only
 	key    string          // idKey(id)
 	params json.RawMessage
+
+	arrival uint64 // see Arrival
 
 	// Request state, guarded by Conn.mu.
 	cancel    context.CancelFunc
@@ -666,7 +671,7 @@ type rpcHandler struct{ c *Conn }
 // Handle implements jsonrpc2.Handler for the requests ReadObject decoded.
 func (h rpcHandler) Handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) {
 	c := h.c
-	m := &inbound{method: req.Method, conn: c}
+	m := &inbound{method: req.Method, conn: c, arrival: c.arrivals.Add(1)}
 	if req.Params != nil {
 		m.params = *req.Params
 	}
@@ -720,7 +725,7 @@ func (c *Conn) notificationWorker() {
 }
 
 func (c *Conn) runNotification(m *inbound) {
-	if _, err := c.invoke(c.noteCtx, m.method, m.params); err != nil {
+	if _, err := c.invoke(context.WithValue(c.noteCtx, arrivalKey{}, m.arrival), m.method, m.params); err != nil {
 		// Unknown notifications are ignored quietly; others are worth a look.
 		if e := (*Error)(nil); errors.As(err, &e) && e.Code == codeMethodNotFound {
 			c.log.Debug("ignored notification", "method", clip(m.method))
@@ -854,6 +859,22 @@ func (c *Conn) runAfter(m *inbound, f func()) {
 }
 
 type inboundKey struct{}
+
+type arrivalKey struct{}
+
+// Arrival is the position of the message whose handler received ctx among
+// every request and notification the connection read (1 for the first),
+// or 0 for a context of no handler. Handlers run concurrently, so it is how
+// one handler tells that another message was read before its own: a
+// session/cancel read after a session/prompt cancels that prompt even when
+// the prompt's handler has not started its work yet.
+func Arrival(ctx context.Context) uint64 {
+	if m, _ := ctx.Value(inboundKey{}).(*inbound); m != nil {
+		return m.arrival
+	}
+	n, _ := ctx.Value(arrivalKey{}).(uint64)
+	return n
+}
 
 // AfterReply registers f to run right after the reply to the request whose
 // handler received ctx has been written (or its write failed), on that

@@ -330,9 +330,9 @@ func (h handlers) Prompt(ctx context.Context, p *acp.PromptRequest) (*acp.Prompt
 
 // Cancel handles session/cancel, inline on the connection's read loop
 // (Options.Immediate), so it must not block.
-func (h handlers) Cancel(_ context.Context, p *acp.CancelNotification) error {
+func (h handlers) Cancel(ctx context.Context, p *acp.CancelNotification) error {
 	if s := h.a.lookup(p.SessionID); s != nil {
-		s.cancelTurn()
+		s.cancelTurn(acp.Arrival(ctx))
 	}
 	return nil
 }

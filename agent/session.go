@@ -82,6 +82,11 @@ type sess struct {
 	// the client (outbox.go).
 	chunks chunkLog
 	out    outbox
+
+	// cancelledBefore is the arrival (acp.Arrival) of the latest
+	// session/cancel: a prompt read before it is cancelled even when its
+	// turn had not begun when the cancel was handled. Guarded by mu.
+	cancelledBefore uint64
 }
 
 // turn is the running prompt turn of a session.
@@ -279,15 +284,21 @@ func (s *sess) update(f func(*settings)) settings {
 	return after
 }
 
-// cancelTurn cancels the running turn, if any. It never blocks.
-func (s *sess) cancelTurn() {
+// cancelTurn cancels the running turn, if any, and every prompt read
+// before the cancel (its arrival, 0 when unknown) whose turn has not begun
+// yet. It never blocks.
+func (s *sess) cancelTurn(arrival uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.cancelledBefore = max(s.cancelledBefore, arrival)
 	if s.turn != nil {
 		s.turn.cancelled = true
 		s.turn.cancel()
 	}
 }
+
+// errCancelledEarly: the prompt was cancelled before its turn began.
+var errCancelledEarly = errors.New("prompt cancelled before its turn began")
 
 // errTurnInProgress answers a prompt that overlaps a running, uncancelled turn.
 var errTurnInProgress = &acp.Error{Code: int(acp.ErrorCodeInvalidParams), Message: "turn in progress: wait for the running prompt to finish or send session/cancel first"}
@@ -303,6 +314,10 @@ func (s *sess) beginTurn(ctx context.Context) (context.Context, *turn, error) {
 		if s.closed {
 			s.mu.Unlock()
 			return nil, nil, &acp.Error{Code: int(acp.ErrorCodeResourceNotFound), Message: fmt.Sprintf("session %q is closed", s.id)}
+		}
+		if a := acp.Arrival(ctx); a != 0 && a < s.cancelledBefore {
+			s.mu.Unlock()
+			return nil, nil, errCancelledEarly
 		}
 		cur := s.turn
 		if cur == nil {

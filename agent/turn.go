@@ -33,9 +33,14 @@ func (a *Agent) prompt(ctx context.Context, p *acp.PromptRequest) (*acp.PromptRe
 		return nil, err
 	}
 	if len(p.Prompt) == 0 {
-		return nil, invalidParams("prompt is empty")
+		// CodeCompanion sends an empty Enter as prompt []: nothing to do.
+		return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
 	}
 	tctx, t, err := s.beginTurn(ctx)
+	if errors.Is(err, errCancelledEarly) {
+		// session/cancel read after this prompt (a quick Stop).
+		return &acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
+	}
 	if err != nil {
 		return nil, err
 	}

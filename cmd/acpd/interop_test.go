@@ -337,3 +337,23 @@ func TestInteropZed(t *testing.T) {
 	r.addReplay(t, "gpt-zed", lines...)
 	r.run(t, "zed", map[string]any{"replay": map[string]string{"zed": r.replay["gpt-zed"]}})
 }
+
+// TestInteropCodeCompanion drives acpd with a CodeCompanion-like client
+// (testdata/interop/codecompanion.mjs: fs, no terminal): an empty prompt
+// ends the turn without a model request, and a session/cancel sent right
+// after a session/prompt cancels it, in every one of many rounds.
+func TestInteropCodeCompanion(t *testing.T) {
+	t.Parallel()
+	r := newInteropRun(t)
+	const rounds = 40
+	lines := []string{
+		`{"type":"expect","contains":"hello after empty"}`,
+		`{"type":"text","text":"Hello."}`,
+		`{"type":"finish"}`,
+	}
+	for range rounds {
+		lines = append(lines, `{"type":"text","text":"should have stopped"}`, `{"type":"delay","ms":2000}`, `{"type":"finish"}`)
+	}
+	r.addReplay(t, "codecompanion", lines...)
+	r.run(t, "codecompanion", map[string]any{"iterations": rounds})
+}
