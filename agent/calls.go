@@ -240,6 +240,10 @@ func (s *sess) runCall(ctx context.Context, pc *pendingCall) tools.Result {
 	}
 	upd.Meta = res.Meta
 	s.notify(out, acp.SessionUpdate{ToolCallUpdate: upd})
+	if res.After != nil {
+		res.After()
+		res.After = nil
+	}
 	return res
 }
 

@@ -155,7 +155,7 @@ func runCommand(ctx context.Context, o Options, env Env, c *Call) Result {
 	for _, p := range unprotected {
 		if _, err := os.Lstat(p); err == nil {
 			res.Text += fmt.Sprintf("[warning: the command created %s, a protected path the sandbox could not guard because it did not exist; the user should review it]\n", display(env, p))
-			if res.Content != nil {
+			if len(res.Content) > 0 && res.Content[0].Terminal == nil {
 				res.Content = []acp.ToolCallContent{TextContent(fence(tailBytes(res.Text, shownOutputBytes)))}
 			}
 		}
@@ -182,6 +182,9 @@ func runCommand(ctx context.Context, o Options, env Env, c *Call) Result {
 		return Errorf("preparing the command: %v", err)
 	}
 	spec.Command, spec.Args = prog, wrapped[1:]
+	if res.After != nil {
+		res.After() // the denied run's terminal: the new run replaces it
+	}
 	res, _ = execCommand(ctx, o, env, c, spec, timeout)
 	res.Text = fmt.Sprintf("[the sandbox denied: %s; the user approved running the command outside the sandbox]\n", denial) + res.Text
 	return res
@@ -205,26 +208,33 @@ func execCommand(ctx context.Context, o Options, env Env, c *Call, spec terminal
 	if meta {
 		env.Update(acp.ToolCallUpdate{ToolCallID: id, Meta: map[string]any{"terminal_info": map[string]any{"terminal_id": term.ID()}}})
 	}
-	defer func() {
+	release := func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 		defer cancel()
 		if err := term.Release(rctx); err != nil && !errors.Is(err, terminal.ErrReleased) {
 			o.Logger.Debug("releasing terminal", "terminal", term.ID(), "err", err)
 		}
+	}
+	released := false
+	defer func() {
+		if !released {
+			release()
+		}
 	}()
 
 	sent := "" // output already sent as terminal_output
-	status, timedOut, waitErr := waitCommand(ctx, term, timeout, func(o terminal.Output, delta string) {
-		if editorOwned {
-			return
+	var progress func(terminal.Output, string)
+	if !editorOwned { // the editor shows its terminal's output itself
+		progress = func(o terminal.Output, delta string) {
+			u := acp.ToolCallUpdate{ToolCallID: id, Content: []acp.ToolCallContent{TextContent(fence(tailBytes(terminal.RenderText([]byte(o.Output)), shownOutputBytes)))}}
+			if meta && delta != "" {
+				u.Meta = map[string]any{"terminal_output": map[string]any{"terminal_id": term.ID(), "data": delta}}
+				sent = o.Output
+			}
+			env.Update(u)
 		}
-		u := acp.ToolCallUpdate{ToolCallID: id, Content: []acp.ToolCallContent{TextContent(fence(tailBytes(terminal.RenderText([]byte(o.Output)), shownOutputBytes)))}}
-		if meta && delta != "" {
-			u.Meta = map[string]any{"terminal_output": map[string]any{"terminal_id": term.ID(), "data": delta}}
-			sent = o.Output
-		}
-		env.Update(u)
-	})
+	}
+	status, timedOut, waitErr := waitCommand(ctx, term, timeout, progress)
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	final, err := term.Output(cctx)
@@ -257,12 +267,18 @@ func execCommand(ctx context.Context, o Options, env Env, c *Call, spec terminal
 	if final.Truncated {
 		fmt.Fprintf(&b, "[output truncated: only the last %d bytes were kept]\n", commandOutputLimit)
 	}
-	res := Result{Raw: map[string]any{"exitCode": status.ExitCode, "signal": status.Signal}, Bounded: true}
+	raw := map[string]any{"exitCode": status.ExitCode, "signal": status.Signal}
+	if final.Truncated {
+		raw["truncated"] = true
+	}
+	res := Result{Raw: raw, Bounded: true}
 	switch {
 	case ctx.Err() != nil:
+		raw["cancelled"] = true
 		b.WriteString("[cancelled by the user; the command was stopped]\n")
 		res.IsError = true
 	case timedOut:
+		raw["timedOut"] = true
 		fmt.Fprintf(&b, "[timed out after %s; the command was stopped]\n", timeout)
 		res.IsError = true
 	case waitErr != nil:
@@ -276,7 +292,12 @@ func execCommand(ctx context.Context, o Options, env Env, c *Call, spec terminal
 		res.IsError = true
 	}
 	res.Text = b.String()
-	if !editorOwned {
+	if editorOwned {
+		// The live terminal stays the call's content to the end; it is
+		// released only after the final update that shows it.
+		res.Content = []acp.ToolCallContent{{Terminal: &acp.Terminal{TerminalID: acp.TerminalID(term.ID())}}}
+		released, res.After = true, release
+	} else {
 		res.Content = []acp.ToolCallContent{TextContent(fence(tailBytes(res.Text, shownOutputBytes)))}
 	}
 	return res, text
@@ -301,8 +322,12 @@ func waitCommand(ctx context.Context, term terminal.Terminal, timeout time.Durat
 		done <- result{st, err}
 	}()
 	defer wg.Wait()
-	tick := time.NewTicker(commandPoll)
-	defer tick.Stop()
+	var ticks <-chan time.Time // nil (never) without progress: nobody reads the output
+	if progress != nil {
+		tick := time.NewTicker(commandPoll)
+		defer tick.Stop()
+		ticks = tick.C
+	}
 	last := ""
 	for {
 		select {
@@ -321,7 +346,7 @@ func waitCommand(ctx context.Context, term terminal.Terminal, timeout time.Durat
 				return st, timedOut, werr
 			}
 			return st, timedOut, nil
-		case <-tick.C:
+		case <-ticks:
 			o, err := term.Output(wctx)
 			if err != nil || o.Output == last {
 				continue
@@ -333,10 +358,27 @@ func waitCommand(ctx context.Context, term terminal.Terminal, timeout time.Durat
 	}
 }
 
-// fence wraps command output in a Markdown code block for the editor.
+// fence wraps command output in a Markdown code block for the editor,
+// with a fence longer than any run of backticks in s, so the output cannot
+// end the block early.
 func fence(s string) string {
-	return "```\n" + strings.TrimRight(s, "\n") + "\n```"
+	n, run := 3, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] != '`' {
+			run = 0
+			continue
+		}
+		if run++; run >= n {
+			n = run + 1
+		}
+	}
+	f := strings.Repeat("`", n)
+	return f + "\n" + strings.TrimRight(s, "\n") + "\n" + f
 }
+
+// Fence is command output as the editor is shown it: a Markdown code
+// block, so the output stays text ("# x" is no heading).
+func Fence(output string) string { return fence(tailBytes(output, shownOutputBytes)) }
 
 // tailBytes keeps the last n bytes of s, cut at a character boundary.
 func tailBytes(s string, n int) string {

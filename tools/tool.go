@@ -79,6 +79,10 @@ type Result struct {
 	// Meta is the _meta of the call's final tool_call_update (nil for
 	// none).
 	Meta map[string]any
+	// After, when not nil, runs right after the call's final
+	// tool_call_update was sent: it releases what that update still shows
+	// (the editor's terminal, which the client forgets on release).
+	After func()
 }
 
 // MaxResultBytes bounds a tool result given back to the model.

@@ -20,6 +20,7 @@ const project = fs.realpathSync(cfg.project);
 const buffers = new Map();
 const permissions = [];
 const terminals = new Map();
+const terminalLog = [];
 let terminalSeq = 0;
 
 function inProject(p) {
@@ -76,6 +77,7 @@ const app = acp
       });
     });
     terminals.set(id, t);
+    terminalLog.push({ id, calls: t.calls });
     return { terminalId: id };
   })
   .onRequest("terminal/output", ({ params }) => {
@@ -160,6 +162,36 @@ await proc.run(app, async (ctx) => {
 
   assert.equal(buffers.get(a), v3);
   out.permissions = permissions.length;
+
+  // The command ran in the editor's terminal, which stays the call's
+  // content to the end: the final update shows it, and only then is it
+  // released. Its output is read once, for the model; nothing polls it.
+  assert.equal(terminalLog.length, 1, "terminal/create calls");
+  const term = terminalLog[0];
+  const at = proc.received.map((m, i) => [m, i]);
+  const finals = at.filter(([m]) => m.method === "session/update" && m.params.update.toolCallId === "call_cmd" && m.params.update.status === "completed");
+  assert.equal(finals.length, 1, "final updates of call_cmd");
+  const [[final, finalAt]] = finals;
+  assert.deepEqual(final.params.update.content, [{ type: "terminal", terminalId: term.id }], "the final update's content");
+  assert.equal(final.params.update.rawOutput?.exitCode, 0, `rawOutput ${JSON.stringify(final.params.update.rawOutput)}`);
+  const releaseAt = proc.received.findIndex((m) => m.method === "terminal/release" && m.params.terminalId === term.id);
+  assert.ok(releaseAt > finalAt, `terminal/release (#${releaseAt}) came before the final update (#${finalAt})`);
+  assert.ok(term.calls.filter((c) => c === "output").length <= 1, `terminal calls ${term.calls}`);
+  out.sessionId = sid;
+});
+
+// A second process loads the session: the replay never names the first
+// connection's terminal; the command's output comes as fenced text.
+const proc2 = new AcpdProcess(cfg, ["--model", `replay/${cfg.replay.zed}`]);
+await proc2.run(app, async (ctx) => {
+  await ctx.request("initialize", initParams(zedCaps));
+  const loaded = await call(proc2, ctx, "session/load", { sessionId: out.sessionId, cwd: project, mcpServers: [] });
+  assert.equal(loaded.error, undefined, `session/load failed: ${loaded.error?.message}`);
+  const ups = proc2.updates(out.sessionId, loaded.from, loaded.reply).filter((u) => u.toolCallId === "call_cmd");
+  const content = ups.flatMap((u) => u.content ?? []);
+  assert.deepEqual(content.filter((c) => c.type === "terminal"), [], "replayed terminal content");
+  const texts = content.filter((c) => c.type === "content").map((c) => c.content.text);
+  assert.ok(texts.some((t) => t.startsWith("```\none\ntwo\n")), `replayed call_cmd content ${JSON.stringify(texts)}`);
 });
 
 summary(out);
