@@ -1257,8 +1257,8 @@ func TestProviderFieldsRoundTrip(t *testing.T) {
 
 // TestImageToTextOnlyModel: an image sent to a model that cannot read
 // images becomes a note in the prompt, and the user is told with a notice
-// only when the client shows notices. Notices are live: session/load does
-// not replay them.
+// when the client shows notices, else with a failed tool call card.
+// Notices are live: session/load does not replay them.
 func TestImageToTextOnlyModel(t *testing.T) {
 	for _, notices := range []bool{true, false} {
 		t.Run(fmt.Sprintf("notices=%v", notices), func(t *testing.T) {
@@ -1300,6 +1300,21 @@ func TestImageToTextOnlyModel(t *testing.T) {
 				t.Errorf("notices %+v, want one warning about the image", got)
 			case !notices && len(got) != 0:
 				t.Errorf("client without session.notices got notices %+v", got)
+			}
+			// Without notices the user is told by a short failed tool call
+			// card saying what and why; with notices there is no card.
+			var cards []*acp.ToolCall
+			for _, u := range c.allUpdates(sid) {
+				if u.ToolCall != nil && u.ToolCall.Status == acp.ToolCallStatusFailed {
+					cards = append(cards, u.ToolCall)
+				}
+			}
+			switch {
+			case notices && len(cards) != 0:
+				t.Errorf("a client with notices got cards %+v", cards)
+			case !notices && (len(cards) != 1 || !strings.Contains(cards[0].Title, "image") || len(cards[0].Content) != 1 ||
+				cards[0].Content[0].Content == nil || !strings.Contains(cards[0].Content[0].Content.Content.Text.Text, "cannot read images")):
+				t.Errorf("cards %+v, want one failed card about the image", cards)
 			}
 
 			c.close()

@@ -138,11 +138,7 @@ func (s *sess) awaitMCP(ctx context.Context) {
 			title = fmt.Sprintf("MCP server %s unavailable", d.name)
 		}
 		text := d.why + "\n\nThe session goes on without this server's tools. Check its command, URL or credentials in the editor's or acpd's configuration (`acpd mcp list` shows every server's state), then start a new session."
-		id := newID("mcp_")
-		s.notify(out, acp.SessionUpdate{ToolCall: &acp.ToolCall{
-			ToolCallID: acp.ToolCallID(id), Title: title, Kind: acp.ToolKindOther, Status: acp.ToolCallStatusFailed,
-			Content: []acp.ToolCallContent{tools.TextContent(text)},
-		}})
+		s.card(out, title, text)
 		s.notice(out, acp.NoticeSeverityWarning, title+": "+d.why)
 	}
 }

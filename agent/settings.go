@@ -176,7 +176,7 @@ var commands = []acp.AvailableCommand{
 func (s *sess) sendCommands(ctx context.Context) {
 	if w := s.configWarning; w != nil {
 		s.a.log.Warn("session starts without its project configuration", "session", s.id, "err", w)
-		s.notice(ctx, acp.NoticeSeverityWarning, w.Error())
+		s.tell(ctx, acp.NoticeSeverityWarning, w.Error(), "The session goes on without that file's settings. Fix the file, then start a new session.")
 	}
 	s.announceCommands(ctx, true)
 }

@@ -91,7 +91,7 @@ func (e toolEnv) Sandbox() sandbox.Policy {
 		if st := sandbox.Available(); st.Err != nil {
 			s.sandboxNotice.Do(func() {
 				s.a.log.Warn("no OS sandbox for commands", "session", s.id, "why", st.Detail)
-				s.notice(s.a.baseContext(), acp.NoticeSeverityWarning, "No OS sandbox is available ("+st.Detail+"): commands run unconfined, so full mode asks before every command.")
+				s.tell(s.a.baseContext(), acp.NoticeSeverityWarning, "No OS sandbox for commands", "No OS sandbox is available ("+st.Detail+"): commands run unconfined, so full mode asks before every command. `acpd doctor` says what the sandbox needs.")
 			})
 		}
 	}

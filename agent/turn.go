@@ -15,6 +15,7 @@ import (
 	"acpd/internal/loopguard"
 	"acpd/model"
 	"acpd/promptin"
+	"acpd/tools"
 )
 
 // defaultMaxTurnRequests caps model requests per prompt turn when the config
@@ -116,7 +117,7 @@ func (s *sess) runTurn(ctx context.Context, prompt []acp.ContentBlock) (acp.Stop
 	backend, info, resolveErr := s.a.opts.Resolve(st.Model)
 	parts, notes := promptin.Parts(ctx, prompt, info, s.readLinked)
 	for _, n := range notes {
-		s.notice(out, acp.NoticeSeverityWarning, n)
+		s.tell(out, acp.NoticeSeverityWarning, noteTitle(n), n+" Choose a model that takes it in the model selector to include it.")
 	}
 	_, isCommand := slashCommand(prompt)
 	if st.Title == "" && !isCommand {
@@ -465,6 +466,18 @@ func (s *sess) buildRequest(info model.ModelInfo) *model.Request {
 	}
 }
 
+// noteTitle is the few words titling a prompt note's card: what was not
+// sent.
+func noteTitle(note string) string {
+	switch {
+	case strings.Contains(note, "image"):
+		return "The image was not sent"
+	case strings.Contains(note, "audio"), strings.Contains(note, "recording"):
+		return "The recording was not sent"
+	}
+	return "Part of the prompt was not sent"
+}
+
 // notices reports whether the client shows notice updates.
 func (a *Agent) notices() bool {
 	caps := a.clientCapabilities()
@@ -479,6 +492,31 @@ func (s *sess) notice(ctx context.Context, sev acp.NoticeSeverity, title string)
 		return
 	}
 	s.send(ctx, acp.SessionUpdate{Notice: &acp.Notice{Severity: sev, Title: title}})
+}
+
+// tell shows the user a problem in any editor: a notice (title, why as its
+// description) where the client takes notices, else a card (see card).
+// title says what, in a few words; why says why and how to fix it.
+func (s *sess) tell(ctx context.Context, sev acp.NoticeSeverity, title, why string) {
+	if s.a.notices() {
+		n := &acp.Notice{Severity: sev, Title: title}
+		if why != "" {
+			n.Description = &why
+		}
+		s.send(ctx, acp.SessionUpdate{Notice: n})
+		return
+	}
+	s.card(ctx, title, why)
+}
+
+// card shows a problem as a short failed tool call, which every editor
+// shows: the title says what, the content why and how to fix it.
+func (s *sess) card(ctx context.Context, title, why string) {
+	tc := &acp.ToolCall{ToolCallID: acp.ToolCallID(newID("note_")), Title: title, Kind: acp.ToolKindOther, Status: acp.ToolCallStatusFailed}
+	if why != "" {
+		tc.Content = []acp.ToolCallContent{tools.TextContent(why)}
+	}
+	s.notify(ctx, acp.SessionUpdate{ToolCall: tc})
 }
 
 // modelUnavailable is the auth-required error for a session without a model.
