@@ -53,6 +53,12 @@ type Options struct {
 	// Logout deletes stored API keys (ACP logout); nil means acpd stores
 	// none and logout is not offered.
 	Logout func() error
+	// CredentialsStamp is a cheap fingerprint of the stored keys (the
+	// credentials file's modification time and size). When it changes
+	// (`acpd login` ran in another process, as Zed's terminal auth does),
+	// the agent reloads them on the next session/new, load, resume or
+	// prompt without a model. Nil disables the check.
+	CredentialsStamp func() string
 	// Permissions keeps remembered permission choices; nil disables
 	// remembering.
 	Permissions *permissions.Store
@@ -99,6 +105,8 @@ type Agent struct {
 	// finishes on its own. The funcs are guarded by mu.
 	modelList  func() []string
 	defaultRef func() string
+	// credStamp is the last CredentialsStamp seen.
+	credStamp string
 }
 
 // once returns *p, creating it from compute, under a.mu.
@@ -137,6 +145,47 @@ func (a *Agent) fallbackModel() string {
 	})()
 }
 
+// refreshCredentials reloads the stored keys when their stamp changed and
+// then offers every open session the models found since (a
+// config_option_update). It reports whether they changed.
+func (a *Agent) refreshCredentials(ctx context.Context) bool {
+	if a.opts.CredentialsStamp == nil {
+		return false
+	}
+	st := a.opts.CredentialsStamp()
+	a.mu.Lock()
+	changed := st != a.credStamp
+	a.credStamp = st
+	a.mu.Unlock()
+	if !changed {
+		return false
+	}
+	a.log.Info("stored credentials changed; reloading them")
+	if a.opts.Reload != nil {
+		a.opts.Reload()
+	}
+	a.mu.Lock()
+	a.defaultRef, a.modelList = nil, nil
+	open := make([]*sess, 0, len(a.sessions))
+	for _, s := range a.sessions {
+		open = append(open, s)
+	}
+	a.mu.Unlock()
+	for _, s := range open {
+		if s.settings().Model == "" {
+			if ref := a.fallbackModel(); ref != "" {
+				s.update(func(st *settings) {
+					if st.Model == "" {
+						st.Model = ref
+					}
+				})
+			}
+		}
+		s.announce(ctx, false)
+	}
+	return true
+}
+
 // New returns an Agent. It does nothing until [Agent.Serve].
 func New(o Options) *Agent {
 	if o.Name == "" {
@@ -148,6 +197,9 @@ func New(o Options) *Agent {
 	}
 	a := &Agent{opts: o, log: lg, sessions: map[acp.SessionID]*sess{}, terms: terminal.NewManager(terminal.ManagerOptions{Logger: lg}),
 		builtin: map[string]*tools.Tool{}, toolKinds: map[string]acp.ToolKind{}}
+	if o.CredentialsStamp != nil {
+		a.credStamp = o.CredentialsStamp()
+	}
 	for _, t := range tools.Builtin(tools.Options{Protected: o.Protected, Logger: lg}) {
 		a.builtin[t.Def.Name] = t
 		a.toolKinds[t.Def.Name] = t.Kind

@@ -95,6 +95,13 @@ const (
 func (a *Agent) authMethods(caps *acp.ClientCapabilities) []acp.AuthMethod {
 	envDesc := "Use the API keys in acpd's environment (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, …) or stored by `acpd login`."
 	ms := []acp.AuthMethod{{Agent: &acp.AuthMethodAgent{ID: authEnv, Name: "API key from the environment", Description: &envDesc}}}
+	if caps != nil && caps.Meta["terminal-auth"] == true {
+		// Zed before terminal auth methods: it runs the command in a
+		// terminal, then retries (session/new re-reads stored keys).
+		if self, err := os.Executable(); err == nil {
+			ms[0].Agent.Meta = map[string]any{"terminal-auth": map[string]any{"label": "acpd login", "command": self, "args": []string{"login"}}}
+		}
+	}
 	if caps != nil && caps.Auth != nil && caps.Auth.Terminal {
 		loginDesc := "Choose a provider and enter its API key; acpd stores it for later sessions."
 		ms = append(ms, acp.AuthMethod{Terminal: &acp.AuthMethodTerminal{ID: authLogin, Name: "Log in with an API key", Description: &loginDesc, Args: []string{"login"}}})
@@ -180,6 +187,7 @@ func (a *Agent) newSession(ctx context.Context, p *acp.NewSessionRequest) (*acp.
 	if err := checkDirs(p.Cwd, p.AdditionalDirectories); err != nil {
 		return nil, err
 	}
+	a.refreshCredentials(a.baseContext())
 	cfg, warning, err := a.opts.Config.ForSession(p.Cwd)
 	if err != nil {
 		return nil, invalidParams("%v", err)
@@ -228,6 +236,7 @@ func (a *Agent) openStored(id acp.SessionID, cwd string, dirs []string, mcp []ac
 	if err := checkDirs(cwd, dirs); err != nil {
 		return nil, nil, err
 	}
+	a.refreshCredentials(a.baseContext())
 	if a.lookup(id) != nil {
 		return nil, nil, invalidParams("session %q is already open in this connection", id)
 	}

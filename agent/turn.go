@@ -101,6 +101,9 @@ func (s *sess) runTurn(ctx context.Context, prompt []acp.ContentBlock) (acp.Stop
 		s.record(kindUpdate, acp.SessionUpdate{UserMessageChunk: &acp.ContentChunk{Content: b, MessageID: msgID(userMsgID)}})
 	}
 	st := s.settings()
+	if st.Model == "" && s.a.refreshCredentials(out) {
+		st = s.settings() // the refresh may have given this session a model
+	}
 	if st.Model == "" {
 		// A session created while no model was available (no key yet)
 		// takes the default found since (after `acpd login` and ACP

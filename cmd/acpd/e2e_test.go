@@ -1220,3 +1220,55 @@ func TestE2ELoginAdvice(t *testing.T) {
 		})
 	}
 }
+
+// TestE2ELoginWithoutAuthenticate: Zed's terminal auth runs `acpd login`
+// as a process of its own and goes on with the same connection without
+// calling authenticate. The running acpd sees the stored key on the next
+// session/new and on a prompt of a session that has no model (it tells
+// the client the session's model with a config_option_update), and a
+// client advertising _meta["terminal-auth"] is told the command to run.
+func TestE2ELoginWithoutAuthenticate(t *testing.T) {
+	t.Parallel()
+	const key = "sk-e2e-termauth-SECRET-5c1e"
+	srv := newFakeProvider(t, "openai", key, nil, fakeStep{text: "Hello after login."})
+	iso := newIsolation(t)
+	project := e2eProject(t)
+	env := withEnv(iso, "ACPD_DISCOVER=0", "OPENAI_BASE_URL="+srv.srv.URL+"/v1")
+
+	p := startProc(t, env)
+	var init struct {
+		AuthMethods []map[string]any `json:"authMethods"`
+	}
+	p.mustCall("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{"_meta": map[string]any{"terminal-auth": true}}}, &init)
+	var ta map[string]any
+	for _, m := range init.AuthMethods {
+		if meta, ok := m["_meta"].(map[string]any); ok {
+			ta, _ = meta["terminal-auth"].(map[string]any)
+		}
+	}
+	if ta == nil || ta["command"] != acpdBinary(t) || fmt.Sprint(ta["args"]) != "[login]" || ta["label"] == "" {
+		t.Errorf("auth methods %v: want _meta.terminal-auth running %s login", init.AuthMethods, acpdBinary(t))
+	}
+	before := p.newSession(project)
+
+	// acpd login without a terminal: provider and key on stdin.
+	if errOut, code := runCLIInput(t, iso.Env(), key+"\n", "login", "openai"); code != 0 {
+		t.Fatalf("acpd login: exit %d: %s", code, errOut)
+	}
+
+	// The session created before has no model: its next prompt finds the
+	// stored key, and the client learns the model.
+	r := p.prompt(before, "hi")
+	if r.err != nil || r.stopReason != "end_turn" || r.text() != "Hello after login." {
+		t.Fatalf("prompt after login: %v, stop %q, text %q", r.err, r.stopReason, r.text())
+	}
+	if m := sessionModel(r.updates); !strings.HasPrefix(m, "openai/") {
+		t.Errorf("the session's model after login is %q (updates %v), want openai's default", m, r.kinds())
+	}
+	// A new session has the model from the start.
+	r = p.prompt(p.newSession(project), "hello")
+	if r.err != nil || r.stopReason != "end_turn" || r.text() != "Hello after login." {
+		t.Errorf("prompt in a session created after login: %v, stop %q, text %q", r.err, r.stopReason, r.text())
+	}
+	p.close()
+}

@@ -143,13 +143,31 @@ func newLocalAgent(loader *config.Loader, lg *log.Logger) (*agent.Agent, io.Clos
 		Models:       models.models,
 		Reload:       models.reg.Reload,
 		Logout:       func() error { return provider.OpenCredentials("").Delete("") },
-		Permissions:  perms,
-		Protected:    []string{config.UserDir(os.Getenv), store.Dir()},
-		MCPTokens:    mcpTokens(),
-		Env:          terminal.FilterEnv(os.Environ(), cfg.Env.Allow),
-		Logger:       slog.New(lg),
-		MaxLineBytes: cfg.Protocol.MaxLineBytes,
+		// `acpd login` run by the editor in another process (Zed's
+		// terminal auth) is seen on the next session or model-less prompt.
+		CredentialsStamp: credentialsStamp,
+		Permissions:      perms,
+		Protected:        []string{config.UserDir(os.Getenv), store.Dir()},
+		MCPTokens:        mcpTokens(),
+		Env:              terminal.FilterEnv(os.Environ(), cfg.Env.Allow),
+		Logger:           slog.New(lg),
+		MaxLineBytes:     cfg.Protocol.MaxLineBytes,
 	}), closeModels, nil
 }
 
 func isTerminal(f *os.File) bool { return term.IsTerminal(f.Fd()) }
+
+// credentialsStamp fingerprints the stored keys file by its modification
+// time and size ("" when there is none): a stat, cheap enough for every
+// session/new.
+func credentialsStamp() string {
+	p := provider.OpenCredentials("").Path()
+	if p == "" {
+		return ""
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%d/%d", fi.ModTime().UnixNano(), fi.Size())
+}
