@@ -7,9 +7,11 @@ package editor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 
 	"acpd/acp"
+	"acpd/fs"
 	"acpd/terminal"
 )
 
@@ -33,7 +35,7 @@ func (e FS) ReadTextFile(ctx context.Context, path string, line, limit *int) (st
 	}
 	resp, err := peer.ReadTextFile(ctx, &acp.ReadTextFileRequest{SessionID: e.Session, Path: path, Line: u32p(line), Limit: u32p(limit)})
 	if err != nil {
-		return "", err
+		return "", notInEditor(err)
 	}
 	return resp.Content, nil
 }
@@ -45,6 +47,16 @@ func (e FS) WriteTextFile(ctx context.Context, path, content string) error {
 		return errClosed
 	}
 	_, err := peer.WriteTextFile(ctx, &acp.WriteTextFileRequest{SessionID: e.Session, Path: path, Content: content})
+	return notInEditor(err)
+}
+
+// notInEditor marks the editor's "resource not found" answer (Zed's for a
+// path outside its worktrees) as fs.ErrNotInEditor, keeping its message.
+func notInEditor(err error) error {
+	var ae *acp.Error
+	if errors.As(err, &ae) && ae.Code == int(acp.ErrorCodeResourceNotFound) {
+		return fmt.Errorf("%w: %w", fs.ErrNotInEditor, err)
+	}
 	return err
 }
 

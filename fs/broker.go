@@ -52,9 +52,42 @@ func (e *StaleError) Error() string {
 // end". Implementations must be safe for concurrent use and must return
 // promptly once ctx is done. A read of a missing file may fail with any
 // error: the broker then asks the disk whether the file exists.
+//
+// An error for a file the editor does not serve (ACP's "resource not
+// found") matches [ErrNotInEditor]: for a file outside the roots the
+// broker then uses the disk, under the same rules as without an editor.
 type Editor interface {
 	ReadTextFile(ctx context.Context, path string, line, limit *int) (string, error)
 	WriteTextFile(ctx context.Context, path, content string) error
+}
+
+// ErrNotInEditor is the editor's answer for a file it does not serve (Zed
+// answers so for paths outside its worktrees).
+var ErrNotInEditor = errors.New("the editor does not serve this file")
+
+// edReadFile reads the whole file through the editor; a file outside the
+// roots that the editor does not serve is read from disk (the tool call
+// that reads it was authorised as an outside read).
+func (b *Broker) edReadFile(ctx context.Context, res Resolved) (string, error) {
+	content, err := b.ed.ReadTextFile(ctx, res.Path, nil, nil)
+	if err != nil && !res.Inside() && ctx.Err() == nil && errors.Is(err, ErrNotInEditor) {
+		data, derr := b.readDisk(ctx, res)
+		if derr != nil {
+			return "", derr
+		}
+		return string(data), nil
+	}
+	return content, err
+}
+
+// edWriteFile writes the file through the editor; a file outside the roots
+// that the editor does not serve is written on disk.
+func (b *Broker) edWriteFile(ctx context.Context, res Resolved, content string) error {
+	err := b.ed.WriteTextFile(ctx, res.Path, content)
+	if err != nil && !res.Inside() && ctx.Err() == nil && errors.Is(err, ErrNotInEditor) {
+		return b.writeDisk(res, []byte(content))
+	}
+	return err
 }
 
 // BrokerOptions configures [NewBroker].
@@ -229,7 +262,7 @@ func (b *Broker) ReadFile(ctx context.Context, path string) (string, error) {
 	defer e.release()
 	var content string
 	if b.edRead {
-		if content, err = b.ed.ReadTextFile(ctx, res.Path, nil, nil); err != nil {
+		if content, err = b.edReadFile(ctx, res); err != nil {
 			return "", err
 		}
 	} else {
@@ -277,7 +310,7 @@ func (b *Broker) ReadLines(ctx context.Context, path string, offset, limit int) 
 		sum   [sha256.Size]byte
 	)
 	if b.edRead {
-		content, err := b.ed.ReadTextFile(ctx, res.Path, nil, nil)
+		content, err := b.edReadFile(ctx, res)
 		if err != nil {
 			return Lines{}, err
 		}
@@ -340,7 +373,7 @@ func (b *Broker) WriteFile(ctx context.Context, path, content string) (prev stri
 		return "", existed, err
 	}
 	if b.edWrite {
-		err = b.ed.WriteTextFile(ctx, res.Path, content)
+		err = b.edWriteFile(ctx, res, content)
 	} else {
 		err = b.writeDisk(res, []byte(content))
 	}
@@ -384,7 +417,7 @@ func (b *Broker) EditFile(ctx context.Context, path string, edit func(old string
 		return prev, "", err
 	}
 	if b.edWrite {
-		err = b.ed.WriteTextFile(ctx, res.Path, next)
+		err = b.edWriteFile(ctx, res, next)
 	} else {
 		err = b.writeDisk(res, []byte(next))
 	}
@@ -488,7 +521,7 @@ func (b *Broker) checkStale(key string, e *entry, cur [sha256.Size]byte) error {
 // existed is false (and err nil) when the file does not exist.
 func (b *Broker) current(ctx context.Context, res Resolved) (content string, existed bool, err error) {
 	if b.edRead {
-		content, err := b.ed.ReadTextFile(ctx, res.Path, nil, nil)
+		content, err := b.edReadFile(ctx, res)
 		if err == nil {
 			return content, true, nil
 		}

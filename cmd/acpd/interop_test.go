@@ -310,8 +310,10 @@ func TestInteropToolsDisk(t *testing.T) {
 // TestInteropZed drives acpd with a Zed-like client (testdata/interop/zed.mjs:
 // fs, terminal and _meta.terminal_output; outside reads are "Resource not
 // found"): the permission prompts of edit_file, multi_edit, write_file and
-// apply_patch show the proposed diff, and run_command's prompt is titled with
-// the command verbatim.
+// apply_patch show the proposed diff, run_command's prompt is titled with
+// the command verbatim, its terminal stays its content until released
+// after the final update, session/load replays it as text, and approved
+// reads and writes outside the editor's worktrees fall back to the disk.
 func TestInteropZed(t *testing.T) {
 	t.Parallel()
 	r := newInteropRun(t)
@@ -331,11 +333,21 @@ func TestInteropZed(t *testing.T) {
 	add(`{"type":"expect","contains":"Created b.txt"}`)
 	add(step("call_patch", "apply_patch", map[string]any{"input": "*** Begin Patch\n*** Update File: a.txt\n@@\n ONE\n TWO\n three!\n+four\n*** End Patch"})...)
 	add(`{"type":"expect","contains":"Applied the patch"}`)
+	// Outside the project: the Zed-like client answers "Resource not
+	// found"; after the approval acpd reads and writes the disk.
+	outside := writeFile(t, filepath.Join(r.other, "outside.txt"), "OUTSIDE-CONTENT\n")
+	add(step("call_outread", "read_file", map[string]any{"path": outside})...)
+	add(`{"type":"expect","contains":"OUTSIDE-CONTENT"}`)
+	add(step("call_outwrite", "write_file", map[string]any{"path": filepath.Join(r.other, "new.txt"), "content": "written outside\n"})...)
+	add(`{"type":"expect","contains":"Created"}`)
 	add(step("call_badedit", "edit_file", map[string]any{"path": "a.txt", "old_string": "not there", "new_string": "x"})...)
 	add(step("call_cmd", "run_command", map[string]any{"command": "echo one\necho two"})...)
 	add(`{"type":"expect","contains":"one\\ntwo\\n[exit code 0]"}`, `{"type":"text","text":"Done."}`, `{"type":"finish"}`)
 	r.addReplay(t, "gpt-zed", lines...)
 	r.run(t, "zed", map[string]any{"replay": map[string]string{"zed": r.replay["gpt-zed"]}})
+	if got, _ := fileContent(filepath.Join(r.other, "new.txt")); got != "written outside\n" {
+		t.Errorf("the approved outside write left %q on disk", got)
+	}
 }
 
 // TestInteropCodeCompanion drives acpd with a CodeCompanion-like client

@@ -150,6 +150,12 @@ await proc.run(app, async (ctx) => {
   assert.equal(w.newText, "bee\n");
   // apply_patch: the patch's effect.
   assert.deepEqual(diffOf("call_patch").map((d) => [d.path, d.oldText, d.newText]), [[a, v2, v3]]);
+  // Outside the worktree: asked, then served from the disk.
+  asked("call_outread");
+  asked("call_outwrite");
+  const outStatus = (id) => proc.updates(sid, turn.from, turn.reply).filter((u) => u.toolCallId === id && u.status).at(-1)?.status;
+  assert.equal(outStatus("call_outread"), "completed");
+  assert.equal(outStatus("call_outwrite"), "completed");
   // An edit that does not apply asks without a diff and fails after.
   assert.equal((asked("call_badedit").content ?? []).filter((c) => c.type === "diff").length, 0);
 
