@@ -264,7 +264,15 @@ func (r *Registry) backend(s *spec) (*entry, error) {
 	}
 	delete(r.listed, s.name)
 	r.cache[s.name] = n
-	r.logger.Debug("provider: backend ready", "provider", s.name, "dialect", s.dialect, "endpoint", s.endpoint())
+	endpoint := s.endpoint()
+	if s.dialect != dialectExec {
+		// The endpoint used: OPENAI_BASE_URL and the like, or a discovered
+		// server, rather than the built-in default.
+		if b, err := r.base(s, r.found); err == nil {
+			endpoint = redactURL(b)
+		}
+	}
+	r.logger.Debug("provider: backend ready", "provider", s.name, "dialect", s.dialect, "endpoint", endpoint)
 	return n, nil
 }
 

@@ -755,6 +755,10 @@ func TestURLCredentialsNotLogged(t *testing.T) {
 	if !strings.Contains(logs.String(), "backend ready") || strings.Contains(logs.String(), "SECRET") {
 		t.Errorf("logs:\n%s", logs)
 	}
+	// The log names the endpoint used (OPENAI_BASE_URL's), not the default.
+	if !strings.Contains(logs.String(), srv.URL+"/v1") || strings.Contains(logs.String(), "api.openai.com") {
+		t.Errorf("the log does not name the endpoint in use (%s/v1):\n%s", srv.URL, logs)
+	}
 }
 
 func BenchmarkResolveCached(b *testing.B) {
