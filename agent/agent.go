@@ -53,6 +53,10 @@ type Options struct {
 	// Logout deletes stored API keys (ACP logout); nil means acpd stores
 	// none and logout is not offered.
 	Logout func() error
+	// Describe tells what is known of a provider/model reference (its
+	// human name, context window, prices) without building a backend, for
+	// the model selector; nil shows the references as they are.
+	Describe func(ref string) (model.ModelInfo, bool)
 	// CredentialsStamp is a cheap fingerprint of the stored keys (the
 	// credentials file's modification time and size). When it changes
 	// (`acpd login` ran in another process, as Zed's terminal auth does),

@@ -2,7 +2,10 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"acpd/acp"
 	"acpd/model"
@@ -41,6 +44,74 @@ func (s *sess) modelChoices(current string) []string {
 	return refs
 }
 
+// noModel is the model selector's only value while no model is configured.
+const noModel = "none"
+
+// providerNames are the group names of the built-in providers.
+var providerNames = map[string]string{
+	"anthropic": "Anthropic", "openai": "OpenAI", "gemini": "Google Gemini", "ollama": "Ollama",
+	"openrouter": "OpenRouter", "replay": "Replay",
+}
+
+// modelGroups is the model selector's options: human names with the
+// context window and price when known, grouped by provider in the order
+// the providers first appear; values stay provider/model.
+func (s *sess) modelGroups(models [][2]string) acp.SessionConfigSelectOptions {
+	var groups []acp.SessionConfigSelectGroup
+	at := map[string]int{}
+	for _, m := range models {
+		ref := m[0]
+		prov, id, err := model.ParseRef(ref)
+		if err != nil {
+			prov, id = "other", ref
+		}
+		opt := acp.SessionConfigSelectOption{Value: acp.SessionConfigValueID(ref), Name: id}
+		if info, ok := s.a.opts.Describe(ref); ok {
+			if info.Name != "" && info.Name != id {
+				opt.Name = info.Name
+			}
+			if d := describeModel(info); d != "" {
+				opt.Description = strp(d)
+			}
+		}
+		if prov == "ollama" {
+			opt.Name += " (Ollama)"
+		}
+		i, ok := at[prov]
+		if !ok {
+			name := providerNames[prov]
+			if name == "" {
+				name = prov
+			}
+			i = len(groups)
+			at[prov] = i
+			groups = append(groups, acp.SessionConfigSelectGroup{Group: acp.SessionConfigGroupID(prov), Name: name})
+		}
+		groups[i].Options = append(groups[i].Options, opt)
+	}
+	return acp.SessionConfigSelectOptions{Grouped: groups}
+}
+
+// describeModel is a model's context window and price, e.g. "200K context,
+// $3 / $15 per million tokens in / out".
+func describeModel(info model.ModelInfo) string {
+	var parts []string
+	if w := info.ContextWindow; w > 0 {
+		switch {
+		case w >= 1_000_000:
+			parts = append(parts, fmt.Sprintf("%.2gM context", float64(w)/1_000_000))
+		default:
+			parts = append(parts, fmt.Sprintf("%dK context", w/1000))
+		}
+	}
+	if info.InputPrice > 0 || info.OutputPrice > 0 {
+		parts = append(parts, fmt.Sprintf("$%s / $%s per million tokens in / out", price(info.InputPrice), price(info.OutputPrice)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func price(p float64) string { return strconv.FormatFloat(p, 'f', -1, 64) }
+
 // configOptions is the config-options view of the session's settings.
 func (s *sess) configOptions() []acp.SessionConfigOption {
 	st := s.settings()
@@ -71,7 +142,17 @@ func (s *sess) configOptions() []acp.SessionConfigOption {
 		selectOpt(optMode, "Mode", "What the agent may do without asking.", acp.SessionConfigOptionCategoryMode, st.Mode, modes),
 	}
 	if len(models) > 0 {
-		out = append(out, selectOpt(optModel, "Model", "The model answering in this session (provider/model).", acp.SessionConfigOptionCategoryModel, st.Model, models))
+		o := selectOpt(optModel, "Model", "The model answering in this session (provider/model).", acp.SessionConfigOptionCategoryModel, st.Model, models)
+		if s.a.opts.Describe != nil {
+			o.Select.Options = s.modelGroups(models)
+		}
+		out = append(out, o)
+	} else {
+		// The selector still shows what to do before the first prompt fails.
+		o := selectOpt(optModel, "Model", "No model is configured yet.", acp.SessionConfigOptionCategoryModel, noModel,
+			[][2]string{{noModel, "No model: set ANTHROPIC_API_KEY or run acpd login"}})
+		o.Select.Options.Ungrouped[0].Description = strp("Set ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY in the editor's environment for acpd, run `acpd login`, or start Ollama; then start a new session.")
+		out = append(out, o)
 	}
 	out = append(out, selectOpt(optThought, "Reasoning", "How much the model thinks before answering.", acp.SessionConfigOptionCategoryThoughtLevel, st.Thought, thoughts))
 	return out
@@ -87,6 +168,9 @@ func (s *sess) applySetting(id, value string) error {
 		}
 		s.update(func(st *settings) { st.Mode = value })
 	case optModel:
+		if value == noModel && s.settings().Model == "" {
+			return nil // the placeholder of a session without a model
+		}
 		if _, _, err := model.ParseRef(value); err != nil {
 			return invalidParams("%v", err)
 		}

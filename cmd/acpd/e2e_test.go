@@ -1249,7 +1249,28 @@ func TestE2ELoginWithoutAuthenticate(t *testing.T) {
 	if ta == nil || ta["command"] != acpdBinary(t) || fmt.Sprint(ta["args"]) != "[login]" || ta["label"] == "" {
 		t.Errorf("auth methods %v: want _meta.terminal-auth running %s login", init.AuthMethods, acpdBinary(t))
 	}
-	before := p.newSession(project)
+	type selectOpts struct {
+		ID           string          `json:"id"`
+		CurrentValue string          `json:"currentValue"`
+		Options      json.RawMessage `json:"options"`
+	}
+	newSession := func() (string, map[string]selectOpts) {
+		var r struct {
+			SessionID     string       `json:"sessionId"`
+			ConfigOptions []selectOpts `json:"configOptions"`
+		}
+		p.mustCall("session/new", map[string]any{"cwd": project, "mcpServers": []any{}}, &r)
+		opts := map[string]selectOpts{}
+		for _, o := range r.ConfigOptions {
+			opts[o.ID] = o
+		}
+		return r.SessionID, opts
+	}
+	before, opts := newSession()
+	// Without a model the selector says what to do.
+	if m := opts["model"]; m.CurrentValue != "none" || !strings.Contains(string(m.Options), "acpd login") {
+		t.Errorf("model selector without a model: %+v", m)
+	}
 
 	// acpd login without a terminal: provider and key on stdin.
 	if errOut, code := runCLIInput(t, iso.Env(), key+"\n", "login", "openai"); code != 0 {
@@ -1265,8 +1286,23 @@ func TestE2ELoginWithoutAuthenticate(t *testing.T) {
 	if m := sessionModel(r.updates); !strings.HasPrefix(m, "openai/") {
 		t.Errorf("the session's model after login is %q (updates %v), want openai's default", m, r.kinds())
 	}
-	// A new session has the model from the start.
-	r = p.prompt(p.newSession(project), "hello")
+	// A new session has the model from the start, in a selector grouped
+	// by provider whose values stay provider/model.
+	after, opts := newSession()
+	var groups []struct {
+		Group   string `json:"group"`
+		Name    string `json:"name"`
+		Options []struct {
+			Value string `json:"value"`
+			Name  string `json:"name"`
+		} `json:"options"`
+	}
+	if m := opts["model"]; json.Unmarshal(m.Options, &groups) != nil || len(groups) == 0 || len(groups[0].Options) == 0 ||
+		groups[0].Group != "openai" || groups[0].Name != "OpenAI" || !strings.HasPrefix(m.CurrentValue, "openai/") ||
+		!strings.HasPrefix(groups[0].Options[0].Value, "openai/") {
+		t.Errorf("model selector after login: %s %s", m.CurrentValue, m.Options)
+	}
+	r = p.prompt(after, "hello")
 	if r.err != nil || r.stopReason != "end_turn" || r.text() != "Hello after login." {
 		t.Errorf("prompt in a session created after login: %v, stop %q, text %q", r.err, r.stopReason, r.text())
 	}

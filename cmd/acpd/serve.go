@@ -141,6 +141,7 @@ func newLocalAgent(loader *config.Loader, lg *log.Logger) (*agent.Agent, io.Clos
 		Resolve:      models.resolve,
 		DefaultModel: models.defaultModel,
 		Models:       models.models,
+		Describe:     models.reg.Describe,
 		Reload:       models.reg.Reload,
 		Logout:       func() error { return provider.OpenCredentials("").Delete("") },
 		// `acpd login` run by the editor in another process (Zed's

@@ -238,6 +238,24 @@ func (r *Registry) Resolve(ref string) (model.Backend, model.ModelInfo, error) {
 	return e.b, r.info(s, id), nil
 }
 
+// Describe returns what is known of the model ref (provider/model) from
+// the configuration, the catalog and model lists already fetched, without
+// building a backend or asking a server; ok is false for an unknown
+// provider.
+func (r *Registry) Describe(ref string) (info model.ModelInfo, ok bool) {
+	name, id, err := model.ParseRef(ref)
+	if err != nil || name == replayProvider {
+		return model.ModelInfo{}, false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s, ok := r.spec(name)
+	if !ok {
+		return model.ModelInfo{}, false
+	}
+	return r.info(s, id), true
+}
+
 // backend returns the cached backend of s, building it when there is none
 // or the inputs of a stale one changed. r.mu is held.
 func (r *Registry) backend(s *spec) (*entry, error) {
