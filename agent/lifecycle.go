@@ -251,7 +251,8 @@ func (a *Agent) openStored(id acp.SessionID, cwd string, dirs []string, mcp []ac
 		case errors.Is(err, session.ErrNotFound):
 			return nil, nil, &acp.Error{Code: int(acp.ErrorCodeResourceNotFound), Message: fmt.Sprintf("session %q not found", id)}
 		case errors.As(err, &le):
-			return nil, nil, &acp.Error{Code: int(acp.ErrorCodeInvalidRequest), Message: le.Error()}
+			// Shown as is by editors: say what to do.
+			return nil, nil, &acp.Error{Code: int(acp.ErrorCodeInvalidRequest), Message: "This session is open in another window (" + le.Error() + "): close it there, or continue it in that window."}
 		case errors.Is(err, session.ErrInvalidID):
 			return nil, nil, invalidParams("%v", err)
 		}

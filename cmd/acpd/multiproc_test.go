@@ -107,6 +107,9 @@ func TestTwoProcessesShareTheStore(t *testing.T) {
 		if !strings.Contains(rerr.Message, holder) {
 			t.Errorf("%s error %q does not name the holder (%s)", method, rerr.Message, holder)
 		}
+		if method != "session/delete" && !strings.Contains(rerr.Message, "open in another window") {
+			t.Errorf("%s error %q does not say the session is open in another window", method, rerr.Message)
+		}
 	}
 	_, errOut, code := runCLI(t, iso.Env(), "sessions", "rm", x)
 	if code == 0 || !strings.Contains(errOut, holder) {
