@@ -369,3 +369,51 @@ func BenchmarkLoad10k(b *testing.B) {
 	b.ReportMetric(float64(floor.Nanoseconds())/float64(b.N), "floor-ns/op")
 	b.ReportMetric(float64(acpd)/float64(floor), "ratio")
 }
+
+// BenchmarkListSessions1000 measures session/list (first page, and all
+// pages) over 1,000 stored sessions: agent-shell calls it around every
+// prompt.
+func BenchmarkListSessions1000(b *testing.B) {
+	const n = 1000
+	bc := newBench(b, backendFunc(func(context.Context, *model.Request, func(model.Event, error) bool) {}), model.ModelInfo{ID: "main"}, nil)
+	store, err := session.Open(filepath.Join(filepath.Dir(bc.cwd), "state", "acpd"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range n {
+		l, err := store.Create(session.Meta{Cwd: bc.cwd, Title: fmt.Sprintf("session %d", i)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := l.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("FirstPage", func(b *testing.B) {
+		for b.Loop() {
+			var resp acp.ListSessionsResponse
+			bc.call(acp.AgentMethodSessionList, acp.ListSessionsRequest{}, &resp)
+			if len(resp.Sessions) == 0 {
+				b.Fatal("no sessions listed")
+			}
+		}
+	})
+	b.Run("AllPages", func(b *testing.B) {
+		for b.Loop() {
+			seen := 0
+			var cursor *string
+			for {
+				var resp acp.ListSessionsResponse
+				bc.call(acp.AgentMethodSessionList, acp.ListSessionsRequest{Cursor: cursor}, &resp)
+				seen += len(resp.Sessions)
+				if resp.NextCursor == nil {
+					break
+				}
+				cursor = resp.NextCursor
+			}
+			if seen < n {
+				b.Fatalf("listed %d sessions, want %d", seen, n)
+			}
+		}
+	})
+}
