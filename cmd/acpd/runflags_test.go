@@ -233,7 +233,7 @@ func TestRunExitCodes(t *testing.T) {
 		{"refusal", `{"type":"finish","finish":"refusal"}`, nil, exitRefusal, "refusal"},
 		{"max_tokens", `{"type":"text","text":"partial"}` + "\n" + `{"type":"finish","finish":"max_tokens"}`, nil, exitLimit, "max_tokens"},
 		{"max_turn_requests", runScript, []string{"--yes", "--max-turn-requests", "1"}, exitLimit, "max_turn_requests"},
-		{"timeout", `{"type":"text","text":"Starting."}` + "\n" + `{"type":"delay","ms":600000}` + "\n" + `{"type":"finish"}`, []string{"--timeout", "300ms"}, exitTimeout, "cancelled"},
+		{"timeout", `{"type":"text","text":"Starting."}` + "\n" + `{"type":"delay","ms":600000}` + "\n" + `{"type":"finish"}`, []string{"--timeout", "3s"}, exitTimeout, "cancelled"}, // long enough for session/new on a loaded machine
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
