@@ -285,9 +285,18 @@ func (a *Agent) loadSession(ctx context.Context, p *acp.LoadSessionRequest) (*ac
 	// and config options, all before the reply.
 	compaction := a.compactionUpdates()
 	results := s.toolResultTexts()
-	for _, u := range s.replayUpdates(updates, compaction) {
-		if err := s.sendReplay(ctx, withoutTerminals(u, results)); err != nil {
-			break
+	var terms *replayTerminals
+	if a.wantsTerminalMeta() {
+		terms = newReplayTerminals()
+	}
+	replayed := s.replayUpdates(updates, compaction)
+	terms.scan(replayed)
+replay:
+	for _, u := range replayed {
+		for _, r := range terms.rewrite(u, results) {
+			if err := s.sendReplay(ctx, r); err != nil {
+				break replay
+			}
 		}
 	}
 	st := s.settings()

@@ -312,7 +312,9 @@ func TestInteropToolsDisk(t *testing.T) {
 // found"): the permission prompts of edit_file, multi_edit, write_file and
 // apply_patch show the proposed diff, run_command's prompt is titled with
 // the command verbatim, its terminal stays its content until released
-// after the final update, session/load replays it as text, and approved
+// after the final update, session/load replays it as a display-only
+// terminal (fresh id, _meta terminal_info/output/exit) to a client with
+// _meta.terminal_output and as fenced text to one without, and approved
 // reads and writes outside the editor's worktrees fall back to the disk.
 func TestInteropZed(t *testing.T) {
 	t.Parallel()

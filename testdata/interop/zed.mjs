@@ -184,18 +184,46 @@ await proc.run(app, async (ctx) => {
   assert.ok(releaseAt > finalAt, `terminal/release (#${releaseAt}) came before the final update (#${finalAt})`);
   assert.ok(term.calls.filter((c) => c === "output").length <= 1, `terminal calls ${term.calls}`);
   out.sessionId = sid;
+  out.terminalId = term.id;
 });
 
 // A second process loads the session: the replay never names the first
-// connection's terminal; the command's output comes as fenced text.
+// connection's terminal; a client with Zed's terminal_output extension gets
+// a display-only terminal with a fresh id (terminal_info, then the stored
+// output and the exit status), never a terminal/* request.
 const proc2 = new AcpdProcess(cfg, ["--model", `replay/${cfg.replay.zed}`]);
 await proc2.run(app, async (ctx) => {
   await ctx.request("initialize", initParams(zedCaps));
   const loaded = await call(proc2, ctx, "session/load", { sessionId: out.sessionId, cwd: project, mcpServers: [] });
   assert.equal(loaded.error, undefined, `session/load failed: ${loaded.error?.message}`);
   const ups = proc2.updates(out.sessionId, loaded.from, loaded.reply).filter((u) => u.toolCallId === "call_cmd");
+  const terms = ups.flatMap((u) => u.content ?? []).filter((c) => c.type === "terminal");
+  assert.ok(terms.length > 0, `no replayed terminal content: ${JSON.stringify(ups)}`);
+  const tid = terms[0].terminalId;
+  assert.notEqual(tid, out.terminalId, "the replay named the first connection's terminal");
+  assert.ok(terms.every((c) => c.terminalId === tid), `terminal ids ${JSON.stringify(terms)}`);
+  const infoAt = ups.findIndex((u) => u._meta?.terminal_info);
+  const outAt = ups.findIndex((u) => u._meta?.terminal_output);
+  const exitAt = ups.findIndex((u) => u._meta?.terminal_exit);
+  assert.ok(infoAt >= 0 && infoAt < outAt && outAt < exitAt, `terminal _meta order ${infoAt} ${outAt} ${exitAt}`);
+  assert.equal(ups[infoAt]._meta.terminal_info.terminal_id, tid);
+  assert.deepEqual((ups[infoAt].content ?? []).filter((c) => c.type === "terminal"), [{ type: "terminal", terminalId: tid }]);
+  assert.equal(ups[outAt]._meta.terminal_output.terminal_id, tid);
+  assert.ok(ups[outAt]._meta.terminal_output.data.startsWith("one\r\ntwo\r\n"), `terminal_output ${JSON.stringify(ups[outAt]._meta)}`);
+  assert.deepEqual(ups[exitAt]._meta.terminal_exit, { terminal_id: tid, exit_code: 0, signal: null });
+  assert.equal(proc2.received.filter((m) => m.method?.startsWith("terminal/")).length, 0, "terminal/* requests during the replay");
+});
+
+// A client without the extension gets the command's output as fenced text.
+const proc3 = new AcpdProcess(cfg, ["--model", `replay/${cfg.replay.zed}`]);
+await proc3.run(app, async (ctx) => {
+  await ctx.request("initialize", initParams({ fs: zedCaps.fs, terminal: true }));
+  const loaded = await call(proc3, ctx, "session/load", { sessionId: out.sessionId, cwd: project, mcpServers: [] });
+  assert.equal(loaded.error, undefined, `session/load failed: ${loaded.error?.message}`);
+  const ups = proc3.updates(out.sessionId, loaded.from, loaded.reply).filter((u) => u.toolCallId === "call_cmd");
   const content = ups.flatMap((u) => u.content ?? []);
   assert.deepEqual(content.filter((c) => c.type === "terminal"), [], "replayed terminal content");
+  assert.equal(ups.filter((u) => u._meta?.terminal_info || u._meta?.terminal_output || u._meta?.terminal_exit).length, 0, "terminal _meta without the extension");
   const texts = content.filter((c) => c.type === "content").map((c) => c.content.text);
   assert.ok(texts.some((t) => t.startsWith("```\none\ntwo\n")), `replayed call_cmd content ${JSON.stringify(texts)}`);
 });
