@@ -20,6 +20,7 @@ import (
 	"acpd/acp"
 	"acpd/compact"
 	"acpd/internal/loopguard"
+	"acpd/internal/testproc"
 	"acpd/model"
 	"acpd/sysprompt"
 )
@@ -487,7 +488,7 @@ func TestCancelDuringTool(t *testing.T) {
 	if err != nil {
 		t.Fatalf("pid file %q", data)
 	}
-	if processAlive(pid) {
+	if testproc.Alive(pid) {
 		t.Errorf("the command (pid %d) survived the cancelled turn", pid)
 	}
 

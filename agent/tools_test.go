@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"acpd/acp"
+	"acpd/internal/testproc"
 )
 
 // runTools runs one turn that makes the given tool calls and returns the
@@ -372,9 +373,9 @@ func TestRunCommandCancel(t *testing.T) {
 			if err != nil {
 				t.Fatalf("pid file %q", data)
 			}
-			if processAlive(pid) {
+			if testproc.Alive(pid) {
 				t.Errorf("iteration %d: process %d survived the cancelled turn", i, pid)
-				killPid(pid)
+				testproc.Kill(pid)
 			}
 		}
 	}

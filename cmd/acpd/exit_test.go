@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"acpd/internal/testproc"
 )
 
 // waitUpdate reads messages until a session/update for which match returns
@@ -38,7 +40,7 @@ func (p *proc) waitUpdate(what string, match func(kind string, update json.RawMe
 func processGone(pid int) bool {
 	deadline := time.Now().Add(*flagReplyWait)
 	for time.Now().Before(deadline) {
-		if !pidExists(pid) {
+		if !testproc.Exists(pid) {
 			return true
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -79,7 +81,7 @@ func TestExitWhileACommandRuns(t *testing.T) {
 	}
 	p.close() // fails unless acpd exits 0 within the reply wait
 	if !processGone(pid) {
-		killPid(pid)
+		testproc.Kill(pid)
 		t.Errorf("the command (pid %d) outlived acpd", pid)
 	}
 	// The prompt was answered (cancelled) before acpd exited.

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"acpd/internal/testproc"
 )
 
 // TestRunAgentWrapperNoStrays: an agent started through sh -c (which
@@ -39,12 +41,12 @@ func TestRunAgentWrapperNoStrays(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !processGone(pid) {
-		killPid(pid)
+		testproc.Kill(pid)
 		t.Errorf("the agent (pid %d) outlived acpd run", pid)
 	}
 	// The wrapper's group (sh, the sleep it runs) must be gone too.
 	if left := groupMembers(sh); len(left) > 0 {
-		killGroup(sh)
+		testproc.KillGroup(sh)
 		t.Errorf("processes %v of the agent's group outlived acpd run", left)
 	}
 }
@@ -98,7 +100,7 @@ func TestRunTimeoutBeforeTheTurn(t *testing.T) {
 	}
 	sh, _ := strconv.Atoi(strings.TrimSpace(string(b)))
 	if left := groupMembers(sh); len(left) > 0 {
-		killGroup(sh)
+		testproc.KillGroup(sh)
 		t.Errorf("processes %v of the agent's group outlived acpd run", left)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"acpd/internal/testproc"
 )
 
 // readPid waits (bounded by the reply wait) for path to hold a pid and a
@@ -66,7 +68,7 @@ func TestExitWithStubbornChildren(t *testing.T) {
 	p.close() // fails unless acpd exits 0 within the reply wait
 	for name, pid := range map[string]int{"command": cmdPid, "MCP server": mcpPid} {
 		if !processGone(pid) {
-			killPid(pid)
+			testproc.Kill(pid)
 			t.Errorf("the %s (pid %d) outlived acpd", name, pid)
 		}
 	}

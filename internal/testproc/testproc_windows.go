@@ -1,6 +1,6 @@
 //go:build windows
 
-package main
+package testproc
 
 import (
 	"os"
@@ -8,8 +8,8 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// pidExists reports whether pid names a process that has not exited.
-func pidExists(pid int) bool {
+// Exists reports whether pid names a process that has not exited.
+func Exists(pid int) bool {
 	h, err := windows.OpenProcess(windows.SYNCHRONIZE, false, uint32(pid))
 	if err != nil {
 		return false
@@ -19,13 +19,16 @@ func pidExists(pid int) bool {
 	return err == nil && ev == uint32(windows.WAIT_TIMEOUT)
 }
 
-// killPid kills pid, ignoring errors.
-func killPid(pid int) {
+// Alive is Exists: Windows has no zombies.
+func Alive(pid int) bool { return Exists(pid) }
+
+// Kill kills pid, ignoring errors.
+func Kill(pid int) {
 	if p, err := os.FindProcess(pid); err == nil {
 		_ = p.Kill()
 	}
 }
 
-// killGroup kills the process pgid (Windows has no process groups to
+// KillGroup kills the process pgid (Windows has no process groups to
 // signal; job objects are acpd's business).
-func killGroup(pgid int) { killPid(pgid) }
+func KillGroup(pgid int) { Kill(pgid) }
