@@ -124,24 +124,6 @@ func (s *Store) loadLocked() (*indexFile, int64, error) {
 	return idx, int64(len(b)), nil
 }
 
-// updateIndex runs fn on the current index under the index lock and, when
-// fn reports a change, writes the whole index as a new snapshot (compacting
-// the journal). It is the slow path, for operations that must see the whole
-// index anyway (Delete); fn must not call back into the Store.
-func (s *Store) updateIndex(fn func(*indexFile) (changed bool, err error)) error {
-	return s.withIndexLock(func() error {
-		idx, _, err := s.loadLocked()
-		if err != nil {
-			return err
-		}
-		changed, err := fn(idx)
-		if err != nil || !changed {
-			return err
-		}
-		return s.writeIndex(idx)
-	})
-}
-
 // writeIndex atomically replaces index.json (see internal/atomicfile) with
 // idx and then empties the journal, which idx includes. A crash between the
 // two leaves a journal whose replay onto the new snapshot changes nothing
