@@ -55,11 +55,14 @@ type ResourceTemplate struct {
 
 // sampleHandler returns the SDK handler serving sampling/createMessage
 // through Options.Sample, or nil (sampling is then not advertised).
+//
+//lint:ignore SA1019 MCP sampling is deprecated by SEP-2577 but acpd serves it through the deprecation window
 func (m *Manager) sampleHandler(server string) func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 	sample := m.opts.Sample
 	if sample == nil {
 		return nil
 	}
+	//lint:ignore SA1019 MCP sampling is deprecated by SEP-2577 but acpd serves it through the deprecation window
 	return func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 		p := req.Params
 		if p == nil {
@@ -92,6 +95,7 @@ func (m *Manager) sampleHandler(server string) func(context.Context, *mcp.Create
 			m.log.Debug("sampling failed", "server", server, "err", err)
 			return nil, fmt.Errorf("sampling failed: %w", err)
 		}
+		//lint:ignore SA1019 MCP sampling is deprecated by SEP-2577 but acpd serves it through the deprecation window
 		return &mcp.CreateMessageResult{Content: &mcp.TextContent{Text: res.Text}, Model: res.Model, Role: "assistant", StopReason: res.StopReason}, nil
 	}
 }
@@ -125,6 +129,8 @@ func (m *Manager) logHandler(server string) func(context.Context, *mcp.LoggingMe
 }
 
 // logLevel maps an MCP (syslog) level to slog's.
+//
+//lint:ignore SA1019 MCP logging is deprecated by SEP-2577 but acpd serves it through the deprecation window
 func logLevel(l mcp.LoggingLevel) slog.Level {
 	switch l {
 	case "debug":
@@ -139,6 +145,8 @@ func logLevel(l mcp.LoggingLevel) slog.Level {
 }
 
 // mcpLevel is the MCP level matching the logger's level.
+//
+//lint:ignore SA1019 MCP logging is deprecated by SEP-2577 but acpd serves it through the deprecation window
 func (m *Manager) mcpLevel() mcp.LoggingLevel {
 	ctx := context.Background()
 	switch {
@@ -154,10 +162,14 @@ func (m *Manager) mcpLevel() mcp.LoggingLevel {
 }
 
 // rootURIs are the file:// URIs of dirs.
+//
+//lint:ignore SA1019 MCP roots are deprecated by SEP-2577 but acpd serves them through the deprecation window
 func rootURIs(dirs []string) []*mcp.Root {
+	//lint:ignore SA1019 MCP roots are deprecated by SEP-2577 but acpd serves them through the deprecation window
 	var out []*mcp.Root
 	for _, d := range dirs {
 		if d != "" {
+			//lint:ignore SA1019 MCP roots are deprecated by SEP-2577 but acpd serves them through the deprecation window
 			out = append(out, &mcp.Root{URI: (&url.URL{Scheme: "file", Path: filepath.ToSlash(d)}).String(), Name: filepath.Base(d)})
 		}
 	}
@@ -183,7 +195,9 @@ func (m *Manager) SetRoots(dirs []string) {
 		gone = append(gone, r.URI)
 	}
 	for _, c := range clients {
+		//lint:ignore SA1019 MCP roots are deprecated by SEP-2577 but acpd serves them through the deprecation window
 		c.RemoveRoots(gone...)
+		//lint:ignore SA1019 MCP roots are deprecated by SEP-2577 but acpd serves them through the deprecation window
 		c.AddRoots(rootURIs(dirs)...)
 	}
 }
@@ -314,6 +328,7 @@ func (m *Manager) Complete(ctx context.Context, prompt, arg, value string, fille
 // Options.Elicit; sampling only with Options.Sample (the SDK adds
 // it for the handler).
 func (m *Manager) capabilities() *mcp.ClientCapabilities {
+	//lint:ignore SA1019 MCP roots are deprecated by SEP-2577 but acpd serves them through the deprecation window
 	caps := &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{ListChanged: true}}
 	if m.opts.Elicit != nil {
 		modes := m.opts.ElicitModes

@@ -754,6 +754,7 @@ func (m *Manager) CallTool(ctx context.Context, qualified string, args json.RawM
 		if meta == nil {
 			meta = map[string]any{}
 		}
+		//lint:ignore SA1019 MCP logging is deprecated by SEP-2577 but acpd serves it through the deprecation window
 		meta[mcp.MetaKeyLogLevel] = string(m.mcpLevel())
 		params.SetMeta(meta)
 	}
@@ -1012,9 +1013,11 @@ func (m *Manager) connectOnce(ctx context.Context, s Server, version string) (_ 
 					m.log.Debug("URL elicitation completed", "server", s.Name, "id", req.Params.ElicitationID)
 				}
 			},
+			//lint:ignore SA1019 MCP sampling is deprecated by SEP-2577 but acpd serves it through the deprecation window
 			CreateMessageHandler:        m.sampleHandler(s.Name),
 			ProgressNotificationHandler: m.progress.handle,
-			LoggingMessageHandler:       m.logHandler(s.Name),
+			//lint:ignore SA1019 MCP logging is deprecated by SEP-2577 but acpd serves it through the deprecation window
+			LoggingMessageHandler: m.logHandler(s.Name),
 			ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
 				if req.Params == nil {
 					return
@@ -1031,6 +1034,7 @@ func (m *Manager) connectOnce(ctx context.Context, s Server, version string) (_ 
 	m.mu.Lock()
 	roots := append([]string{m.opts.Dir}, m.roots...)
 	m.mu.Unlock()
+	//lint:ignore SA1019 MCP roots are deprecated by SEP-2577 but acpd serves them through the deprecation window
 	client.AddRoots(rootURIs(roots)...)
 	var sopts *mcp.ClientSessionOptions
 	if version != "" {
@@ -1088,9 +1092,11 @@ func (m *Manager) connectOnce(ctx context.Context, s Server, version string) (_ 
 		})
 		return closeErr
 	}
+	//lint:ignore SA1019 MCP logging is deprecated by SEP-2577 but acpd serves it through the deprecation window
 	if res := c.session.InitializeResult(); res.ProtocolVersion < ProtocolStateless && res.Capabilities != nil && res.Capabilities.Logging != nil {
 		// Old servers log at the level set once; 2026-07-28 ones get it
 		// with each call.
+		//lint:ignore SA1019 MCP logging is deprecated by SEP-2577 but acpd serves it through the deprecation window
 		if err := c.session.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: m.mcpLevel()}); err != nil {
 			m.log.Debug("logging/setLevel failed", "server", s.Name, "err", scrub(err, s.URL))
 		}
