@@ -100,8 +100,5 @@ func New(opts Options) *Backend {
 // *model.Error values (or ctx's error once ctx ends) and are not retried
 // here (see package retry).
 func (b *Backend) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Event, error] {
-	return b.c.Stream(ctx, "/messages", func() ([]byte, error) { return requestBody(req) }, func(r *sse.Reader, emit func(model.Event) bool) error {
-		var d decoder
-		return d.run(r, emit)
-	})
+	return b.c.Stream(ctx, "/messages", func() ([]byte, error) { return requestBody(req) }, func() sse.Decoder { return &decoder{} })
 }

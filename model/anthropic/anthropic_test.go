@@ -295,7 +295,7 @@ const head = "event: message_start\ndata: {\"type\":\"message_start\",\"message\
 func decodeAll(r io.Reader) ssetest.Result {
 	var res ssetest.Result
 	var d decoder
-	err := d.run(sse.NewReader(r, maxEventBytes), func(ev model.Event) bool {
+	err := sse.Decode(sse.NewReader(r, maxEventBytes), &d, func(ev model.Event) bool {
 		res.Events = append(res.Events, ev)
 		return true
 	})
@@ -326,7 +326,7 @@ func BenchmarkDecode(b *testing.B) {
 	for b.Loop() {
 		n := 0
 		var d decoder
-		err := d.run(sse.NewReader(bytes.NewReader(stream), maxEventBytes), func(model.Event) bool { n++; return true })
+		err := sse.Decode(sse.NewReader(bytes.NewReader(stream), maxEventBytes), &d, func(model.Event) bool { n++; return true })
 		if err != nil || n != 100_002 {
 			b.Fatalf("events %d, err %v", n, err)
 		}

@@ -2,7 +2,6 @@ package anthropic
 
 import (
 	"encoding/json"
-	"errors"
 	"maps"
 	"slices"
 	"strconv"
@@ -11,9 +10,6 @@ import (
 	"acpd/model"
 	"acpd/model/internal/sse"
 )
-
-// errStopped reports that the consumer stopped the iteration.
-var errStopped = errors.New("consumer stopped")
 
 type streamEvent struct {
 	Type    string `json:"type"`
@@ -74,38 +70,25 @@ func malformed(msg string) error {
 	return &model.Error{Kind: model.ErrServer, Message: "malformed stream: " + msg}
 }
 
-// run reads r to the end of the response, passing events to emit. It
-// returns nil after emitting EventFinish, errStopped when emit returned
-// false, a *model.Error for a failed or malformed response, and the raw
-// error of the underlying reader otherwise.
-func (d *decoder) run(r *sse.Reader, emit func(model.Event) bool) error {
-	d.blocks = map[int]*openBlock{}
-	for {
-		ev, err := sse.NextData(r, false) // the completing event returns first
-		if err != nil {
-			return err
-		}
-		var se streamEvent
-		if err := json.Unmarshal([]byte(ev.Data), &se); err != nil {
-			return malformed(err.Error())
-		}
-		if se.Type == "" {
-			se.Type = ev.Event
-		}
-		done, err := d.event(&se, emit)
-		if err != nil || done {
-			return err
-		}
+// Event implements [sse.Decoder].
+func (d *decoder) Event(ev sse.Event, emit func(model.Event) bool) (done bool, err error) {
+	var se streamEvent
+	if err := json.Unmarshal([]byte(ev.Data), &se); err != nil {
+		return true, malformed(err.Error())
 	}
+	if se.Type == "" {
+		se.Type = ev.Event
+	}
+	return d.event(&se, emit)
 }
+
+// End implements [sse.Decoder]: only message_stop completes a message.
+func (d *decoder) End(func(model.Event) bool) error { return sse.Truncated() }
 
 // event processes one stream event; done reports the end of the message.
 func (d *decoder) event(se *streamEvent, emit func(model.Event) bool) (done bool, err error) {
-	stopped := func(ok bool) error {
-		if ok {
-			return nil
-		}
-		return errStopped
+	if d.blocks == nil {
+		d.blocks = map[int]*openBlock{}
 	}
 	switch se.Type {
 	case "message_start":
@@ -123,14 +106,14 @@ func (d *decoder) event(se *streamEvent, emit func(model.Event) bool) (done bool
 		switch cb.Type {
 		case "text":
 			if cb.Text != "" {
-				return false, stopped(emit(model.Event{Type: model.EventText, Text: cb.Text}))
+				return false, sse.Stopped(emit(model.Event{Type: model.EventText, Text: cb.Text}))
 			}
 		case "thinking":
 			if cb.Thinking != "" {
-				return false, stopped(emit(model.Event{Type: model.EventReasoning, Text: cb.Thinking}))
+				return false, sse.Stopped(emit(model.Event{Type: model.EventReasoning, Text: cb.Thinking}))
 			}
 		case "tool_use":
-			return false, stopped(emit(model.Event{Type: model.EventToolStart, ToolCallID: cb.ID, ToolName: cb.Name}))
+			return false, sse.Stopped(emit(model.Event{Type: model.EventToolStart, ToolCallID: cb.ID, ToolName: cb.Name}))
 		case "redacted_thinking":
 		default:
 			b.typ = "" // server tool blocks and future types: not ours to report
@@ -147,16 +130,16 @@ func (d *decoder) event(se *streamEvent, emit func(model.Event) bool) (done bool
 		switch {
 		case dl.Type == "text_delta" && b.typ == "text":
 			if dl.Text != "" {
-				return false, stopped(emit(model.Event{Type: model.EventText, Text: dl.Text}))
+				return false, sse.Stopped(emit(model.Event{Type: model.EventText, Text: dl.Text}))
 			}
 		case dl.Type == "input_json_delta" && b.typ == "tool_use":
 			b.input.WriteString(dl.PartialJSON)
 			if dl.PartialJSON != "" {
-				return false, stopped(emit(model.Event{Type: model.EventToolDelta, ToolCallID: b.id, Text: dl.PartialJSON}))
+				return false, sse.Stopped(emit(model.Event{Type: model.EventToolDelta, ToolCallID: b.id, Text: dl.PartialJSON}))
 			}
 		case dl.Type == "thinking_delta" && b.typ == "thinking":
 			if dl.Thinking != "" {
-				return false, stopped(emit(model.Event{Type: model.EventReasoning, Text: dl.Thinking}))
+				return false, sse.Stopped(emit(model.Event{Type: model.EventReasoning, Text: dl.Thinking}))
 			}
 		case dl.Type == "signature_delta" && b.typ == "thinking":
 			b.signature.WriteString(dl.Signature)
@@ -171,7 +154,7 @@ func (d *decoder) event(se *streamEvent, emit func(model.Event) bool) (done bool
 			return false, malformed("stop for unknown block " + strconv.Itoa(*se.Index))
 		}
 		delete(d.blocks, *se.Index)
-		return false, stopped(d.closeBlock(b, emit))
+		return false, sse.Stopped(d.closeBlock(b, emit))
 	case "message_delta":
 		if se.Delta != nil && se.Delta.StopReason != "" {
 			d.stop = se.Delta.StopReason
@@ -186,17 +169,11 @@ func (d *decoder) event(se *streamEvent, emit func(model.Event) bool) (done bool
 		// Close blocks the server left open, in index order.
 		for _, i := range slices.Sorted(maps.Keys(d.blocks)) {
 			if !d.closeBlock(d.blocks[i], emit) {
-				return false, errStopped
+				return false, sse.ErrStopped
 			}
 			delete(d.blocks, i)
 		}
-		if d.haveUsage && !emit(model.Event{Type: model.EventUsage, Usage: d.usage()}) {
-			return false, errStopped
-		}
-		if !emit(model.Event{Type: model.EventFinish, Finish: finishReason(d.stop)}) {
-			return false, errStopped
-		}
-		return true, nil
+		return true, sse.Complete(emit, d.usage(), finishReason(d.stop))
 	case "error":
 		e := se.Error
 		if e == nil {
@@ -238,9 +215,13 @@ func (d *decoder) addUsage(u *usage) {
 	}
 }
 
-// usage returns the normalised usage; the API's input_tokens excludes the
-// cached tokens, model.Usage's InputTokens includes them.
+// usage returns the normalised usage, nil when the stream reported none;
+// the API's input_tokens excludes the cached tokens, model.Usage's
+// InputTokens includes them.
 func (d *decoder) usage() *model.Usage {
+	if !d.haveUsage {
+		return nil
+	}
 	return &model.Usage{
 		InputTokens:      d.input + d.cacheWrite + d.cacheRead,
 		OutputTokens:     d.output,

@@ -158,10 +158,7 @@ func streamPath(modelName string) string {
 // here (see package retry).
 func (b *Backend) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Event, error] {
 	return b.c.Stream(ctx, streamPath(strings.TrimSpace(req.Model)), func() ([]byte, error) { return requestBody(req) },
-		func(r *sse.Reader, emit func(model.Event) bool) error {
-			d := decoder{idPrefix: b.idPrefix()}
-			return d.run(r, emit)
-		})
+		func() sse.Decoder { return &decoder{idPrefix: b.idPrefix()} })
 }
 
 // newIDPrefix returns a random prefix for the ids of function calls Gemini

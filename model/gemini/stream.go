@@ -3,17 +3,12 @@ package gemini
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"io"
 	"strconv"
 	"strings"
 
 	"acpd/model"
 	"acpd/model/internal/sse"
 )
-
-// errStopped reports that the consumer stopped the iteration.
-var errStopped = errors.New("consumer stopped")
 
 // response is one streamed GenerateContentResponse.
 type response struct {
@@ -57,38 +52,37 @@ type decoder struct {
 	usage     *model.Usage
 }
 
-// run reads r to the end of the response, passing events to emit. It
-// returns nil after emitting EventFinish, errStopped when emit returned
-// false, a *model.Error for a failed or malformed response, and the raw
-// error of the underlying reader otherwise.
-func (d *decoder) run(r *sse.Reader, emit func(model.Event) bool) error {
-	for {
-		ev, err := sse.NextData(r, d.finished)
-		if err == io.EOF {
-			return d.end(emit)
-		}
-		if err != nil {
-			return err
-		}
-		data := ev.Data
-		if data == "[DONE]" {
-			continue
-		}
-		var resp response
-		if err := json.Unmarshal([]byte(data), &resp); err != nil {
-			return &model.Error{Kind: model.ErrServer, Message: "malformed stream chunk: " + err.Error(), Err: err}
-		}
-		if len(resp.Error) > 0 && string(resp.Error) != "null" {
-			e := parseAPIError([]byte(data))
-			if e == nil {
-				e = &apiError{Message: string(resp.Error)}
-			}
-			return classify(0, nil, e)
-		}
-		if !d.chunk(&resp, emit) {
-			return errStopped
-		}
+// Event implements [sse.Decoder].
+func (d *decoder) Event(ev sse.Event, emit func(model.Event) bool) (done bool, err error) {
+	if ev.Data == "[DONE]" {
+		return false, nil
 	}
+	var resp response
+	if err := sse.Unmarshal(ev.Data, &resp); err != nil {
+		return true, err
+	}
+	if len(resp.Error) > 0 && string(resp.Error) != "null" {
+		e := parseAPIError([]byte(ev.Data))
+		if e == nil {
+			e = &apiError{Message: string(resp.Error)}
+		}
+		return true, classify(0, nil, e)
+	}
+	return false, sse.Stopped(d.chunk(&resp, emit))
+}
+
+// End implements [sse.Decoder]: Gemini's stream simply ends after the
+// finish reason (and the usage that may follow it). It fails for finish
+// reasons that leave no usable answer.
+func (d *decoder) End(emit func(model.Event) bool) error {
+	if !d.finished {
+		return sse.Truncated()
+	}
+	switch d.finish {
+	case "MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS":
+		return &model.Error{Kind: model.ErrServer, Message: "the model's response ended with " + d.finish}
+	}
+	return sse.Complete(emit, d.usage, d.finishReason())
 }
 
 // chunk processes one response; false means the consumer stopped.
@@ -191,22 +185,6 @@ func (d *decoder) closeReasoning(emit func(model.Event) bool) bool {
 	}
 	d.reasoning = false
 	return emit(model.Event{Type: model.EventReasoningDone})
-}
-
-// end emits the usage and the finish event, or fails for finish reasons
-// that leave no usable answer.
-func (d *decoder) end(emit func(model.Event) bool) error {
-	switch d.finish {
-	case "MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS":
-		return &model.Error{Kind: model.ErrServer, Message: "the model's response ended with " + d.finish}
-	}
-	if d.usage != nil && !emit(model.Event{Type: model.EventUsage, Usage: d.usage}) {
-		return errStopped
-	}
-	if !emit(model.Event{Type: model.EventFinish, Finish: d.finishReason()}) {
-		return errStopped
-	}
-	return nil
 }
 
 // finishReason maps the finish reason (see the package documentation).

@@ -91,10 +91,7 @@ func New(opts Options) *Backend {
 // here (see package retry).
 func (b *Backend) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Event, error] {
 	return b.c.Stream(ctx, "/chat/completions", func() ([]byte, error) { return b.requestBody(req) },
-		func(r *sse.Reader, emit func(model.Event) bool) error {
-			d := decoder{idPrefix: b.idPrefix()}
-			return d.run(r, emit)
-		})
+		func() sse.Decoder { return &decoder{idPrefix: b.idPrefix()} })
 }
 
 // Models lists the server's models with GET {BaseURL}/models. Only the

@@ -2,17 +2,12 @@ package openai
 
 import (
 	"encoding/json"
-	"errors"
-	"io"
 	"strconv"
 	"strings"
 
 	"acpd/model"
 	"acpd/model/internal/sse"
 )
-
-// errStopped reports that the consumer stopped the iteration.
-var errStopped = errors.New("consumer stopped")
 
 type chunk struct {
 	Choices []choice        `json:"choices"`
@@ -95,48 +90,45 @@ type decoder struct {
 	usage     *model.Usage
 }
 
-// run reads r to the end of the response, passing events to emit. It
-// returns nil after emitting EventFinish, errStopped when emit returned
-// false, a *model.Error for a failed or malformed response, and the raw
-// error of the underlying reader otherwise.
-func (d *decoder) run(r *sse.Reader, emit func(model.Event) bool) error {
-	for {
-		ev, err := sse.NextData(r, d.finished)
-		if err == io.EOF {
-			return d.end(emit)
+// Event implements [sse.Decoder].
+func (d *decoder) Event(ev sse.Event, emit func(model.Event) bool) (done bool, err error) {
+	data := ev.Data
+	if data == "[DONE]" {
+		if !d.finished && !d.finishNow("", emit) {
+			return true, sse.ErrStopped
 		}
-		if err != nil {
-			return err
-		}
-		data := ev.Data
-		if data == "[DONE]" {
-			if !d.finished && !d.finishNow("", emit) {
-				return errStopped
-			}
-			return d.end(emit)
-		}
-		if ev.Event == "error" {
-			e := parseAPIError([]byte(data))
-			if e == nil {
-				e = &apiError{Message: data}
-			}
-			return classify(0, nil, e)
-		}
-		var c chunk
-		if err := json.Unmarshal([]byte(data), &c); err != nil {
-			return &model.Error{Kind: model.ErrServer, Message: "malformed stream chunk: " + err.Error(), Err: err}
-		}
-		if len(c.Error) > 0 && string(c.Error) != "null" {
-			e := parseAPIError([]byte(data))
-			if e == nil {
-				e = &apiError{Message: string(c.Error)}
-			}
-			return classify(0, nil, e)
-		}
-		if !d.chunk(&c, emit) {
-			return errStopped
-		}
+		return true, d.End(emit)
 	}
+	if ev.Event == "error" {
+		return true, streamError(data, data)
+	}
+	var c chunk
+	if err := sse.Unmarshal(data, &c); err != nil {
+		return true, err
+	}
+	if len(c.Error) > 0 && string(c.Error) != "null" {
+		return true, streamError(data, string(c.Error))
+	}
+	return false, sse.Stopped(d.chunk(&c, emit))
+}
+
+// streamError classifies the error a chunk reports inside the stream;
+// message stands in for an error body that does not parse.
+func streamError(data, message string) error {
+	e := parseAPIError([]byte(data))
+	if e == nil {
+		e = &apiError{Message: message}
+	}
+	return classify(0, nil, e)
+}
+
+// End implements [sse.Decoder]: a stream that ends after the finish reason
+// without [DONE] is complete.
+func (d *decoder) End(emit func(model.Event) bool) error {
+	if !d.finished {
+		return sse.Truncated()
+	}
+	return sse.Complete(emit, d.usage, d.finishReason())
 }
 
 // chunk processes one decoded chunk; false means the consumer stopped.
@@ -268,17 +260,6 @@ func (d *decoder) finishNow(reason string, emit func(model.Event) bool) bool {
 		}
 	}
 	return true
-}
-
-// end emits the usage and the finish event.
-func (d *decoder) end(emit func(model.Event) bool) error {
-	if d.usage != nil && !emit(model.Event{Type: model.EventUsage, Usage: d.usage}) {
-		return errStopped
-	}
-	if !emit(model.Event{Type: model.EventFinish, Finish: d.finishReason()}) {
-		return errStopped
-	}
-	return nil
 }
 
 // finishReason maps the server's finish_reason. Servers differ in what

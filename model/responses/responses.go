@@ -99,10 +99,7 @@ func New(opts Options) *Backend {
 // here (see package retry).
 func (b *Backend) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Event, error] {
 	return b.c.Stream(ctx, "/responses", func() ([]byte, error) { return requestBody(req) },
-		func(r *sse.Reader, emit func(model.Event) bool) error {
-			d := decoder{}
-			return d.run(r, emit)
-		})
+		func() sse.Decoder { return &decoder{} })
 }
 
 // Models lists the server's models with GET {BaseURL}/models, exactly as

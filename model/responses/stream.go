@@ -10,9 +10,6 @@ import (
 	"acpd/model/internal/sse"
 )
 
-// errStopped reports that the consumer stopped the iteration.
-var errStopped = errors.New("consumer stopped")
-
 // streamEvent holds the fields of every stream event this decoder reads.
 type streamEvent struct {
 	Type         string          `json:"type"`
@@ -106,48 +103,35 @@ var handled = map[string]bool{
 	"error":                                  true,
 }
 
-// run reads r to the end of the response, passing events to emit. It
-// returns nil after emitting EventFinish, errStopped when emit returned
-// false, a *model.Error for a failed or malformed response, and the raw
-// error of the underlying reader otherwise.
-func (d *decoder) run(r *sse.Reader, emit func(model.Event) bool) error {
-	d.byItem = map[string]*call{}
-	d.thoughts = map[string]*thought{}
-	for {
-		ev, err := sse.NextData(r, false) // the completing event returns first
-		if err != nil {
-			return err
-		}
-		data := ev.Data
-		if data == "[DONE]" {
-			continue
-		}
-		var se streamEvent
-		err = json.Unmarshal([]byte(data), &se)
-		if se.Type == "" {
-			se.Type = ev.Event
-		}
-		if err != nil {
-			var te *json.UnmarshalTypeError
-			if errors.As(err, &te) && !handled[se.Type] {
-				continue // an event of a type we do not read
-			}
-			return malformed(err.Error())
-		}
-		done, err := d.event(&se, []byte(data), emit)
-		if err != nil || done {
-			return err
-		}
+// Event implements [sse.Decoder].
+func (d *decoder) Event(ev sse.Event, emit func(model.Event) bool) (done bool, err error) {
+	data := ev.Data
+	if data == "[DONE]" {
+		return false, nil
 	}
+	var se streamEvent
+	err = json.Unmarshal([]byte(data), &se)
+	if se.Type == "" {
+		se.Type = ev.Event
+	}
+	if err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && !handled[se.Type] {
+			return false, nil // an event of a type we do not read
+		}
+		return true, malformed(err.Error())
+	}
+	return d.event(&se, []byte(data), emit)
 }
+
+// End implements [sse.Decoder]: only response.completed, .incomplete or
+// .failed ends a response.
+func (d *decoder) End(func(model.Event) bool) error { return sse.Truncated() }
 
 // event processes one stream event; done reports the end of the response.
 func (d *decoder) event(se *streamEvent, raw []byte, emit func(model.Event) bool) (done bool, err error) {
-	stopped := func(ok bool) error {
-		if ok {
-			return nil
-		}
-		return errStopped
+	if d.byItem == nil {
+		d.byItem, d.thoughts = map[string]*call{}, map[string]*thought{}
 	}
 	switch se.Type {
 	case "response.output_item.added":
@@ -157,18 +141,18 @@ func (d *decoder) event(se *streamEvent, raw []byte, emit func(model.Event) bool
 		}
 		switch it.Type {
 		case "function_call":
-			return false, stopped(d.startCall(&it, emit))
+			return false, sse.Stopped(d.startCall(&it, emit))
 		case "reasoning":
 			d.thought(it.ID)
 		}
 	case "response.output_text.delta":
 		if se.Delta != "" {
-			return false, stopped(emit(model.Event{Type: model.EventText, Text: se.Delta}))
+			return false, sse.Stopped(emit(model.Event{Type: model.EventText, Text: se.Delta}))
 		}
 	case "response.refusal.delta":
 		d.refusal = true
 		if se.Delta != "" {
-			return false, stopped(emit(model.Event{Type: model.EventText, Text: se.Delta}))
+			return false, sse.Stopped(emit(model.Event{Type: model.EventText, Text: se.Delta}))
 		}
 	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
 		if se.Delta == "" {
@@ -183,14 +167,14 @@ func (d *decoder) event(se *streamEvent, raw []byte, emit func(model.Event) bool
 			t.summary = se.SummaryIndex
 		}
 		t.text = true
-		return false, stopped(emit(model.Event{Type: model.EventReasoning, Text: text}))
+		return false, sse.Stopped(emit(model.Event{Type: model.EventReasoning, Text: text}))
 	case "response.function_call_arguments.delta":
 		c := d.byItem[se.ItemID]
 		if c == nil || c.done || se.Delta == "" {
 			return false, nil // the item's done event will carry everything
 		}
 		c.args.WriteString(se.Delta)
-		return false, stopped(emit(model.Event{Type: model.EventToolDelta, ToolCallID: c.id, Text: se.Delta}))
+		return false, sse.Stopped(emit(model.Event{Type: model.EventToolDelta, ToolCallID: c.id, Text: se.Delta}))
 	case "response.function_call_arguments.done":
 		c := d.byItem[se.ItemID]
 		if c == nil || c.done {
@@ -200,7 +184,7 @@ func (d *decoder) event(se *streamEvent, raw []byte, emit func(model.Event) bool
 			c.args.Reset()
 			c.args.WriteString(*se.Arguments)
 		}
-		return false, stopped(d.finishCall(c, emit))
+		return false, sse.Stopped(d.finishCall(c, emit))
 	case "response.output_item.done":
 		var it outputItem
 		if err := json.Unmarshal(se.Item, &it); err != nil {
@@ -211,7 +195,7 @@ func (d *decoder) event(se *streamEvent, raw []byte, emit func(model.Event) bool
 			c := d.byItem[it.ID]
 			if c == nil {
 				if !d.startCall(&it, emit) {
-					return false, errStopped
+					return false, sse.ErrStopped
 				}
 				c = d.byItem[it.ID]
 			}
@@ -220,18 +204,20 @@ func (d *decoder) event(se *streamEvent, raw []byte, emit func(model.Event) bool
 			}
 			c.args.Reset()
 			c.args.WriteString(it.Arguments)
-			return false, stopped(d.finishCall(c, emit))
+			return false, sse.Stopped(d.finishCall(c, emit))
 		case "reasoning":
-			return false, stopped(d.finishThought(&it, se.Item, emit))
+			return false, sse.Stopped(d.finishThought(&it, se.Item, emit))
 		}
 	case "response.completed", "response.incomplete":
 		if !d.closeAll(emit) {
-			return false, errStopped
+			return false, sse.ErrStopped
 		}
 		finish := d.finishReason()
-		var u *usage
+		var u *model.Usage
+		if r := se.Response; r != nil && r.Usage != nil {
+			u = r.Usage.normalise()
+		}
 		if r := se.Response; r != nil {
-			u = r.Usage
 			if se.Type == "response.incomplete" {
 				finish = model.FinishMaxTokens
 				if r.IncompleteDetails != nil && r.IncompleteDetails.Reason == "content_filter" {
@@ -239,10 +225,7 @@ func (d *decoder) event(se *streamEvent, raw []byte, emit func(model.Event) bool
 				}
 			}
 		}
-		if u != nil && !emit(model.Event{Type: model.EventUsage, Usage: u.normalise()}) {
-			return false, errStopped
-		}
-		return true, stopped(emit(model.Event{Type: model.EventFinish, Finish: finish}))
+		return true, sse.Complete(emit, u, finish)
 	case "response.failed":
 		e := &openaierr.APIError{Message: "the response failed"}
 		if r := se.Response; r != nil && r.Error != nil {

@@ -119,13 +119,13 @@ func (c *Client) Get(ctx context.Context, path string, limit int64) ([]byte, err
 }
 
 // Stream posts the JSON body returns (called when the iteration starts)
-// to path and yields the events decode finds in the event stream
-// answering it. decode calls emit for each event and stops when emit
-// returns false. An error is yielded once, last: body's error, a
-// classified error answer, or a read error classified by [Stream.Err].
-// Stopping the iteration releases the connection.
+// to path and yields the events the decoder newDecoder returns (called
+// once the answer is a stream) finds in the event stream answering it
+// (see [Decode]). An error is yielded once, last: body's error, a
+// classified error answer, the decoder's error, or a read error classified
+// by [Stream.Err]. Stopping the iteration releases the connection.
 func (c *Client) Stream(ctx context.Context, path string, body func() ([]byte, error),
-	decode func(r *Reader, emit func(model.Event) bool) error) iter.Seq2[model.Event, error] {
+	newDecoder func() Decoder) iter.Seq2[model.Event, error] {
 	return func(yield func(model.Event, error) bool) {
 		body, err := body()
 		if err != nil {
@@ -144,7 +144,7 @@ func (c *Client) Stream(ctx context.Context, path string, body func() ([]byte, e
 			return
 		}
 		stopped := false
-		err = decode(NewReader(s, c.d.MaxEventBytes), func(ev model.Event) bool {
+		err = Decode(NewReader(s, c.d.MaxEventBytes), newDecoder(), func(ev model.Event) bool {
 			if !yield(ev, nil) {
 				stopped = true
 			}

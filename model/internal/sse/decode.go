@@ -2,6 +2,7 @@ package sse
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"strings"
 
@@ -14,32 +15,76 @@ func Truncated() error {
 	return &model.Error{Kind: model.ErrNetwork, Message: "stream ended before completion"}
 }
 
-// NextData returns the next event whose data is not blank, its Data trimmed
-// of surrounding white space. At the end of the stream (a clean or a torn
-// one) it returns io.EOF when complete reports the response complete, and
-// [Truncated] otherwise; an event over the reader's limit becomes a
-// *model.Error of kind ErrServer; any other error of the underlying reader
-// is returned as it is.
-func NextData(r *Reader, complete bool) (Event, error) {
+// ErrStopped is what a [Decoder] returns when emit returned false: the
+// consumer stopped the iteration.
+var ErrStopped = errors.New("sse: consumer stopped")
+
+// Stopped is the error of an emit's result: nil when ok, [ErrStopped]
+// otherwise.
+func Stopped(ok bool) error {
+	if ok {
+		return nil
+	}
+	return ErrStopped
+}
+
+// A Decoder translates the events of one response's stream into model
+// events; it serves one stream. Its methods pass the events to emit and
+// return [ErrStopped] as soon as emit returns false.
+type Decoder interface {
+	// Event handles one event whose data is not blank, its Data trimmed of
+	// surrounding white space. done reports that the event completed the
+	// response; done or an error (a *model.Error for a failed or malformed
+	// response) ends [Decode].
+	Event(ev Event, emit func(model.Event) bool) (done bool, err error)
+	// End is called when the stream ends, cleanly or torn, before an event
+	// completed the response: it finishes a response that is complete
+	// nonetheless, or returns [Truncated].
+	End(emit func(model.Event) bool) error
+}
+
+// Decode reads r to the end of one response, handing its events to d. It
+// returns nil once the response is complete, [ErrStopped] when emit
+// returned false, a *model.Error for a failed, malformed or truncated
+// response or an event over the reader's limit, and the raw error of the
+// underlying reader otherwise.
+func Decode(r *Reader, d Decoder, emit func(model.Event) bool) error {
 	for {
 		ev, err := r.Next()
-		if err != nil {
-			if err == io.EOF || err == io.ErrUnexpectedEOF {
-				if !complete {
-					return Event{}, Truncated()
-				}
-				return Event{}, io.EOF
-			}
-			if err == ErrEventTooLarge {
-				return Event{}, &model.Error{Kind: model.ErrServer, Message: "stream event too large", Err: err}
-			}
-			return Event{}, err
+		switch {
+		case err == io.EOF || err == io.ErrUnexpectedEOF:
+			return d.End(emit)
+		case err == ErrEventTooLarge:
+			return &model.Error{Kind: model.ErrServer, Message: "stream event too large", Err: err}
+		case err != nil:
+			return err
 		}
 		ev.Data = strings.TrimSpace(ev.Data)
-		if ev.Data != "" {
-			return ev, nil
+		if ev.Data == "" {
+			continue
+		}
+		if done, err := d.Event(ev, emit); err != nil || done {
+			return err
 		}
 	}
+}
+
+// Unmarshal decodes data, one JSON chunk of a stream, into v; data that
+// does not decode is a *model.Error of kind ErrServer.
+func Unmarshal(data string, v any) error {
+	if err := json.Unmarshal([]byte(data), v); err != nil {
+		return &model.Error{Kind: model.ErrServer, Message: "malformed stream chunk: " + err.Error(), Err: err}
+	}
+	return nil
+}
+
+// Complete emits the end of a response: its usage unless nil, then its
+// finish. It returns [ErrStopped] when emit returned false.
+func Complete(emit func(model.Event) bool, usage *model.Usage, finish model.FinishReason) error {
+	if usage != nil && !emit(model.Event{Type: model.EventUsage, Usage: usage}) {
+		return ErrStopped
+	}
+	return Stopped(emit(model.Event{Type: model.EventFinish, Finish: finish}))
 }
 
 // ToolInput returns streamed tool arguments as tool input: {} when blank,
