@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"acpd/mcpclient"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +11,8 @@ import (
 
 	"acpd/acp"
 	"acpd/config"
+	"acpd/mcpbridge"
+	"acpd/mcpclient"
 	"acpd/model"
 	"acpd/permissions"
 	"acpd/session"
@@ -225,7 +226,7 @@ func (a *Agent) Serve(ctx context.Context, r io.Reader, w io.WriteCloser) error 
 	a.baseCtx, a.cancelAll = ctx, cancel
 	a.mu.Unlock()
 	in := &inputWatch{r: r, ended: make(chan struct{})}
-	conn := acp.NewConn(ctx, in, w, a.withApps(acp.AgentHandler(handlers{a})), acp.Options{
+	conn := acp.NewConn(ctx, in, w, mcpbridge.WithApps(acp.AgentHandler(handlers{a}), a.bridge), acp.Options{
 		MaxLineBytes: a.opts.MaxLineBytes,
 		Logger:       a.log,
 		Immediate:    func(method string) bool { return method == acp.AgentMethodSessionCancel },
@@ -415,6 +416,16 @@ func (a *Agent) mustSession(id acp.SessionID) (*sess, error) {
 		return s, nil
 	}
 	return nil, &acp.Error{Code: int(acp.ErrorCodeResourceNotFound), Message: fmt.Sprintf("session %q is not open in this connection (use session/load or session/resume)", id)}
+}
+
+// bridge returns the MCP bridge of the open session id (see
+// mcpbridge.WithApps).
+func (a *Agent) bridge(id acp.SessionID) (*mcpbridge.Bridge, error) {
+	s, err := a.mustSession(id)
+	if err != nil {
+		return nil, err
+	}
+	return s.mcp, nil
 }
 
 func invalidParams(format string, args ...any) error {

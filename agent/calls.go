@@ -19,7 +19,7 @@ import (
 
 // tools returns the session's tools by name.
 func (s *sess) tools() map[string]*tools.Tool {
-	mcp := s.mcpToolMap()
+	mcp := s.mcp.Tools()
 	if len(mcp) == 0 {
 		return s.a.builtin
 	}

@@ -9,9 +9,11 @@
 // agent implements (toolenv.go); agent schedules the calls and reports
 // their lifecycle (calls.go), asks permission (permission.go, deciding
 // with package permissions) and answers MCP elicitation through the
-// editor (mcp_elicit.go). The rest is the agent's own: handlers and
-// lifecycle (agent.go, lifecycle.go), settings (settings.go), persistence
-// (session.go), and the turn: turn.go holds the loop, prompt.go the
+// editor (mcp_elicit.go). A session's MCP servers (their start, tools,
+// prompt commands, sampling and App views) are package mcpbridge's, which
+// sees the session through mcpbridge.Session (mcp.go). The rest is the
+// agent's own: handlers and lifecycle (agent.go, lifecycle.go), settings
+// (settings.go), persistence (session.go), and the turn: turn.go holds the loop, prompt.go the
 // session's system prompt (built by package sysprompt) and prompt context
 // (the prompt's content converted by package promptin),
 // compact.go compaction (package compact) and usage, commands.go the slash

@@ -14,8 +14,9 @@ import (
 // scoped to the session. It answers "decline" without asking when the
 // editor does not advertise that mode, when a form's schema does not map
 // to ACP's, or when no prompt turn is running (nobody is there to answer).
-// Servers are only told the client elicits when the editor does (startMCP). The request
-// ends with the running turn: session/cancel answers "cancel".
+// Servers are only told the client elicits when the editor does
+// (elicitation). The request ends with the running turn: session/cancel
+// answers "cancel".
 func (s *sess) mcpElicit(ctx context.Context, server string, req mcpclient.ElicitRequest) (mcpclient.ElicitResult, error) {
 	decline := mcpclient.ElicitResult{Action: mcpclient.ElicitDecline}
 	caps := s.a.clientCapabilities()
@@ -78,6 +79,24 @@ func (s *sess) mcpElicit(ctx context.Context, server string, req mcpclient.Elici
 		return mcpclient.ElicitResult{Action: mcpclient.ElicitCancel}, nil
 	}
 	return decline, nil // decline, or an action this schema version does not know
+}
+
+// elicitation returns the session's elicitation hook and the modes the
+// editor shows (nil, nil when it shows none).
+func (s *sess) elicitation() (func(context.Context, string, mcpclient.ElicitRequest) (mcpclient.ElicitResult, error), []string) {
+	var modes []string
+	if ec := s.a.clientCapabilities().Elicitation; ec != nil {
+		if ec.Form != nil {
+			modes = append(modes, "form")
+		}
+		if ec.URL != nil {
+			modes = append(modes, "url")
+		}
+	}
+	if len(modes) == 0 {
+		return nil, []string{}
+	}
+	return s.mcpElicit, modes
 }
 
 // elicitationSchema maps an MCP requestedSchema (untrusted) to ACP's form

@@ -40,7 +40,7 @@ func TestMCPSampling(t *testing.T) {
 		asked = append(asked, req)
 		mu.Unlock()
 		for _, o := range req.Options {
-			if o.OptionID == sampleAllowServer || (o.Kind == acp.PermissionOptionKindAllowOnce && !strings.HasPrefix(string(req.ToolCall.ToolCallID), "sample_")) {
+			if o.OptionID == "allow_server" || (o.Kind == acp.PermissionOptionKindAllowOnce && !strings.HasPrefix(string(req.ToolCall.ToolCallID), "sample_")) {
 				return acp.RequestPermissionResponse{Outcome: acp.RequestPermissionOutcome{Selected: &acp.SelectedPermissionOutcome{OptionID: o.OptionID}}}, nil
 			}
 		}

@@ -15,7 +15,7 @@ import (
 // hitting; what changes during the session (files changed outside the
 // agent) reaches the model in reminders attached to messages instead.
 func (s *sess) systemPrompt() string {
-	in := sysprompt.Input{Mode: s.settings().Mode, Cwd: s.cwd, MCPStatus: s.mcpStatusPrompt(), Instructions: s.cfg.Instructions}
+	in := sysprompt.Input{Mode: s.settings().Mode, Cwd: s.cwd, MCPStatus: s.mcp.StatusPrompt(), Instructions: s.cfg.Instructions}
 	key := in.Mode + "\x00" + in.Instructions + "\x00" + in.MCPStatus
 	s.mu.Lock()
 	if s.sysKey == key && s.sysPrompt != "" {
@@ -55,10 +55,7 @@ func (s *sess) changeReminder(all bool) string {
 		}
 	}
 	s.mu.Unlock()
-	mcp := s.mcpReminder()
-	if app := s.appReminder(); app != "" {
-		mcp = strings.TrimPrefix(mcp+"\n"+app, "\n")
-	}
+	mcp := s.mcp.Reminder()
 	if len(list) == 0 {
 		return mcp
 	}
@@ -69,23 +66,6 @@ func (s *sess) changeReminder(all bool) string {
 		r += "\n" + mcp
 	}
 	return r
-}
-
-// mcpReminder announces MCP resources the model read whose server reported
-// a change since; "" when there are none.
-func (s *sess) mcpReminder() string {
-	t := s.mcpTools
-	if t == nil {
-		return ""
-	}
-	var list []string
-	for _, r := range t.m.TakeUpdated() {
-		list = append(list, r.Server+" "+r.URI)
-	}
-	if len(list) == 0 {
-		return ""
-	}
-	return "[acpd: these MCP resources (server uri) changed since you read them; read them again with mcp_read_resource before relying on them: " + strings.Join(list, ", ") + "]"
 }
 
 // sawFile records that the agent read or wrote path, so it is no longer

@@ -13,6 +13,7 @@ import (
 	"acpd/config"
 	"acpd/editor"
 	"acpd/fs"
+	"acpd/mcpbridge"
 	"acpd/model"
 	"acpd/permissions"
 	"acpd/session"
@@ -49,7 +50,8 @@ type sess struct {
 	dirs []string
 	log  *session.Log
 	cfg  *config.Config
-	mcp  []acp.McpServer
+	// mcpServers are the editor's MCP servers for this session.
+	mcpServers []acp.McpServer
 	// configWarning says why the project file was ignored (nil: it was
 	// not); announced with the commands once the session is open.
 	configWarning error
@@ -58,10 +60,10 @@ type sess struct {
 	// abandoned counts tool calls a cancelled turn stopped waiting for.
 	abandoned sync.WaitGroup
 
-	roots    *fs.Roots
-	broker   *fs.Broker
-	policy   *permissions.Policy
-	mcpTools *mcpTools // nil without MCP servers
+	roots  *fs.Roots
+	broker *fs.Broker
+	policy *permissions.Policy
+	mcp    *mcpbridge.Bridge // nil without MCP servers
 
 	mu         sync.Mutex
 	set        settings
@@ -122,7 +124,7 @@ func (a *Agent) newSess(l *session.Log, cwd string, dirs []string, cfg *config.C
 	if err != nil {
 		return nil, invalidParams("permission rules: %v", err)
 	}
-	s := &sess{a: a, id: acp.SessionID(l.ID()), cwd: cwd, dirs: dirs, log: l, cfg: cfg, mcp: mcp, roots: roots, policy: policy, jobs: tools.NewJobs(a.log)}
+	s := &sess{a: a, id: acp.SessionID(l.ID()), cwd: cwd, dirs: dirs, log: l, cfg: cfg, mcpServers: mcp, roots: roots, policy: policy, jobs: tools.NewJobs(a.log)}
 	caps := a.clientCapabilities()
 	var ed fs.Editor
 	canRead, canWrite := false, false
@@ -402,7 +404,7 @@ func (s *sess) close() {
 	jctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	s.jobs.Close(jctx)
 	cancel()
-	s.closeMCP()
+	s.mcp.Close()
 	if err := s.broker.Close(); err != nil {
 		s.a.log.Warn("closing file broker", "session", s.id, "err", err)
 	}

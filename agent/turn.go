@@ -149,7 +149,7 @@ func (s *sess) runTurn(ctx context.Context, prompt []acp.ContentBlock) (acp.Stop
 		// so the user's retry does not send it twice.
 		return "", modelUnavailable(st.Model, resolveErr)
 	}
-	if p, stop, ok := s.mcpPromptTurn(ctx, prompt); ok {
+	if p, stop, ok := s.mcp.PromptTurn(ctx, prompt); ok {
 		// An MCP prompt command: its messages are the user's message.
 		if stop != "" {
 			return stop, nil
@@ -160,7 +160,7 @@ func (s *sess) runTurn(ctx context.Context, prompt []acp.ContentBlock) (acp.Stop
 		parts = append(parts, model.Part{Type: model.PartText, Text: r})
 	}
 	s.appendMessage(model.Message{Role: model.RoleUser, Parts: parts})
-	s.awaitMCP(ctx)
+	s.mcp.Await(ctx)
 	maxReq := s.cfg.Agent.MaxTurnRequests
 	if maxReq <= 0 {
 		maxReq = defaultMaxTurnRequests

@@ -1,4 +1,4 @@
-package agent
+package mcpbridge
 
 import (
 	"context"
@@ -27,36 +27,31 @@ const (
 	sampleReject      = "reject"
 )
 
-// mcpSample serves an MCP server's sampling/createMessage with the
-// session's model, after the user consented through
-// session/request_permission (allow once, always for this server, reject).
-// It fails when no prompt turn runs (nobody to ask), when the user rejects,
-// or when the session's sampling budget is used up. The request ends with
-// the running turn.
-func (s *sess) mcpSample(ctx context.Context, server string, req mcpclient.SampleRequest) (mcpclient.SampleResult, error) {
-	t := s.mcpTools
-	s.mu.Lock()
-	tn := s.turn
-	s.mu.Unlock()
-	peer, ok := s.a.peer()
-	if t == nil || tn == nil || !ok {
+// sample serves an MCP server's sampling/createMessage with the session's
+// model, after the user consented through session/request_permission
+// (allow once, always for this server, reject). It fails when no prompt
+// turn runs (nobody to ask), when the user rejects, or when the session's
+// sampling budget is used up. The request ends with the running turn.
+func (b *Bridge) sample(ctx context.Context, server string, req mcpclient.SampleRequest) (mcpclient.SampleResult, error) {
+	tctx, running := b.s.Turn()
+	peer, ok := b.s.Peer()
+	if !running || !ok {
 		return mcpclient.SampleResult{}, errors.New("no prompt turn is running, so nobody can approve sampling")
 	}
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-	unlink := context.AfterFunc(tn.ctx, stop)
+	unlink := context.AfterFunc(tctx, stop)
 	defer unlink()
 
-	t.mu.Lock()
-	always := t.sampleAlways[server]
-	t.mu.Unlock()
+	b.mu.Lock()
+	always := b.sampleAlways[server]
+	b.mu.Unlock()
 	id := acp.ToolCallID(newID("sample_"))
 	title := fmt.Sprintf("MCP server %s asks to use the model", server)
-	out := s.a.baseContext()
 	if !always {
 		preview := tools.TextContent(samplePreview(req))
-		s.notify(out, acp.SessionUpdate{ToolCall: &acp.ToolCall{ToolCallID: id, Title: title, Kind: acp.ToolKindOther, Status: acp.ToolCallStatusPending, Content: []acp.ToolCallContent{preview}}})
-		preq := acp.RequestPermissionRequest{SessionID: s.id, ToolCall: acp.ToolCallUpdate{ToolCallID: id, Title: &title}, Options: []acp.PermissionOption{
+		b.s.Notify(acp.SessionUpdate{ToolCall: &acp.ToolCall{ToolCallID: id, Title: title, Kind: acp.ToolKindOther, Status: acp.ToolCallStatusPending, Content: []acp.ToolCallContent{preview}}})
+		preq := acp.RequestPermissionRequest{SessionID: b.id, ToolCall: acp.ToolCallUpdate{ToolCallID: id, Title: &title}, Options: []acp.PermissionOption{
 			{OptionID: sampleAllowOnce, Name: "Allow once", Kind: acp.PermissionOptionKindAllowOnce},
 			{OptionID: sampleAllowServer, Name: "Always for this server", Kind: acp.PermissionOptionKindAllowAlways},
 			{OptionID: sampleReject, Name: "Reject", Kind: acp.PermissionOptionKindRejectOnce},
@@ -67,41 +62,40 @@ func (s *sess) mcpSample(ctx context.Context, server string, req mcpclient.Sampl
 			choice = string(resp.Outcome.Selected.OptionID)
 		}
 		if choice != sampleAllowOnce && choice != sampleAllowServer {
-			s.notify(out, acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: id, Status: statusp(acp.ToolCallStatusFailed)}})
+			failed := acp.ToolCallStatusFailed
+			b.s.Notify(acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: id, Status: &failed}})
 			return mcpclient.SampleResult{}, errors.New("the user did not allow sampling")
 		}
 		if choice == sampleAllowServer {
-			t.mu.Lock()
-			t.sampleAlways[server] = true
-			t.mu.Unlock()
+			b.mu.Lock()
+			b.sampleAlways[server] = true
+			b.mu.Unlock()
 		}
 	} else {
-		s.notify(out, acp.SessionUpdate{ToolCall: &acp.ToolCall{ToolCallID: id, Title: title, Kind: acp.ToolKindOther, Status: acp.ToolCallStatusInProgress}})
+		b.s.Notify(acp.SessionUpdate{ToolCall: &acp.ToolCall{ToolCallID: id, Title: title, Kind: acp.ToolKindOther, Status: acp.ToolCallStatusInProgress}})
 	}
-	res, err := s.sample(ctx, req)
+	res, err := b.runSample(ctx, req)
 	status := acp.ToolCallStatusCompleted
 	if err != nil {
 		status = acp.ToolCallStatusFailed
 	}
-	s.notify(out, acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: id, Status: &status}})
+	b.s.Notify(acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: id, Status: &status}})
 	return res, err
 }
 
-// sample runs one sampling request on the session's model within the
+// runSample runs one sampling request on the session's model within the
 // session's budget.
-func (s *sess) sample(ctx context.Context, req mcpclient.SampleRequest) (mcpclient.SampleResult, error) {
-	t := s.mcpTools
+func (b *Bridge) runSample(ctx context.Context, req mcpclient.SampleRequest) (mcpclient.SampleResult, error) {
 	limit := int(min(max(req.MaxTokens, 1), maxSampleTokens))
-	t.mu.Lock()
-	if t.sampleUsed+limit > sampleTokenBudget {
-		t.mu.Unlock()
+	b.mu.Lock()
+	if b.sampleUsed+limit > sampleTokenBudget {
+		b.mu.Unlock()
 		return mcpclient.SampleResult{}, fmt.Errorf("the session's sampling budget (%d tokens) is used up", sampleTokenBudget)
 	}
-	t.sampleUsed += limit
-	t.mu.Unlock()
+	b.sampleUsed += limit
+	b.mu.Unlock()
 
-	ref := s.settings().Model
-	backend, info, err := s.a.opts.Resolve(ref)
+	ref, backend, info, err := b.s.Model()
 	if err != nil {
 		return mcpclient.SampleResult{}, fmt.Errorf("no model: %w", err)
 	}

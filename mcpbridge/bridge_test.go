@@ -1,0 +1,78 @@
+package mcpbridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"acpd/acp"
+	"acpd/mcpclient"
+)
+
+// A session without MCP servers has a nil bridge: it offers nothing and
+// every method is a no-op.
+func TestNilBridge(t *testing.T) {
+	if b := Start(nil, Config{}, nil); b != nil {
+		t.Fatalf("Start without servers = %v, want nil", b)
+	}
+	var b *Bridge
+	b.Await(context.Background())
+	b.Close()
+	if b.Tools() != nil || b.StatusPrompt() != "" || b.Reminder() != "" {
+		t.Error("a nil bridge offers tools, status or reminders")
+	}
+	if _, _, ok := b.PromptTurn(context.Background(), []acp.ContentBlock{{Text: &acp.TextContent{Text: "/a:b"}}}); ok {
+		t.Error("a nil bridge expanded a prompt command")
+	}
+}
+
+// Views' requests reach only sessions whose client renders views; every
+// other method passes through.
+func TestWithApps(t *testing.T) {
+	next := func(ctx context.Context, method string, params json.RawMessage) (any, error) { return method, nil }
+	notOpen := errors.New("not open")
+	h := WithApps(next, func(id acp.SessionID) (*Bridge, error) {
+		if id == "open" {
+			return nil, nil
+		}
+		return nil, notOpen
+	})
+	if res, err := h(context.Background(), "session/prompt", json.RawMessage(`{}`)); err != nil || res != "session/prompt" {
+		t.Errorf("other method: %v, %v", res, err)
+	}
+	if _, err := h(context.Background(), "_acpd/app/log", json.RawMessage(`{"sessionId":"gone"}`)); !errors.Is(err, notOpen) {
+		t.Errorf("closed session: %v", err)
+	}
+	var ae *acp.Error
+	if _, err := h(context.Background(), "_acpd/app/log", json.RawMessage(`{"sessionId":"open"}`)); !errors.As(err, &ae) || ae.Code != int(acp.ErrorCodeInvalidRequest) {
+		t.Errorf("session without views: %v", err)
+	}
+	if _, err := h(context.Background(), "_acpd/app/log", json.RawMessage(`[`)); !errors.As(err, &ae) || ae.Code != int(acp.ErrorCodeInvalidParams) {
+		t.Errorf("bad params: %v", err)
+	}
+}
+
+func TestRendersApps(t *testing.T) {
+	caps := acp.ClientCapabilities{Meta: map[string]any{mcpclient.AppsExtension: map[string]any{"mimeTypes": []any{"text/html", mcpclient.AppMIMEType}}}}
+	if !RendersApps(caps) {
+		t.Error("opted-in client not seen")
+	}
+	if RendersApps(acp.ClientCapabilities{}) {
+		t.Error("client without the extension renders views")
+	}
+}
+
+// The user sees what a server asks the model, capped.
+func TestSamplePreview(t *testing.T) {
+	got := samplePreview(mcpclient.SampleRequest{SystemPrompt: "be brief", MaxTokens: 1 << 20, Messages: []mcpclient.SampleMessage{
+		{Role: "user", Content: mcpclient.Content{Type: mcpclient.ContentText, Text: "name a colour"}},
+		{Role: "user", Content: mcpclient.Content{Type: mcpclient.ContentImage}},
+	}})
+	for _, want := range []string{"System prompt: be brief", "user: name a colour", "user: [image]", "Up to 4096 tokens."} {
+		if !strings.Contains(got, want) {
+			t.Errorf("preview %q lacks %q", got, want)
+		}
+	}
+}
