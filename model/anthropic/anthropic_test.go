@@ -3,12 +3,8 @@ package anthropic
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
-	"net/http"
-	"net/http/httptest"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -21,12 +17,10 @@ import (
 	"acpd/model/internal/sse/ssetest"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func simpleRequest() *model.Request {
-	return &model.Request{Model: "claude-test", Messages: []model.Message{{Role: model.RoleUser, Parts: []model.Part{{Type: model.PartText, Text: "hi"}}}}}
+	return ssetest.Prompt("claude-test", "hi")
 }
 
 func richRequest() *model.Request {
@@ -77,52 +71,29 @@ func richRequest() *model.Request {
 // TestRequest checks the endpoint, headers and, against a golden file, the
 // body of a request exercising every mapping rule.
 func TestRequest(t *testing.T) {
-	type captured struct {
-		method, path string
-		header       http.Header
-		body         []byte
-	}
-	got := make(chan captured, 1)
-	text, err := os.ReadFile("testdata/text.sse")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		got <- captured{r.Method, r.URL.Path, r.Header.Clone(), body}
-		ssetest.Handler(text, 1).ServeHTTP(w, r)
-	})
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-	b := New(Options{model.HTTPOptions{
-		BaseURL:    srv.URL + "/v1/",
-		APIKey:     "sk-ant-test",
-		Headers:    map[string]string{"anthropic-beta": "interleaved-thinking-2025-05-14"},
-		HTTPClient: srv.Client(),
-	}})
+	o, got := ssetest.Capture(t, "testdata/text.sse", "/v1/")
+	o.APIKey = "sk-ant-test"
+	o.Headers = map[string]string{"anthropic-beta": "interleaved-thinking-2025-05-14"}
+	b := New(Options{HTTPOptions: o})
 	res := ssetest.Collect(t, b.Stream(t.Context(), richRequest()))
 	if res.Error != nil {
 		t.Fatalf("stream error: %+v", res.Error)
 	}
 	c := <-got
-	if c.method != "POST" || c.path != "/v1/messages" {
-		t.Errorf("request line = %s %s", c.method, c.path)
+	if c.Method != "POST" || c.Path != "/v1/messages" {
+		t.Errorf("request line = %s %s", c.Method, c.Path)
 	}
-	for k, want := range map[string]string{
+	ssetest.CheckHeader(t, c.Header, map[string]string{
 		"X-Api-Key":         "sk-ant-test",
 		"Anthropic-Version": "2023-06-01",
 		"Anthropic-Beta":    "interleaved-thinking-2025-05-14",
 		"Content-Type":      "application/json",
 		"Accept":            "text/event-stream",
-	} {
-		if v := c.header.Get(k); v != want {
-			t.Errorf("header %s = %q, want %q", k, v, want)
-		}
-	}
-	if c.header.Get("Authorization") != "" {
+	})
+	if c.Header.Get("Authorization") != "" {
 		t.Error("Authorization header sent")
 	}
-	ssetest.Golden(t, "testdata/request.golden.json", json.RawMessage(c.body), *update)
+	ssetest.Golden(t, "testdata/request.golden.json", json.RawMessage(c.Body), *ssetest.Update)
 
 	// The golden body must respect the API's structural rules.
 	var body struct {
@@ -137,13 +108,13 @@ func TestRequest(t *testing.T) {
 			Content []map[string]any `json:"content"`
 		} `json:"messages"`
 	}
-	if err := json.Unmarshal(c.body, &body); err != nil {
+	if err := json.Unmarshal(c.Body, &body); err != nil {
 		t.Fatal(err)
 	}
 	if body.Thinking.BudgetTokens >= body.MaxTokens {
 		t.Errorf("budget %d >= max_tokens %d", body.Thinking.BudgetTokens, body.MaxTokens)
 	}
-	breakpoints := strings.Count(string(c.body), `"cache_control"`)
+	breakpoints := strings.Count(string(c.Body), `"cache_control"`)
 	if breakpoints > maxBreakpoints {
 		t.Errorf("%d cache breakpoints", breakpoints)
 	}
@@ -263,7 +234,7 @@ func TestBackend(t *testing.T) {
 		Head:       head,
 		KeyHeader:  "X-Api-Key",
 		Fixtures:   "testdata/*.sse",
-		Update:     *update,
+		Update:     *ssetest.Update,
 		MaxMessage: maxErrorMessage,
 		Errors: []ssetest.HTTPError{
 			{Name: "auth", Status: 401, Body: errBody("authentication_error", "invalid x-api-key"), Kind: model.ErrAuth},
@@ -291,23 +262,16 @@ const head = "event: message_start\ndata: {\"type\":\"message_start\",\"message\
 	"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n" +
 	"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hel\"}}\n\n"
 
-// decodeAll runs the decoder over r and returns the outcome.
-func decodeAll(r io.Reader) ssetest.Result {
-	var res ssetest.Result
-	var d decoder
-	err := sse.Decode(sse.NewReader(r, maxEventBytes), &d, func(ev model.Event) bool {
-		res.Events = append(res.Events, ev)
-		return true
-	})
-	res.Error = ssetest.ErrorOf(err)
-	return res
+// decode runs the decoder over r (see [ssetest.Decode]).
+func decode(r io.Reader, emit func(model.Event) bool) error {
+	return sse.Decode(sse.NewReader(r, maxEventBytes), &decoder{}, emit)
 }
 
 // FuzzDecode feeds arbitrary streams (seeded with every fixture) to the
 // decoder, whole and re-chunked at random boundaries, and requires the
 // same outcome.
 func FuzzDecode(f *testing.F) {
-	ssetest.FuzzDecode(f, ssetest.Fixtures(f), decodeAll, nil)
+	ssetest.FuzzDecode(f, ssetest.Fixtures(f), decode, nil)
 }
 
 // BenchmarkDecode measures parsing of a 100,000-delta text stream.
@@ -320,17 +284,7 @@ func BenchmarkDecode(b *testing.B) {
 	buf.WriteString("event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
 		"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":100000}}\n\n" +
 		"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
-	stream := buf.Bytes()
-	b.SetBytes(int64(len(stream)))
-	b.ReportAllocs()
-	for b.Loop() {
-		n := 0
-		var d decoder
-		err := sse.Decode(sse.NewReader(bytes.NewReader(stream), maxEventBytes), &d, func(model.Event) bool { n++; return true })
-		if err != nil || n != 100_002 {
-			b.Fatalf("events %d, err %v", n, err)
-		}
-	}
+	ssetest.BenchmarkDecode(b, decode, buf.Bytes(), 100_002)
 }
 
 // A tool-use turn that started without thinking cannot enable it midway.

@@ -3,10 +3,8 @@ package gemini
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"reflect"
 	"strings"
@@ -20,25 +18,17 @@ import (
 	"acpd/model/internal/sse/ssetest"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func newTestBackend(t *testing.T, h http.Handler, opts Options) *Backend {
-	t.Helper()
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	if opts.BaseURL == "" {
-		opts.BaseURL = srv.URL
-	}
-	opts.HTTPClient = srv.Client()
+	opts.HTTPOptions = ssetest.Serve(t, h, opts.HTTPOptions, "")
 	b := New(opts)
 	b.idPrefix = func() string { return "call_gen_" }
 	return b
 }
 
 func simpleRequest() *model.Request {
-	return &model.Request{Model: "gemini-2.5-flash", Messages: []model.Message{{Role: model.RoleUser, Parts: []model.Part{{Type: model.PartText, Text: "hi"}}}}}
+	return ssetest.Prompt("gemini-2.5-flash", "hi")
 }
 
 func text(s string) model.Part { return model.Part{Type: model.PartText, Text: s} }
@@ -94,55 +84,32 @@ func richRequest() *model.Request {
 // TestRequest checks the endpoint, headers and, against a golden file, the
 // body of a request exercising every mapping rule.
 func TestRequest(t *testing.T) {
-	type captured struct {
-		method, path, query string
-		header              http.Header
-		body                []byte
-	}
-	got := make(chan captured, 1)
-	data, err := os.ReadFile("testdata/text.sse")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		got <- captured{r.Method, r.URL.EscapedPath(), r.URL.RawQuery, r.Header.Clone(), body}
-		ssetest.Handler(data, 1).ServeHTTP(w, r)
-	})
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-	b := New(Options{HTTPOptions: model.HTTPOptions{
-		BaseURL:    srv.URL + "/v1beta/",
-		APIKey:     "AIza-test",
-		Headers:    map[string]string{"X-Goog-User-Project": "acpd"},
-		HTTPClient: srv.Client(),
-	}})
+	o, got := ssetest.Capture(t, "testdata/text.sse", "/v1beta/")
+	o.APIKey = "AIza-test"
+	o.Headers = map[string]string{"X-Goog-User-Project": "acpd"}
+	b := New(Options{HTTPOptions: o})
 	res := ssetest.Collect(t, b.Stream(t.Context(), richRequest()))
 	if res.Error != nil {
 		t.Fatalf("stream error: %+v", res.Error)
 	}
 	c := <-got
-	if c.method != "POST" || c.path != "/v1beta/models/gemini-3-pro-preview:streamGenerateContent" || c.query != "alt=sse" {
-		t.Errorf("request line = %s %s?%s", c.method, c.path, c.query)
+	if c.Method != "POST" || c.Path != "/v1beta/models/gemini-3-pro-preview:streamGenerateContent" || c.Query != "alt=sse" {
+		t.Errorf("request line = %s %s?%s", c.Method, c.Path, c.Query)
 	}
-	for k, want := range map[string]string{
+	ssetest.CheckHeader(t, c.Header, map[string]string{
 		"X-Goog-Api-Key":      "AIza-test",
 		"X-Goog-User-Project": "acpd",
 		"Content-Type":        "application/json",
 		"Accept":              "text/event-stream",
-	} {
-		if v := c.header.Get(k); v != want {
-			t.Errorf("header %s = %q, want %q", k, v, want)
-		}
-	}
-	if strings.Contains(c.query, "AIza") {
+	})
+	if strings.Contains(c.Query, "AIza") {
 		t.Error("API key in the URL")
 	}
-	ssetest.Golden(t, "testdata/request.golden.json", json.RawMessage(c.body), *update)
+	ssetest.Golden(t, "testdata/request.golden.json", json.RawMessage(c.Body), *ssetest.Update)
 
 	// Structural rules the API enforces.
 	var body generateRequest
-	if err := json.Unmarshal(c.body, &body); err != nil {
+	if err := json.Unmarshal(c.Body, &body); err != nil {
 		t.Fatal(err)
 	}
 	for i, ct := range body.Contents {
@@ -164,7 +131,7 @@ func TestRequest(t *testing.T) {
 			t.Errorf("content %d mixes function responses with other parts", i)
 		}
 	}
-	if strings.Contains(string(c.body), "additionalProperties") || strings.Contains(string(c.body), "$schema") {
+	if strings.Contains(string(c.Body), "additionalProperties") || strings.Contains(string(c.Body), "$schema") {
 		t.Error("unsupported schema keywords sent")
 	}
 }
@@ -430,7 +397,7 @@ func TestBackend(t *testing.T) {
 		KeyHeader:        "X-Goog-Api-Key",
 		KeyPrefix:        "",
 		Fixtures:         "testdata/*.sse",
-		Update:           *update,
+		Update:           *ssetest.Update,
 		MaxMessage:       maxErrorMessage,
 		ErrorContentType: "application/json; charset=UTF-8",
 		Errors: []ssetest.HTTPError{
@@ -512,23 +479,19 @@ func TestModels(t *testing.T) {
 
 const firstDelta = `data: {"candidates": [{"content": {"parts": [{"text": "Hel"}],"role": "model"},"index": 0}]}` + "\r\n\r\n"
 
-// decodeAll runs the decoder over r and returns the outcome.
-func decodeAll(r io.Reader) ssetest.Result {
-	var res ssetest.Result
-	d := decoder{idPrefix: "call_gen_"}
-	err := sse.Decode(sse.NewReader(r, maxEventBytes), &d, func(ev model.Event) bool {
-		res.Events = append(res.Events, ev)
-		return true
-	})
-	res.Error = ssetest.ErrorOf(err)
-	return res
+// decode runs the decoder over r (see [ssetest.Decode]).
+func decode(r io.Reader, emit func(model.Event) bool) error {
+	return sse.Decode(sse.NewReader(r, maxEventBytes), &decoder{idPrefix: "call_gen_"}, emit)
 }
+
+// decodeAll runs the decoder over r and returns the outcome.
+func decodeAll(r io.Reader) ssetest.Result { return ssetest.DecodeAll(decode, r) }
 
 // FuzzDecode feeds arbitrary streams (seeded with every fixture) to the
 // decoder, whole and re-chunked at random boundaries, and requires the
 // same outcome and well-formed events.
 func FuzzDecode(f *testing.F) {
-	ssetest.FuzzDecode(f, ssetest.Fixtures(f), decodeAll, func(t *testing.T, whole ssetest.Result) {
+	ssetest.FuzzDecode(f, ssetest.Fixtures(f), decode, func(t *testing.T, whole ssetest.Result) {
 		for i, ev := range whole.Events {
 			if (ev.Signature != "" || ev.Opaque != nil) && ev.Provider != Provider {
 				t.Fatalf("signature without provider: %+v", ev)
@@ -547,15 +510,5 @@ func BenchmarkDecode(b *testing.B) {
 		buf.WriteString(`data: {"candidates": [{"content": {"parts": [{"text": "token"}],"role": "model"},"index": 0}],"usageMetadata": {"promptTokenCount": 9,"totalTokenCount": 9,"promptTokensDetails": [{"modality": "TEXT","tokenCount": 9}]},"modelVersion": "gemini-2.5-flash","responseId": "k0qFaL3bD8-wkdUP1vjQiQ8"}` + "\r\n\r\n")
 	}
 	buf.WriteString(`data: {"candidates": [{"content": {"parts": [{"text": ""}],"role": "model"},"finishReason": "STOP","index": 0}]}` + "\r\n\r\n")
-	stream := buf.Bytes()
-	b.SetBytes(int64(len(stream)))
-	b.ReportAllocs()
-	for b.Loop() {
-		n := 0
-		d := decoder{}
-		err := sse.Decode(sse.NewReader(bytes.NewReader(stream), maxEventBytes), &d, func(model.Event) bool { n++; return true })
-		if err != nil || n != 100_002 {
-			b.Fatalf("events %d, err %v", n, err)
-		}
-	}
+	ssetest.BenchmarkDecode(b, decode, buf.Bytes(), 100_002)
 }

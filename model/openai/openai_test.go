@@ -3,11 +3,8 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -20,25 +17,17 @@ import (
 	"acpd/model/internal/sse/ssetest"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func newTestBackend(t *testing.T, h http.Handler, opts Options) *Backend {
-	t.Helper()
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	if opts.BaseURL == "" {
-		opts.BaseURL = srv.URL + "/v1"
-	}
-	opts.HTTPClient = srv.Client()
+	opts.HTTPOptions = ssetest.Serve(t, h, opts.HTTPOptions, "/v1")
 	b := New(opts)
 	b.idPrefix = func() string { return "call_gen_" }
 	return b
 }
 
 func simpleRequest() *model.Request {
-	return &model.Request{Model: "gpt-test", Messages: []model.Message{{Role: model.RoleUser, Parts: []model.Part{{Type: model.PartText, Text: "hi"}}}}}
+	return ssetest.Prompt("gpt-test", "hi")
 }
 
 func richRequest() *model.Request {
@@ -84,50 +73,27 @@ func richRequest() *model.Request {
 // TestRequest checks the endpoint, headers and, against a golden file, the
 // body of a request exercising every mapping rule.
 func TestRequest(t *testing.T) {
-	type captured struct {
-		method, path, query string
-		header              http.Header
-		body                []byte
-	}
-	got := make(chan captured, 1)
-	text, err := os.ReadFile("testdata/text.sse")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		got <- captured{r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Clone(), body}
-		ssetest.Handler(text, 1).ServeHTTP(w, r)
-	})
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-	b := New(Options{HTTPOptions: model.HTTPOptions{
-		BaseURL:    srv.URL + "/openai/deployments/gpt/",
-		APIKey:     "sk-test",
-		Headers:    map[string]string{"api-key": "azure-key", "X-Title": "acpd"},
-		Query:      map[string]string{"api-version": "2024-10-21"},
-		HTTPClient: srv.Client(),
-	}})
+	o, got := ssetest.Capture(t, "testdata/text.sse", "/openai/deployments/gpt/")
+	o.APIKey = "sk-test"
+	o.Headers = map[string]string{"api-key": "azure-key", "X-Title": "acpd"}
+	o.Query = map[string]string{"api-version": "2024-10-21"}
+	b := New(Options{HTTPOptions: o})
 	res := ssetest.Collect(t, b.Stream(t.Context(), richRequest()))
 	if res.Error != nil {
 		t.Fatalf("stream error: %+v", res.Error)
 	}
 	c := <-got
-	if c.method != "POST" || c.path != "/openai/deployments/gpt/chat/completions" || c.query != "api-version=2024-10-21" {
-		t.Errorf("request line = %s %s?%s", c.method, c.path, c.query)
+	if c.Method != "POST" || c.Path != "/openai/deployments/gpt/chat/completions" || c.Query != "api-version=2024-10-21" {
+		t.Errorf("request line = %s %s?%s", c.Method, c.Path, c.Query)
 	}
-	for k, want := range map[string]string{
+	ssetest.CheckHeader(t, c.Header, map[string]string{
 		"Authorization": "Bearer sk-test",
 		"Api-Key":       "azure-key",
 		"X-Title":       "acpd",
 		"Content-Type":  "application/json",
 		"Accept":        "text/event-stream",
-	} {
-		if v := c.header.Get(k); v != want {
-			t.Errorf("header %s = %q, want %q", k, v, want)
-		}
-	}
-	ssetest.Golden(t, "testdata/request.golden.json", json.RawMessage(c.body), *update)
+	})
+	ssetest.Golden(t, "testdata/request.golden.json", json.RawMessage(c.Body), *ssetest.Update)
 }
 
 func TestRequestMaxTokensField(t *testing.T) {
@@ -172,7 +138,7 @@ func TestBackend(t *testing.T) {
 		KeyHeader:  "Authorization",
 		KeyPrefix:  "Bearer ",
 		Fixtures:   "testdata/*.sse",
-		Update:     *update,
+		Update:     *ssetest.Update,
 		MaxMessage: maxErrorMessage,
 		Errors: []ssetest.HTTPError{
 			{Name: "unauthorized", Status: 401, Body: `{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`, Kind: model.ErrAuth, Message: "Incorrect API key provided."},
@@ -260,23 +226,16 @@ func TestModels(t *testing.T) {
 
 const firstDelta = `data: {"choices":[{"index":0,"delta":{"content":"Hel"},"finish_reason":null}]}` + "\n\n"
 
-// decodeAll runs the decoder over r and returns the outcome.
-func decodeAll(r io.Reader) ssetest.Result {
-	var res ssetest.Result
-	d := decoder{idPrefix: "call_gen_"}
-	err := sse.Decode(sse.NewReader(r, maxEventBytes), &d, func(ev model.Event) bool {
-		res.Events = append(res.Events, ev)
-		return true
-	})
-	res.Error = ssetest.ErrorOf(err)
-	return res
+// decode runs the decoder over r (see [ssetest.Decode]).
+func decode(r io.Reader, emit func(model.Event) bool) error {
+	return sse.Decode(sse.NewReader(r, maxEventBytes), &decoder{idPrefix: "call_gen_"}, emit)
 }
 
 // FuzzDecode feeds arbitrary streams (seeded with every fixture) to the
 // decoder, whole and re-chunked at random boundaries, and requires the
 // same outcome.
 func FuzzDecode(f *testing.F) {
-	ssetest.FuzzDecode(f, ssetest.Fixtures(f), decodeAll, nil)
+	ssetest.FuzzDecode(f, ssetest.Fixtures(f), decode, nil)
 }
 
 // BenchmarkDecode measures parsing of a 100,000-delta text stream.
@@ -289,17 +248,7 @@ func BenchmarkDecode(b *testing.B) {
 		buf.WriteString(`"},"logprobs":null,"finish_reason":null}],"usage":null,"obfuscation":"q1Zr"}` + "\n\n")
 	}
 	buf.WriteString(`data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\ndata: [DONE]\n\n")
-	stream := buf.Bytes()
-	b.SetBytes(int64(len(stream)))
-	b.ReportAllocs()
-	for b.Loop() {
-		n := 0
-		d := decoder{}
-		err := sse.Decode(sse.NewReader(bytes.NewReader(stream), maxEventBytes), &d, func(model.Event) bool { n++; return true })
-		if err != nil || n != 100_001 {
-			b.Fatalf("events %d, err %v", n, err)
-		}
-	}
+	ssetest.BenchmarkDecode(b, decode, buf.Bytes(), 100_001)
 }
 
 func TestRequestReasoningContent(t *testing.T) {

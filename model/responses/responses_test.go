@@ -3,10 +3,8 @@ package responses
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"reflect"
 	"strings"
@@ -21,23 +19,15 @@ import (
 	"acpd/model/internal/sse/ssetest"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func newTestBackend(t *testing.T, h http.Handler, opts Options) *Backend {
-	t.Helper()
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	if opts.BaseURL == "" {
-		opts.BaseURL = srv.URL + "/v1"
-	}
-	opts.HTTPClient = srv.Client()
+	opts.HTTPOptions = ssetest.Serve(t, h, opts.HTTPOptions, "/v1")
 	return New(opts)
 }
 
 func simpleRequest() *model.Request {
-	return &model.Request{Model: "gpt-5", Messages: []model.Message{{Role: model.RoleUser, Parts: []model.Part{{Type: model.PartText, Text: "hi"}}}}}
+	return ssetest.Prompt("gpt-5", "hi")
 }
 
 func text(s string) model.Part { return model.Part{Type: model.PartText, Text: s} }
@@ -96,49 +86,26 @@ func richRequest() *model.Request {
 // TestRequest checks the endpoint, headers and, against a golden file, the
 // body of a request exercising every mapping rule.
 func TestRequest(t *testing.T) {
-	type captured struct {
-		method, path, query string
-		header              http.Header
-		body                []byte
-	}
-	got := make(chan captured, 1)
-	data, err := os.ReadFile("testdata/text.sse")
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		got <- captured{r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Clone(), body}
-		ssetest.Handler(data, 1).ServeHTTP(w, r)
-	})
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-	b := New(Options{HTTPOptions: model.HTTPOptions{
-		BaseURL:    srv.URL + "/openai/v1/",
-		APIKey:     "sk-test",
-		Headers:    map[string]string{"OpenAI-Organization": "org-1"},
-		Query:      map[string]string{"api-version": "preview"},
-		HTTPClient: srv.Client(),
-	}})
+	o, got := ssetest.Capture(t, "testdata/text.sse", "/openai/v1/")
+	o.APIKey = "sk-test"
+	o.Headers = map[string]string{"OpenAI-Organization": "org-1"}
+	o.Query = map[string]string{"api-version": "preview"}
+	b := New(Options{HTTPOptions: o})
 	res := ssetest.Collect(t, b.Stream(t.Context(), richRequest()))
 	if res.Error != nil {
 		t.Fatalf("stream error: %+v", res.Error)
 	}
 	c := <-got
-	if c.method != "POST" || c.path != "/openai/v1/responses" || c.query != "api-version=preview" {
-		t.Errorf("request line = %s %s?%s", c.method, c.path, c.query)
+	if c.Method != "POST" || c.Path != "/openai/v1/responses" || c.Query != "api-version=preview" {
+		t.Errorf("request line = %s %s?%s", c.Method, c.Path, c.Query)
 	}
-	for k, want := range map[string]string{
+	ssetest.CheckHeader(t, c.Header, map[string]string{
 		"Authorization":       "Bearer sk-test",
 		"Openai-Organization": "org-1",
 		"Content-Type":        "application/json",
 		"Accept":              "text/event-stream",
-	} {
-		if v := c.header.Get(k); v != want {
-			t.Errorf("header %s = %q, want %q", k, v, want)
-		}
-	}
-	ssetest.Golden(t, "testdata/request.golden.json", json.RawMessage(c.body), *update)
+	})
+	ssetest.Golden(t, "testdata/request.golden.json", json.RawMessage(c.Body), *ssetest.Update)
 
 	// Every reasoning item must be followed by an output item.
 	var body struct {
@@ -146,7 +113,7 @@ func TestRequest(t *testing.T) {
 			Type string `json:"type"`
 		} `json:"input"`
 	}
-	if err := json.Unmarshal(c.body, &body); err != nil {
+	if err := json.Unmarshal(c.Body, &body); err != nil {
 		t.Fatal(err)
 	}
 	for i, it := range body.Input {
@@ -273,7 +240,7 @@ func TestBackend(t *testing.T) {
 		KeyHeader:  "Authorization",
 		KeyPrefix:  "Bearer ",
 		Fixtures:   "testdata/*.sse",
-		Update:     *update,
+		Update:     *ssetest.Update,
 		MaxMessage: openaierr.MaxMessage,
 		Errors: []ssetest.HTTPError{
 			{Name: "unauthorized", Status: 401, Body: `{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`, Kind: model.ErrAuth, Message: "Incorrect API key provided."},
@@ -324,23 +291,19 @@ func TestEndpoint(t *testing.T) {
 const firstDelta = "event: response.output_text.delta\n" +
 	`data: {"type":"response.output_text.delta","sequence_number":4,"item_id":"msg_1","output_index":0,"content_index":0,"delta":"Hel","logprobs":[]}` + "\n\n"
 
-// decodeAll runs the decoder over r and returns the outcome.
-func decodeAll(r io.Reader) ssetest.Result {
-	var res ssetest.Result
-	var d decoder
-	err := sse.Decode(sse.NewReader(r, maxEventBytes), &d, func(ev model.Event) bool {
-		res.Events = append(res.Events, ev)
-		return true
-	})
-	res.Error = ssetest.ErrorOf(err)
-	return res
+// decode runs the decoder over r (see [ssetest.Decode]).
+func decode(r io.Reader, emit func(model.Event) bool) error {
+	return sse.Decode(sse.NewReader(r, maxEventBytes), &decoder{}, emit)
 }
+
+// decodeAll runs the decoder over r and returns the outcome.
+func decodeAll(r io.Reader) ssetest.Result { return ssetest.DecodeAll(decode, r) }
 
 // FuzzDecode feeds arbitrary streams (seeded with every fixture) to the
 // decoder, whole and re-chunked at random boundaries, and requires the
 // same outcome and well-formed events.
 func FuzzDecode(f *testing.F) {
-	ssetest.FuzzDecode(f, ssetest.Fixtures(f), decodeAll, func(t *testing.T, whole ssetest.Result) {
+	ssetest.FuzzDecode(f, ssetest.Fixtures(f), decode, func(t *testing.T, whole ssetest.Result) {
 		for i, ev := range whole.Events {
 			if ev.Opaque != nil && (!json.Valid(ev.Opaque) || ev.Provider != Provider) {
 				t.Fatalf("bad opaque event %+v", ev)
@@ -362,15 +325,5 @@ func BenchmarkDecode(b *testing.B) {
 		buf.WriteString(`,"item_id":"msg_68af4c1c5e9481979f7b6a2d3c4e5f600a1b2c3d4e5f6a7b","output_index":0,"content_index":0,"delta":"token","logprobs":[],"obfuscation":"Zx9a"}` + "\n\n")
 	}
 	buf.WriteString("event: response.completed\n" + `data: {"type":"response.completed","sequence_number":100001,"response":{"id":"resp_1","status":"completed","output":[],"usage":{"input_tokens":10,"output_tokens":100000}}}` + "\n\n")
-	stream := buf.Bytes()
-	b.SetBytes(int64(len(stream)))
-	b.ReportAllocs()
-	for b.Loop() {
-		n := 0
-		var d decoder
-		err := sse.Decode(sse.NewReader(bytes.NewReader(stream), maxEventBytes), &d, func(model.Event) bool { n++; return true })
-		if err != nil || n != 100_002 {
-			b.Fatalf("events %d, err %v", n, err)
-		}
-	}
+	ssetest.BenchmarkDecode(b, decode, buf.Bytes(), 100_002)
 }

@@ -3,7 +3,6 @@ package ssetest
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -15,7 +14,7 @@ import (
 // random boundaries, and requires the same outcome, valid JSON tool input
 // and events that marshal. check, when not nil, asserts the dialect's own
 // invariants on the whole stream's outcome.
-func FuzzDecode(f *testing.F, files []string, decode func(io.Reader) Result, check func(t *testing.T, whole Result)) {
+func FuzzDecode(f *testing.F, files []string, decode Decode, check func(t *testing.T, whole Result)) {
 	for i, file := range files {
 		data, err := os.ReadFile(file)
 		if err != nil {
@@ -24,8 +23,8 @@ func FuzzDecode(f *testing.F, files []string, decode func(io.Reader) Result, che
 		f.Add(data, uint64(i))
 	}
 	f.Fuzz(func(t *testing.T, data []byte, seed uint64) {
-		whole := decode(bytes.NewReader(data))
-		chunked := decode(ChunkReader(data, seed))
+		whole := DecodeAll(decode, bytes.NewReader(data))
+		chunked := DecodeAll(decode, ChunkReader(data, seed))
 		if !reflect.DeepEqual(whole, chunked) {
 			t.Fatalf("whole:   %+v\nchunked: %+v", whole, chunked)
 		}

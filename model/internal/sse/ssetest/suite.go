@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -200,9 +199,7 @@ func TestBackend(t *testing.T, f Factory) {
 // server starts a test server for h and returns the options reaching it.
 func (d *HTTP) server(t *testing.T, h http.Handler) model.HTTPOptions {
 	t.Helper()
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return model.HTTPOptions{BaseURL: srv.URL + d.BasePath, HTTPClient: srv.Client()}
+	return Serve(t, h, model.HTTPOptions{}, d.BasePath)
 }
 
 // stallServer serves Head and then waits until the client goes away,
