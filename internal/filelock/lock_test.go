@@ -51,3 +51,41 @@ func TestTryLockLeavesContentReadable(t *testing.T) {
 		t.Fatalf("content %q, %v", b, err)
 	}
 }
+
+// TestTryLockShared: shared locks coexist with each other, never with an
+// exclusive one, and Unlock releases either kind without closing the file.
+func TestTryLockShared(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "x.lock")
+	open := func() *os.File {
+		t.Helper()
+		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		return f
+	}
+	try := func(name string, lock func(*os.File) (bool, error), f *os.File, want bool) {
+		t.Helper()
+		if ok, err := lock(f); ok != want || err != nil {
+			t.Fatalf("%s = %v, %v; want %v, nil", name, ok, err, want)
+		}
+	}
+	a, b, c := open(), open(), open()
+	try("shared a", TryLockShared, a, true)
+	try("shared b beside shared a", TryLockShared, b, true)
+	try("exclusive c beside shared a, b", TryLock, c, false)
+	if err := Unlock(a); err != nil {
+		t.Fatal(err)
+	}
+	try("exclusive c beside shared b", TryLock, c, false)
+	if err := Unlock(b); err != nil {
+		t.Fatal(err)
+	}
+	try("exclusive c after Unlock", TryLock, c, true)
+	try("shared a beside exclusive c", TryLockShared, a, false)
+	if err := Unlock(c); err != nil {
+		t.Fatal(err)
+	}
+	try("shared a after Unlock of c", TryLockShared, a, true)
+}

@@ -27,3 +27,33 @@ func TryLock(f *os.File) (bool, error) {
 		}
 	}
 }
+
+// TryLockShared takes a shared lock on the open file f without waiting: any
+// number of shared holders coexist, none with an exclusive one. It reports
+// false (and no error) when an exclusive lock is held elsewhere. Release it
+// with [Unlock] (or by closing f).
+func TryLockShared(f *os.File) (bool, error) {
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB)
+		switch {
+		case err == nil:
+			return true, nil
+		case errors.Is(err, unix.EINTR):
+			continue
+		case errors.Is(err, unix.EWOULDBLOCK):
+			return false, nil
+		default:
+			return false, err
+		}
+	}
+}
+
+// Unlock releases the lock f holds, keeping f open.
+func Unlock(f *os.File) error {
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		if !errors.Is(err, unix.EINTR) {
+			return err
+		}
+	}
+}
