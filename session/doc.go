@@ -116,4 +116,14 @@
 // another process or from this one (tracked in-process as well), fails with
 // *LockedError naming the holder. Store.Records and Store.Get read without
 // locking.
+//
+// Store.Holder tells listings whether a session is open elsewhere without
+// ever taking the session lock, so that a probe cannot make an Open fail:
+// a Log also holds an exclusive lock on its open log file (the liveness
+// lock, taken after the session lock and its holder record, dropped before
+// them), and a probe tries a shared lock on the log only, releasing it at
+// once. An opener that finds a probe's shared lock retries for a bounded
+// time; should it still not get the liveness lock, the session is open all
+// the same and merely reported as not open. An empty holder record (cleared
+// on release) answers "not open" without touching the log.
 package session

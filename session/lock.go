@@ -100,6 +100,14 @@ func claim(id, path string) (holderInfo, error) {
 	return h, nil
 }
 
+// heldHere returns the in-process holder of path, if any.
+func heldHere(path string) (holderInfo, bool) {
+	inProcess.mu.Lock()
+	defer inProcess.mu.Unlock()
+	h, ok := inProcess.held[path]
+	return h, ok
+}
+
 func unclaim(path string) {
 	inProcess.mu.Lock()
 	delete(inProcess.held, path)
@@ -186,4 +194,62 @@ func lockWait(path string) (*os.File, error) {
 		time.Sleep(delay)
 		delay = min(2*delay, 20*time.Millisecond)
 	}
+}
+
+// liveWait bounds how long holdLive waits for a log's liveness lock.
+const liveWait = time.Second
+
+// holdLive takes the exclusive liveness lock on f, the open log of session
+// id whose session lock the caller holds (warning when it cannot). The
+// lock lasts until f is closed, which Log does before releasing the session
+// lock. Only probes (Store.Holder) compete for it, each holding a shared lock
+// for two system calls, so it waits with backoff for at most liveWait. Not
+// getting it leaves the session open but reported as not open by probes: the
+// session lock alone decides who may open a session.
+func (s *Store) holdLive(f *os.File, id string) {
+	deadline := time.Now().Add(liveWait)
+	delay := 50 * time.Microsecond
+	for {
+		ok, err := filelock.TryLock(f)
+		if ok {
+			return
+		}
+		if err != nil || time.Now().After(deadline) {
+			s.logger.Warn("session: liveness lock not taken; listings may show the session as not open", "id", id, "err", err)
+			return
+		}
+		time.Sleep(delay)
+		delay = min(2*delay, 10*time.Millisecond)
+	}
+}
+
+// probeHolder reports who holds the session whose lock file is lockPath and
+// log is logPath, or nil when nobody does as far as it can tell. It never
+// touches the session lock (see Store.Holder).
+func probeHolder(id, lockPath, logPath string) *LockedError {
+	// A holder writes its record before taking the liveness lock and clears
+	// it after dropping that lock (or removes the file in Delete), so an
+	// empty or missing record means not held, without opening anything.
+	if fi, err := os.Stat(lockPath); err != nil || fi.Size() == 0 {
+		return nil
+	}
+	f, err := os.Open(logPath)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	free, err := filelock.TryLockShared(f)
+	if err != nil {
+		return nil
+	}
+	if free {
+		_ = filelock.Unlock(f) // at once: a holder-to-be waits for it
+		return nil
+	}
+	lf, err := os.Open(lockPath)
+	if err != nil {
+		return &LockedError{ID: id, Holder: "another process"}
+	}
+	defer lf.Close()
+	return lockedBy(id, lf)
 }

@@ -28,7 +28,7 @@ const (
 	helperReady = "ready"
 )
 
-func helperCmd(t *testing.T, role, dir, arg string) *exec.Cmd {
+func helperCmd(t testing.TB, role, dir, arg string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
 	cmd.Env = append(os.Environ(), helperEnv+"="+role, helperDir+"="+dir, helperArg+"="+arg)
@@ -59,6 +59,8 @@ func TestHelperProcess(t *testing.T) {
 		_ = l.Close()
 	case "crash":
 		helperCrash(s, arg)
+	case "cycle":
+		helperCycle(s, arg)
 	default:
 		helperFail(fmt.Errorf("unknown role %q", role))
 	}
@@ -224,7 +226,7 @@ func TestMultiProcessIndex(t *testing.T) {
 }
 
 // startHelper starts a helper and waits for its ready line.
-func startHelper(t *testing.T, role, dir, arg string) (*exec.Cmd, *bytes.Buffer) {
+func startHelper(t testing.TB, role, dir, arg string) (*exec.Cmd, *bytes.Buffer) {
 	t.Helper()
 	cmd := helperCmd(t, role, dir, arg)
 	var stderr bytes.Buffer
@@ -253,7 +255,7 @@ func startHelper(t *testing.T, role, dir, arg string) (*exec.Cmd, *bytes.Buffer)
 
 // killHelper kills a helper with SIGKILL and reaps it; stderr (may be nil) is
 // reported if it had died on its own.
-func killHelper(t *testing.T, cmd *exec.Cmd, stderr *bytes.Buffer) {
+func killHelper(t testing.TB, cmd *exec.Cmd, stderr *bytes.Buffer) {
 	t.Helper()
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -297,6 +299,10 @@ func TestLockAcrossProcesses(t *testing.T) {
 		killHelper(t, cmd, stderr)
 		t.Fatalf("Delete while held by helper: %v", err)
 	}
+	if h := s.Holder(id); h == nil || h.PID != pid {
+		killHelper(t, cmd, stderr)
+		t.Fatalf("Holder while held by helper: %+v", h)
+	}
 	// Read-only access works while the session is held.
 	if got, err := s.Records(id); err != nil || len(got) != len(recs) {
 		killHelper(t, cmd, stderr)
@@ -304,6 +310,11 @@ func TestLockAcrossProcesses(t *testing.T) {
 	}
 
 	killHelper(t, cmd, stderr)
+	// The killed holder's record is still in the lock file: only the
+	// liveness probe can tell it is gone.
+	if h := s.Holder(id); h != nil {
+		t.Fatalf("Holder after the holder was killed: %+v", h)
+	}
 	l, got, err := s.Open(id)
 	if err != nil {
 		t.Fatalf("Open after helper was killed: %v", err)

@@ -292,6 +292,7 @@ func (s *Store) create(m Meta) (*Log, error) {
 	if err != nil {
 		return fail(fmt.Errorf("session: open log: %w", err))
 	}
+	s.holdLive(f, m.ID)
 	if err := s.appendJournal(true, journalOp{Op: "put", M: &m}); err != nil {
 		f.Close()
 		return fail(err)
@@ -332,6 +333,7 @@ func (s *Store) Open(id string) (*Log, []Record, error) {
 		sl.release(false)
 		return nil, nil, err
 	}
+	s.holdLive(f, id)
 	data, err := readAll(f)
 	if err != nil {
 		return fail(fmt.Errorf("session: read %s: %w", path, err))
@@ -428,6 +430,23 @@ func (s *Store) Get(id string) (Meta, error) {
 		return Meta{}, fmt.Errorf("session %s: %w", id, ErrNotFound)
 	}
 	return m, nil
+}
+
+// Holder reports who has session id open: a *LockedError naming the
+// holder when the session is open in another process or through another Log
+// of this process, nil when it is not open or that cannot be told (invalid
+// id, missing or unreadable files). It is a probe for listings: it never
+// takes the session lock, so it cannot make a concurrent Open, Create or
+// Delete fail. It may delay an Open or Create (by two system calls,
+// typically) and, when it races with one, report either answer.
+func (s *Store) Holder(id string) *LockedError {
+	if validateID(id) != nil {
+		return nil
+	}
+	if h, ok := heldHere(s.lockKey(id)); ok {
+		return &LockedError{ID: id, PID: h.PID, Holder: h.String()}
+	}
+	return probeHolder(id, s.lockPath(id), s.logPath(id))
 }
 
 // List returns the index entries selected by f, most recently updated first,
