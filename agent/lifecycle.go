@@ -361,6 +361,11 @@ func (a *Agent) listSessions(ctx context.Context, p *acp.ListSessionsRequest) (*
 			u := m.UpdatedAt.UTC().Format(time.RFC3339)
 			info.UpdatedAt = &u
 		}
+		if a.lookup(info.SessionID) == nil {
+			if h := a.opts.Store.Holder(m.ID); h != nil {
+				info.Meta = openElsewhereMeta(h)
+			}
+		}
 		resp.Sessions = append(resp.Sessions, info)
 	}
 	if end < len(metas) {
@@ -368,6 +373,14 @@ func (a *Agent) listSessions(ctx context.Context, p *acp.ListSessionsRequest) (*
 		resp.NextCursor = &c
 	}
 	return resp, nil
+}
+
+// openElsewhereMeta is the _meta of a session/list entry whose session is
+// open in another acpd process (or another connection of this one):
+// {"acpd": {"openElsewhere": true, "holder": "acpd pid 1234 (since …)"}}.
+// Loading such a session fails until it is closed there.
+func openElsewhereMeta(h *session.LockedError) map[string]any {
+	return map[string]any{"acpd": map[string]any{"openElsewhere": true, "holder": h.Holder}}
 }
 
 func encodeCursor(i int) string {

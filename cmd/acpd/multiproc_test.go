@@ -63,10 +63,43 @@ func listedIDs(t *testing.T, env []string) []string {
 	return ids
 }
 
+// openElsewhere calls session/list (every page) in p and returns the ids
+// whose entries say they are open elsewhere, with the holder each names.
+func openElsewhere(t *testing.T, p *proc, cwd string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	params := map[string]any{"cwd": cwd}
+	for {
+		var resp struct {
+			Sessions []struct {
+				SessionID string `json:"sessionId"`
+				Meta      struct {
+					Acpd struct {
+						OpenElsewhere bool   `json:"openElsewhere"`
+						Holder        string `json:"holder"`
+					} `json:"acpd"`
+				} `json:"_meta"`
+			} `json:"sessions"`
+			NextCursor string `json:"nextCursor"`
+		}
+		p.mustCall("session/list", params, &resp)
+		for _, s := range resp.Sessions {
+			if s.Meta.Acpd.OpenElsewhere {
+				out[s.SessionID] = s.Meta.Acpd.Holder
+			}
+		}
+		if resp.NextCursor == "" {
+			return out
+		}
+		params["cursor"] = resp.NextCursor
+	}
+}
+
 // TestTwoProcessesShareTheStore runs two acpd processes on one session store:
 // concurrent creation, the cross-process session lock (naming the holder's
-// pid) for load, resume, delete and `acpd sessions rm`, and its release when
-// the holder exits or closes the session.
+// pid) for load, resume, delete and `acpd sessions rm`, session/list's
+// openElsewhere marker, and their release when the holder exits or closes
+// the session.
 func TestTwoProcessesShareTheStore(t *testing.T) {
 	t.Parallel()
 	schema := loadSchema(t, true)
@@ -94,6 +127,23 @@ func TestTwoProcessesShareTheStore(t *testing.T) {
 
 	x := idsA[0]
 	holder := fmt.Sprintf("pid %d", a.pid())
+	// Each process's list marks the other's sessions (all open there), and
+	// names the holder, never its own.
+	for _, c := range []struct {
+		p      *proc
+		others []string
+		holder string
+	}{{b, idsA, holder}, {a, idsB, fmt.Sprintf("pid %d", b.pid())}} {
+		marked := openElsewhere(t, c.p, project)
+		if len(marked) != len(c.others) {
+			t.Errorf("session/list in pid %d marks %d sessions open elsewhere, want the other process's %d: %v", c.p.pid(), len(marked), len(c.others), marked)
+		}
+		for _, id := range c.others {
+			if h, ok := marked[id]; !ok || !strings.Contains(h, c.holder) {
+				t.Errorf("session/list in pid %d: %s marked %v with holder %q; want one naming %s", c.p.pid(), id, ok, h, c.holder)
+			}
+		}
+	}
 	params := map[string]any{"sessionId": x, "cwd": project, "mcpServers": []any{}}
 	for _, method := range []string{"session/load", "session/resume", "session/delete"} {
 		p := params
@@ -126,6 +176,9 @@ func TestTwoProcessesShareTheStore(t *testing.T) {
 	b.mustCall("session/load", params, &loaded)
 	if loaded.Modes.CurrentModeID == "" {
 		t.Errorf("session/load result has no current mode")
+	}
+	if marked := openElsewhere(t, b, project); len(marked) != 0 {
+		t.Errorf("session/list after A exited still marks sessions open elsewhere: %v", marked)
 	}
 	_, errOut, code = runCLI(t, iso.Env(), "sessions", "rm", x)
 	if bHolder := fmt.Sprintf("pid %d", b.pid()); code == 0 || !strings.Contains(errOut, bHolder) {
