@@ -12,9 +12,12 @@ import (
 // TryLock takes an exclusive lock on the open file f without waiting. It
 // reports false (and no error) when another open file holds it. The lock
 // lasts until f is closed or the process ends.
-func TryLock(f *os.File) (bool, error) {
+func TryLock(f *os.File) (bool, error) { return tryFlock(f, unix.LOCK_EX) }
+
+// tryFlock takes the flock(2) lock how on f without waiting.
+func tryFlock(f *os.File, how int) (bool, error) {
 	for {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		err := unix.Flock(int(f.Fd()), how|unix.LOCK_NB)
 		switch {
 		case err == nil:
 			return true, nil
@@ -32,21 +35,7 @@ func TryLock(f *os.File) (bool, error) {
 // number of shared holders coexist, none with an exclusive one. It reports
 // false (and no error) when an exclusive lock is held elsewhere. Release it
 // with [Unlock] (or by closing f).
-func TryLockShared(f *os.File) (bool, error) {
-	for {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB)
-		switch {
-		case err == nil:
-			return true, nil
-		case errors.Is(err, unix.EINTR):
-			continue
-		case errors.Is(err, unix.EWOULDBLOCK):
-			return false, nil
-		default:
-			return false, err
-		}
-	}
-}
+func TryLockShared(f *os.File) (bool, error) { return tryFlock(f, unix.LOCK_SH) }
 
 // Unlock releases the lock f holds, keeping f open.
 func Unlock(f *os.File) error {

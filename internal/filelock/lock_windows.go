@@ -16,9 +16,12 @@ const lockOffsetHigh = 1 << 30
 // TryLock takes an exclusive lock on the open file f without waiting. It
 // reports false (and no error) when another handle holds it. The lock lasts
 // until f is closed or the process ends.
-func TryLock(f *os.File) (bool, error) {
+func TryLock(f *os.File) (bool, error) { return tryLockFileEx(f, windows.LOCKFILE_EXCLUSIVE_LOCK) }
+
+// tryLockFileEx takes the lock byte with LockFileEx(flags) without waiting.
+func tryLockFileEx(f *os.File, flags uint32) (bool, error) {
 	ol := &windows.Overlapped{OffsetHigh: lockOffsetHigh}
-	err := windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, ol)
+	err := windows.LockFileEx(windows.Handle(f.Fd()), flags|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, ol)
 	switch {
 	case err == nil:
 		return true, nil
@@ -33,18 +36,7 @@ func TryLock(f *os.File) (bool, error) {
 // number of shared holders coexist, none with an exclusive one. It reports
 // false (and no error) when an exclusive lock is held elsewhere. Release it
 // with [Unlock] (or by closing f).
-func TryLockShared(f *os.File) (bool, error) {
-	ol := &windows.Overlapped{OffsetHigh: lockOffsetHigh}
-	err := windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, ol)
-	switch {
-	case err == nil:
-		return true, nil
-	case errors.Is(err, windows.ERROR_LOCK_VIOLATION), errors.Is(err, windows.ERROR_IO_PENDING):
-		return false, nil
-	default:
-		return false, err
-	}
-}
+func TryLockShared(f *os.File) (bool, error) { return tryLockFileEx(f, 0) }
 
 // Unlock releases the lock f holds, keeping f open.
 func Unlock(f *os.File) error {
