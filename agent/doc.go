@@ -12,8 +12,9 @@
 // editor (mcp_elicit.go). A session's MCP servers (their start, tools,
 // prompt commands, sampling and App views) are package mcpbridge's, which
 // sees the session through mcpbridge.Session (mcp.go). The rest is the
-// agent's own: handlers and lifecycle (agent.go, lifecycle.go), settings
-// (settings.go), persistence (session.go), and the turn: turn.go holds the loop, prompt.go the
+// agent's own: handlers and lifecycle (agent.go, lifecycle.go; session/load
+// replays through package session/replay), settings (settings.go),
+// persistence (session.go), and the turn: turn.go holds the loop, prompt.go the
 // session's system prompt (built by package sysprompt) and prompt context
 // (the prompt's content converted by package promptin),
 // compact.go compaction (package compact) and usage, commands.go the slash
@@ -35,7 +36,7 @@
 // session) with three record kinds:
 //
 //   - "update": a session/update payload exactly as the client was shown it
-//     (replayed by session/load);
+//     (replayed by session/load, see package session/replay);
 //   - "message": one model-facing transcript message (model.Message), so a
 //     loaded or resumed session continues with the model exactly;
 //   - "meta": a change of mode, model, reasoning level or title.

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -10,13 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"acpd/acp"
 	"acpd/model"
 	"acpd/session"
-	"acpd/tools"
+	"acpd/session/replay"
 )
 
 func (a *Agent) connection() *acp.Conn {
@@ -283,20 +281,12 @@ func (a *Agent) loadSession(ctx context.Context, p *acp.LoadSessionRequest) (*ac
 	}
 	// Replay the conversation as the client saw it, then the current mode
 	// and config options, all before the reply.
-	compaction := a.compactionUpdates()
-	results := s.toolResultTexts()
-	var terms *replayTerminals
-	if a.wantsTerminalMeta() {
-		terms = newReplayTerminals()
-	}
-	replayed := s.replayUpdates(updates, compaction)
-	terms.scan(replayed)
-replay:
-	for _, u := range replayed {
-		for _, r := range terms.rewrite(u, results) {
-			if err := s.sendReplay(ctx, r); err != nil {
-				break replay
-			}
+	s.mu.Lock()
+	results := replay.Results(s.transcript)
+	s.mu.Unlock()
+	for u := range replay.Updates(updates, replay.Options{Compaction: a.compactionUpdates(), Terminals: a.wantsTerminalMeta(), Results: results, Logger: a.log.With("session", s.id)}) {
+		if err := s.sendReplay(ctx, u); err != nil {
+			break
 		}
 	}
 	st := s.settings()
@@ -434,69 +424,19 @@ func (a *Agent) deleteSession(ctx context.Context, p *acp.DeleteSessionRequest) 
 	return &acp.DeleteSessionResponse{}, nil
 }
 
-// toolResultTexts maps the session's tool call IDs to the text results the
-// model got (a command's output and exit status).
-func (s *sess) toolResultTexts() map[string]string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := map[string]string{}
-	for _, m := range s.transcript {
-		for _, p := range m.Parts {
-			if p.Type != model.PartToolResult {
-				continue
-			}
-			var b strings.Builder
-			for _, c := range p.Content {
-				if c.Type == model.PartText {
-					b.WriteString(c.Text)
-				}
-			}
-			out[p.ToolCallID] = b.String()
-		}
-	}
-	return out
+// rawNotification is a session/update whose update is already encoded.
+type rawNotification struct {
+	SessionID acp.SessionID   `json:"sessionId"`
+	Update    json.RawMessage `json:"update"`
 }
 
-// withoutTerminals replaces the terminal content of a stored tool call
-// update by the command's output as fenced text: the editor terminal it
-// named belonged to an earlier connection, and a client drops an update
-// naming a terminal it does not know.
-func withoutTerminals(raw json.RawMessage, results map[string]string) json.RawMessage {
-	if !bytes.Contains(raw, []byte(`"terminal"`)) {
-		return raw
+// sendReplay writes one update of session/load's replay, after anything
+// queued before it.
+func (s *sess) sendReplay(ctx context.Context, raw json.RawMessage) error {
+	s.flushOut(ctx)
+	conn := s.a.connection()
+	if conn == nil {
+		return errors.New("connection closed")
 	}
-	var u acp.SessionUpdate
-	if json.Unmarshal(raw, &u) != nil {
-		return raw
-	}
-	var id acp.ToolCallID
-	var content []acp.ToolCallContent
-	switch {
-	case u.ToolCall != nil:
-		id, content = u.ToolCall.ToolCallID, u.ToolCall.Content
-	case u.ToolCallUpdate != nil:
-		id, content = u.ToolCallUpdate.ToolCallID, u.ToolCallUpdate.Content
-	default:
-		return raw
-	}
-	changed := false
-	for i, c := range content {
-		if c.Terminal == nil {
-			continue
-		}
-		text, ok := results[string(id)]
-		if !ok {
-			text = "(the command ran in the editor's terminal; its output is not stored)"
-		}
-		content[i] = tools.TextContent(tools.Fence(text))
-		changed = true
-	}
-	if !changed {
-		return raw
-	}
-	b, err := json.Marshal(u)
-	if err != nil {
-		return raw
-	}
-	return b
+	return conn.Notify(ctx, acp.ClientMethodSessionUpdate, rawNotification{SessionID: s.id, Update: raw})
 }

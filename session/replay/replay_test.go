@@ -1,14 +1,40 @@
-package agent
+package replay
 
 import (
 	"bytes"
 	"encoding/json"
-	"log/slog"
 	"strings"
 	"testing"
 
 	"acpd/acp"
+	"acpd/model"
 )
+
+// A terminal of an earlier connection replays as the command's output:
+// fenced text for any client, a display-only terminal for Zed's.
+func TestTerminalContent(t *testing.T) {
+	stored := []json.RawMessage{
+		json.RawMessage(`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"ls","status":"pending","content":[{"type":"terminal","terminalId":"t-old"}]}`),
+		json.RawMessage(`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"completed","rawOutput":{"exitCode":0}}`),
+	}
+	transcript := []model.Message{{Role: model.RoleUser, Parts: []model.Part{{Type: model.PartToolResult, ToolCallID: "c1", Content: []model.Part{{Type: model.PartText, Text: "a.go\n"}}}}}}
+	results := Results(transcript)
+	var plain []string
+	for u := range Updates(stored, Options{Results: results}) {
+		plain = append(plain, string(u))
+	}
+	if len(plain) != 2 || strings.Contains(plain[0], "t-old") || !strings.Contains(plain[0], "a.go") {
+		t.Errorf("plain replay = %q", plain)
+	}
+	var zed []string
+	for u := range Updates(stored, Options{Terminals: true, Results: results}) {
+		zed = append(zed, string(u))
+	}
+	if len(zed) != 4 || strings.Contains(zed[0], "t-old") || !strings.Contains(zed[0], "terminal_info") ||
+		!strings.Contains(zed[1], `a.go\r\n`) || !strings.Contains(zed[2], `"exit_code":0`) {
+		t.Errorf("Zed replay = %q", zed)
+	}
+}
 
 // FuzzReplayUpdates feeds session/load's replay arbitrary stored updates
 // (one per line): whatever it passes on must decode as a session update,
@@ -26,14 +52,13 @@ func FuzzReplayUpdates(f *testing.F) {
 	} {
 		f.Add(seed, true)
 	}
-	s := &sess{a: &Agent{log: slog.New(slog.DiscardHandler)}, id: "s"}
 	f.Fuzz(func(t *testing.T, stored string, compaction bool) {
 		var in []json.RawMessage
 		var want strings.Builder
 		for line := range strings.Lines(stored) {
 			raw := json.RawMessage(strings.TrimSuffix(line, "\n"))
 			in = append(in, raw)
-			var p replayProbe
+			var p probe
 			if json.Unmarshal(raw, &p) == nil {
 				if k, text, ok := p.mergeable(); ok && !k.thought {
 					want.WriteString(text)
@@ -41,7 +66,7 @@ func FuzzReplayUpdates(f *testing.F) {
 			}
 		}
 		var got strings.Builder
-		for _, raw := range s.replayUpdates(in, compaction) {
+		for raw := range Updates(in, Options{Compaction: compaction}) {
 			var u acp.SessionUpdate
 			if err := json.Unmarshal(raw, &u); err != nil {
 				t.Fatalf("replayed %s, which does not decode: %v", raw, err)
@@ -54,7 +79,7 @@ func FuzzReplayUpdates(f *testing.F) {
 					t.Fatalf("replayed a notice: %s", raw)
 				}
 			}
-			var p replayProbe
+			var p probe
 			if json.Unmarshal(raw, &p) == nil {
 				if k, text, ok := p.mergeable(); ok && !k.thought {
 					got.WriteString(text)

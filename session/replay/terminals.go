@@ -1,4 +1,4 @@
-package agent
+package replay
 
 import (
 	"bytes"
@@ -8,28 +8,29 @@ import (
 	"strings"
 
 	"acpd/acp"
+	"acpd/tools"
 )
 
-// replayTerminals replays the terminal content of stored tool calls as
+// terminals replays the terminal content of stored tool calls as
 // Zed's display-only terminals (clientCapabilities._meta.terminal_output):
 // the terminal a stored update names belonged to an earlier connection, so
 // each tool call gets a fresh id that only ever appears in _meta
 // terminal_info/terminal_output/terminal_exit and terminal content, never
-// in a terminal/* request. A nil *replayTerminals replays such content as
+// in a terminal/* request. A nil *terminals replays such content as
 // fenced text (withoutTerminals), for every other client.
-type replayTerminals struct {
+type terminals struct {
 	exits map[acp.ToolCallID]map[string]any // the exit status stored in rawOutput
 	ids   map[acp.ToolCallID]string         // tool call -> its display-only terminal
 }
 
-func newReplayTerminals() *replayTerminals {
-	return &replayTerminals{exits: map[acp.ToolCallID]map[string]any{}, ids: map[acp.ToolCallID]string{}}
+func newTerminals() *terminals {
+	return &terminals{exits: map[acp.ToolCallID]map[string]any{}, ids: map[acp.ToolCallID]string{}}
 }
 
 // scan records the exit status (rawOutput exitCode and signal) of the
 // tool calls whose updates carry terminal content, so that the terminal
 // can be shown finished from its first replayed update on.
-func (r *replayTerminals) scan(updates []json.RawMessage) {
+func (r *terminals) scan(updates []json.RawMessage) {
 	if r == nil {
 		return
 	}
@@ -41,17 +42,12 @@ func (r *replayTerminals) scan(updates []json.RawMessage) {
 		if json.Unmarshal(raw, &u) != nil {
 			continue
 		}
-		var id acp.ToolCallID
-		var out any
-		switch {
-		case u.ToolCall != nil:
-			id, out = u.ToolCall.ToolCallID, u.ToolCall.RawOutput
-		case u.ToolCallUpdate != nil:
-			id, out = u.ToolCallUpdate.ToolCallID, u.ToolCallUpdate.RawOutput
-		default:
+		tc, ok := toolCallOf(&u)
+		if !ok {
 			continue
 		}
-		m, ok := out.(map[string]any)
+		id := tc.id
+		m, ok := tc.rawOutput.(map[string]any)
 		if !ok {
 			continue
 		}
@@ -69,7 +65,7 @@ func (r *replayTerminals) scan(updates []json.RawMessage) {
 // update of a tool call carries _meta.terminal_info and is followed by a
 // tool_call_update with _meta.terminal_output (the stored output) and one
 // with _meta.terminal_exit, the shapes acpd sends live for its own PTYs.
-func (r *replayTerminals) rewrite(raw json.RawMessage, results map[string]string) []json.RawMessage {
+func (r *terminals) rewrite(raw json.RawMessage, results map[string]string) []json.RawMessage {
 	if r == nil {
 		return []json.RawMessage{withoutTerminals(raw, results)}
 	}
@@ -80,17 +76,11 @@ func (r *replayTerminals) rewrite(raw json.RawMessage, results map[string]string
 	if json.Unmarshal(raw, &u) != nil {
 		return []json.RawMessage{raw}
 	}
-	var id acp.ToolCallID
-	var content []acp.ToolCallContent
-	var meta *map[string]any
-	switch {
-	case u.ToolCall != nil:
-		id, content, meta = u.ToolCall.ToolCallID, u.ToolCall.Content, &u.ToolCall.Meta
-	case u.ToolCallUpdate != nil:
-		id, content, meta = u.ToolCallUpdate.ToolCallID, u.ToolCallUpdate.Content, &u.ToolCallUpdate.Meta
-	default:
+	tc, ok := toolCallOf(&u)
+	if !ok {
 		return []json.RawMessage{raw}
 	}
+	id, content, meta := tc.id, tc.content, tc.meta
 	changed := false
 	for i, c := range content {
 		if c.Terminal != nil {
@@ -103,7 +93,7 @@ func (r *replayTerminals) rewrite(raw json.RawMessage, results map[string]string
 	}
 	tid, known := r.ids[id]
 	if !known {
-		tid = freshReplayTerminalID()
+		tid = freshTerminalID()
 		r.ids[id] = tid
 	}
 	for i := range content {
@@ -148,9 +138,71 @@ func (r *replayTerminals) rewrite(raw json.RawMessage, results map[string]string
 	return out
 }
 
-// freshReplayTerminalID returns a terminal id no connection has seen.
-func freshReplayTerminalID() string {
+// freshTerminalID returns a terminal id no connection has seen.
+func freshTerminalID() string {
 	var b [8]byte
 	rand.Read(b[:])
 	return "replay-" + hex.EncodeToString(b[:])
+}
+
+// withoutTerminals replaces the terminal content of a stored tool call
+// update by the command's output as fenced text: the editor terminal it
+// named belonged to an earlier connection, and a client drops an update
+// naming a terminal it does not know.
+func withoutTerminals(raw json.RawMessage, results map[string]string) json.RawMessage {
+	if !bytes.Contains(raw, []byte(`"terminal"`)) {
+		return raw
+	}
+	var u acp.SessionUpdate
+	if json.Unmarshal(raw, &u) != nil {
+		return raw
+	}
+	tc, ok := toolCallOf(&u)
+	if !ok {
+		return raw
+	}
+	id, content := tc.id, tc.content
+	changed := false
+	for i, c := range content {
+		if c.Terminal == nil {
+			continue
+		}
+		text, ok := results[string(id)]
+		if !ok {
+			text = "(the command ran in the editor's terminal; its output is not stored)"
+		}
+		content[i] = tools.TextContent(tools.Fence(text))
+		changed = true
+	}
+	if !changed {
+		return raw
+	}
+	b, err := json.Marshal(u)
+	if err != nil {
+		return raw
+	}
+	return b
+}
+
+// toolCallFields are the fields of a tool call (or its update) that replay
+// reads or rewrites; content and meta are u's own.
+type toolCallFields struct {
+	id        acp.ToolCallID
+	content   []acp.ToolCallContent
+	rawOutput any
+	meta      *map[string]any
+}
+
+// toolCallOf returns u's tool call fields; false when u is neither a
+// tool_call nor a tool_call_update.
+func toolCallOf(u *acp.SessionUpdate) (toolCallFields, bool) {
+	switch {
+	case u.ToolCall != nil:
+		c := u.ToolCall
+		return toolCallFields{c.ToolCallID, c.Content, c.RawOutput, &c.Meta}, true
+	case u.ToolCallUpdate != nil:
+		c := u.ToolCallUpdate
+		return toolCallFields{c.ToolCallID, c.Content, c.RawOutput, &c.Meta}, true
+	}
+	return toolCallFields{}, false
 }
