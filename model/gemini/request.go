@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"acpd/model"
+	"acpd/model/internal/sse"
 )
 
 // skipSignature is the placeholder thought signature Gemini 3 documents
@@ -239,23 +240,8 @@ func objectInput(input json.RawMessage) json.RawMessage {
 // of functionResponse parts; the rest, and images the tools returned, a
 // second content.
 func userContents(m model.Message, names map[string]string) []content {
-	var responses, rest []part
-	for _, p := range m.Parts {
-		if p.Type != model.PartToolResult {
-			if mp, ok := mediaPart(p); ok {
-				rest = append(rest, mp)
-			}
-			continue
-		}
-		var texts []string
-		var media []part
-		for _, c := range p.Content {
-			if c.Type == model.PartText {
-				texts = append(texts, c.Text)
-			} else if mp, ok := mediaPart(c); ok {
-				media = append(media, mp)
-			}
-		}
+	var responses []part
+	rest := sse.SplitUser(m, mediaPart, func(p model.Part, text string) string {
 		name := names[p.ToolCallID]
 		if name == "" {
 			name = p.ToolCallID
@@ -265,12 +251,9 @@ func userContents(m model.Message, names map[string]string) []content {
 			key = "error"
 		}
 		responses = append(responses, part{FunctionResponse: &functionResponse{Name: name,
-			Response: map[string]string{key: strings.Join(texts, "\n")}}})
-		if len(media) > 0 {
-			rest = append(rest, textPart("Output of tool call "+p.ToolCallID+" ("+name+"):"))
-			rest = append(rest, media...)
-		}
-	}
+			Response: map[string]string{key: text}}})
+		return "Output of tool call " + p.ToolCallID + " (" + name + "):"
+	})
 	var out []content
 	if len(responses) > 0 {
 		out = append(out, content{Role: "user", Parts: responses})

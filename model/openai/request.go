@@ -154,32 +154,10 @@ func assistantMessage(m model.Message, withReasoning bool) (chatMessage, bool) {
 // rest and any images the tools returned a following "user" message.
 func userMessages(m model.Message) []chatMessage {
 	var out []chatMessage
-	var rest []contentPart
-	for _, p := range m.Parts {
-		if p.Type != model.PartToolResult {
-			if cp, ok := mediaPart(p); ok {
-				rest = append(rest, cp)
-			}
-			continue
-		}
-		var texts []string
-		var images []contentPart
-		for _, c := range p.Content {
-			switch c.Type {
-			case model.PartText:
-				texts = append(texts, c.Text)
-			default:
-				if cp, ok := mediaPart(c); ok {
-					images = append(images, cp)
-				}
-			}
-		}
-		out = append(out, chatMessage{Role: "tool", ToolCallID: p.ToolCallID, Content: strings.Join(texts, "\n")})
-		if len(images) > 0 {
-			rest = append(rest, contentPart{Type: "text", Text: "Output of tool call " + p.ToolCallID + ":"})
-			rest = append(rest, images...)
-		}
-	}
+	rest := sse.SplitUser(m, mediaPart, func(p model.Part, text string) string {
+		out = append(out, chatMessage{Role: "tool", ToolCallID: p.ToolCallID, Content: text})
+		return "Output of tool call " + p.ToolCallID + ":"
+	})
 	switch {
 	case len(rest) == 1 && rest[0].Type == "text":
 		out = append(out, chatMessage{Role: "user", Content: rest[0].Text})

@@ -172,29 +172,10 @@ func reasoningFrom(p model.Part) (reasoningItem, bool) {
 // returned, one user message item.
 func userItems(m model.Message) []any {
 	var items []any
-	var content []contentPart
-	for _, p := range m.Parts {
-		if p.Type != model.PartToolResult {
-			if cp, ok := userPart(p); ok {
-				content = append(content, cp)
-			}
-			continue
-		}
-		var texts []string
-		var images []contentPart
-		for _, c := range p.Content {
-			if c.Type == model.PartText {
-				texts = append(texts, c.Text)
-			} else if cp, ok := userPart(c); ok {
-				images = append(images, cp)
-			}
-		}
-		items = append(items, functionCallOutputItem{Type: "function_call_output", CallID: p.ToolCallID, Output: strings.Join(texts, "\n")})
-		if len(images) > 0 {
-			content = append(content, contentPart{Type: "input_text", Text: "Output of tool call " + p.ToolCallID + ":"})
-			content = append(content, images...)
-		}
-	}
+	content := sse.SplitUser(m, userPart, func(p model.Part, text string) string {
+		items = append(items, functionCallOutputItem{Type: "function_call_output", CallID: p.ToolCallID, Output: text})
+		return "Output of tool call " + p.ToolCallID + ":"
+	})
 	if len(content) > 0 {
 		items = append(items, messageItem{Type: "message", Role: "user", Content: content})
 	}
