@@ -483,7 +483,7 @@ func (m *Manager) launchAfter(parent context.Context, s *srv, timeout, delay tim
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
-		ctx, cancel := context.WithTimeout(parent, timeout+delay)
+		ctx, cancel := withExtendableTimeout(parent, timeout+delay)
 		defer cancel()
 		m.attempt(ctx, s, delay)
 	}()
@@ -508,6 +508,9 @@ func (m *Manager) attempt(ctx context.Context, s *srv, delay time.Duration) {
 	}
 	if err != nil {
 		err = scrub(err, s.cfg.URL)
+		if errors.Is(context.Cause(ctx), context.DeadlineExceeded) && !errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("%w (%v)", context.DeadlineExceeded, err)
+		}
 		if errors.Is(err, context.DeadlineExceeded) {
 			err = fmt.Errorf("no answer to the MCP handshake in time: %w", err)
 		}

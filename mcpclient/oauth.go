@@ -46,6 +46,10 @@ type OAuth struct {
 	SaveToken func(*oauth2.Token)
 }
 
+// AuthorizationTimeout bounds how long an authorization waits for the
+// user; the connection attempt or tool call that needed it gets as long.
+const AuthorizationTimeout = 5 * time.Minute
+
 // oauthHandler returns the SDK's handler for o.
 func oauthHandler(o *OAuth) (auth.OAuthHandler, error) {
 	if o.Authorize == nil || o.RedirectURL == "" {
@@ -58,6 +62,10 @@ func oauthHandler(o *OAuth) (auth.OAuthHandler, error) {
 	cfg := &auth.AuthorizationCodeHandlerConfig{
 		RedirectURL: o.RedirectURL,
 		AuthorizationCodeFetcher: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+			// A person needs longer than a handshake or a call may take.
+			extendDeadline(ctx, AuthorizationTimeout)
+			ctx, cancel := context.WithTimeoutCause(ctx, AuthorizationTimeout, errors.New("no authorization within "+AuthorizationTimeout.String()))
+			defer cancel()
 			q, err := o.Authorize(ctx, args.URL)
 			if err != nil {
 				return nil, err
@@ -116,13 +124,17 @@ func (s *savingSource) Token() (*oauth2.Token, error) {
 // Loopback is a redirect listener on 127.0.0.1 for [OAuth]: RedirectURL
 // points at it, and Authorize calls show with the authorization URL (to
 // print it, or open it in the editor) and waits for the browser to come
-// back with the code. Close stops the listener.
+// back with the code. Several authorizations may wait at once: a redirect
+// goes to the one whose authorization URL carried its state (one without a
+// state takes any). Close stops the listener.
 type Loopback struct {
 	RedirectURL string
 	srv         *http.Server
 	ln          net.Listener
-	got         chan url.Values
 	done        chan struct{}
+
+	mu      sync.Mutex
+	waiters map[string]chan url.Values // by the authorization URL's state
 }
 
 // NewLoopback listens on a free port of 127.0.0.1.
@@ -131,14 +143,26 @@ func NewLoopback() (*Loopback, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &Loopback{RedirectURL: "http://" + ln.Addr().String() + "/callback", ln: ln, got: make(chan url.Values, 1), done: make(chan struct{})}
+	l := &Loopback{RedirectURL: "http://" + ln.Addr().String() + "/callback", ln: ln, done: make(chan struct{}), waiters: map[string]chan url.Values{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/callback", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		l.mu.Lock()
+		ch, ok := l.waiters[q.Get("state")]
+		if !ok {
+			ch, ok = l.waiters[""]
+		}
+		l.mu.Unlock()
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if !ok {
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprintln(w, "acpd: no authorization is waiting for this redirect.")
+			return
+		}
 		select {
-		case l.got <- r.URL.Query():
+		case ch <- q:
 		default: // one answer is enough
 		}
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprintln(w, "acpd: authorization received; you can close this page.")
 	})
 	l.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
@@ -153,14 +177,62 @@ func NewLoopback() (*Loopback, error) {
 // waits for the redirect.
 func (l *Loopback) Authorize(show func(authURL string)) func(context.Context, string) (url.Values, error) {
 	return func(ctx context.Context, authURL string) (url.Values, error) {
-		show(authURL)
+		return l.wait(ctx, authURL, func(_ context.Context, u string) error {
+			show(u)
+			return nil
+		})
+	}
+}
+
+// ErrAuthorizationReceived is the cause of the context a [Loopback]'s show
+// function runs under once the redirect arrived.
+var ErrAuthorizationReceived = errors.New("the authorization redirect arrived")
+
+// wait waits for the redirect of authURL while show runs (on its own
+// goroutine, until it returns or its context ends): an error from show
+// abandons the authorization; once the redirect arrives, show's context
+// ends with the cause ErrAuthorizationReceived.
+func (l *Loopback) wait(ctx context.Context, authURL string, show func(context.Context, string) error) (url.Values, error) {
+	state := ""
+	if u, err := url.Parse(authURL); err == nil {
+		state = u.Query().Get("state")
+	}
+	ch := make(chan url.Values, 1)
+	l.mu.Lock()
+	if _, busy := l.waiters[state]; busy {
+		l.mu.Unlock()
+		return nil, errors.New("an authorization with this state is already waiting")
+	}
+	l.waiters[state] = ch
+	l.mu.Unlock()
+	defer func() {
+		l.mu.Lock()
+		delete(l.waiters, state)
+		l.mu.Unlock()
+	}()
+	sctx, stop := context.WithCancelCause(ctx)
+	shown := make(chan error, 1)
+	go func() { shown <- show(sctx, authURL) }()
+	var q url.Values
+	var err error
+	for q == nil && err == nil {
 		select {
-		case q := <-l.got:
-			return q, nil
+		case q = <-ch:
+			stop(ErrAuthorizationReceived)
+		case e := <-shown:
+			shown = nil // show is done; keep waiting for the redirect
+			if e != nil {
+				err = e
+			}
 		case <-ctx.Done():
-			return nil, context.Cause(ctx)
+			err = context.Cause(ctx)
 		}
 	}
+	stop(err)
+	if shown != nil {
+		<-shown
+	}
+	return q, err
 }
 
 // Close stops the listener and waits for it.

@@ -34,29 +34,41 @@ type callState struct {
 	// guarded by progressTable.mu
 	progressed bool
 	last       time.Time
+	deadline   time.Time // when timer fires
 }
 
 // begin registers a call: the returned context ends after short (or long,
-// counted from now, once the server reports progress) with an ErrTimeout
-// cause.
+// counted from now, once the server reports progress; or later, see
+// [extendDeadline]) with an ErrTimeout cause.
 func (t *progressTable) begin(ctx context.Context, short, long time.Duration, onUpdate func(Progress)) (context.Context, *callState) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	t.mu.Lock()
 	t.seq++
-	cs := &callState{token: "acpd-" + strconv.FormatUint(t.seq, 10), start: time.Now(), long: long, cancel: cancel, onUpdate: onUpdate}
+	now := time.Now()
+	cs := &callState{token: "acpd-" + strconv.FormatUint(t.seq, 10), start: now, long: long, cancel: cancel, onUpdate: onUpdate, deadline: now.Add(short)}
 	t.calls[cs.token] = cs
-	t.mu.Unlock()
 	cs.timer = time.AfterFunc(short, func() {
 		t.mu.Lock()
-		long := cs.progressed
+		d := cs.deadline.Sub(cs.start)
 		t.mu.Unlock()
-		d := short
-		if long {
-			d = cs.long
-		}
 		cancel(fmt.Errorf("%w after %v", ErrTimeout, d))
 	})
-	return ctx, cs
+	t.mu.Unlock()
+	extend := func(d time.Duration) {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		t.postponeLocked(cs, time.Now().Add(d))
+	}
+	return context.WithValue(ctx, extendKey{}, extend), cs
+}
+
+// postponeLocked moves cs's deadline to dl if that is later and the call
+// has not timed out yet.
+func (t *progressTable) postponeLocked(cs *callState, dl time.Time) {
+	if dl.After(cs.deadline) && cs.timer.Stop() {
+		cs.deadline = dl
+		cs.timer.Reset(time.Until(dl))
+	}
 }
 
 // end unregisters cs and releases its timer and context.
@@ -87,9 +99,7 @@ func (t *progressTable) handle(_ context.Context, req *mcp.ProgressNotificationC
 	if !cs.progressed {
 		cs.progressed = true
 		// From now on the longer limit applies, counted from the start.
-		if remaining := cs.long - time.Since(cs.start); remaining > 0 && cs.timer.Stop() {
-			cs.timer.Reset(remaining)
-		}
+		t.postponeLocked(cs, cs.start.Add(cs.long))
 	}
 	now := time.Now()
 	final := p.Total > 0 && p.Progress >= p.Total

@@ -139,13 +139,39 @@ func StoredOAuth(store *TokenStore, s Server) *OAuth {
 	}
 }
 
+// SessionOAuth is [StoredOAuth] for a session whose user can authorize
+// the server: when it needs a new authorization, show is called with the
+// server's name and the authorization URL while l receives the redirect.
+// show runs until it returns or its context ends: an error abandons the
+// authorization, and once the redirect arrived its context ends with the
+// cause [ErrAuthorizationReceived]. The wait lasts at most
+// [AuthorizationTimeout].
+func SessionOAuth(store *TokenStore, s Server, l *Loopback, show func(ctx context.Context, server, authURL string) error) *OAuth {
+	o := StoredOAuth(store, s)
+	o.RedirectURL = l.RedirectURL
+	o.Authorize = func(ctx context.Context, authURL string) (url.Values, error) {
+		return l.wait(ctx, authURL, func(ctx context.Context, u string) error { return show(ctx, s.Name, u) })
+	}
+	return o
+}
+
 // WithStoredOAuth gives every streamable HTTP server without an OAuth
 // setup or a configured Authorization header the [StoredOAuth] of store.
 func WithStoredOAuth(servers []Server, store *TokenStore) []Server {
+	return withOAuth(servers, func(s Server) *OAuth { return StoredOAuth(store, s) })
+}
+
+// WithSessionOAuth is [WithStoredOAuth] with the [SessionOAuth] of store,
+// l and show.
+func WithSessionOAuth(servers []Server, store *TokenStore, l *Loopback, show func(ctx context.Context, server, authURL string) error) []Server {
+	return withOAuth(servers, func(s Server) *OAuth { return SessionOAuth(store, s, l, show) })
+}
+
+func withOAuth(servers []Server, oauth func(Server) *OAuth) []Server {
 	out := make([]Server, len(servers))
 	for i, s := range servers {
 		if transportOf(s) == TransportHTTP && s.OAuth == nil && !hasAuthHeader(s.Headers) {
-			s.OAuth = StoredOAuth(store, s)
+			s.OAuth = oauth(s)
 		}
 		out[i] = s
 	}

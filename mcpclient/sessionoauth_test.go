@@ -1,0 +1,126 @@
+package mcpclient
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"acpd/internal/oauthtest"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// guarded starts an OAuth-protected server with the tool "hello", and
+// returns it with a loopback listener and an empty token store.
+func guarded(t *testing.T) (*oauthtest.Server, *Loopback, *TokenStore) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "guarded", Version: "1"}, nil)
+	srv.AddTool(textTool("hello", "hi"))
+	as := oauthtest.New(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	l, err := NewLoopback()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return as, l, OpenTokenStore(filepath.Join(t.TempDir(), "tokens.json"))
+}
+
+// TestSessionOAuth: an HTTP server that needs authorization while a
+// session connects it has the user shown the authorization URL; the user
+// (here: fetching the URL, which the authorization server answers with a
+// redirect) may take longer than the connect timeout, the loopback
+// listener receives the code, the token is stored and the server's
+// tools join. A token revoked mid-session has the user asked again by the
+// next call, which then succeeds.
+func TestSessionOAuth(t *testing.T) {
+	as, l, store := guarded(t)
+
+	const connectTimeout = 2 * time.Second
+	var mu sync.Mutex
+	var shown []string
+	var causes []error
+	show := func(ctx context.Context, server, authURL string) error {
+		mu.Lock()
+		shown = append(shown, server)
+		first := len(shown) == 1
+		mu.Unlock()
+		if first { // a user slower than the connect timeout
+			select {
+			case <-time.After(connectTimeout + 500*time.Millisecond):
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		<-ctx.Done()
+		mu.Lock()
+		causes = append(causes, context.Cause(ctx))
+		mu.Unlock()
+		return nil
+	}
+	changed := make(chan struct{}, 8)
+	m := newTestManager(t, Options{ConnectTimeout: connectTimeout, OnToolsChanged: func() {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}})
+	servers := WithSessionOAuth([]Server{{Name: "guarded", URL: as.URL, Transport: TransportHTTP}}, store, l, show)
+	if errs := m.Add(servers); len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	waitChange(t, changed)
+	if st := m.Status(); st[0].State != StateReady {
+		t.Fatalf("status = %+v", st)
+	}
+	if got := toolNames(m); len(got) != 1 || got[0] != "mcp__guarded__hello" {
+		t.Fatalf("tools = %v", got)
+	}
+	if tok := store.Get("guarded", as.URL); tok == nil || tok.AccessToken == "" {
+		t.Fatal("no token stored")
+	}
+
+	as.Revoke()
+	if res := call(t, m, "mcp__guarded__hello", `{}`); res.IsError || res.Text != "hi" {
+		t.Errorf("call after revocation = %+v", res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(shown) != 2 || as.Granted() != 2 {
+		t.Errorf("shown %v, granted %d; want two authorizations", shown, as.Granted())
+	}
+	for _, c := range causes {
+		if !errors.Is(c, ErrAuthorizationReceived) {
+			t.Errorf("show's context ended with %v", c)
+		}
+	}
+}
+
+// TestSessionOAuthDeclined: a user who declines (show fails) leaves the
+// server down with the reason, at once.
+func TestSessionOAuthDeclined(t *testing.T) {
+	as, l, store := guarded(t)
+	m := newTestManager(t, Options{})
+	servers := WithSessionOAuth([]Server{{Name: "guarded", URL: as.URL, Transport: TransportHTTP}}, store, l,
+		func(context.Context, string, string) error { return errors.New("the user declined") })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	errs := m.Start(ctx, servers)
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "the user declined") {
+		t.Fatalf("Start = %v", errs)
+	}
+	if as.Granted() != 0 || store.Get("guarded", as.URL) != nil {
+		t.Error("declined, yet authorized")
+	}
+}
