@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"strings"
 	"time"
 )
 
@@ -88,13 +89,13 @@ type Message struct {
 
 // Text returns the concatenated text parts of m.
 func (m Message) Text() string {
-	var s string
+	var b strings.Builder
 	for _, p := range m.Parts {
 		if p.Type == PartText {
-			s += p.Text
+			b.WriteString(p.Text)
 		}
 	}
-	return s
+	return b.String()
 }
 
 // ToolDef describes a tool offered to the model.
