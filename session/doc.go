@@ -41,8 +41,11 @@
 // # Crash safety
 //
 // Each record is written with a single write(2) on an O_APPEND descriptor
-// and its newline is its last byte, so a record is committed exactly when
-// its newline is in the file. Log.Sync (called by acpd at turn boundaries)
+// (a record whose payload writes itself, such as a long assistant message,
+// with several writes of at most 64 KiB, so that it is never held whole in
+// memory; only the Log holding the session lock appends, so nothing comes
+// between them) and its newline is its last byte, so a record is committed
+// exactly when its newline is in the file. A failed append is truncated away. Log.Sync (called by acpd at turn boundaries)
 // and Log.Close fsync. After a kill -9 at any moment:
 //
 //   - every complete record (newline-terminated line that parses) loads;

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"slices"
@@ -60,9 +61,20 @@ func (l *Log) errClosed() error {
 // reaches the file with a single write(2) on an O_APPEND descriptor, so a
 // crash leaves at most a torn last line; it is durable after the next Sync
 // or Close. After Close, Append fails with an error wrapping fs.ErrClosed.
+//
+// A data with a method WriteJSON(io.Writer) error (such as a model.Message)
+// is written through it instead, in pieces of at most 64 KiB: it must write
+// exactly one compact JSON value. Such a record is not held whole in memory
+// (a long answer is not copied again to be logged); it takes more than one
+// write(2) when larger than 64 KiB, and is still committed exactly when its
+// newline is written, since only this Log appends to the file. The returned
+// Record's Data is then nil.
 func (l *Log) Append(kind string, data any) (Record, error) {
 	if err := validateKind(kind); err != nil {
 		return Record{}, err
+	}
+	if w, ok := data.(jsonWriter); ok {
+		return l.appendStream(kind, w)
 	}
 	payload, err := marshalData(data)
 	if err != nil {
@@ -100,6 +112,105 @@ func (l *Log) Append(kind string, data any) (Record, error) {
 	l.seq = seq
 	l.last = t
 	return Record{Seq: seq, Time: t, Kind: kind, Data: payload}, nil
+}
+
+// jsonWriter is a payload that writes its own JSON encoding (see Append).
+type jsonWriter interface {
+	WriteJSON(w io.Writer) error
+}
+
+// streamChunk is the largest write of a streamed record.
+const streamChunk = 64 << 10
+
+// streamBufs holds the buffers of streamed records, shared by all Logs so
+// that an idle session pins none.
+var streamBufs = sync.Pool{New: func() any {
+	b := make([]byte, 0, streamChunk)
+	return &b
+}}
+
+// appendStream appends a record whose payload w writes, through a
+// streamChunk buffer (see Append).
+func (l *Log) appendStream(kind string, w jsonWriter) (Record, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return Record{}, l.errClosed()
+	}
+	if l.broken != nil {
+		return Record{}, l.broken
+	}
+	t := now()
+	seq := l.seq + 1
+	bp := streamBufs.Get().(*[]byte)
+	defer streamBufs.Put(bp)
+	rw := &recordWriter{f: l.f, buf: (*bp)[:0]}
+	rw.buf = appendRecord(rw.buf, seq, t, kind, nil)
+	rw.buf = rw.buf[:len(rw.buf)-2] // the payload goes where appendRecord put nothing
+	err := w.WriteJSON(rw)
+	if err == nil && rw.payload == 0 {
+		err = errors.New("session: WriteJSON wrote no value")
+	}
+	if err == nil {
+		rw.Write([]byte("}\n"))
+		err = rw.flush()
+	}
+	if err != nil {
+		if rw.written > 0 {
+			if terr := l.f.Truncate(l.size); terr != nil {
+				l.broken = fmt.Errorf("session %s: log unusable after failed append (%v) and failed repair: %w", l.id, err, terr)
+			}
+		}
+		return Record{}, fmt.Errorf("session %s: append: %w", l.id, err)
+	}
+	l.size += rw.written
+	l.seq = seq
+	l.last = t
+	return Record{Seq: seq, Time: t, Kind: kind}, nil
+}
+
+// recordWriter buffers one streamed record on its way to f, refusing a
+// record longer than maxLineBytes.
+type recordWriter struct {
+	f       *os.File
+	buf     []byte
+	payload int64 // bytes received from WriteJSON (and the final "}\n")
+	written int64 // bytes written to f
+	err     error
+}
+
+func (r *recordWriter) Write(p []byte) (int, error) {
+	if r.err != nil {
+		return 0, r.err
+	}
+	total := len(p)
+	r.payload += int64(total)
+	if r.written+int64(len(r.buf))+int64(len(p)) > maxLineBytes {
+		r.err = fmt.Errorf("session: record exceeds the %d byte limit", maxLineBytes)
+		return 0, r.err
+	}
+	for len(p) > 0 {
+		n := min(len(p), cap(r.buf)-len(r.buf))
+		r.buf = append(r.buf, p[:n]...)
+		p = p[n:]
+		if len(r.buf) == cap(r.buf) {
+			if err := r.flush(); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return total, nil
+}
+
+func (r *recordWriter) flush() error {
+	if r.err != nil || len(r.buf) == 0 {
+		return r.err
+	}
+	n, err := r.f.Write(r.buf)
+	r.written += int64(n)
+	r.buf = r.buf[:0]
+	r.err = err
+	return err
 }
 
 // Sync makes all appended records durable (fsync) and then brings the
