@@ -15,8 +15,9 @@ import (
 //
 //   - chunkLog buffers the text of the current message (or thought) and logs
 //     it as one "update" record when another update comes, when the turn
-//     reaches a boundary (sess.sync), or at most chunkFlush after its first
-//     delta: a kill -9 loses at most that window of streamed text.
+//     reaches a boundary (sess.sync), when it reaches chunkLogMax, or at most
+//     chunkFlush after its first delta: a kill -9 loses at most that window
+//     of streamed text.
 //   - outbox queues updates for the client. A text chunk is queued and the
 //     caller goes on; the queue's sender writes it at once when idle, and
 //     while it is busy writing, later chunks of the same message merge into
@@ -25,8 +26,13 @@ import (
 //     written, so it (and whatever its caller writes next, such as a
 //     permission request) never overtakes the text before it.
 
-// chunkFlush bounds how long streamed text stays unlogged.
-const chunkFlush = 50 * time.Millisecond
+// chunkFlush bounds how long streamed text stays unlogged, chunkLogMax how
+// much of it is buffered (a fast stream's 50 ms can be megabytes, and a
+// record is encoded in memory).
+const (
+	chunkFlush  = 50 * time.Millisecond
+	chunkLogMax = 64 << 10
+)
 
 // outboxMax and outboxMaxText bound the updates and the merged text queued
 // for the client; a caller finding the queue full waits for room, so a client
@@ -87,6 +93,9 @@ func (s *sess) recordUpdate(u acp.SessionUpdate) {
 	if k, text, ok := chunkOfText(&u); ok && !cl.closed {
 		if cl.text.Len() > 0 && cl.key == k {
 			cl.text.WriteString(text)
+			if cl.text.Len() >= chunkLogMax {
+				s.flushChunksLocked()
+			}
 			return
 		}
 		s.flushChunksLocked()

@@ -79,8 +79,55 @@ type turnState struct {
 	info model.ModelInfo
 	// text accumulates the text of the last part while it streams, so a
 	// long answer costs linear time; flushText stores it in the part.
-	text strings.Builder
+	text textBuf
 }
+
+// textBuf accumulates streamed text in blocks of growing size and joins
+// them once, at the exact size. A strings.Builder would reallocate as the
+// text grows, holding the old and the new copy at once (and raising the
+// garbage collector's target to match), and keep up to a quarter of
+// slack for good.
+type textBuf struct {
+	blocks [][]byte
+	n      int
+}
+
+// textBlockMax bounds a block, and so the slack of a textBuf.
+const textBlockMax = 1 << 20
+
+func (t *textBuf) Len() int { return t.n }
+
+func (t *textBuf) WriteString(s string) {
+	t.n += len(s)
+	for len(s) > 0 {
+		if k := len(t.blocks); k > 0 {
+			b := t.blocks[k-1]
+			m := min(len(s), cap(b)-len(b))
+			t.blocks[k-1] = append(b, s[:m]...)
+			s = s[m:]
+			if len(s) == 0 {
+				return
+			}
+		}
+		size := 512
+		if k := len(t.blocks); k > 0 {
+			size = min(2*cap(t.blocks[k-1]), textBlockMax)
+		}
+		t.blocks = append(t.blocks, make([]byte, 0, max(size, min(len(s), textBlockMax))))
+	}
+}
+
+// String returns the text; Reset drops it.
+func (t *textBuf) String() string {
+	var b strings.Builder
+	b.Grow(t.n)
+	for _, blk := range t.blocks {
+		b.Write(blk)
+	}
+	return b.String()
+}
+
+func (t *textBuf) Reset() { *t = textBuf{} }
 
 // pendingCall is a tool call being streamed or run.
 type pendingCall struct {
