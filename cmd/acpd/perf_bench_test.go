@@ -421,7 +421,8 @@ func BenchmarkTableIdle100(b *testing.B) {
 
 // BenchmarkTablePeakRSS32M: peak RSS (VmHWM) of acpd streaming a 32 MiB
 // answer in 8 KiB deltas from a local OpenAI server, next to the answer's
-// size.
+// size. BENCH_GODEBUG (e.g. gctrace=1) is passed to acpd as GODEBUG, and
+// acpd's stderr printed, for profiling.
 func BenchmarkTablePeakRSS32M(b *testing.B) {
 	const size = 32 << 20
 	delta := strings.Repeat("0123456789abcdef", 512) // 8 KiB
@@ -429,7 +430,11 @@ func BenchmarkTablePeakRSS32M(b *testing.B) {
 	var peak float64
 	for b.Loop() {
 		iso := newIsolation(b)
-		p := startProc(b, m.env(iso), "--model", "openai/gpt-test")
+		env := m.env(iso)
+		if g := os.Getenv("BENCH_GODEBUG"); g != "" {
+			env = append(env, "GODEBUG="+g)
+		}
+		p := startProc(b, env, "--model", "openai/gpt-test")
 		p.initialize()
 		sid := p.newSession(b.TempDir())
 		p.backlog = p.backlog[:0]
@@ -438,6 +443,9 @@ func BenchmarkTablePeakRSS32M(b *testing.B) {
 		}
 		peak += float64(procStatus(b, p.pid(), "VmHWM")) / 1024
 		p.close()
+		if os.Getenv("BENCH_GODEBUG") != "" {
+			fmt.Fprintln(os.Stderr, p.stderr.String())
+		}
 	}
 	b.ReportMetric(peak/float64(b.N), "peak-MiB")
 	b.ReportMetric(float64(total)/(1<<20), "answer-MiB")
