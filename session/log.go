@@ -83,6 +83,25 @@ func (l *Log) Append(kind string, data any) (Record, error) {
 	if len(payload) > maxLineBytes-256 {
 		return Record{}, fmt.Errorf("session: record of %d bytes exceeds the %d byte limit", len(payload), maxLineBytes-256)
 	}
+	rec, err := l.append(kind, func(seq int64, t time.Time) (int64, error) {
+		l.buf = appendRecord(l.buf[:0], seq, t, kind, payload)
+		n, err := l.f.Write(l.buf)
+		if cap(l.buf) > 1<<20 {
+			l.buf = nil // do not pin a huge buffer
+		}
+		return int64(n), err
+	})
+	if err != nil {
+		return Record{}, err
+	}
+	rec.Data = payload
+	return rec, nil
+}
+
+// append writes the record of the next sequence number and the current time
+// with write, which returns the bytes it wrote to the file. A failed write
+// is truncated away.
+func (l *Log) append(kind string, write func(seq int64, t time.Time) (int64, error)) (Record, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -93,11 +112,7 @@ func (l *Log) Append(kind string, data any) (Record, error) {
 	}
 	t := now()
 	seq := l.seq + 1
-	l.buf = appendRecord(l.buf[:0], seq, t, kind, payload)
-	n, err := l.f.Write(l.buf)
-	if cap(l.buf) > 1<<20 {
-		l.buf = nil // do not pin a huge buffer
-	}
+	n, err := write(seq, t)
 	if err != nil {
 		// Undo a partial write so that the next record starts on a
 		// line of its own.
@@ -108,10 +123,10 @@ func (l *Log) Append(kind string, data any) (Record, error) {
 		}
 		return Record{}, fmt.Errorf("session %s: append: %w", l.id, err)
 	}
-	l.size += int64(n)
+	l.size += n
 	l.seq = seq
 	l.last = t
-	return Record{Seq: seq, Time: t, Kind: kind, Data: payload}, nil
+	return Record{Seq: seq, Time: t, Kind: kind}, nil
 }
 
 // jsonWriter is a payload that writes its own JSON encoding (see Append).
@@ -132,41 +147,22 @@ var streamBufs = sync.Pool{New: func() any {
 // appendStream appends a record whose payload w writes, through a
 // streamChunk buffer (see Append).
 func (l *Log) appendStream(kind string, w jsonWriter) (Record, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
-		return Record{}, l.errClosed()
-	}
-	if l.broken != nil {
-		return Record{}, l.broken
-	}
-	t := now()
-	seq := l.seq + 1
-	bp := streamBufs.Get().(*[]byte)
-	defer streamBufs.Put(bp)
-	rw := &recordWriter{f: l.f, buf: (*bp)[:0]}
-	rw.buf = appendRecord(rw.buf, seq, t, kind, nil)
-	rw.buf = rw.buf[:len(rw.buf)-2] // the payload goes where appendRecord put nothing
-	err := w.WriteJSON(rw)
-	if err == nil && rw.payload == 0 {
-		err = errors.New("session: WriteJSON wrote no value")
-	}
-	if err == nil {
-		rw.Write([]byte("}\n"))
-		err = rw.flush()
-	}
-	if err != nil {
-		if rw.written > 0 {
-			if terr := l.f.Truncate(l.size); terr != nil {
-				l.broken = fmt.Errorf("session %s: log unusable after failed append (%v) and failed repair: %w", l.id, err, terr)
-			}
+	return l.append(kind, func(seq int64, t time.Time) (int64, error) {
+		bp := streamBufs.Get().(*[]byte)
+		defer streamBufs.Put(bp)
+		rw := &recordWriter{f: l.f, buf: (*bp)[:0]}
+		rw.buf = appendRecord(rw.buf, seq, t, kind, nil)
+		rw.buf = rw.buf[:len(rw.buf)-2] // the payload goes where appendRecord put nothing
+		err := w.WriteJSON(rw)
+		if err == nil && rw.payload == 0 {
+			err = errors.New("session: WriteJSON wrote no value")
 		}
-		return Record{}, fmt.Errorf("session %s: append: %w", l.id, err)
-	}
-	l.size += rw.written
-	l.seq = seq
-	l.last = t
-	return Record{Seq: seq, Time: t, Kind: kind}, nil
+		if err == nil {
+			rw.Write([]byte("}\n"))
+			err = rw.flush()
+		}
+		return rw.written, err
+	})
 }
 
 // recordWriter buffers one streamed record on its way to f, refusing a
