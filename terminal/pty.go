@@ -2,6 +2,8 @@ package terminal
 
 import (
 	"context"
+	"errors"
+	"os/exec"
 	"strconv"
 	"sync"
 	"time"
@@ -41,6 +43,50 @@ type ptyTerminal struct {
 	released bool
 
 	done chan struct{}
+}
+
+// newPTYTerminal returns the terminal of a command started in group,
+// keeping at most limit bytes of output. The caller sets its ptyIO and
+// then calls run.
+func newPTYTerminal(m *Manager, id string, group *procgroup.Group, limit int) *ptyTerminal {
+	return &ptyTerminal{
+		id:    id,
+		m:     m,
+		pid:   group.Pid(),
+		group: group,
+		buf:   tailbuf.New(limit),
+		done:  make(chan struct{}),
+	}
+}
+
+// run starts the reader and supervisor goroutines, both counted in m.wg.
+// The caller holds m.mu.
+func (t *ptyTerminal) run() {
+	readerDone := make(chan struct{})
+	t.m.wg.Go(func() {
+		defer close(readerDone)
+		t.readLoop()
+	})
+	t.m.wg.Go(func() { t.supervise(readerDone) })
+}
+
+// supervise reaps the command, has its output drained (see drain, per
+// platform; readerDone closes when the reader ends) and publishes the exit
+// status.
+func (t *ptyTerminal) supervise(readerDone <-chan struct{}) {
+	err := t.group.Wait()
+	status := exitStatusOf(t.group.ProcessState())
+	var exitErr *exec.ExitError
+	if err != nil && !errors.As(err, &exitErr) {
+		t.m.log.Warn("terminal: wait", "id", t.id, "err", err)
+	}
+	t.drain(readerDone)
+
+	t.mu.Lock()
+	t.exit = &status
+	t.mu.Unlock()
+	close(t.done)
+	t.m.log.Debug("terminal exited", "id", t.id, "pid", t.pid, "status", status.String())
 }
 
 func (t *ptyTerminal) append(p []byte) {

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"acpd/internal/procgroup"
-	"acpd/internal/tailbuf"
 
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
@@ -92,21 +91,9 @@ func start(m *Manager, id, prog string, spec Spec, env []string, limit int) (_ *
 	}
 	tty.Close()
 
-	t := &ptyTerminal{
-		id:    id,
-		m:     m,
-		pid:   cmd.Process.Pid,
-		group: group,
-		ptyIO: ptyIO{master: master},
-		buf:   tailbuf.New(limit),
-		done:  make(chan struct{}),
-	}
-	readerDone := make(chan struct{})
-	m.wg.Go(func() {
-		defer close(readerDone)
-		t.readLoop()
-	})
-	m.wg.Go(func() { t.supervise(cmd, readerDone) })
+	t := newPTYTerminal(m, id, group, limit)
+	t.master = master
+	t.run()
 	return t, nil
 }
 
@@ -247,28 +234,16 @@ func (t *ptyTerminal) finalDrain(buf []byte) {
 	})
 }
 
-// supervise reaps the command, waits for its output to be drained, closes
-// the PTY master and publishes the exit status.
-func (t *ptyTerminal) supervise(cmd *exec.Cmd, readerDone <-chan struct{}) {
-	err := t.group.Wait()
-	status := exitStatusOf(cmd.ProcessState)
-	var exitErr *exec.ExitError
-	if err != nil && !errors.As(err, &exitErr) {
-		t.m.log.Warn("terminal: wait", "id", t.id, "err", err)
-	}
-
+// drain waits, once the command has exited, for its output to be drained
+// (the reader stops at the PTY's end, after drainIdle without output or
+// after drainMax) and closes the PTY master.
+func (t *ptyTerminal) drain(readerDone <-chan struct{}) {
 	t.drainStart.Store(time.Now().UnixNano())
 	_ = t.master.SetReadDeadline(time.Now().Add(drainIdle))
 	<-readerDone // bounded by drainMax plus a final non-blocking read
 	if err := t.master.Close(); err != nil {
 		t.m.log.Warn("terminal: close pty", "id", t.id, "err", err)
 	}
-
-	t.mu.Lock()
-	t.exit = &status
-	t.mu.Unlock()
-	close(t.done)
-	t.m.log.Debug("terminal exited", "id", t.id, "pid", t.pid, "status", status.String())
 }
 
 func exitStatusOf(ps *os.ProcessState) ExitStatus {

@@ -3,7 +3,6 @@
 package terminal
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"sync/atomic"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"acpd/internal/procgroup"
-	"acpd/internal/tailbuf"
 
 	"github.com/charmbracelet/x/conpty"
 	"golang.org/x/sys/windows"
@@ -84,21 +82,9 @@ func start(m *Manager, id, prog string, spec Spec, env []string, limit int) (_ *
 		return nil, fmt.Errorf("terminal: start %q: %w", spec.Command, err)
 	}
 
-	t := &ptyTerminal{
-		id:    id,
-		m:     m,
-		pid:   pid,
-		group: group,
-		ptyIO: ptyIO{cpty: cpty, out: outFile},
-		buf:   tailbuf.New(limit),
-		done:  make(chan struct{}),
-	}
-	readerDone := make(chan struct{})
-	m.wg.Go(func() {
-		defer close(readerDone)
-		t.readLoop()
-	})
-	m.wg.Go(func() { t.supervise(readerDone) })
+	t := newPTYTerminal(m, id, group, limit)
+	t.cpty, t.out = cpty, outFile
+	t.run()
 	return t, nil
 }
 
@@ -117,16 +103,10 @@ func (t *ptyTerminal) readLoop() {
 	}
 }
 
-// supervise reaps the command, closes the pseudo console (conhost flushes
-// what it holds and exits, which ends the reader), waits at most drainMax
-// for the output, and publishes the exit status.
-func (t *ptyTerminal) supervise(readerDone <-chan struct{}) {
-	err := t.group.Wait()
-	status := exitStatusOf(t.group.ProcessState())
-	var exitErr interface{ ExitCode() int }
-	if err != nil && !errors.As(err, &exitErr) {
-		t.m.log.Warn("terminal: wait", "id", t.id, "err", err)
-	}
+// drain closes the pseudo console once the command has exited (conhost
+// flushes what it holds and exits, which ends the reader) and waits at most
+// drainMax for the output.
+func (t *ptyTerminal) drain(readerDone <-chan struct{}) {
 	t.m.wg.Go(func() {
 		if err := t.cpty.Close(); err != nil {
 			t.m.log.Warn("terminal: close pseudo console", "id", t.id, "err", err)
@@ -144,12 +124,6 @@ func (t *ptyTerminal) supervise(readerDone <-chan struct{}) {
 	deadline.Stop()
 	<-readerDone
 	_ = t.out.Close()
-
-	t.mu.Lock()
-	t.exit = &status
-	t.mu.Unlock()
-	close(t.done)
-	t.m.log.Debug("terminal exited", "id", t.id, "pid", t.pid, "status", status.String())
 }
 
 func exitStatusOf(ps *os.ProcessState) ExitStatus {
