@@ -22,6 +22,8 @@ import (
 	"github.com/charmbracelet/log"
 	"github.com/sourcegraph/jsonrpc2"
 	"go.uber.org/goleak"
+
+	"acpd/internal/syncbuf"
 )
 
 var testMessages = flag.Int("acp.messages", 200, "messages sent by the ordering and concurrency tests")
@@ -1158,26 +1160,8 @@ func TestLineTooLarge(t *testing.T) {
 	}
 }
 
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestLogsNeverContainParams(t *testing.T) {
-	var buf syncBuffer
+	var buf syncbuf.Buffer
 	logger := slog.New(log.NewWithOptions(&buf, log.Options{Level: log.DebugLevel}))
 	const secret = "s3cr3t-t0ken"
 	h := func(c *Conn, ctx context.Context, method string, params json.RawMessage) (any, error) {

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/log"
+
+	"acpd/internal/syncbuf"
 )
 
 // baseAgent implements only the required Agent methods.
@@ -136,7 +138,7 @@ func TestClientHandlerDispatch(t *testing.T) {
 // does not define, and notifications nobody handles are dropped without a
 // log line above debug level; what acpd receives as an agent stays strict.
 func TestClientSideKeepsUnknownVariants(t *testing.T) {
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	c := &updatesClient{}
 	var mu sync.Mutex
 	h := ClientHandler(c)

@@ -1,7 +1,6 @@
 package mcpclient
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -9,25 +8,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"acpd/internal/syncbuf"
 )
-
-// syncBuffer is a bytes.Buffer safe for the logger's concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestEverythingClientFeatures drives server-everything's sampling,
 // elicitation (with schema defaults), roots, logging, resource templates,
@@ -35,7 +18,7 @@ func (s *syncBuffer) String() string {
 func TestEverythingClientFeatures(t *testing.T) {
 	node, entry := everything(t)
 	base := t.TempDir()
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	updated := make(chan string, 16)
 	var mu sync.Mutex
 	var samples []SampleRequest

@@ -19,6 +19,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"acpd/internal/syncbuf"
 )
 
 var (
@@ -96,7 +98,7 @@ func (r *interopRun) run(t *testing.T, script string, extra map[string]any) map[
 	cmd.Env = r.iso.Env()
 	cmd.Dir = r.project
 	cmd.WaitDelay = 5 * time.Second
-	var stdout, stderr syncBuffer
+	var stdout, stderr syncbuf.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	runErr := cmd.Run()
 	logs := r.acpdLogs(t)

@@ -6,6 +6,7 @@ package main
 // ACP JSON schema of the pinned TypeScript SDK.
 
 import (
+	"acpd/internal/syncbuf"
 	"acpd/sandbox"
 
 	"bufio"
@@ -176,24 +177,6 @@ func writeFile(tb testing.TB, path, content string) string {
 	return path
 }
 
-// syncBuffer is a bytes.Buffer safe for one writer and concurrent readers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // proc is an acpd process driven with raw JSON-RPC lines. One goroutine (owned
 // by proc, ended by the process closing its stdout, awaited by close) reads
 // stdout into lines; everything else runs on the test goroutine.
@@ -203,7 +186,7 @@ type proc struct {
 	stdin  io.WriteCloser
 	lines  chan []byte // bounded; the reader blocks when the test stops reading
 	readWG sync.WaitGroup
-	stderr *syncBuffer
+	stderr *syncbuf.Buffer
 	closed bool
 	exit   error
 
@@ -227,7 +210,7 @@ func startProc(tb testing.TB, env []string, args ...string) *proc {
 		tb.Fatal(err)
 	}
 	cmd.Stdout = w
-	p := &proc{tb: tb, cmd: cmd, stdin: stdin, lines: make(chan []byte, 256), stderr: &syncBuffer{}}
+	p := &proc{tb: tb, cmd: cmd, stdin: stdin, lines: make(chan []byte, 256), stderr: &syncbuf.Buffer{}}
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		r.Close()

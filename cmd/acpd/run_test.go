@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+
+	"acpd/internal/syncbuf"
 )
 
 // runScript is a replay script that writes a file, runs a command and then
@@ -248,12 +250,12 @@ func TestSplitWords(t *testing.T) {
 
 // startRun starts `acpd run` with stdin and returns the command and its
 // output buffers; the test waits for it.
-func startRun(t *testing.T, env []string, stdin string, args ...string) (*exec.Cmd, *syncBuffer, *syncBuffer) {
+func startRun(t *testing.T, env []string, stdin string, args ...string) (*exec.Cmd, *syncbuf.Buffer, *syncbuf.Buffer) {
 	t.Helper()
 	cmd := exec.Command(acpdBinary(t), args...)
 	cmd.Env = env
 	cmd.Stdin = strings.NewReader(stdin)
-	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	stdout, stderr := &syncbuf.Buffer{}, &syncbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -267,7 +269,7 @@ func startRun(t *testing.T, env []string, stdin string, args ...string) (*exec.C
 	return cmd, stdout, stderr
 }
 
-func exitCode(t *testing.T, cmd *exec.Cmd, stderr *syncBuffer) int {
+func exitCode(t *testing.T, cmd *exec.Cmd, stderr *syncbuf.Buffer) int {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -335,7 +337,7 @@ func TestRunAsksOnTerminal(t *testing.T) {
 	cmd := exec.Command(acpdBinary(t), "run", "--cwd", project, "--model", "replay/"+script, "write the file")
 	cmd.Env = iso.Env()
 	cmd.Stdin = tty
-	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	stdout, stderr := &syncbuf.Buffer{}, &syncbuf.Buffer{}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ import (
 	"github.com/charmbracelet/log"
 	"go.uber.org/goleak"
 
+	"acpd/internal/syncbuf"
 	"acpd/model"
 	"acpd/model/internal/sse/ssetest"
 )
@@ -35,29 +36,11 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// syncBuffer is a log destination safe for concurrent writes.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
-}
-
 // newPlugin returns a Backend running the test binary as a plug-in in
 // mode, closed at the end of the test.
-func newPlugin(t *testing.T, mode string, opts Options) (*Backend, *syncBuffer) {
+func newPlugin(t *testing.T, mode string, opts Options) (*Backend, *syncbuf.Buffer) {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	opts.Command = []string{os.Args[0]}
 	opts.Env = append(opts.Env, pluginEnvVar+"="+mode)
 	opts.Logger = slog.New(log.NewWithOptions(logs, log.Options{Level: log.DebugLevel}))
@@ -110,7 +93,7 @@ func TestEchoPlugin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	b := New(Options{Command: []string{python, script}, Version: "1.2.3",
 		Logger: slog.New(log.NewWithOptions(logs, log.Options{Level: log.DebugLevel}))})
 	defer b.Close()

@@ -2,7 +2,6 @@ package provider
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -23,6 +22,7 @@ import (
 	"go.uber.org/goleak"
 
 	"acpd/config"
+	"acpd/internal/syncbuf"
 	"acpd/model"
 )
 
@@ -107,27 +107,9 @@ func (e *env) set(k, v string) {
 	e.m[k] = v
 }
 
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // debugLogger returns a logger writing everything to a buffer.
-func debugLogger() (*slog.Logger, *syncBuffer) {
-	buf := &syncBuffer{}
+func debugLogger() (*slog.Logger, *syncbuf.Buffer) {
+	buf := &syncbuf.Buffer{}
 	l := log.New(buf)
 	l.SetLevel(log.DebugLevel)
 	return slog.New(l), buf

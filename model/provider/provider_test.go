@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"acpd/config"
+	"acpd/internal/syncbuf"
 	"acpd/model"
 )
 
@@ -485,7 +486,7 @@ func TestReplayProvider(t *testing.T) {
 		return p
 	}
 	a, b := write("a.jsonl", "from a"), write("b.jsonl", "from b")
-	var rec syncBuffer
+	var rec syncbuf.Buffer
 	r := newRegistry(t, Options{Getenv: newEnv().get, Record: &rec, Config: cfg(map[string]config.Provider{
 		"replay": {Dialect: "openai", BaseURL: "http://127.0.0.1:1/v1"}, // ignored: the name is reserved
 	})})
