@@ -1,0 +1,423 @@
+// acpd's MCP Apps host page (docs/mcp-apps.md). Go → page: Server-Sent
+// Events ("events"); page → Go: JSON POSTs ("call", "finish", "torndown"),
+// all under this page's secret path. Each view runs in a sandbox proxy
+// frame on a separate origin, which loads it into an inner frame and
+// relays the JSON-RPC messages of MCP Apps between the view and this page.
+"use strict";
+(function () {
+  const meta = (n) => document.querySelector(`meta[name="${n}"]`).content;
+  const HOST_INFO = { name: meta("acpd-host-name"), version: meta("acpd-host-version") };
+  const PROTOCOLS = ["2026-01-26", "2025-11-21"];
+  const MODES = ["inline", "fullscreen"];
+  const TEARDOWN_MS = 3000;
+
+  const logEl = document.getElementById("log");
+  const statusEl = document.getElementById("status");
+  const tools = new Map(); // tool call id → {el, badge, title}
+  const views = new Map(); // view id → View
+  const messages = new Map(); // event seq → element
+  let sandboxPrefix = "";
+  let sandboxOrigin = "";
+  let ended = false;
+
+  const el = (tag, cls, text) => {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  };
+  const setStatus = (s) => { statusEl.textContent = s; };
+  const post = (path, body) => fetch(path, {
+    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+  });
+  const theme = () => (matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light");
+
+  // ---- the conversation -------------------------------------------------
+
+  function onMessage(ev) {
+    let m = messages.get(ev.seq);
+    if (!m) {
+      m = el("div", "msg " + ev.role);
+      m.append(el("span", "who", ev.role === "user" ? "You" : "Agent"), el("span", "text"));
+      messages.set(ev.seq, m);
+      logEl.append(m);
+    }
+    m.querySelector(".text").textContent = ev.text;
+  }
+
+  function onTool(t) {
+    let row = tools.get(t.id);
+    if (!row) {
+      const e = el("section", "tool");
+      e.dataset.toolCallId = t.id;
+      const head = el("div", "head");
+      const title = el("span", "title");
+      const badge = el("span", "badge");
+      head.append(title, badge);
+      e.append(head);
+      row = { el: e, title, badge };
+      tools.set(t.id, row);
+      logEl.append(e);
+    }
+    row.title.textContent = t.title;
+    row.badge.textContent = (t.status || "pending").replace("_", " ");
+    row.badge.className = "badge " + (t.status || "pending");
+  }
+
+  // ---- views ------------------------------------------------------------
+
+  class View {
+    constructor(ev) {
+      this.id = ev.view;
+      this.ev = ev;
+      this.input = ev.toolInput;
+      this.partial = null;
+      this.outcome = null; // {result} or {cancelled}
+      this.initialized = false;
+      this.sent = { input: false, outcome: false };
+      this.mode = "inline";
+      this.closed = false;
+      this.nextId = 1;
+      this.pending = new Map();
+      this.doc = null;
+
+      const row = tools.get(ev.toolCallId);
+      this.el = el("div", "view" + (ev.prefersBorder === false ? " borderless" : ""));
+      this.el.dataset.view = this.id;
+      const bar = el("div", "bar");
+      bar.append(el("span", "", `MCP App · ${ev.server} · ${ev.tool}`));
+      this.modeBtn = el("button", "", "Full screen");
+      this.modeBtn.type = "button";
+      this.modeBtn.onclick = () => this.setMode(this.mode === "inline" ? "fullscreen" : "inline", true);
+      const close = el("button", "", "Close");
+      close.type = "button";
+      close.onclick = () => this.teardown();
+      bar.append(this.modeBtn, close);
+      this.calls = el("div", "calls");
+      this.el.append(bar);
+      (row ? row.el : logEl).append(this.el);
+      this.el.after(this.calls);
+      this.load();
+    }
+
+    async load() {
+      try {
+        const r = await fetch("view/" + encodeURIComponent(this.id));
+        if (!r.ok) throw new Error("the view is no longer available");
+        this.doc = await r.json();
+      } catch (e) {
+        this.gone(String(e.message || e));
+        return;
+      }
+      this.frame = el("iframe");
+      this.frame.title = `${this.ev.server}: ${this.ev.tool}`;
+      if (this.doc.allow) this.frame.allow = this.doc.allow;
+      this.frame.referrerPolicy = "no-referrer";
+      this.frame.src = sandboxPrefix + encodeURIComponent(this.id);
+      this.el.append(this.frame);
+    }
+
+    send(m) {
+      if (this.frame && this.frame.contentWindow) this.frame.contentWindow.postMessage(m, sandboxOrigin);
+    }
+    notify(method, params) { this.send({ jsonrpc: "2.0", method, params }); }
+    reply(id, result) { this.send({ jsonrpc: "2.0", id, result }); }
+    fail(id, code, message) { this.send({ jsonrpc: "2.0", id, error: { code, message } }); }
+    request(method, params, ms) {
+      const id = "host-" + this.nextId++;
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => { this.pending.delete(id); reject(new Error("timeout")); }, ms);
+        this.pending.set(id, (m) => { clearTimeout(timer); m.error ? reject(m.error) : resolve(m.result); });
+        this.send({ jsonrpc: "2.0", id, method, params });
+      });
+    }
+
+    note(text, bad) {
+      const d = el("div", bad ? "err" : "", text);
+      this.calls.append(d);
+      while (this.calls.childElementCount > 20) this.calls.firstElementChild.remove();
+    }
+
+    context() {
+      const w = this.frame ? this.frame.clientWidth : 0;
+      return {
+        theme: theme(),
+        displayMode: this.mode,
+        availableDisplayModes: MODES,
+        containerDimensions: this.mode === "fullscreen" ? { width: innerWidth, height: innerHeight } : { width: w, maxHeight: 4000 },
+        locale: navigator.language,
+        timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
+        userAgent: `${HOST_INFO.name}/${HOST_INFO.version}`,
+        platform: "web",
+        deviceCapabilities: { hover: matchMedia("(hover: hover)").matches, touch: navigator.maxTouchPoints > 0 },
+        toolInfo: { tool: { name: this.ev.tool, inputSchema: { type: "object" } } },
+      };
+    }
+
+    capabilities() {
+      return {
+        openLinks: {},
+        serverTools: {},
+        serverResources: {},
+        logging: {},
+        message: { text: {} },
+        updateModelContext: { text: {} },
+        sandbox: { csp: (this.doc && this.doc.csp) || {}, permissions: (this.doc && this.doc.permissions) || {} },
+      };
+    }
+
+    setMode(mode, byHost) {
+      if (!MODES.includes(mode) || mode === this.mode) return this.mode;
+      this.mode = mode;
+      this.el.classList.toggle("fullscreen", mode === "fullscreen");
+      this.modeBtn.textContent = mode === "fullscreen" ? "Exit full screen" : "Full screen";
+      if (this.initialized) this.notify("ui/notifications/host-context-changed", { displayMode: mode, containerDimensions: this.context().containerDimensions });
+      if (byHost) this.note(`display mode → ${mode}`);
+      return this.mode;
+    }
+
+    deliver() {
+      if (!this.initialized || this.closed) return;
+      if (!this.sent.input && this.partial && this.input === undefined) {
+        this.notify("ui/notifications/tool-input-partial", { arguments: this.partial });
+      }
+      if (!this.sent.input && this.input !== undefined) {
+        this.sent.input = true;
+        this.notify("ui/notifications/tool-input", { arguments: this.input || {} });
+      }
+      if (this.sent.input && !this.sent.outcome && this.outcome) {
+        this.sent.outcome = true;
+        if (this.outcome.result) this.notify("ui/notifications/tool-result", this.outcome.result);
+        else this.notify("ui/notifications/tool-cancelled", this.outcome.cancelled);
+      }
+    }
+
+    async relay(method, params) {
+      try {
+        const r = await post("call", { view: this.id, method, params: params || {} });
+        if (!r.ok) return { error: { code: -32603, message: `host: HTTP ${r.status}` } };
+        return await r.json();
+      } catch (e) {
+        return { error: { code: -32603, message: String(e.message || e) } };
+      }
+    }
+
+    async onRequest(m) {
+      const p = m.params || {};
+      switch (m.method) {
+        case "ui/initialize": {
+          const v = PROTOCOLS.includes(p.protocolVersion) ? p.protocolVersion : PROTOCOLS[0];
+          this.reply(m.id, { protocolVersion: v, hostInfo: HOST_INFO, hostCapabilities: this.capabilities(), hostContext: this.context() });
+          return;
+        }
+        case "ping":
+          this.reply(m.id, {});
+          return;
+        case "tools/call":
+        case "resources/read":
+        case "ui/update-model-context": {
+          const what = m.method === "tools/call" ? `tools/call ${p.name}` : m.method === "resources/read" ? `resources/read ${p.uri}` : m.method;
+          const r = await this.relay(m.method, p);
+          if (r.error) {
+            this.note(`${what} → ${r.error.message}`, true);
+            this.fail(m.id, r.error.code || -32603, r.error.message);
+          } else {
+            this.note(`${what} → ok`);
+            this.reply(m.id, r.result);
+          }
+          return;
+        }
+        case "ui/message": {
+          this.note("ui/message → sending");
+          const r = await this.relay(m.method, p);
+          if (r.error) {
+            this.note(`ui/message → ${r.error.message}`, true);
+            this.reply(m.id, { isError: true });
+          } else {
+            this.note("ui/message → answered");
+            this.reply(m.id, {});
+          }
+          return;
+        }
+        case "ui/open-link": {
+          const ok = await confirmLink(String(p.url || ""), `${this.ev.server} · ${this.ev.tool}`);
+          this.note(`ui/open-link ${p.url} → ${ok ? "opened" : "refused"}`, !ok);
+          if (ok) window.open(p.url, "_blank", "noopener,noreferrer");
+          this.reply(m.id, ok ? {} : { isError: true });
+          return;
+        }
+        case "ui/request-display-mode":
+          this.reply(m.id, { mode: this.setMode(p.mode, false) });
+          this.note(`ui/request-display-mode ${p.mode} → ${this.mode}`);
+          return;
+        default:
+          this.fail(m.id, -32601, "method not supported by this host: " + m.method);
+      }
+    }
+
+    onNotification(m) {
+      const p = m.params || {};
+      switch (m.method) {
+        case "ui/notifications/sandbox-proxy-ready":
+          this.notify("ui/notifications/sandbox-resource-ready", {
+            html: this.doc.html, sandbox: this.doc.sandbox, csp: this.doc.csp || {}, permissions: this.doc.permissions || {}, allow: this.doc.allow,
+          });
+          return;
+        case "ui/notifications/initialized":
+          this.initialized = true;
+          this.el.dataset.initialized = "true";
+          this.deliver();
+          return;
+        case "ui/notifications/size-changed":
+          if (this.mode === "inline" && typeof p.height === "number" && this.frame) {
+            this.frame.style.height = Math.max(40, Math.min(4000, Math.ceil(p.height))) + "px";
+          }
+          return;
+        case "notifications/message":
+          this.relay("notifications/message", p);
+          return;
+        case "ui/notifications/request-teardown":
+          this.teardown();
+          return;
+      }
+    }
+
+    onMessageFromView(m) {
+      if (!m || typeof m !== "object" || m.jsonrpc !== "2.0" || this.closed) return;
+      if (m.method && m.id !== undefined) this.onRequest(m);
+      else if (m.method) this.onNotification(m);
+      else if (m.id !== undefined && this.pending.has(m.id)) {
+        const f = this.pending.get(m.id);
+        this.pending.delete(m.id);
+        f(m);
+      }
+    }
+
+    async teardown() {
+      if (this.closed) return;
+      if (this.initialized) {
+        try { await this.request("ui/resource-teardown", {}, TEARDOWN_MS); } catch (e) { /* the view did not answer */ }
+      }
+      this.gone("closed");
+    }
+
+    gone(why) {
+      this.closed = true;
+      if (this.frame) this.frame.remove();
+      this.frame = null;
+      this.el.classList.remove("fullscreen");
+      this.el.querySelectorAll("button").forEach((b) => b.remove());
+      if (!this.el.querySelector(".closed")) this.el.append(el("div", "closed", "The app was " + why + "."));
+    }
+  }
+
+  window.addEventListener("message", (e) => {
+    if (e.origin !== sandboxOrigin) return;
+    for (const v of views.values()) {
+      if (v.frame && e.source === v.frame.contentWindow) {
+        v.onMessageFromView(e.data);
+        return;
+      }
+    }
+  });
+
+  // ---- ui/open-link: only after the user confirms -----------------------
+
+  const dialog = document.getElementById("confirm");
+  let asking = Promise.resolve();
+  function confirmLink(url, who) {
+    let u;
+    try { u = new URL(url); } catch (e) { return Promise.resolve(false); }
+    if (u.protocol !== "https:" && u.protocol !== "http:") return Promise.resolve(false);
+    const ask = asking.then(() => new Promise((resolve) => {
+      document.getElementById("confirm-text").textContent = `The app ${who} asks to open a link:`;
+      document.getElementById("confirm-url").textContent = u.href;
+      dialog.returnValue = "";
+      dialog.addEventListener("close", () => resolve(dialog.returnValue === "yes"), { once: true });
+      dialog.showModal();
+    }));
+    asking = ask.catch(() => {});
+    return ask;
+  }
+
+  // ---- events from acpd -------------------------------------------------
+
+  async function end() {
+    if (ended) return;
+    ended = true;
+    await Promise.all([...views.values()].map((v) => v.teardown()));
+    try { await post("torndown", {}); } catch (e) { /* acpd is gone */ }
+    es.close();
+    setStatus("the run ended");
+    logEl.append(el("div", "ended", "acpd run has ended. You can close this page."));
+  }
+
+  function handle(ev) {
+    switch (ev.type) {
+      case "hello":
+        sandboxPrefix = ev.sandbox;
+        sandboxOrigin = new URL(ev.sandbox).origin;
+        return;
+      case "message": onMessage(ev); return;
+      case "tool": onTool(ev.tool); return;
+      case "view":
+        if (!views.has(ev.view) && !ended) views.set(ev.view, new View(ev));
+        return;
+      case "input-partial": {
+        const v = views.get(ev.view);
+        if (v) { v.partial = ev.toolInput; v.deliver(); }
+        return;
+      }
+      case "result":
+      case "cancelled": {
+        const v = views.get(ev.view);
+        if (v && !v.outcome) {
+          v.outcome = ev.type === "result" ? { result: ev.toolResult } : { cancelled: ev.reason ? { reason: ev.reason } : {} };
+          v.deliver();
+        }
+        return;
+      }
+      case "end": end(); return;
+    }
+  }
+
+  const es = new EventSource("events");
+  es.onopen = () => setStatus("connected");
+  es.onerror = () => { if (!ended) setStatus("reconnecting…"); };
+  es.onmessage = (e) => {
+    let ev;
+    try { ev = JSON.parse(e.data); } catch (err) { return; }
+    handle(ev);
+  };
+
+  document.getElementById("finish").onclick = async () => {
+    await Promise.all([...views.values()].map((v) => v.teardown()));
+    try { await post("finish", {}); } catch (e) { /* acpd is gone */ }
+    setStatus("finished");
+  };
+
+  document.addEventListener("keydown", (e) => {
+    if (e.key !== "Escape") return;
+    for (const v of views.values()) if (v.mode === "fullscreen") v.setMode("inline", true);
+  });
+
+  let resizeTimer = 0;
+  window.addEventListener("resize", () => {
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(() => {
+      for (const v of views.values()) {
+        if (v.initialized && !v.closed) v.notify("ui/notifications/host-context-changed", { containerDimensions: v.context().containerDimensions });
+      }
+    }, 200);
+  });
+  matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => {
+    for (const v of views.values()) if (v.initialized && !v.closed) v.notify("ui/notifications/host-context-changed", { theme: theme() });
+  });
+
+  // Best effort when the page goes away: the views hear of their teardown.
+  window.addEventListener("pagehide", () => {
+    for (const v of views.values()) {
+      if (v.initialized && !v.closed) v.send({ jsonrpc: "2.0", id: "host-unload", method: "ui/resource-teardown", params: {} });
+    }
+  });
+})();
