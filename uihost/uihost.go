@@ -400,11 +400,10 @@ func (h *Host) tool(sid acp.SessionID, u acp.ToolCallUpdate) {
 
 	h.publish(map[string]any{"type": "tool", "tool": snap}, false)
 	if opened != nil {
-		input := c.ToolInput
-		if len(input) == 0 {
-			input = json.RawMessage("{}")
+		ev := map[string]any{"type": "view", "view": opened.id, "toolCallId": opened.callID, "server": opened.server, "tool": opened.tool}
+		if len(c.ToolInput) > 0 {
+			ev["toolInput"] = c.ToolInput
 		}
-		ev := map[string]any{"type": "view", "view": opened.id, "toolCallId": opened.callID, "server": opened.server, "tool": opened.tool, "toolInput": input}
 		if opened.prefersBorder != nil {
 			ev["prefersBorder"] = *opened.prefersBorder
 		}

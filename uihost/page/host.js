@@ -178,7 +178,8 @@
 
     deliver() {
       if (!this.initialized || this.closed) return;
-      if (!this.sent.input && this.partial && this.input === undefined) {
+      if (!this.sent.input && this.input === undefined && this.outcome) this.input = this.partial || {};
+      if (!this.sent.input && this.input === undefined && this.partial) {
         this.notify("ui/notifications/tool-input-partial", { arguments: this.partial });
       }
       if (!this.sent.input && this.input !== undefined) {
@@ -365,7 +366,7 @@
         return;
       case "input-partial": {
         const v = views.get(ev.view);
-        if (v) { v.partial = ev.toolInput; v.deliver(); }
+        if (v && v.input === undefined) { v.partial = ev.toolInput; v.deliver(); }
         return;
       }
       case "result":
