@@ -22,6 +22,9 @@ type DialOptions struct {
 	// OnWrite, when not nil, is told the absolute path of every file an
 	// fs/write_text_file request replaced, after it did.
 	OnWrite func(path string)
+	// CapabilitiesMeta, when not nil, is sent as clientCapabilities._meta
+	// (an extension's opt-in, e.g. MCP Apps' "io.modelcontextprotocol/ui").
+	CapabilitiesMeta map[string]any
 }
 
 // Conn is an initialized connection to an agent, hosted by a Client that
@@ -106,6 +109,7 @@ func Dial(ctx context.Context, t Transport, o Options, d *DialOptions) (*Conn, e
 		ClientCapabilities: &acp.ClientCapabilities{
 			Fs:       &acp.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true},
 			Terminal: true,
+			Meta:     d.CapabilitiesMeta,
 		},
 		ClientInfo: &info,
 	})
@@ -131,6 +135,14 @@ func Dial(ctx context.Context, t Transport, o Options, d *DialOptions) (*Conn, e
 		c.init.AgentCapabilities = &acp.AgentCapabilities{}
 	}
 	return c, nil
+}
+
+// ExtMethod sends the extension request method (a name starting with "_")
+// to the agent and returns its result.
+func (c *Conn) ExtMethod(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	var res json.RawMessage
+	err := c.fail(ctx, c.rpc.Call(ctx, method, params, &res))
+	return res, err
 }
 
 // Initialize returns the agent's reply to initialize.
