@@ -68,6 +68,7 @@ type runFlags struct {
 	mcpConfig       string
 	maxTurnRequests int
 	timeout         time.Duration
+	ui              bool
 }
 
 func newRunCmd(g *globalFlags) *cobra.Command {
@@ -87,7 +88,14 @@ and refused otherwise.
 
 Exit status: 0 end of turn, 1 error, 2 usage error, 3 refusal, 4 token or
 turn-request limit, 5 the hosted agent crashed, 124 --timeout, 130 cancelled
-(Ctrl-C cancels the turn; a second Ctrl-C exits).`,
+(Ctrl-C cancels the turn; a second Ctrl-C exits).
+
+MCP App views (docs/mcp-apps.md): with --ui, acpd run serves a page on
+127.0.0.1 (the URL, with a per-run secret, is printed and opened with
+$BROWSER, xdg-open, open or start) that shows the conversation and renders
+the views of the tools called; after the turn the run stays while the page
+shows views, until Finish is pressed there or Ctrl-C. On an interactive
+terminal without --ui, the first view asks whether to open the page.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fl := cmd.Flags()
@@ -113,6 +121,7 @@ turn-request limit, 5 the hosted agent crashed, 124 --timeout, 130 cancelled
 	fl.StringVar(&f.mcpConfig, "mcp-config", "", `MCP servers for the session, a {"mcpServers": {...}} JSON file (stdio and HTTP entries); added to the config file's`)
 	fl.IntVar(&f.maxTurnRequests, "max-turn-requests", 0, "stop the turn after this many model requests (acpd's own agent; default agent.max_turn_requests)")
 	fl.DurationVar(&f.timeout, "timeout", 0, "cancel the turn after this long, e.g. 10m (exit status 124)")
+	fl.BoolVar(&f.ui, "ui", false, "host MCP App views in the browser: serve a page on 127.0.0.1 and open it")
 	return cmd
 }
 
@@ -258,6 +267,14 @@ func newRunner(f *runFlags, lg *log.Logger, cwd string, policy *permissions.Poli
 		askTTY: isTerminal(os.Stdin),
 	}
 	r.out = newOutput(r, isTerminal(os.Stdout), isTerminal(os.Stderr))
+	mode := uiOff
+	switch {
+	case f.ui:
+		mode = uiOn
+	case r.askTTY && isTerminal(os.Stderr) && f.output == outputText:
+		mode = uiAsk
+	}
+	r.ui = newRunUI(r, mode)
 	return r
 }
 
@@ -309,15 +326,17 @@ func (r *runner) run(ctx context.Context, loader *config.Loader, argv []string, 
 		Env:     append(terminal.FilterEnv(os.Environ(), cfg.Env.Allow), "TERM=dumb"),
 		Sandbox: runTerminalSandbox(loader, r.cwd, argv != nil),
 	}, &client.DialOptions{
-		Info:         acp.Implementation{Name: "acpd run", Title: &title, Version: acpdVersion()},
-		MaxLineBytes: cfg.Protocol.MaxLineBytes,
-		OnWrite:      r.wrote,
+		Info:             acp.Implementation{Name: "acpd run", Title: &title, Version: acpdVersion()},
+		MaxLineBytes:     cfg.Protocol.MaxLineBytes,
+		OnWrite:          r.wrote,
+		CapabilitiesMeta: r.ui.capabilities(),
 	})
 	if err != nil {
 		return err
 	}
 	r.conn = conn
 	r.out.start()
+	r.ui.start(conn)
 
 	// Signals: the first cancels the turn, the second aborts.
 	sigc := make(chan os.Signal, 2)
@@ -331,6 +350,7 @@ func (r *runner) run(ctx context.Context, loader *config.Loader, argv []string, 
 	}()
 
 	err = r.session(base, conn, mcpServers, prompt)
+	r.ui.close()
 
 	signal.Stop(sigc)
 	close(sigDone)
@@ -390,6 +410,7 @@ type runner struct {
 	start  time.Time
 	conn   *client.Conn
 	abort  func()
+	ui     *runUI
 
 	// askTTY reports whether stdin is a terminal to ask permissions on.
 	askTTY bool
@@ -531,11 +552,15 @@ func (r *runner) session(ctx context.Context, conn *client.Conn, mcpServers []ac
 		})
 		defer timer.Stop()
 	}
+	r.ui.prompted(sess.ID, prompt)
 	res, err := sess.Prompt(pctx, acp.ContentBlock{Text: &acp.TextContent{Text: prompt}})
 	r.mu.Lock()
 	timedOut := r.timedOut
 	r.stop = res.StopReason
 	r.mu.Unlock()
+	if err == nil && !r.aborted() {
+		r.ui.hold(ctx, r.cancel)
+	}
 	if err != nil && !errors.Is(err, client.ErrUnknownStopReason) {
 		switch {
 		case r.aborted():
@@ -614,6 +639,7 @@ func (r *runner) update(n acp.SessionNotification) {
 	}
 	r.mu.Unlock()
 	r.out.update(n, snap)
+	r.ui.update(n)
 }
 
 func isEdit(k acp.ToolKind) bool {
