@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -133,5 +134,29 @@ func TestAppsLevel1(t *testing.T) {
 	}
 	if strings.Contains(string(reqs[0].Body), "poll-system-stats") {
 		t.Errorf("the model was offered the app-only tool")
+	}
+}
+
+// TestAppsToolCancelled: a turn cancelled while a tool with a view runs
+// (testdata/interop/hang-app-server.mjs never answers it) ends the call
+// with toolCancelled on its final update, the level-1 carrier of
+// ui/notifications/tool-cancelled; its view then still reaches its
+// server's tools, but not one without "app" visibility
+// (testdata/interop/apps-cancel.mjs, on the official ACP TypeScript SDK).
+func TestAppsToolCancelled(t *testing.T) {
+	t.Parallel()
+	node := requirePeers(t)
+	srv := newFakeProvider(t, "openai", "", nil, fakeStep{callID: "call_wait", tool: "mcp__hang__wait", args: `{}`}, fakeStep{text: "Never reached."})
+	r := newInteropRun(t)
+	r.iso.writeUserConfig(t, "[agent]\nmcp_grace_ms = 60000\n")
+	r.iso.env = append(r.iso.env, "ACPD_DISCOVER=0", "OPENAI_API_KEY=sk-apps", "OPENAI_BASE_URL="+srv.srv.URL+"/v1")
+	server, err := filepath.Abs(filepath.Join("..", "..", "testdata", "interop", "hang-app-server.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	servers := []any{map[string]any{"name": "hang", "command": node, "args": []string{server}, "env": []any{}}}
+	sum := r.run(t, "apps-cancel", map[string]any{"args": []string{"--model", "openai/gpt-test"}, "servers": servers})
+	if sum["ok"] != true || sum["reason"] == "" {
+		t.Fatalf("summary %v", sum)
 	}
 }
