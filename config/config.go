@@ -205,6 +205,31 @@ type MCPServer struct {
 	// tool call (0: 120, or 600 once the tool reports progress).
 	StartupTimeoutSec int `toml:"startup_timeout_sec"`
 	ToolTimeoutSec    int `toml:"tool_timeout_sec"`
+	// OAuth ([mcp_servers.NAME.oauth]) has an http server authorize acpd
+	// with a grant that needs no person; absent means the authorization
+	// code flow of `acpd mcp login`.
+	OAuth *MCPOAuth `toml:"oauth"`
+}
+
+// MCPOAuth is an MCP server's OAuth grant without a person.
+type MCPOAuth struct {
+	// Grant is "client_credentials" (a service account: ClientID with a
+	// secret or a private key) or "jwt_bearer" (a workload identity token
+	// read from AssertionFile).
+	Grant string `toml:"grant"`
+	// ClientID is acpd's client at the authorization server.
+	ClientID string `toml:"client_id"`
+	// ClientSecretEnv names the environment variable that holds the
+	// client secret (client_secret_basic, or client_secret_post).
+	ClientSecretEnv string `toml:"client_secret_env"`
+	// PrivateKeyFile is a PEM private key (P-256 or RSA) that signs a JWT
+	// instead of a secret (private_key_jwt); absolute or "~/".
+	PrivateKeyFile string `toml:"private_key_file"`
+	// AssertionFile holds the JWT of the jwt_bearer grant, read again for
+	// every grant (platforms rotate such tokens); absolute or "~/".
+	AssertionFile string `toml:"assertion_file"`
+	// Scopes are requested (empty: those the server names).
+	Scopes []string `toml:"scopes"`
 }
 
 // ModelConfig describes one model of a provider. Prices are USD per million
@@ -487,6 +512,11 @@ func (c *Config) clone() Config {
 			m.Command = cloneSlice(m.Command)
 			m.Env = cloneMap(m.Env)
 			m.Headers = cloneMap(m.Headers)
+			if m.OAuth != nil {
+				o := *m.OAuth
+				o.Scopes = cloneSlice(o.Scopes)
+				m.OAuth = &o
+			}
 			d.MCPServers[name] = m
 		}
 	}

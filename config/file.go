@@ -383,6 +383,26 @@ func validateMCPServer(name, sname string, m MCPServer, idx *posIndex) []error {
 			}
 		}
 	}
+	if o := m.OAuth; o != nil {
+		okey := key + ".oauth"
+		switch {
+		case transport != "http":
+			add("%s: OAuth is for http servers", okey)
+		case o.Grant == "client_credentials":
+			if o.ClientID == "" || (o.ClientSecretEnv == "") == (o.PrivateKeyFile == "") {
+				add("%s: the client_credentials grant needs client_id and one of client_secret_env and private_key_file", okey)
+			}
+		case o.Grant == "jwt_bearer":
+			if o.AssertionFile == "" {
+				add("%s: the jwt_bearer grant needs assertion_file", okey)
+			}
+		default:
+			add("%s.grant: %q is not one of client_credentials, jwt_bearer", okey, o.Grant)
+		}
+		if o.ClientSecretEnv != "" && !envNameRE.MatchString(o.ClientSecretEnv) {
+			add("%s.client_secret_env: invalid variable name %q", okey, o.ClientSecretEnv)
+		}
+	}
 	return errs
 }
 

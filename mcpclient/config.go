@@ -1,7 +1,11 @@
 package mcpclient
 
 import (
+	"context"
+	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -38,9 +42,57 @@ func FromConfig(cfg map[string]config.MCPServer) []Server {
 		default:
 			srv.Transport = TransportStdio
 		}
+		if c.OAuth != nil {
+			srv.OAuth = grantFromConfig(c.OAuth)
+		}
 		out = append(out, srv)
 	}
 	return out
+}
+
+// grantFromConfig is the OAuth of an [mcp_servers.NAME.oauth] table: the
+// secret comes from acpd's environment, the key and the assertion from
+// their files. A setup that cannot work fails when the server connects.
+func grantFromConfig(c *config.MCPOAuth) *OAuth {
+	o := &OAuth{Grant: c.Grant, ClientID: c.ClientID, Scopes: c.Scopes}
+	if c.ClientSecretEnv != "" {
+		if o.ClientSecret = os.Getenv(c.ClientSecretEnv); o.ClientSecret == "" {
+			o.setupErr = fmt.Errorf("OAuth client secret: %s is not set", c.ClientSecretEnv)
+		}
+	}
+	if c.PrivateKeyFile != "" {
+		b, err := os.ReadFile(homePath(c.PrivateKeyFile))
+		if err == nil {
+			o.ClientKey, err = ParseClientKey(b)
+		}
+		if err != nil {
+			o.setupErr = fmt.Errorf("OAuth private_key_file: %w", err)
+		}
+	}
+	if c.AssertionFile != "" {
+		path := homePath(c.AssertionFile)
+		o.Assertion = func(context.Context, string, string) (string, error) {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return "", err
+			}
+			if a := strings.TrimSpace(string(b)); a != "" {
+				return a, nil
+			}
+			return "", fmt.Errorf("%s is empty", path)
+		}
+	}
+	return o
+}
+
+// homePath expands a leading "~/" to the user's home directory.
+func homePath(p string) string {
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, rest)
+		}
+	}
+	return p
 }
 
 // scrubbed is an error whose message has an endpoint's credentials (user

@@ -2,6 +2,7 @@ package mcpclient
 
 import (
 	"context"
+	"crypto"
 	"errors"
 	"fmt"
 	"net"
@@ -21,8 +22,24 @@ import (
 // WWW-Authenticate), authorization server metadata, then a pre-registered
 // client, a client ID metadata document or dynamic client registration,
 // whichever the authorization server supports, and step-up to the scopes a
-// 403 asks for.
+// 403 asks for. Grant selects a grant that needs no person instead: the
+// client credentials grant or the JWT bearer grant.
 type OAuth struct {
+	// Grant is "" for the authorization code flow, [GrantClientCredentials]
+	// or [GrantJWTBearer].
+	Grant string
+	// ClientKey, with ClientID, authenticates the client at the token
+	// endpoint with a signed JWT (private_key_jwt, RFC 7523) instead of a
+	// secret (see [ParseClientKey]); only for Grant's grants.
+	ClientKey crypto.Signer
+	// Scopes are requested by Grant's grants (empty: those the server's
+	// challenge or metadata names).
+	Scopes []string
+	// Assertion returns the assertion of [GrantJWTBearer] for the
+	// authorization server issuer and the MCP server's resource URI: a
+	// workload identity token, or [IDJAGAssertion].
+	Assertion func(ctx context.Context, issuer, resource string) (string, error)
+
 	// ClientID and ClientSecret name a client registered with the
 	// authorization server beforehand (ClientSecret may be empty for a
 	// public client). Empty means a client ID metadata document or dynamic
@@ -44,14 +61,36 @@ type OAuth struct {
 	// called with every new token (it must keep it secret).
 	Token     *oauth2.Token
 	SaveToken func(*oauth2.Token)
+
+	// setupErr is why a configured grant cannot work (a missing secret).
+	setupErr error
 }
 
 // AuthorizationTimeout bounds how long an authorization waits for the
 // user; the connection attempt or tool call that needed it gets as long.
 const AuthorizationTimeout = 5 * time.Minute
 
-// oauthHandler returns the SDK's handler for o.
+// oauthHandler returns the handler for o: the SDK's authorization code
+// flow, or acpd's of Grant.
 func oauthHandler(o *OAuth) (auth.OAuthHandler, error) {
+	if o.setupErr != nil {
+		return nil, o.setupErr
+	}
+	switch o.Grant {
+	case "":
+	case GrantClientCredentials:
+		if o.ClientID == "" || (o.ClientSecret == "" && o.ClientKey == nil) {
+			return nil, errors.New("the OAuth client credentials grant needs a client ID with a secret or a private key")
+		}
+		return &grantHandler{o: o, hc: http.DefaultClient}, nil
+	case GrantJWTBearer:
+		if o.Assertion == nil {
+			return nil, errors.New("the OAuth JWT bearer grant needs an assertion")
+		}
+		return &grantHandler{o: o, hc: http.DefaultClient}, nil
+	default:
+		return nil, fmt.Errorf("unknown OAuth grant %q", o.Grant)
+	}
 	if o.Authorize == nil || o.RedirectURL == "" {
 		return nil, errors.New("OAuth needs a redirect URL and an authorization step")
 	}

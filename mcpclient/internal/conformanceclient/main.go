@@ -69,6 +69,7 @@ func init() {
 		"auth/pre-registration", "auth/2025-03-26-oauth-metadata-backcompat", "auth/2025-03-26-oauth-endpoint-fallback",
 		"auth/resource-mismatch", "auth/offline-access-scope", "auth/offline-access-not-supported",
 		"auth/client-credentials-jwt", "auth/client-credentials-basic",
+		"auth/cross-app-access-complete-flow", "auth/enterprise-managed-authorization", "auth/wif-jwt-bearer",
 	} {
 		scenarios[name] = scenario{oauth: true, calls: []call{{tool: "test-tool", args: `{}`}}}
 	}
@@ -81,6 +82,10 @@ func main() {
 	}
 	name := os.Getenv("MCP_CONFORMANCE_SCENARIO")
 	sc, ok := scenarios[name]
+	if !ok && strings.HasPrefix(name, "auth/") {
+		// Every auth scenario authorizes and calls test-tool.
+		sc, ok = scenarios["auth/metadata-default"]
+	}
 	if !ok {
 		fmt.Fprintf(os.Stderr, "conformanceclient: unsupported scenario %q\n", name)
 		os.Exit(2)
@@ -109,7 +114,9 @@ func run(ctx context.Context, url string, sc scenario) (err error) {
 
 	srv := mcpclient.Server{Name: serverName, URL: url, Transport: mcpclient.TransportHTTP}
 	if sc.oauth {
-		srv.OAuth = conformanceOAuth()
+		if srv.OAuth, err = conformanceOAuth(os.Getenv("MCP_CONFORMANCE_SCENARIO")); err != nil {
+			return err
+		}
 	}
 	if errs := m.Start(ctx, []mcpclient.Server{srv}); len(errs) > 0 {
 		return errors.Join(errs...)
@@ -137,8 +144,9 @@ func run(ctx context.Context, url string, sc scenario) (err error) {
 // conformanceOAuth is the OAuth setup the suite's auth scenarios expect:
 // its authorization server redirects at once, so "the user" is a GET that
 // reads the code from the redirect; a pre-registered client comes in
-// MCP_CONFORMANCE_CONTEXT.
-func conformanceOAuth() *mcpclient.OAuth {
+// MCP_CONFORMANCE_CONTEXT, as do the credentials of the grants that need
+// no person (client credentials, JWT bearer).
+func conformanceOAuth(name string) (*mcpclient.OAuth, error) {
 	o := &mcpclient.OAuth{
 		RedirectURL:       "http://localhost:3000/callback",
 		ClientMetadataURL: "https://conformance-test.local/client-metadata.json",
@@ -161,11 +169,42 @@ func conformanceOAuth() *mcpclient.OAuth {
 		},
 	}
 	var cc struct {
-		ClientID     string `json:"client_id"`
-		ClientSecret string `json:"client_secret"`
+		ClientID         string `json:"client_id"`
+		ClientSecret     string `json:"client_secret"`
+		PrivateKeyPEM    string `json:"private_key_pem"`
+		IdPClientID      string `json:"idp_client_id"`
+		IdPIDToken       string `json:"idp_id_token"`
+		IdPTokenEndpoint string `json:"idp_token_endpoint"`
+		ValidJWT         string `json:"valid_jwt"`
 	}
-	if s := os.Getenv("MCP_CONFORMANCE_CONTEXT"); s != "" && json.Unmarshal([]byte(s), &cc) == nil {
-		o.ClientID, o.ClientSecret = cc.ClientID, cc.ClientSecret
+	if s := os.Getenv("MCP_CONFORMANCE_CONTEXT"); s != "" {
+		if err := json.Unmarshal([]byte(s), &cc); err != nil {
+			return nil, fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
+		}
 	}
-	return o
+	o.ClientID, o.ClientSecret = cc.ClientID, cc.ClientSecret
+	switch name {
+	case "auth/client-credentials-basic", "auth/client-credentials-jwt":
+		o.Grant = mcpclient.GrantClientCredentials
+		if cc.PrivateKeyPEM != "" {
+			k, err := mcpclient.ParseClientKey([]byte(cc.PrivateKeyPEM))
+			if err != nil {
+				return nil, err
+			}
+			o.ClientKey = k
+		}
+	case "auth/cross-app-access-complete-flow", "auth/enterprise-managed-authorization":
+		// The user's ID token from the enterprise IdP, exchanged there
+		// for an ID-JAG.
+		o.Grant = mcpclient.GrantJWTBearer
+		o.Assertion = mcpclient.IDJAGAssertion(nil, mcpclient.IdentityProvider{
+			TokenURL: cc.IdPTokenEndpoint, ClientID: cc.IdPClientID,
+			IDToken: func(context.Context) (string, error) { return cc.IdPIDToken, nil },
+		})
+	case "auth/wif-jwt-bearer":
+		// A workload identity token, as a platform would mount it.
+		o.Grant = mcpclient.GrantJWTBearer
+		o.Assertion = func(context.Context, string, string) (string, error) { return cc.ValidJWT, nil }
+	}
+	return o, nil
 }
