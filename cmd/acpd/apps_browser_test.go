@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"acpd/internal/syncbuf"
 	"acpd/internal/testpeers"
 )
 
@@ -260,7 +261,7 @@ func TestAppsLevel2Browser(t *testing.T) {
 	cmd := exec.CommandContext(ctx, bin, "run", "--ui", "--yes", "--output", "stream-json", "--cwd", project,
 		"--mcp-config", mcpConfig, "--model", "replay/"+script, "What time is it?")
 	cmd.Env = append(iso.Env(), "BROWSER=none")
-	var stdout, stderr syncBuffer
+	var stdout, stderr syncbuf.Buffer
 	cmd.Stdout = &stdout
 	pr, pw := io.Pipe()
 	cmd.Stderr = pw
