@@ -11,7 +11,9 @@
 package filelock
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"time"
 )
@@ -27,9 +29,34 @@ func Lock(path string, timeout time.Duration) (unlock func(), err error) {
 	if err != nil {
 		return nil, err
 	}
+	return wait(f, path, timeout, writerTry())
+}
+
+// RLock takes a shared lock on path, waiting at most timeout for an
+// exclusive holder ([Lock]) or a waiting one; shared holders do not exclude
+// each other, and they never starve a waiting [Lock]. A missing path is not
+// created: no writer has locked it, and the returned function then does
+// nothing. Readers take it where an open file would make a writer's
+// replacement of the file fail (internal/atomicfile's ReaderLock): holding
+// it, a writer that takes [Lock] around its replacement never finds a
+// reader's handle open.
+func RLock(path string, timeout time.Duration) (unlock func(), err error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return func() {}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return wait(f, path, timeout, tryRLock)
+}
+
+// wait takes a lock on f with try, polling until timeout; it closes f
+// unless it returns the lock.
+func wait(f *os.File, path string, timeout time.Duration, try func(*os.File) (bool, error)) (unlock func(), err error) {
 	deadline := time.Now().Add(timeout)
 	for {
-		ok, err := TryLock(f)
+		ok, err := try(f)
 		if err != nil {
 			f.Close()
 			return nil, fmt.Errorf("lock %s: %w", path, err)

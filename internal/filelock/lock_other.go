@@ -13,3 +13,7 @@ func TryLockShared(*os.File) (bool, error) { return true, nil }
 
 // Unlock does nothing where neither flock(2) nor LockFileEx exist.
 func Unlock(*os.File) error { return nil }
+
+func writerTry() func(*os.File) (bool, error) { return TryLock }
+
+func tryRLock(f *os.File) (bool, error) { return TryLockShared(f) }

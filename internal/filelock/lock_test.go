@@ -3,7 +3,9 @@ package filelock
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
+	"time"
 )
 
 func TestLockExcludes(t *testing.T) {
@@ -88,4 +90,68 @@ func TestTryLockShared(t *testing.T) {
 		t.Fatal(err)
 	}
 	try("shared a after Unlock of c", TryLockShared, a, true)
+}
+
+func TestRLockSharesAndExcludesWriters(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "x.lock")
+	// take runs lock on p and checks that it succeeds exactly when want.
+	take := func(name string, lock func(string, time.Duration) (func(), error), want bool) func() {
+		t.Helper()
+		unlock, err := lock(p, 0)
+		if (err == nil) != want {
+			t.Fatalf("%s: err = %v, want success %v", name, err, want)
+		}
+		return unlock
+	}
+	take("RLock of a missing file", RLock, true)()
+	if _, err := os.Stat(p); !os.IsNotExist(err) {
+		t.Fatalf("RLock created the lock file: %v", err)
+	}
+	w := take("Lock", Lock, true)
+	take("RLock beside Lock", RLock, false)
+	w()
+	r1 := take("RLock", RLock, true)
+	r2 := take("RLock beside RLock", RLock, true)
+	r1()
+	take("Lock beside RLock", Lock, false)
+	r2()
+	take("Lock after the readers left", Lock, true)()
+}
+
+// TestWaitingWriterKeepsNewReadersOut: once a Lock waits for a reader,
+// new readers wait behind it, and it gets the lock when that reader leaves.
+func TestWaitingWriterKeepsNewReadersOut(t *testing.T) {
+	if runtime.GOOS != "windows" {
+		t.Skip("only on Windows: flock(2) has no room for a writer's intent, and RLock is taken only there")
+	}
+	p := filepath.Join(t.TempDir(), "x.lock")
+	if err := os.WriteFile(p, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, err := RLock(p, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan error, 1)
+	go func() {
+		unlock, err := Lock(p, time.Minute)
+		if err == nil {
+			unlock()
+		}
+		got <- err
+	}()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
+		unlock, err := RLock(p, 0)
+		if err != nil {
+			break // the writer announced itself
+		}
+		unlock()
+		if time.Now().After(deadline) {
+			t.Fatal("new readers still get in while a writer waits")
+		}
+	}
+	r()
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
 }

@@ -46,3 +46,10 @@ func Unlock(f *os.File) error {
 		}
 	}
 }
+
+// writerTry returns the try function of one waiting [Lock].
+func writerTry() func(*os.File) (bool, error) { return TryLock }
+
+// tryRLock is the try function of [RLock]; flock(2) has no room for a
+// writer's intent, and acpd takes RLock only on Windows.
+func tryRLock(f *os.File) (bool, error) { return TryLockShared(f) }
