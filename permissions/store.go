@@ -55,8 +55,11 @@ type storeFile struct {
 // directory). It is safe for concurrent use, also by several processes:
 // writes take an exclusive lock on a sibling ".lock" file, re-read the file,
 // apply the change and atomically replace the file (mode 0600), so no
-// process loses another's entries; reads need no lock because the file is
-// only ever replaced whole. A write waits at most 10 seconds for the lock.
+// process loses another's entries. Reads see a whole file because it is
+// only ever replaced whole; they need no lock, except on Windows, where they
+// hold the lock shared so that an open reader never makes a write fail
+// (see internal/atomicfile). A write, and on Windows a read, waits at most
+// 10 seconds for the lock.
 // A Store holds no open files between calls and needs no closing.
 type Store struct {
 	path string
@@ -93,9 +96,22 @@ func (s *Store) load() ([]Remembered, error) {
 	return s.decode(data)
 }
 
-// readRaw reads the store file's bytes; a missing file reads as empty.
+// readRaw reads the store file's bytes, outside [Store.update]; a missing
+// file reads as empty. On Windows it holds the store's lock shared while
+// the file is open (atomicfile.ReaderLock), so that no write finds it open
+// and fails.
 func (s *Store) readRaw() ([]byte, error) {
-	f, err := atomicfile.Open(s.path) // shares delete access on Windows: writers never wait
+	unlock, err := atomicfile.ReaderLock(s.path+".lock", lockTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("read permissions store: %w", err)
+	}
+	defer unlock()
+	return s.readFile()
+}
+
+// readFile reads the store file's bytes; a missing file reads as empty.
+func (s *Store) readFile() ([]byte, error) {
+	f, err := atomicfile.Open(s.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -206,7 +222,11 @@ func (s *Store) update(fn func([]Remembered) ([]Remembered, error)) error {
 		return fmt.Errorf("lock permissions store: %w", err)
 	}
 	defer unlock()
-	entries, err := s.load()
+	data, err := s.readFile() // under the exclusive lock: no ReaderLock
+	if err != nil {
+		return err
+	}
+	entries, err := s.decode(data)
 	if err != nil {
 		return err
 	}
@@ -217,7 +237,7 @@ func (s *Store) update(fn func([]Remembered) ([]Remembered, error)) error {
 	if entries == nil {
 		entries = []Remembered{}
 	}
-	data, err := json.MarshalIndent(storeFile{Version: storeVersion, Entries: entries}, "", "  ")
+	data, err = json.MarshalIndent(storeFile{Version: storeVersion, Entries: entries}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode permissions store: %w", err)
 	}

@@ -6,9 +6,26 @@
 //
 // The shape follows Tailscale's atomicfile.WriteFile: a temp file in the same
 // directory, write, fsync, set the mode, rename over the target, fsync the
-// directory. On Windows the rename replaces an existing file and is retried
-// briefly while another process has the target open without delete sharing
-// (editors, virus scanners and indexers do).
+// directory.
+//
+// What a reader holding the target open does to a replacement:
+//   - Unix: nothing; the rename replaces the name and the reader keeps the
+//     old content.
+//   - Windows: the rename uses POSIX semantics (FILE_RENAME_POSIX_SEMANTICS,
+//     NTFS on Windows 10 1709 and later), which replace a file that readers
+//     hold open as long as they share delete access, as [Open] does; the
+//     reader keeps the old content. Where the volume or the system lacks
+//     them (FAT, many network shares, older Windows, Wine 8) the classic
+//     rename is used, which fails with "Access denied" while any handle to
+//     the target is open, sharing or not. Either way a reader that does not
+//     share delete access (os.Open, most editors, virus scanners, indexers)
+//     makes the rename fail too. [WriteFile] retries such failures for up
+//     to two seconds and then returns the error: nothing is half-written,
+//     the old content stays. Readers of acpd's own files never cause that
+//     failure: writers replace them under an exclusive [filelock.Lock] and
+//     readers take [ReaderLock] on the same lock file, which on Windows
+//     waits for a replacement in progress and holds the next one off until
+//     the reader is done.
 package atomicfile
 
 import (
@@ -18,6 +35,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"acpd/internal/filelock"
 )
 
 // WriteFile writes data to filename atomically with permission bits perm
@@ -69,17 +88,19 @@ func WriteFile(filename string, data []byte, perm os.FileMode) (err error) {
 	return SyncDir(dir)
 }
 
-// Rename is os.Rename, retried as described at [RetryRename].
+// Rename is os.Rename, retried as described at [RetryRename]. On Windows a
+// rename within one directory replaces the target with POSIX semantics
+// where the volume has them (see the package documentation).
 func Rename(oldpath, newpath string) error {
-	return RetryRename(func() error { return os.Rename(oldpath, newpath) })
+	return RetryRename(func() error { return rename(oldpath, newpath) })
 }
 
 // renameRetry bounds how long a rename is retried while the target is busy.
 const renameRetry = 2 * time.Second
 
 // RetryRename runs rename, and on Windows runs it again for up to two
-// seconds (with growing pauses) while it fails because the target is open in
-// another process without delete sharing. Elsewhere it runs rename once.
+// seconds (with growing pauses) while it fails because the target is open
+// elsewhere (see the package documentation). Elsewhere it runs rename once.
 func RetryRename(rename func() error) error {
 	err := rename()
 	if err == nil || !busy(err) {
@@ -93,6 +114,22 @@ func RetryRename(rename func() error) error {
 		}
 	}
 	return err
+}
+
+// ReadersBlockReplace reports whether a reader holding a file open can make
+// its replacement fail: true on Windows (see the package documentation).
+const ReadersBlockReplace = readersBlockReplace
+
+// ReaderLock takes, where [ReadersBlockReplace], a shared lock on lock, the
+// lock file under which the writers of the file to be read hold an
+// exclusive [filelock.Lock] around their [WriteFile] (waiting at most
+// timeout for one in progress); elsewhere it does nothing, because readers
+// need no lock there. Call the returned function once the file is closed.
+func ReaderLock(lock string, timeout time.Duration) (unlock func(), err error) {
+	if !ReadersBlockReplace {
+		return func() {}, nil
+	}
+	return filelock.RLock(lock, timeout)
 }
 
 // SyncDir fsyncs directory dir so that a rename or removal in it is

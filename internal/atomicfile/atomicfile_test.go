@@ -10,6 +10,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"acpd/internal/filelock"
 )
 
 // entries returns the names in dir.
@@ -103,9 +106,13 @@ func TestWriteFileReplacesSymlink(t *testing.T) {
 }
 
 // TestWriteFileReadersSeeWholeContent reads while writers replace the file:
-// every read sees one complete version.
+// every read sees one complete version, and no replacement fails. Writers
+// and readers follow the protocol of acpd's own files: writes under the
+// exclusive lock, reads under ReaderLock (which takes it shared only where
+// readers would otherwise block a replacement: Windows).
 func TestWriteFileReadersSeeWholeContent(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "f")
+	lock := p + ".lock"
 	a, b := bytes.Repeat([]byte("a"), 1<<16), bytes.Repeat([]byte("b"), 1<<16)
 	if err := WriteFile(p, a, 0o600); err != nil {
 		t.Fatal(err)
@@ -113,17 +120,24 @@ func TestWriteFileReadersSeeWholeContent(t *testing.T) {
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	wg.Go(func() {
+		defer close(stop)
 		for i := 0; i < 100; i++ {
 			data := a
 			if i%2 == 1 {
 				data = b
 			}
-			if err := WriteFile(p, data, 0o600); err != nil {
+			unlock, err := filelock.Lock(lock, 10*time.Second)
+			if err != nil {
 				t.Error(err)
-				break
+				return
+			}
+			err = WriteFile(p, data, 0o600)
+			unlock()
+			if err != nil {
+				t.Error(err)
+				return
 			}
 		}
-		close(stop)
 	})
 	for done := false; !done; {
 		select {
@@ -131,7 +145,12 @@ func TestWriteFileReadersSeeWholeContent(t *testing.T) {
 			done = true
 		default:
 		}
+		unlock, err := ReaderLock(lock, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
 		got, err := ReadFile(p)
+		unlock()
 		if err != nil {
 			t.Fatal(err)
 		}

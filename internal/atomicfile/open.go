@@ -6,14 +6,12 @@ import (
 )
 
 // Open opens a file that [WriteFile] may replace at any moment, for
-// reading. On Windows it shares delete access, so that a concurrent
-// replacement is not refused merely because this reader has the file open;
-// the reader keeps the old content, as on Unix. That is not yet a
-// guarantee there: under Wine (and possibly on Windows) a rename over a
-// file a reader holds open still fails with "Access denied", so
-// [WriteFile] retries for a while and can then fail while readers keep the
-// file busy (its callers report the error; nothing is half-written).
-// Elsewhere it is os.Open.
+// reading. On Windows it shares delete access (os.Open does not), so that
+// a replacement with POSIX semantics goes ahead while this reader has the
+// file open, and the reader keeps the old content, as on Unix; where a
+// replacement has only the classic semantics, an open reader still blocks
+// it (see the package documentation and [ReaderLock]). Elsewhere it is
+// os.Open.
 func Open(name string) (*os.File, error) { return openShared(name) }
 
 // ReadFile is os.ReadFile through [Open].

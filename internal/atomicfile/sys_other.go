@@ -2,9 +2,16 @@
 
 package atomicfile
 
-import "errors"
+import (
+	"errors"
+	"os"
+)
 
 const dirSync = true
+
+const readersBlockReplace = false
+
+func rename(oldpath, newpath string) error { return os.Rename(oldpath, newpath) }
 
 func busy(error) bool { return false }
 

@@ -4,11 +4,16 @@ package atomicfile
 
 import (
 	"errors"
+	"os"
 	"syscall"
 )
 
 // dirSync is whether directories can be fsynced.
 const dirSync = true
+
+const readersBlockReplace = false
+
+func rename(oldpath, newpath string) error { return os.Rename(oldpath, newpath) }
 
 // busy reports whether a rename failed because the target is in use and may
 // succeed later; never on Unix, where a rename replaces open files.

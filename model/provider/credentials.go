@@ -78,7 +78,7 @@ func (c *Credentials) Path() string { return c.path }
 
 // Get returns the key stored for provider.
 func (c *Credentials) Get(provider string) (string, bool) {
-	keys, err := c.read(true)
+	keys, err := c.readShared()
 	if err != nil {
 		return "", false
 	}
@@ -88,7 +88,7 @@ func (c *Credentials) Get(provider string) (string, bool) {
 
 // Providers returns the names of the providers with a stored key, sorted.
 func (c *Credentials) Providers() []string {
-	keys, err := c.read(true)
+	keys, err := c.readShared()
 	if err != nil {
 		return nil
 	}
@@ -126,7 +126,7 @@ func (c *Credentials) Delete(provider string) error {
 // check returns why the stored credentials cannot be used, or nil when
 // they can (or there are none).
 func (c *Credentials) check() error {
-	_, err := c.read(true)
+	_, err := c.readShared()
 	return err
 }
 
@@ -157,6 +157,20 @@ func (c *Credentials) update(change func(map[string]string)) error {
 	}
 	change(keys)
 	return c.write(keys)
+}
+
+// readShared is read(true) outside update: on Windows it holds the lock
+// shared (atomicfile.ReaderLock), so that this open reader never makes an
+// update's replacement of the file fail.
+func (c *Credentials) readShared() (map[string]string, error) {
+	if c.path != "" {
+		unlock, err := atomicfile.ReaderLock(c.path+".lock", lockTimeout)
+		if err != nil {
+			return nil, fmt.Errorf("credentials: %w", err)
+		}
+		defer unlock()
+	}
+	return c.read(true)
 }
 
 // read returns the stored keys; a missing file holds none. strict rejects
