@@ -1,20 +1,8 @@
 package procgroup
 
 import (
-	"os"
-	"strconv"
 	"testing"
 )
-
-// procRuns reads pid's state from /proc; ok is false when it cannot.
-func procRuns(pid int) (alive, ok bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false, os.IsNotExist(err)
-	}
-	state, _, ok := parseProcStat(b)
-	return state != 'Z' && state != 'X', ok
-}
 
 func TestParseProcStat(t *testing.T) {
 	state, pg, ok := parseProcStat([]byte("123 (weird ) (name) S 1 4567 4567 0 -1 4194560"))

@@ -62,6 +62,25 @@ func child(mode string) *exec.Cmd {
 	return cmd
 }
 
+// start starts child(mode) in a group with a pipe to its stdin and one
+// from its stdout, failing t when it cannot.
+func start(t *testing.T, mode string) (g *Group, stdin io.WriteCloser, stdout io.Reader) {
+	t.Helper()
+	cmd := child(mode)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err = cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, err = Start(cmd); err != nil {
+		t.Fatal(err)
+	}
+	return g, stdin, stdout
+}
+
 // readPid reads the grandchild pid a "stubborn" child prints.
 func readPid(t *testing.T, r io.Reader) int {
 	t.Helper()

@@ -7,20 +7,14 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"acpd/internal/testproc"
 )
 
 // TestStopClosesStdinFirst: a child that exits when its stdin closes is
 // never signalled.
 func TestStopClosesStdinFirst(t *testing.T) {
-	cmd := child("stdin")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := Start(cmd)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, stdin, _ := start(t, "stdin")
 	if err := g.Stop(context.Background(), stdin, time.Minute); err != nil {
 		t.Fatal(err)
 	}
@@ -35,19 +29,7 @@ func TestStopClosesStdinFirst(t *testing.T) {
 // TestStopKillsStubbornTree: a child and grandchild ignoring SIGTERM and
 // stdin are killed, and the child is reaped.
 func TestStopKillsStubbornTree(t *testing.T) {
-	cmd := child("stubborn")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := Start(cmd)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, stdin, out := start(t, "stubborn")
 	grandchild := readPid(t, out)
 	if !g.Alive() {
 		t.Fatal("group not alive")
@@ -62,22 +44,14 @@ func TestStopKillsStubbornTree(t *testing.T) {
 	if g.Alive() {
 		t.Error("group alive after Stop")
 	}
-	if processRuns(grandchild) {
+	if testproc.Alive(grandchild) {
 		t.Errorf("grandchild %d survived", grandchild)
 	}
 }
 
 // TestStopCanceledKillsAtOnce: an ended context skips the grace periods.
 func TestStopCanceledKillsAtOnce(t *testing.T) {
-	cmd := child("stubborn")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	g, err := Start(cmd)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, _, out := start(t, "stubborn")
 	readPid(t, out)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -92,10 +66,7 @@ func TestStopCanceledKillsAtOnce(t *testing.T) {
 
 // TestWaitConcurrentWithStop: the owner's Wait and Stop share one reap.
 func TestWaitConcurrentWithStop(t *testing.T) {
-	g, err := Start(child("sleep"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, _, _ := start(t, "sleep")
 	var wg sync.WaitGroup
 	errs := make([]error, 3)
 	for i := range errs {

@@ -12,16 +12,6 @@ import (
 	"time"
 )
 
-// processRuns reports whether pid is a live process (on Linux: not a
-// zombie; orphans may wait long for init to reap them).
-func processRuns(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return false
-	}
-	alive, ok := procRuns(pid)
-	return alive || !ok
-}
-
 // TestTerminate: SIGTERM reaches a child that does not ignore it.
 func TestTerminate(t *testing.T) {
 	g, err := Start(child("sleep"))

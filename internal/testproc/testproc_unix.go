@@ -15,13 +15,17 @@ func Exists(pid int) bool {
 	return !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
 }
 
-// Alive reports whether pid is a live process (not a zombie).
+// Alive reports whether pid is a live process (not a zombie). Without
+// /proc (macOS, the BSDs) it cannot tell a zombie and is [Exists].
 func Alive(pid int) bool {
 	if !Exists(pid) {
 		return false
 	}
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
+		if _, err := os.Stat("/proc/self/stat"); err != nil {
+			return true // no /proc
+		}
 		return false
 	}
 	// The state follows the command name in parentheses.
