@@ -42,4 +42,6 @@
 //   - "meta": a change of mode, model, reasoning level or title.
 //
 // The log is synced at turn boundaries and whenever a setting changes.
+// Streamed text reaches the log and the client through package
+// internal/outbox, which merges chunks.
 package agent

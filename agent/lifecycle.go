@@ -433,7 +433,7 @@ type rawNotification struct {
 // sendReplay writes one update of session/load's replay, after anything
 // queued before it.
 func (s *sess) sendReplay(ctx context.Context, raw json.RawMessage) error {
-	s.flushOut(ctx)
+	s.out.Flush(ctx)
 	conn := s.a.connection()
 	if conn == nil {
 		return errors.New("connection closed")

@@ -13,6 +13,7 @@ import (
 	"acpd/config"
 	"acpd/editor"
 	"acpd/fs"
+	"acpd/internal/outbox"
 	"acpd/mcpbridge"
 	"acpd/model"
 	"acpd/permissions"
@@ -82,9 +83,9 @@ type sess struct {
 	jobs *tools.Jobs
 
 	// chunks buffers streamed text for the log, out queues updates for
-	// the client (outbox.go).
-	chunks chunkLog
-	out    outbox
+	// the client (package internal/outbox).
+	chunks *outbox.Log
+	out    *outbox.Queue
 
 	// cancelledBefore is the arrival (acp.Arrival) of the latest
 	// session/cancel: a prompt read before it is cancelled even when its
@@ -125,6 +126,8 @@ func (a *Agent) newSess(l *session.Log, cwd string, dirs []string, cfg *config.C
 		return nil, invalidParams("permission rules: %v", err)
 	}
 	s := &sess{a: a, id: acp.SessionID(l.ID()), cwd: cwd, dirs: dirs, log: l, cfg: cfg, mcpServers: mcp, roots: roots, policy: policy, jobs: tools.NewJobs(a.log)}
+	s.chunks = outbox.NewLog(func(u acp.SessionUpdate) { s.appendRecord(kindUpdate, u) })
+	s.out = outbox.NewQueue(s.sendNow)
 	caps := a.clientCapabilities()
 	var ed fs.Editor
 	canRead, canWrite := false, false
@@ -213,16 +216,17 @@ const (
 // write to a peer that stopped reading.
 //
 // Text chunks are logged per message and merged while the client is behind
-// (see outbox.go); every other update has been written when notify returns.
+// (see package internal/outbox); every other update has been written when
+// notify returns.
 func (s *sess) notify(ctx context.Context, u acp.SessionUpdate) {
-	s.recordUpdate(u)
-	s.post(ctx, u)
+	s.chunks.Record(u)
+	s.out.Post(ctx, u)
 }
 
 // send writes one session/update without recording it, after the updates
 // queued before it.
 func (s *sess) send(ctx context.Context, u acp.SessionUpdate) {
-	s.post(ctx, u)
+	s.out.Post(ctx, u)
 }
 
 // sendNow writes one session/update.
@@ -240,7 +244,7 @@ func (s *sess) sendNow(ctx context.Context, u acp.SessionUpdate) {
 // goes on in memory, and the next Sync reports the problem).
 func (s *sess) record(kind string, v any) {
 	if kind == kindUpdate {
-		s.flushChunks() // keeps updates in order
+		s.chunks.Flush() // keeps updates in order
 	}
 	s.appendRecord(kind, v)
 }
@@ -254,8 +258,8 @@ func (s *sess) appendRecord(kind string, v any) {
 // sync is a turn boundary: the buffered text is logged, the queued updates
 // written (bounded by the connection's life), and the log made durable.
 func (s *sess) sync() {
-	s.flushChunks()
-	s.flushOut(s.a.baseContext())
+	s.chunks.Flush()
+	s.out.Flush(s.a.baseContext())
 	if err := s.log.Sync(); err != nil {
 		s.a.log.Error("session log sync failed", "session", s.id, "err", err)
 	}
@@ -408,9 +412,9 @@ func (s *sess) close() {
 	if err := s.broker.Close(); err != nil {
 		s.a.log.Warn("closing file broker", "session", s.id, "err", err)
 	}
-	s.flushOut(s.a.baseContext())
-	s.out.wg.Wait()
-	s.closeChunks()
+	s.out.Flush(s.a.baseContext())
+	s.out.Close()
+	s.chunks.Close()
 	if err := s.log.Close(); err != nil {
 		s.a.log.Warn("closing session log", "session", s.id, "err", err)
 	}

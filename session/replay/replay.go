@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"acpd/acp"
+	"acpd/internal/outbox"
 	"acpd/model"
 )
 
@@ -108,16 +109,6 @@ type chunkKey struct {
 	msg     string
 }
 
-// update is the chunk of k holding text.
-func (k chunkKey) update(text string) acp.SessionUpdate {
-	id := acp.MessageID(k.msg)
-	c := &acp.ContentChunk{Content: acp.ContentBlock{Text: &acp.TextContent{Text: text}}, MessageID: &id}
-	if k.thought {
-		return acp.SessionUpdate{AgentThoughtChunk: c}
-	}
-	return acp.SessionUpdate{AgentMessageChunk: c}
-}
-
 // mergeable reports whether p is a plain text chunk of an agent message or
 // thought, which replay rebuilds from its text and message id alone.
 func (p *probe) mergeable() (chunkKey, string, bool) {
@@ -158,7 +149,7 @@ func merge(updates []json.RawMessage, compaction bool, log *slog.Logger) []json.
 		if !pending {
 			return
 		}
-		if b, err := json.Marshal(pendingKey.update(text.String())); err == nil {
+		if b, err := json.Marshal(outbox.TextChunk(pendingKey.thought, pendingKey.msg, text.String())); err == nil {
 			out = append(out, b)
 		}
 		pending = false

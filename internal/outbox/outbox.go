@@ -1,0 +1,289 @@
+// Package outbox keeps streamed text cheap for a session: one log record
+// and one notification per model delta would cost far more than the wire
+// (a model streams tens of deltas a second, each a few bytes). Two
+// mechanisms keep it near the wire's speed:
+//
+//   - [Log] buffers the text of the current message (or thought) and writes
+//     it as one update record when another update comes, when its owner
+//     calls Flush (at a turn boundary), when it reaches chunkLogMax, or at
+//     most [ChunkFlush] after its first delta: a kill -9 loses at most that
+//     window of streamed text.
+//   - [Queue] queues updates for the client. A text chunk is queued and the
+//     caller goes on; the queue's sender writes it at once when idle, and
+//     while it is busy writing, later chunks of the same message merge into
+//     the queued one, so a slow client gets fewer, larger updates and a fast
+//     one gets each delta as it comes. Every other update waits until it is
+//     written, so it (and whatever its caller writes next, such as a
+//     permission request) never overtakes the text before it.
+//
+// Both are safe for concurrent use; each belongs to one session, which
+// closes it once (Log.Close, Queue.Close) before closing what it writes
+// to.
+package outbox
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"acpd/acp"
+)
+
+// ChunkFlush bounds how long streamed text stays unlogged.
+const ChunkFlush = 50 * time.Millisecond
+
+// chunkLogMax bounds how much streamed text is buffered (a fast stream's
+// 50 ms can be megabytes, and a record is encoded in memory).
+const chunkLogMax = 64 << 10
+
+// maxItems and maxText bound the updates and the merged text queued for
+// the client; a caller finding the queue full waits for room, so a client
+// that stops reading stalls the turn instead of growing the queue.
+const (
+	maxItems = 64
+	maxText  = 256 << 10
+)
+
+// chunkKey identifies a run of mergeable chunks: agent message or thought
+// text of one message.
+type chunkKey struct {
+	thought bool
+	msg     string
+}
+
+// chunkOfText returns u's key and text when u is a mergeable text chunk.
+func chunkOfText(u *acp.SessionUpdate) (chunkKey, string, bool) {
+	var c *acp.ContentChunk
+	var k chunkKey
+	switch {
+	case u.AgentMessageChunk != nil && u.AgentThoughtChunk == nil && u.UserMessageChunk == nil:
+		c = u.AgentMessageChunk
+	case u.AgentThoughtChunk != nil && u.AgentMessageChunk == nil && u.UserMessageChunk == nil:
+		c, k.thought = u.AgentThoughtChunk, true
+	default:
+		return k, "", false
+	}
+	if c.MessageID == nil || c.Content.Text == nil || c.Meta != nil || c.Content.Text.Meta != nil || c.Content.Text.Annotations != nil {
+		return k, "", false
+	}
+	k.msg = string(*c.MessageID)
+	return k, c.Content.Text.Text, true
+}
+
+// update is the chunk of k holding text.
+func (k chunkKey) update(text string) acp.SessionUpdate { return TextChunk(k.thought, k.msg, text) }
+
+// TextChunk is the update that carries merged text: an agent message (or,
+// with thought, thought) chunk of message msg. Replayed merged chunks have
+// the same shape (package session/replay).
+func TextChunk(thought bool, msg, text string) acp.SessionUpdate {
+	id := acp.MessageID(msg)
+	c := &acp.ContentChunk{Content: acp.ContentBlock{Text: &acp.TextContent{Text: text}}, MessageID: &id}
+	if thought {
+		return acp.SessionUpdate{AgentThoughtChunk: c}
+	}
+	return acp.SessionUpdate{AgentMessageChunk: c}
+}
+
+// Log is a session's buffered update log (see the package doc).
+type Log struct {
+	write func(acp.SessionUpdate)
+	after time.Duration // ChunkFlush, but in tests
+
+	mu     sync.Mutex
+	key    chunkKey
+	text   strings.Builder
+	timer  *time.Timer
+	closed bool
+}
+
+// NewLog returns a Log that records updates with write, which is called
+// with the Log's lock held (so records keep their order) from Record, Flush,
+// Close and a timer's goroutine; write must not call back into the Log.
+func NewLog(write func(acp.SessionUpdate)) *Log {
+	return &Log{write: write, after: ChunkFlush}
+}
+
+// Record logs u, buffering mergeable text.
+func (l *Log) Record(u acp.SessionUpdate) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if k, text, ok := chunkOfText(&u); ok && !l.closed {
+		if l.text.Len() > 0 && l.key == k {
+			l.text.WriteString(text)
+			if l.text.Len() >= chunkLogMax {
+				l.flushLocked()
+			}
+			return
+		}
+		l.flushLocked()
+		l.key = k
+		l.text.WriteString(text)
+		if l.timer == nil {
+			l.timer = time.AfterFunc(l.after, l.Flush)
+		} else {
+			l.timer.Reset(l.after)
+		}
+		return
+	}
+	l.flushLocked()
+	l.write(u)
+}
+
+// Flush logs the buffered text, if any.
+func (l *Log) Flush() {
+	l.mu.Lock()
+	l.flushLocked()
+	l.mu.Unlock()
+}
+
+func (l *Log) flushLocked() {
+	if l.text.Len() == 0 {
+		return
+	}
+	u := l.key.update(l.text.String())
+	l.text.Reset()
+	if l.timer != nil {
+		l.timer.Stop()
+	}
+	l.write(u)
+}
+
+// Close logs the buffered text and stops buffering: later records are
+// written at once. Call it before closing what write writes to.
+func (l *Log) Close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.flushLocked()
+	l.closed = true
+	if l.timer != nil {
+		l.timer.Stop()
+	}
+}
+
+// Queue is a session's queue of updates for the client (see the package
+// doc).
+type Queue struct {
+	send func(context.Context, acp.SessionUpdate)
+
+	mu      sync.Mutex
+	items   []*item
+	text    int // bytes of text in queued chunks
+	sending bool
+	wg      sync.WaitGroup // the sender goroutine, started when the queue fills from empty
+}
+
+type item struct {
+	ctx   context.Context
+	u     acp.SessionUpdate
+	chunk bool
+	key   chunkKey
+	text  strings.Builder
+	done  chan struct{} // closed once written (or dropped)
+}
+
+// NewQueue returns a Queue that writes updates with send, one at a time and
+// in order, on a sender goroutine the Queue owns (started when the queue
+// fills from empty, gone when it is empty again). send gets the context
+// the update was posted with and must return when it ends.
+func NewQueue(send func(context.Context, acp.SessionUpdate)) *Queue {
+	return &Queue{send: send}
+}
+
+// Post queues u for the client. A mergeable text chunk returns at once
+// (unless the queue is full); anything else returns once written or when
+// ctx ends.
+func (q *Queue) Post(ctx context.Context, u acp.SessionUpdate) {
+	k, text, chunk := chunkOfText(&u)
+	q.mu.Lock()
+	if chunk {
+		if n := len(q.items); n > 0 {
+			if tail := q.items[n-1]; tail.chunk && tail.key == k {
+				tail.text.WriteString(text)
+				q.text += len(text)
+				full := q.text > maxText
+				q.mu.Unlock()
+				if full {
+					waitDone(ctx, tail.done)
+				}
+				return
+			}
+		}
+	}
+	var wait chan struct{}
+	if len(q.items) >= maxItems || q.text > maxText {
+		wait = q.items[len(q.items)-1].done
+	}
+	it := &item{ctx: ctx, u: u, chunk: chunk, key: k, done: make(chan struct{})}
+	if chunk {
+		it.text.WriteString(text)
+		q.text += len(text)
+	} else {
+		wait = it.done
+	}
+	q.items = append(q.items, it)
+	if !q.sending {
+		q.sending = true
+		q.wg.Go(q.drain)
+	}
+	q.mu.Unlock()
+	waitDone(ctx, wait)
+}
+
+// waitDone waits for done (nil: no wait) or the end of ctx.
+func waitDone(ctx context.Context, done chan struct{}) {
+	if done == nil {
+		return
+	}
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
+
+// Flush waits until everything queued so far has been written, or ctx
+// ends.
+func (q *Queue) Flush(ctx context.Context) {
+	q.mu.Lock()
+	var wait chan struct{}
+	if n := len(q.items); n > 0 {
+		wait = q.items[n-1].done
+	}
+	q.mu.Unlock()
+	waitDone(ctx, wait)
+}
+
+// Close waits for the sender goroutine to write what is queued and return
+// (bounded by the contexts the updates were posted with). Post must not be
+// called after it.
+func (q *Queue) Close() {
+	q.wg.Wait()
+}
+
+// drain is the sender goroutine: it writes queued updates in order and
+// returns when the queue is empty.
+func (q *Queue) drain() {
+	for {
+		q.mu.Lock()
+		if len(q.items) == 0 {
+			q.sending = false
+			q.items = nil
+			q.mu.Unlock()
+			return
+		}
+		it := q.items[0]
+		q.items[0] = nil
+		q.items = q.items[1:]
+		if it.chunk {
+			q.text -= it.text.Len()
+		}
+		q.mu.Unlock()
+		u := it.u
+		if it.chunk {
+			u = it.key.update(it.text.String())
+		}
+		q.send(it.ctx, u)
+		close(it.done)
+	}
+}

@@ -1,0 +1,103 @@
+package outbox
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"acpd/acp"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func chunk(msg, text string) acp.SessionUpdate { return TextChunk(false, msg, text) }
+
+var toolCall = acp.SessionUpdate{ToolCall: &acp.ToolCall{ToolCallID: "c", Title: "t"}}
+
+// describe renders what was written: a chunk as its text, anything else as
+// "other".
+func describe(us []acp.SessionUpdate) []string {
+	var out []string
+	for _, u := range us {
+		if u.AgentMessageChunk != nil {
+			out = append(out, u.AgentMessageChunk.Content.Text.Text)
+		} else {
+			out = append(out, "other")
+		}
+	}
+	return out
+}
+
+// While the sender is busy, later chunks of one message merge into the
+// queued one; any other update returns only once written, after them.
+func TestQueueMergesWhileBusy(t *testing.T) {
+	var mu sync.Mutex
+	var sent []acp.SessionUpdate
+	busy, release := make(chan struct{}), make(chan struct{})
+	first := true
+	q := NewQueue(func(ctx context.Context, u acp.SessionUpdate) {
+		mu.Lock()
+		sent = append(sent, u)
+		wait := first
+		first = false
+		mu.Unlock()
+		if wait {
+			close(busy)
+			<-release
+		}
+	})
+	ctx := context.Background()
+	q.Post(ctx, chunk("m", "a"))
+	<-busy
+	q.Post(ctx, chunk("m", "b"))
+	q.Post(ctx, chunk("m", "c"))
+	q.Post(ctx, chunk("n", "d"))
+	done := make(chan struct{})
+	go func() { q.Post(ctx, toolCall); close(done) }()
+	close(release)
+	<-done
+	q.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if got, want := describe(sent), []string{"a", "bc", "d", "other"}; !slices.Equal(got, want) {
+		t.Errorf("written %q, want %q", got, want)
+	}
+}
+
+// Text is logged as one record per message run, before the next update,
+// at Flush, and at once after Close.
+func TestLogBuffersText(t *testing.T) {
+	var logged []acp.SessionUpdate
+	l := NewLog(func(u acp.SessionUpdate) { logged = append(logged, u) })
+	l.after = time.Hour // no timer flush in between
+	l.Record(chunk("m", "a"))
+	l.Record(chunk("m", "b"))
+	l.Record(toolCall)
+	l.Record(chunk("m", "c"))
+	l.Flush()
+	l.Record(chunk("m", "d"))
+	l.Close()
+	l.Record(chunk("m", "e"))
+	if got, want := describe(logged), []string{"ab", "other", "c", "d", "e"}; !slices.Equal(got, want) {
+		t.Errorf("logged %q, want %q", got, want)
+	}
+}
+
+// A fast stream's text is logged once it reaches chunkLogMax, not held
+// for the whole window.
+func TestLogBoundsText(t *testing.T) {
+	var logged []acp.SessionUpdate
+	l := NewLog(func(u acp.SessionUpdate) { logged = append(logged, u) })
+	l.after = time.Hour
+	half := string(make([]byte, chunkLogMax/2))
+	l.Record(chunk("m", half))
+	l.Record(chunk("m", half))
+	if len(logged) != 1 || len(logged[0].AgentMessageChunk.Content.Text.Text) != chunkLogMax {
+		t.Errorf("logged %d records at the bound, want one of %d bytes", len(logged), chunkLogMax)
+	}
+	l.Close()
+}
