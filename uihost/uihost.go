@@ -122,7 +122,8 @@ type Host struct {
 	base     context.Context
 	stop     context.CancelFunc
 	servers  []*http.Server
-	wg       sync.WaitGroup
+	wg       sync.WaitGroup // the servers' Serve loops
+	active   sync.WaitGroup // handlers running; added to under mu while !closed
 	shownURL string
 }
 
@@ -216,7 +217,7 @@ func (h *Host) Start() (string, error) {
 		h http.Handler
 	}{{hl, h.hostHandler(hl.Addr().String())}, {sl, h.sandboxHandler(sl.Addr().String())}} {
 		srv := &http.Server{
-			Handler:           s.h,
+			Handler:           h.owned(s.h),
 			ReadHeaderTimeout: 10 * time.Second,
 			BaseContext:       func(net.Listener) context.Context { return h.base },
 			ErrorLog:          slog.NewLogLogger(h.log.Handler(), slog.LevelDebug),
@@ -290,7 +291,25 @@ func (h *Host) Close(ctx context.Context) error {
 		err = errors.Join(err, s.Close())
 	}
 	h.wg.Wait()
+	h.active.Wait()
 	return err
+}
+
+// owned counts next's requests in h.active, so Close waits for every
+// handler (http.Server.Close does not); after Close they are refused.
+func (h *Host) owned(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.mu.Lock()
+		if h.closed {
+			h.mu.Unlock()
+			http.Error(w, "closed", http.StatusServiceUnavailable)
+			return
+		}
+		h.active.Add(1)
+		h.mu.Unlock()
+		defer h.active.Done()
+		next.ServeHTTP(w, r)
+	})
 }
 
 // Update feeds one session/update of the conversation to the host. It
