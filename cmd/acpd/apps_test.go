@@ -160,3 +160,22 @@ func TestAppsToolCancelled(t *testing.T) {
 		t.Fatalf("summary %v", sum)
 	}
 }
+
+// TestRunNoViewsWithoutUI: acpd run without --ui and without a terminal
+// does not opt in to MCP App views: the tool's call carries none.
+func TestRunNoViewsWithoutUI(t *testing.T) {
+	t.Parallel()
+	requirePeers(t)
+	node, basic := testpeers.App(t, testpeers.BasicApp)
+	iso, project, script := runSetup(t, appsUIScript)
+	iso.writeUserConfig(t, "[agent]\nmcp_grace_ms = 60000\n")
+	servers, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"basic": map[string]any{"command": node, "args": []string{basic, "--stdio"}}}})
+	mcpConfig := writeFile(t, filepath.Join(t.TempDir(), "mcp.json"), string(servers))
+	stdout, stderr, code := runCLI(t, iso.Env(), "run", "--yes", "--output", "stream-json", "--cwd", project, "--mcp-config", mcpConfig, "--model", "replay/"+script, "What time is it?")
+	if code != 0 || !strings.Contains(stdout, `"toolCallId":"call_time"`) {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if strings.Contains(stdout, "io.modelcontextprotocol/ui") || strings.Contains(stderr, "MCP Apps page") {
+		t.Errorf("a run without --ui got a view:\n%s", stdout)
+	}
+}

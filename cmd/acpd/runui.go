@@ -44,14 +44,15 @@ type runUI struct {
 	asked   bool   // the question was asked (uiAsk)
 	askView acp.ToolCallID
 
-	askc chan struct{} // a first view arrived (uiAsk); buffered
-	stop chan struct{}
-	wg   sync.WaitGroup
+	askc     chan struct{} // a first view arrived (uiAsk); buffered
+	answered chan struct{} // closed once the question was answered (uiAsk)
+	stop     chan struct{}
+	wg       sync.WaitGroup
 }
 
 // newRunUI returns the runner's MCP Apps host for mode.
 func newRunUI(r *runner, mode int) *runUI {
-	u := &runUI{r: r, mode: mode, askc: make(chan struct{}, 1), stop: make(chan struct{})}
+	u := &runUI{r: r, mode: mode, askc: make(chan struct{}, 1), answered: make(chan struct{}), stop: make(chan struct{})}
 	if mode == uiOff {
 		return u
 	}
@@ -104,6 +105,7 @@ func (u *runUI) start(conn *client.Conn) {
 			return
 		}
 		u.ask()
+		close(u.answered)
 	}()
 }
 
@@ -218,15 +220,33 @@ func (u *runUI) prompted(sid acp.SessionID, prompt string) {
 // hold keeps the run going after its turn while the page shows views, so
 // the user can use them (their messages start further turns): until the
 // user presses Finish on the page, the turn is interrupted (cancel closes),
-// the agent goes or ctx ends.
+// the agent goes or ctx ends. A question about opening the page that is
+// still open is waited for first.
 func (u *runUI) hold(ctx context.Context, cancel <-chan struct{}) {
 	if u.off() {
 		return
 	}
 	u.mu.Lock()
-	url, conn := u.url, u.conn
+	asked, conn := u.asked, u.conn
 	u.mu.Unlock()
-	if url == "" || conn == nil || u.host.Views() == 0 {
+	if conn == nil {
+		return
+	}
+	if u.mode == uiAsk && asked {
+		select { // a question still open is answered first
+		case <-u.answered:
+		case <-cancel:
+			return
+		case <-conn.Done():
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+	u.mu.Lock()
+	url := u.url
+	u.mu.Unlock()
+	if url == "" || u.host.Views() == 0 {
 		return
 	}
 	u.say("acpd run: the MCP Apps page stays open (" + url + "): press Finish there, or Ctrl-C, to end the run")

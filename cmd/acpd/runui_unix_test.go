@@ -1,0 +1,48 @@
+//go:build unix
+
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"acpd/internal/testpeers"
+)
+
+// TestRunUIAsksOnTerminal: on an interactive terminal without --ui, the
+// first MCP App view asks whether to open the page; yes serves it, the run
+// stays after its turn while the page shows the view, and Ctrl-C ends it.
+func TestRunUIAsksOnTerminal(t *testing.T) {
+	t.Parallel()
+	requirePeers(t)
+	node, basic := testpeers.App(t, testpeers.BasicApp)
+	iso, project, script := runSetup(t, appsUIScript)
+	iso.writeUserConfig(t, "[agent]\nmcp_grace_ms = 60000\n")
+	servers, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"basic": map[string]any{"command": node, "args": []string{basic, "--stdio"}}}})
+	mcpConfig := writeFile(t, filepath.Join(t.TempDir(), "mcp.json"), string(servers))
+	p := startPTYRun(t, append(iso.Env(), "BROWSER=none"), "run", "--yes", "--cwd", project, "--mcp-config", mcpConfig, "--model", "replay/"+script, "What time is it?")
+	p.waitFor("has an MCP App view: open it in the browser?", 1)
+	p.waitFor("›", 1)
+	io.WriteString(p.ptmx, "y")
+	p.waitFor("the MCP Apps page stays open", 1)
+	m := regexp.MustCompile(`MCP Apps page: (http://127\.0\.0\.1:\d+/[0-9a-f]+/)`).FindStringSubmatch(p.screen())
+	if m == nil {
+		t.Fatalf("no page URL on the screen:\n%s", p.screen())
+	}
+	resp, err := http.Get(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("the page: %s", resp.Status)
+	}
+	io.WriteString(p.ptmx, "\x03")
+	if code := p.wait(); code != 0 {
+		t.Fatalf("exit %d; screen:\n%s", code, p.screen())
+	}
+}
