@@ -99,6 +99,19 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	return nil
 }
 
+// holdInflight records name as in flight, so that sweeps leave it alone,
+// until the returned func is called.
+func holdInflight(name string) (release func()) {
+	inflight.Lock()
+	inflight.names[name] = struct{}{}
+	inflight.Unlock()
+	return func() {
+		inflight.Lock()
+		delete(inflight.names, name)
+		inflight.Unlock()
+	}
+}
+
 // addPath makes errors from os.Root operations (which name only the
 // component) mention the full path.
 func addPath(err error, path string) error {
@@ -144,14 +157,7 @@ func writeInDir(d *os.Root, name string, data []byte, perm os.FileMode) (err err
 	}
 
 	tmp := tempName(name)
-	inflight.Lock()
-	inflight.names[tmp] = struct{}{}
-	inflight.Unlock()
-	defer func() {
-		inflight.Lock()
-		delete(inflight.names, tmp)
-		inflight.Unlock()
-	}()
+	defer holdInflight(tmp)()
 
 	createPerm := perm
 	if old != nil {

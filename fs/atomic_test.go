@@ -137,14 +137,7 @@ func TestWriteFileAtomicSweep(t *testing.T) {
 	files[dirLike] = false // directories are never swept
 
 	busy := fmt.Sprintf(".d%s%d-00", tempMarker, os.Getpid())
-	inflight.Lock()
-	inflight.names[busy] = struct{}{}
-	inflight.Unlock()
-	defer func() {
-		inflight.Lock()
-		delete(inflight.names, busy)
-		inflight.Unlock()
-	}()
+	defer holdInflight(busy)()
 
 	if err := WriteFileAtomic(filepath.Join(dir, "trigger"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)

@@ -26,15 +26,12 @@ func wantStale(t *testing.T, err error, reason string) {
 }
 
 func TestStaleWriteAfterExternalSave(t *testing.T) {
-	f := newFixture(t)
+	f, b := newBrokerFixture(t)
 	ctx := context.Background()
-	b := newTestBroker(t, BrokerOptions{Roots: f.roots})
 	p := filepath.Join(f.root, "f.go")
 	mustWrite(t, p, "v0")
 	for i := range *staleLoops {
-		if _, err := b.ReadFile(ctx, p); err != nil {
-			t.Fatal(err)
-		}
+		mustRead(t, b, p)
 		external := fmt.Sprintf("external %d", i)
 		externalSave(t, p, external)
 		_, _, err := b.WriteFile(ctx, p, "agent")
@@ -46,8 +43,7 @@ func TestStaleWriteAfterExternalSave(t *testing.T) {
 }
 
 func TestStaleNeverReadExistingFile(t *testing.T) {
-	f := newFixture(t)
-	b := newTestBroker(t, BrokerOptions{Roots: f.roots})
+	f, b := newBrokerFixture(t)
 	p := filepath.Join(f.root, "f.go")
 	mustWrite(t, p, "user content")
 	_, existed, err := b.WriteFile(context.Background(), p, "agent")
@@ -61,9 +57,8 @@ func TestStaleNeverReadExistingFile(t *testing.T) {
 }
 
 func TestWriteNewFileAndRewrite(t *testing.T) {
-	f := newFixture(t)
+	f, b := newBrokerFixture(t)
 	ctx := context.Background()
-	b := newTestBroker(t, BrokerOptions{Roots: f.roots})
 	p := "pkg/sub/new.go" // parents are created
 	prev, existed, err := b.WriteFile(ctx, p, "one")
 	if err != nil || existed || prev != "" {
@@ -84,9 +79,8 @@ func TestWriteNewFileAndRewrite(t *testing.T) {
 }
 
 func TestReadWriteWrite(t *testing.T) {
-	f := newFixture(t)
+	f, b := newBrokerFixture(t)
 	ctx := context.Background()
-	b := newTestBroker(t, BrokerOptions{Roots: f.roots})
 	p := filepath.Join(f.extra, "f.txt") // additional roots behave the same
 	mustWrite(t, p, "orig")
 	if got, err := b.ReadFile(ctx, p); err != nil || got != "orig" {
@@ -105,9 +99,8 @@ func TestReadWriteWrite(t *testing.T) {
 }
 
 func TestWriteAfterPartialRead(t *testing.T) {
-	f := newFixture(t)
+	f, b := newBrokerFixture(t)
 	ctx := context.Background()
-	b := newTestBroker(t, BrokerOptions{Roots: f.roots})
 	p := filepath.Join(f.root, "big.txt")
 	var sb strings.Builder
 	for i := range 5000 {
@@ -132,23 +125,16 @@ func TestWriteAfterPartialRead(t *testing.T) {
 }
 
 func TestForget(t *testing.T) {
-	f := newFixture(t)
+	_, b, p := newReadFile(t, "f", "x")
 	ctx := context.Background()
-	b := newTestBroker(t, BrokerOptions{Roots: f.roots})
-	p := filepath.Join(f.root, "f")
-	mustWrite(t, p, "x")
-	if _, err := b.ReadFile(ctx, p); err != nil {
-		t.Fatal(err)
-	}
 	b.Forget("f")
 	_, _, err := b.WriteFile(ctx, p, "y")
 	wantStale(t, err, "not been read")
 }
 
 func TestReadFileErrors(t *testing.T) {
-	f := newFixture(t)
+	f, b := newBrokerFixture(t)
 	ctx := context.Background()
-	b := newTestBroker(t, BrokerOptions{Roots: f.roots})
 	mustMkdir(t, filepath.Join(f.root, "dir"))
 	big := filepath.Join(f.root, "huge")
 	fh, err := os.Create(big)
@@ -193,9 +179,8 @@ func TestReadFileErrors(t *testing.T) {
 // write either succeeds or is reported stale, and the race detector checks
 // the locking.
 func TestConcurrentBrokerUse(t *testing.T) {
-	f := newFixture(t)
+	f, b := newBrokerFixture(t)
 	ctx := context.Background()
-	b := newTestBroker(t, BrokerOptions{Roots: f.roots})
 	shared := filepath.Join(f.root, "shared")
 	mustWrite(t, shared, "start")
 	var wg sync.WaitGroup
@@ -305,9 +290,7 @@ func TestEditFileStaleAndApply(t *testing.T) {
 	if _, _, err := b.EditFile(ctx, p, up); !errors.As(err, new(*StaleError)) {
 		t.Fatalf("edit of an unread file: got %v, want StaleError", err)
 	}
-	if _, err := b.ReadFile(ctx, p); err != nil {
-		t.Fatal(err)
-	}
+	mustRead(t, b, p)
 	prev, next, err := b.EditFile(ctx, p, up)
 	if err != nil || prev != "hello world\n" || next != "HELLO WORLD\n" {
 		t.Fatalf("EditFile = %q, %q, %v", prev, next, err)

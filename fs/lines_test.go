@@ -46,9 +46,8 @@ func TestScanLinesEdgeCases(t *testing.T) {
 }
 
 func TestReadLinesBigFile(t *testing.T) {
-	f := newFixture(t)
+	f, b := newBrokerFixture(t)
 	ctx := context.Background()
-	b := newTestBroker(t, BrokerOptions{Roots: f.roots})
 	const n = 50000
 	longLine := 1234                           // 1-based number of the over-long line
 	long := strings.Repeat("é", MaxLineLength) // 2 bytes per rune: cut lands mid-rune otherwise
@@ -106,8 +105,7 @@ func TestReadLinesBigFile(t *testing.T) {
 }
 
 func TestReadLinesErrors(t *testing.T) {
-	f := newFixture(t)
-	b := newTestBroker(t, BrokerOptions{Roots: f.roots})
+	f, b := newBrokerFixture(t)
 	mustMkdir(t, filepath.Join(f.root, "dir"))
 	mustWrite(t, filepath.Join(f.root, "f"), strings.Repeat("x\n", 1000))
 	ctx := context.Background()

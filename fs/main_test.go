@@ -74,6 +74,40 @@ func mustMkdir(t testing.TB, dir string) {
 	}
 }
 
+// newBrokerFixture returns a new fixture and a broker over its roots.
+func newBrokerFixture(t testing.TB) (*fixture, *Broker) {
+	t.Helper()
+	f := newFixture(t)
+	return f, newTestBroker(t, BrokerOptions{Roots: f.roots})
+}
+
+// newReadFile returns a new fixture, a broker over its roots and the path
+// of the file name in the cwd root, which holds content and which the
+// broker has read.
+func newReadFile(t testing.TB, name, content string) (*fixture, *Broker, string) {
+	t.Helper()
+	f, b := newBrokerFixture(t)
+	p := filepath.Join(f.root, name)
+	mustTrack(t, b, p, content)
+	return f, b, p
+}
+
+// mustTrack writes content to path and has b read it, so that b tracks
+// the file.
+func mustTrack(t testing.TB, b *Broker, path, content string) {
+	t.Helper()
+	mustWrite(t, path, content)
+	mustRead(t, b, path)
+}
+
+// mustRead has b read path, failing t on an error.
+func mustRead(t testing.TB, b *Broker, path string) {
+	t.Helper()
+	if _, err := b.ReadFile(context.Background(), path); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func mustWrite(t testing.TB, path, content string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {

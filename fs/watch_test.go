@@ -23,23 +23,24 @@ func (c *changes) poll(b *Broker) []string {
 	return slices.Clone(c.seen)
 }
 
+// saveExternally saves content to path as an editor would and waits until
+// b reports the change.
+func (c *changes) saveExternally(t *testing.T, b *Broker, path, content string) {
+	t.Helper()
+	externalSave(t, path, content)
+	c.waitFor(t, b, path)
+}
+
 func (c *changes) waitFor(t *testing.T, b *Broker, path string) {
 	t.Helper()
 	waitFor(t, "ChangedSince to report "+path, func() bool { return slices.Contains(c.poll(b), path) })
 }
 
 func TestChangedSinceExternalRenameSave(t *testing.T) {
-	f := newFixture(t)
+	_, b, p := newReadFile(t, "f.go", "v1")
 	ctx := context.Background()
-	b := newTestBroker(t, BrokerOptions{Roots: f.roots})
-	p := filepath.Join(f.root, "f.go")
-	mustWrite(t, p, "v1")
-	if _, err := b.ReadFile(ctx, p); err != nil {
-		t.Fatal(err)
-	}
 	var c changes
-	externalSave(t, p, "v2")
-	c.waitFor(t, b, p)
+	c.saveExternally(t, b, p, "v2")
 	if again := b.ChangedSince(); len(again) != 0 {
 		t.Errorf("ChangedSince not drained: %q", again)
 	}
@@ -47,9 +48,7 @@ func TestChangedSinceExternalRenameSave(t *testing.T) {
 	wantStale(t, err, "outside the agent")
 
 	// Re-reading clears the state; the agent can write again.
-	if _, err := b.ReadFile(ctx, p); err != nil {
-		t.Fatal(err)
-	}
+	mustRead(t, b, p)
 	if _, _, err := b.WriteFile(ctx, p, "agent"); err != nil {
 		t.Fatal(err)
 	}
@@ -58,35 +57,22 @@ func TestChangedSinceExternalRenameSave(t *testing.T) {
 // TestStaleAfterRevertedChange covers the A→B→A case: content hashes alone
 // cannot see it, the watcher does.
 func TestStaleAfterRevertedChange(t *testing.T) {
-	f := newFixture(t)
+	_, b, p := newReadFile(t, "f.go", "A")
 	ctx := context.Background()
-	b := newTestBroker(t, BrokerOptions{Roots: f.roots})
-	p := filepath.Join(f.root, "f.go")
-	mustWrite(t, p, "A")
-	if _, err := b.ReadFile(ctx, p); err != nil {
-		t.Fatal(err)
-	}
 	var c changes
-	externalSave(t, p, "B")
-	c.waitFor(t, b, p)
+	c.saveExternally(t, b, p, "B")
 	externalSave(t, p, "A")
 	_, _, err := b.WriteFile(ctx, p, "agent")
 	wantStale(t, err, "outside the agent")
 }
 
 func TestChangedSinceIgnoresOwnWrites(t *testing.T) {
-	f := newFixture(t)
+	f, b := newBrokerFixture(t)
 	ctx := context.Background()
-	b := newTestBroker(t, BrokerOptions{Roots: f.roots})
 	mine := filepath.Join(f.root, "mine")
 	theirs := filepath.Join(f.root, "theirs")
-	mustWrite(t, mine, "1")
-	mustWrite(t, theirs, "1")
-	for _, p := range []string{mine, theirs} {
-		if _, err := b.ReadFile(ctx, p); err != nil {
-			t.Fatal(err)
-		}
-	}
+	mustTrack(t, b, mine, "1")
+	mustTrack(t, b, theirs, "1")
 	for _, content := range []string{"2", "3", "4"} {
 		if _, _, err := b.WriteFile(ctx, mine, content); err != nil {
 			t.Fatal(err)
@@ -95,8 +81,7 @@ func TestChangedSinceIgnoresOwnWrites(t *testing.T) {
 	// The external save of theirs is queued after our writes' events: once
 	// it is reported, ours have been examined.
 	var c changes
-	externalSave(t, theirs, "2")
-	c.waitFor(t, b, theirs)
+	c.saveExternally(t, b, theirs, "2")
 	if seen := c.poll(b); slices.Contains(seen, mine) {
 		t.Errorf("own writes reported as external changes: %q", seen)
 	}
@@ -106,16 +91,12 @@ func TestChangedSinceIgnoresOwnWrites(t *testing.T) {
 }
 
 func TestChangedSinceDirectoryRecreated(t *testing.T) {
-	f := newFixture(t)
-	ctx := context.Background()
-	b := newTestBroker(t, BrokerOptions{Roots: f.roots})
+	f, b := newBrokerFixture(t)
 	dir := filepath.Join(f.root, "d")
 	p := filepath.Join(dir, "f")
 	mustMkdir(t, dir)
 	mustWrite(t, p, "1")
-	if _, err := b.ReadFile(ctx, p); err != nil {
-		t.Fatal(err)
-	}
+	mustRead(t, b, p)
 	var c changes
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
@@ -125,30 +106,20 @@ func TestChangedSinceDirectoryRecreated(t *testing.T) {
 	// The directory's watch died with it; using the file again re-adds it.
 	mustMkdir(t, dir)
 	mustWrite(t, p, "2")
-	if _, err := b.ReadFile(ctx, p); err != nil {
-		t.Fatal(err)
-	}
+	mustRead(t, b, p)
 	c = changes{}
-	externalSave(t, p, "3")
-	c.waitFor(t, b, p)
+	c.saveExternally(t, b, p, "3")
 }
 
 // TestRescanAfterOverflow exercises the overflow path: every tracked file
 // is rechecked. The watcher is closed first so that only the rescan can
 // notice the change.
 func TestRescanAfterOverflow(t *testing.T) {
-	f := newFixture(t)
-	ctx := context.Background()
-	b := newTestBroker(t, BrokerOptions{Roots: f.roots})
+	f, b := newBrokerFixture(t)
 	same := filepath.Join(f.root, "same")
 	changed := filepath.Join(f.root, "changed")
-	mustWrite(t, same, "x")
-	mustWrite(t, changed, "x")
-	for _, p := range []string{same, changed} {
-		if _, err := b.ReadFile(ctx, p); err != nil {
-			t.Fatal(err)
-		}
-	}
+	mustTrack(t, b, same, "x")
+	mustTrack(t, b, changed, "x")
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -166,8 +137,7 @@ func TestRescanAfterOverflow(t *testing.T) {
 }
 
 func TestCloseIdempotent(t *testing.T) {
-	f := newFixture(t)
-	b := newTestBroker(t, BrokerOptions{Roots: f.roots})
+	_, b := newBrokerFixture(t)
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +175,6 @@ func TestBrokersShareOneWatcher(t *testing.T) {
 		t.Skip("counts inotify instances")
 	}
 	before := inotifyInstances(t)
-	ctx := context.Background()
 	const n = 8
 	var brokers []*Broker
 	var paths []string
@@ -214,14 +183,10 @@ func TestBrokersShareOneWatcher(t *testing.T) {
 		b := NewBroker(BrokerOptions{Roots: f.roots})
 		p := filepath.Join(f.root, "f")
 		mustWrite(t, p, "1")
-		if _, err := b.ReadFile(ctx, p); err != nil {
-			t.Fatal(err)
-		}
+		mustRead(t, b, p)
 		if i == n-1 { // the last one shares the first one's directory
 			p = paths[0]
-			if _, err := b.ReadFile(ctx, p); err != nil {
-				t.Fatal(err)
-			}
+			mustRead(t, b, p)
 		}
 		brokers = append(brokers, b)
 		paths = append(paths, p)
@@ -234,12 +199,10 @@ func TestBrokersShareOneWatcher(t *testing.T) {
 		t.Fatal(err)
 	}
 	var c changes
-	externalSave(t, paths[0], "2")
-	c.waitFor(t, brokers[n-1], paths[0])
+	c.saveExternally(t, brokers[n-1], paths[0], "2")
 	for i := 1; i < n-1; i++ {
 		var c changes
-		externalSave(t, paths[i], "2")
-		c.waitFor(t, brokers[i], paths[i])
+		c.saveExternally(t, brokers[i], paths[i], "2")
 		if got := brokers[n-1].ChangedSince(); len(got) != 0 {
 			t.Errorf("broker %d heard about another broker's file: %q", n-1, got)
 		}
