@@ -10,19 +10,11 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
-
-// protectChildEnv makes the test binary act as ProtectStdout's subject (see
-// TestMain): ProtectStdout changes process-wide file descriptors, so it runs
-// in a child process. The value names the kind of stdout: "pipe" or "socket".
-const protectChildEnv = "ACP_TEST_PROTECT_STDOUT_CHILD"
-
-const protoLine = "protocol-line\n"
 
 func TestProtectStdout(t *testing.T) {
 	for _, kind := range []string{"pipe", "socket"} {
@@ -64,30 +56,9 @@ func TestProtectStdout(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.HasPrefix(out, []byte(protoLine)) {
-				t.Fatalf("protocol stream starts with %q", out[:min(len(out), 64)])
-			}
-			if bytes.Contains(out, []byte("stray")) {
-				t.Fatal("a stray stdout write reached the protocol stream")
-			}
-			for _, want := range []string{"stray via os.Stdout", "stray via fd 1", "child ok"} {
-				if !strings.Contains(stderr.String(), want) {
-					t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
-				}
-			}
+			checkProtected(t, out, stderr.String(), "stray via os.Stdout", "stray via fd 1")
 		})
 	}
-}
-
-// protectStdoutChild runs in the child process; it reports on stderr and
-// returns the exit code.
-func protectStdoutChild() int {
-	if err := runProtectStdoutChild(os.Getenv(protectChildEnv)); err != nil {
-		fmt.Fprintln(os.Stderr, "child error:", err)
-		return 1
-	}
-	fmt.Fprintln(os.Stderr, "child ok")
-	return 0
 }
 
 func runProtectStdoutChild(kind string) error {

@@ -9,19 +9,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/windows"
 )
-
-// protectChildEnv makes the test binary act as ProtectStdout's subject (see
-// TestMain): ProtectStdout changes process-wide handles, so it runs in a
-// child process.
-const protectChildEnv = "ACP_TEST_PROTECT_STDOUT_CHILD"
-
-const protoLine = "protocol-line\n"
 
 func TestProtectStdout(t *testing.T) {
 	r, w, err := os.Pipe()
@@ -45,29 +37,12 @@ func TestProtectStdout(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("child failed: %v\nstderr:\n%s", err, stderr.String())
 	}
-	if !bytes.HasPrefix(out, []byte(protoLine)) {
-		t.Fatalf("protocol stream starts with %q", out[:min(len(out), 64)])
-	}
-	if bytes.Contains(out, []byte("stray")) {
-		t.Fatal("a stray stdout write reached the protocol stream")
-	}
-	for _, want := range []string{"stray via os.Stdout", "stray via the std handle", "child ok"} {
-		if !strings.Contains(stderr.String(), want) {
-			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
-		}
-	}
+	checkProtected(t, out, stderr.String(), "stray via os.Stdout", "stray via the std handle")
 }
 
-func protectStdoutChild() int {
-	if err := runProtectStdoutChild(); err != nil {
-		fmt.Fprintln(os.Stderr, "child error:", err)
-		return 1
-	}
-	fmt.Fprintln(os.Stderr, "child ok")
-	return 0
-}
-
-func runProtectStdoutChild() error {
+// runProtectStdoutChild is the child's part; Windows has one kind of
+// stdout, a pipe.
+func runProtectStdoutChild(string) error {
 	proto, err := ProtectStdout()
 	if err != nil {
 		return err
