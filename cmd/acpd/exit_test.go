@@ -5,8 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -62,42 +60,14 @@ func TestExitWhileACommandRuns(t *testing.T) {
 			`{"type":"finish"}`+"\n")
 	p := startProc(t, iso.Env(), "--model", "replay/"+script)
 	p.initialize()
-	sid := p.newSession(project)
-	p.mustCall("session/set_config_option", map[string]any{"sessionId": sid, "configId": "mode", "value": "full"}, nil)
-	promptID := p.request("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "sleep"}}})
-	p.waitUpdate("run_command in progress", func(kind string, u json.RawMessage) bool {
-		return kind == "tool_call_update" && strings.Contains(string(u), `"status":"in_progress"`)
-	})
-	var pid int
-	deadline := time.Now().Add(*flagReplyWait)
-	for pid == 0 && time.Now().Before(deadline) {
-		if b, err := os.ReadFile(pidFile); err == nil && strings.HasSuffix(string(b), "\n") {
-			pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if pid == 0 {
-		t.Fatalf("the command did not start; stderr:\n%s", p.stderr.String())
-	}
+	promptID := p.promptCommand(project)
+	pid := readPid(t, p, pidFile)
 	p.close() // fails unless acpd exits 0 within the reply wait
 	if !processGone(pid) {
 		testproc.Kill(pid)
 		t.Errorf("the command (pid %d) outlived acpd", pid)
 	}
-	// The prompt was answered (cancelled) before acpd exited.
-	found := false
-	for _, l := range p.got {
-		m := decodeMsg(t, l)
-		if m.isResponse() && string(m.ID) == promptID {
-			found = true
-			if !strings.Contains(string(m.Result), `"cancelled"`) {
-				t.Errorf("prompt reply at exit = %s, want stopReason cancelled", m.raw)
-			}
-		}
-	}
-	if !found {
-		t.Error("the running prompt got no reply before acpd exited")
-	}
+	p.wantCancelled(promptID)
 	p.validate(schema, true)
 }
 

@@ -29,6 +29,39 @@ func readPid(t *testing.T, p *proc, path string) int {
 	return 0
 }
 
+// promptCommand opens a session on project in full mode (no permission
+// asked) and sends a prompt whose model runs a command; it returns the
+// prompt's request id once the command runs.
+func (p *proc) promptCommand(project string) string {
+	p.tb.Helper()
+	sid := p.newSession(project)
+	p.mustCall("session/set_config_option", map[string]any{"sessionId": sid, "configId": "mode", "value": "full"}, nil)
+	promptID := p.request("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "sleep"}}})
+	p.waitUpdate("run_command in progress", func(kind string, u json.RawMessage) bool {
+		return kind == "tool_call_update" && strings.Contains(string(u), `"status":"in_progress"`)
+	})
+	return promptID
+}
+
+// wantCancelled checks, once acpd has exited, that the prompt promptID was
+// answered, with stopReason cancelled.
+func (p *proc) wantCancelled(promptID string) {
+	p.tb.Helper()
+	found := false
+	for _, l := range p.got {
+		m := decodeMsg(p.tb, l)
+		if m.isResponse() && string(m.ID) == promptID {
+			found = true
+			if !strings.Contains(string(m.Result), `"cancelled"`) {
+				p.tb.Errorf("prompt reply at exit = %s, want stopReason cancelled", m.raw)
+			}
+		}
+	}
+	if !found {
+		p.tb.Error("the running prompt got no reply before acpd exited")
+	}
+}
+
 // TestExitWithStubbornChildren closes acpd's stdin while one session runs a
 // command that ignores SIGTERM (and has a child that does too) and another
 // session's MCP stdio server hangs in the handshake, ignoring both its stdin
@@ -57,12 +90,7 @@ func TestExitWithStubbornChildren(t *testing.T) {
 	mcpPid := readPid(t, p, mcpPidFile)
 
 	// Session 2: a command that ignores SIGTERM.
-	sid := p.newSession(project)
-	p.mustCall("session/set_config_option", map[string]any{"sessionId": sid, "configId": "mode", "value": "full"}, nil)
-	promptID := p.request("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "sleep"}}})
-	p.waitUpdate("run_command in progress", func(kind string, u json.RawMessage) bool {
-		return kind == "tool_call_update" && strings.Contains(string(u), `"status":"in_progress"`)
-	})
+	promptID := p.promptCommand(project)
 	cmdPid := readPid(t, p, cmdPidFile)
 
 	p.close() // fails unless acpd exits 0 within the reply wait
@@ -72,17 +100,5 @@ func TestExitWithStubbornChildren(t *testing.T) {
 			t.Errorf("the %s (pid %d) outlived acpd", name, pid)
 		}
 	}
-	found := false
-	for _, l := range p.got {
-		m := decodeMsg(t, l)
-		if m.isResponse() && string(m.ID) == promptID {
-			found = true
-			if !strings.Contains(string(m.Result), `"cancelled"`) {
-				t.Errorf("prompt reply at exit = %s, want stopReason cancelled", m.raw)
-			}
-		}
-	}
-	if !found {
-		t.Error("the running prompt got no reply before acpd exited")
-	}
+	p.wantCancelled(promptID)
 }
