@@ -92,7 +92,7 @@ generate: test-deps
 BENCHTIME ?= 5x
 bench:
 	@mkdir -p bin; CGO_ENABLED=0 $(GO) test -run '^$$' -bench '^(BenchmarkTable|BenchmarkLoad10k$$)' \
-	  -benchtime $(BENCHTIME) -timeout 20m ./cmd/acpd ./agent > bin/bench.txt; status=$$?; \
+	  -benchtime $(BENCHTIME) -timeout 20m ./cmd/acpd ./agent ./mcpclient > bin/bench.txt; status=$$?; \
 	  grep -v '^Benchmark' bin/bench.txt; awk -f cmd/acpd/testdata/benchtable.awk bin/bench.txt; exit $$status
 
 bench-all:

@@ -15,6 +15,8 @@ BEGIN {
 	label["Load10k"]           = "session/load, 10,000 records with replay (floor: read + parse each line)"
 	label["TableIdle100"]      = "idle sessions (100)"
 	label["TablePeakRSS32M"]   = "peak RSS, 32 MiB answer"
+	label["TableMCPToolsReady3"] = "MCP tools ready, 3 stdio servers (floor: bare initialize + tools/list)"
+	label["TableMCPCall"]      = "MCP tool call round trip, stdio (floor: MCP TypeScript client, direct)"
 	printf "| %-72s | %14s | %14s | %7s |\n", "figure", "acpd", "floor", "ratio"
 	printf "|%s|%s|%s|%s|\n", "--------------------------------------------------------------------------", "----------------", "----------------", "---------"
 }
@@ -36,6 +38,8 @@ BEGIN {
 		next
 	}
 	printf "| %-72s | %11s ms | %11s ms | %7.2f |\n", label[name], metric("acpd-ms"), metric("floor-ms"), metric("ratio")
+	if (name == "TableMCPCall")
+		printf "| %-72s | %11s µs | %14s | %7s |\n", "time acpd adds per MCP tool call", metric("added-µs"), "goal < 1000 µs", ""
 	if (name == "TableStream100k")
 		printf "| %-72s | %14s | %14s | %7s |\n", "session log bytes per byte of streamed text", metric("log/text"), "≤ 4", ""
 }
