@@ -71,6 +71,7 @@ import (
 	"strings"
 	"time"
 
+	"acpd/internal/ctxsleep"
 	"acpd/model"
 )
 
@@ -176,7 +177,7 @@ func (b *Backend) Stream(ctx context.Context, req *model.Request) iter.Seq2[mode
 					return
 				}
 			case stepDelay:
-				if err := sleep(ctx, s.delay); err != nil {
+				if err := ctxsleep.Sleep(ctx, s.delay); err != nil {
 					yield(model.Event{}, err)
 					return
 				}
@@ -213,21 +214,6 @@ func encodeMessages(messages []model.Message) []byte {
 		panic(fmt.Sprintf("replay: encoding request messages: %v", err))
 	}
 	return buf.Bytes()
-}
-
-// sleep waits for d or until ctx is done, returning ctx's error then.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 func cloneEvent(e model.Event) model.Event {

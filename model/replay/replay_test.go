@@ -286,19 +286,6 @@ func TestBackend(t *testing.T) {
 	}})
 }
 
-func TestSleepCancelled(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error)
-	go func() { done <- sleep(ctx, time.Hour) }()
-	cancel()
-	if err := <-done; !errors.Is(err, context.Canceled) {
-		t.Errorf("sleep = %v, want context.Canceled", err)
-	}
-	if err := sleep(context.Background(), 0); err != nil {
-		t.Errorf("sleep(0) = %v", err)
-	}
-}
-
 func TestCancelledContext(t *testing.T) {
 	b := mustNew(t, writeScript(t, "{\"type\":\"text\",\"text\":\"x\"}\n{\"type\":\"finish\"}\n"))
 	ctx, cancel := context.WithCancel(context.Background())

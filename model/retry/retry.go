@@ -30,6 +30,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"acpd/internal/ctxsleep"
 	"acpd/model"
 )
 
@@ -86,7 +87,7 @@ func Wrap(b model.Backend, p Policy) model.Backend {
 		p.MaxRetryAfter = DefaultMaxRetryAfter
 	}
 	if p.Sleep == nil {
-		p.Sleep = sleep
+		p.Sleep = ctxsleep.Sleep
 	}
 	return &backend{b: b, p: p}
 }
@@ -140,15 +141,4 @@ func (r *backend) retryDelay(ctx context.Context, attempt int, err error, yielde
 		return 0, false
 	}
 	return max(r.p.Backoff(attempt), me.RetryAfter), true
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
