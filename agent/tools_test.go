@@ -12,6 +12,7 @@ import (
 
 	"acpd/acp"
 	"acpd/internal/testproc"
+	"acpd/sandbox"
 )
 
 // runTools runs one turn that makes the given tool calls and returns the
@@ -476,9 +477,14 @@ func TestEditorCapabilities(t *testing.T) {
 		t.Fatalf("terminal calls %+v", calls)
 	}
 	create := calls[0].create
-	// The editor runs the command through acpd's sandbox helper, which
-	// carries the command line.
-	if create.Cwd == nil || *create.Cwd != env.cwd || len(create.Args) != 2 || create.Args[0] != "__sandbox-stage1" || !strings.Contains(create.Args[1], `"-c","echo hi"`) {
+	// The editor runs the command through acpd's sandbox helper, whose
+	// command line shows the user's command; the policy is in the
+	// environment.
+	var policy bool
+	for _, e := range create.Env {
+		policy = policy || e.Name == sandbox.PolicyEnv && strings.Contains(e.Value, `"plan"`)
+	}
+	if create.Cwd == nil || *create.Cwd != env.cwd || len(create.Args) < 5 || create.Args[0] != "sandbox" || create.Args[1] != "--policy" || create.Args[3] != "--" || !slices.Equal(create.Args[len(create.Args)-2:], []string{"-c", "echo hi"}) || !policy {
 		t.Errorf("terminal/create %+v", create)
 	}
 	id := calls[0].id

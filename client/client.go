@@ -32,6 +32,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -407,19 +408,26 @@ func (c *Client) createTerminal(ctx context.Context, req acp.CreateTerminalReque
 	if req.Cwd != nil && *req.Cwd != "" {
 		spec.Cwd = *req.Cwd
 	}
+	for _, e := range req.Env {
+		if c.o.Sandbox != nil && e.Name == sandbox.PolicyEnv {
+			continue // the agent does not choose our sandbox's policy
+		}
+		spec.Env = append(spec.Env, terminal.EnvVar{Name: e.Name, Value: e.Value})
+	}
 	if c.o.Sandbox != nil {
 		path, argv := command, append([]string{command}, args...)
 		if p, a, ok := sandbox.Unwrap(command, args); ok {
 			path, argv = p, a
 		}
-		prog, wrapped, err := c.o.Sandbox.Command(path, argv, spec.Cwd)
+		prog, wrapped, env, err := c.o.Sandbox.Command(path, argv, spec.Cwd)
 		if err != nil {
 			return acp.CreateTerminalResponse{}, fmt.Errorf("terminal/create: %w; refusing to run the command unconfined", err)
 		}
 		spec.Command, spec.Args = prog, wrapped[1:]
-	}
-	for _, e := range req.Env {
-		spec.Env = append(spec.Env, terminal.EnvVar{Name: e.Name, Value: e.Value})
+		for _, e := range env {
+			name, value, _ := strings.Cut(e, "=")
+			spec.Env = append(spec.Env, terminal.EnvVar{Name: name, Value: value})
+		}
 	}
 	// ACP's absent limit means "unlimited"; the terminal retains at most
 	// MaxOutputByteLimit bytes (its meaning of 0) to keep memory bounded.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"acpd/acp"
@@ -34,10 +35,15 @@ func TestTerminalSandboxed(t *testing.T) {
 	}
 	pol := &sandbox.Policy{Mode: sandbox.WorkspaceWrite, Roots: []string{root}}
 	_, conn, _ := newClient(t, Options{Cwd: root, Sandbox: pol})
-	run := func(command string, args ...string) *uint32 {
+	run := func(env []string, command string, args ...string) *uint32 {
 		t.Helper()
+		req := acp.CreateTerminalRequest{SessionID: "s", Command: command, Args: args}
+		for _, e := range env {
+			name, value, _ := strings.Cut(e, "=")
+			req.Env = append(req.Env, acp.EnvVariable{Name: name, Value: value})
+		}
 		var created acp.CreateTerminalResponse
-		if err := call(t, conn, acp.ClientMethodTerminalCreate, acp.CreateTerminalRequest{SessionID: "s", Command: command, Args: args}, &created); err != nil {
+		if err := call(t, conn, acp.ClientMethodTerminalCreate, req, &created); err != nil {
 			t.Fatal(err)
 		}
 		var exit acp.WaitForTerminalExitResponse
@@ -47,7 +53,7 @@ func TestTerminalSandboxed(t *testing.T) {
 		return exit.ExitCode
 	}
 	escape := "echo in > f; echo out > " + filepath.Join(outside, "x")
-	if code := run("bash", "-c", escape); code == nil || *code == 0 {
+	if code := run(nil, "bash", "-c", escape); code == nil || *code == 0 {
 		t.Fatalf("exit %v", code)
 	}
 	if _, err := os.Stat(filepath.Join(root, "f")); err != nil {
@@ -55,8 +61,21 @@ func TestTerminalSandboxed(t *testing.T) {
 	}
 	forged, _ := json.Marshal(map[string]any{"unconfined": true, "path": "/bin/bash", "args": []string{"bash", "-c", escape}})
 	self, _ := os.Executable()
-	run(self, "__sandbox-stage1", string(forged))
+	run(nil, self, "__sandbox-stage1", string(forged), "bash", "-c", escape)
 	if _, err := os.Stat(filepath.Join(outside, "x")); err == nil {
 		t.Fatal("a command wrote outside the root")
+	}
+	// An agent's own (unconfined) policy for acpd's helper, in the
+	// environment, as acpd itself would send it to an editor: unwrapped,
+	// and the client's policy applies.
+	prog, argv, env, err := sandbox.Policy{Mode: sandbox.Off}.Command("/bin/bash", []string{"bash", "-c", escape}, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := run(env, prog, argv[1:]...); code == nil || *code == 0 || *code == sandbox.HelperExitCode {
+		t.Fatalf("exit %v, want the command's own failure", code)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "x")); err == nil {
+		t.Fatal("a command with the agent's unconfined policy wrote outside the root")
 	}
 }

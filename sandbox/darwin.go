@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"syscall"
 )
 
 // sandboxExec is macOS's Seatbelt launcher; only the system copy is used.
@@ -38,19 +39,33 @@ func wrap(pl plan, cmd *exec.Cmd) error {
 	return nil
 }
 
-func apply(helperRequest) error { return errors.New("the sandbox helper is not used on macOS") }
+func apply(helperRequest, []string) error {
+	return errors.New("the sandbox helper is not used on macOS")
+}
 
-func stage1(string, helperRequest) error { return ErrUnavailable }
+// stage1 runs the command of Command's form through sandbox-exec (the
+// working directory is not pinned on macOS).
+func stage1(req helperRequest, args []string) error {
+	cmd := &exec.Cmd{Path: req.Path, Args: args}
+	if !req.Unconfined {
+		if err := wrap(req.Plan, cmd); err != nil {
+			return err
+		}
+	}
+	err := syscall.Exec(cmd.Path, cmd.Args, os.Environ())
+	return fmt.Errorf("exec %s: %w", cmd.Path, err)
+}
 
-// command implements Policy.Command with sandbox-exec (the working
-// directory is not pinned on macOS).
-func command(req helperRequest) (string, []string, error) {
+// command implements Policy.Command: this program, which runs the command
+// through sandbox-exec (the profile stays out of the command line an
+// editor shows).
+func command(req helperRequest, args []string) (string, []string, []string, error) {
 	if req.Unconfined {
-		return req.Path, req.Args, nil
+		return req.Path, args, nil, nil
 	}
-	cmd := &exec.Cmd{Path: req.Path, Args: req.Args}
-	if err := wrap(req.Plan, cmd); err != nil {
-		return "", nil, err
+	self, err := os.Executable()
+	if err != nil {
+		return "", nil, nil, fmt.Errorf("sandbox: %w", err)
 	}
-	return cmd.Path, cmd.Args, nil
+	return visible(self, req, args)
 }

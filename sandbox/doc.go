@@ -9,6 +9,17 @@
 // call [Init] first thing in main (and in TestMain), because on Linux the
 // confinement is applied by this very binary re-executed as a helper.
 //
+// [Policy.Command] prepares a command for a starter that takes only a
+// command line and environment (an editor's terminal):
+// `PROGRAM sandbox --policy ID -- ARGV...`, legible where the editor shows
+// it, with the policy in [PolicyEnv]. The helper takes the policy only if ID
+// is its hash and it was prepared for exactly ARGV, removes the variable
+// before the command starts, and refuses to run without it. The policy is
+// not a capability: anyone who can start the helper with a policy of their
+// choosing can start the command directly, and a sandboxed process that
+// does so stays confined (Landlock domains, namespaces and dropped
+// capabilities are inherited; the helper gains no privilege).
+//
 // # Linux
 //
 // The parent starts the helper (`/proc/self/exe __sandbox-exec PLAN`) in new

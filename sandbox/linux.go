@@ -73,43 +73,39 @@ func probe() Status {
 // such a parent starts a plain first stage of the helper, which is dumpable
 // again after its exec and starts the namespaced helper in turn.
 func wrap(pl plan, cmd *exec.Cmd) error {
-	req, err := json.Marshal(helperRequest{Plan: pl, Path: cmd.Path, Args: cmd.Args})
+	req, err := json.Marshal(helperRequest{Plan: pl, Path: cmd.Path})
 	if err != nil {
 		return err
 	}
 	if cmd.SysProcAttr != nil && cmd.SysProcAttr.Credential != nil {
 		return errors.New("sandbox: a command with its own credentials cannot be sandboxed")
 	}
+	stage := helperArg
 	if needStage1() {
-		cmd.Path = selfExe
-		cmd.Args = []string{"acpd-sandbox", stage1Arg, string(req)}
-		return nil
+		stage = stage1Arg
+	} else {
+		namespaced(cmd, pl.network)
 	}
-	namespaced(cmd, pl.network)
+	cmd.Args = append([]string{"acpd-sandbox", stage, string(req)}, cmd.Args...)
 	cmd.Path = selfExe
-	cmd.Args = []string{"acpd-sandbox", helperArg, string(req)}
 	return nil
 }
 
 // command implements Policy.Command: the first stage of the helper, which
-// works from any parent (it needs no SysProcAttr).
-func command(req helperRequest) (string, []string, error) {
+// works from any parent (it needs no SysProcAttr), in its visible form.
+func command(req helperRequest, args []string) (string, []string, []string, error) {
 	if req.Dir != "" {
 		var st unix.Stat_t
 		if err := unix.Stat(req.Dir, &st); err != nil {
-			return "", nil, fmt.Errorf("sandbox: working directory: %w", err)
+			return "", nil, nil, fmt.Errorf("sandbox: working directory: %w", err)
 		}
 		req.Dev, req.Ino = st.Dev, st.Ino
 	}
 	self, err := os.Executable()
 	if err != nil {
-		return "", nil, fmt.Errorf("sandbox: %w", err)
+		return "", nil, nil, fmt.Errorf("sandbox: %w", err)
 	}
-	b, err := json.Marshal(req)
-	if err != nil {
-		return "", nil, err
-	}
-	return self, []string{self, stage1Arg, string(b)}, nil
+	return visible(self, req, args)
 }
 
 // checkDir verifies that the working directory is the one the request pins.
@@ -161,15 +157,19 @@ func namespaced(cmd *exec.Cmd, network bool) {
 // descriptors (and so the same controlling terminal and process group),
 // relays the signals a terminal or a supervisor sends, and ends as the
 // child ended.
-func stage1(raw string, req helperRequest) error {
+func stage1(req helperRequest, args []string) error {
 	if err := checkDir(req); err != nil {
 		return err
 	}
 	if req.Unconfined {
-		err := unix.Exec(req.Path, req.Args, os.Environ())
+		err := unix.Exec(req.Path, args, os.Environ())
 		return fmt.Errorf("exec %s: %w", req.Path, err)
 	}
-	cmd := &exec.Cmd{Path: selfExe, Args: []string{"acpd-sandbox", helperArg, raw}, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
+	raw, err := json.Marshal(helperRequest{Plan: req.Plan, Path: req.Path, Dir: req.Dir, Dev: req.Dev, Ino: req.Ino})
+	if err != nil {
+		return err
+	}
+	cmd := &exec.Cmd{Path: selfExe, Args: append([]string{"acpd-sandbox", helperArg, string(raw)}, args...), Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
 	namespaced(cmd, req.Plan.network)
 	sigs := make(chan os.Signal, 8)
 	relayed := []os.Signal{unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2, unix.SIGWINCH}
@@ -182,7 +182,7 @@ func stage1(raw string, req helperRequest) error {
 			cmd.Process.Signal(s)
 		}
 	}()
-	err := cmd.Wait()
+	err = cmd.Wait()
 	signal.Stop(sigs)
 	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
 	if !ok {
@@ -201,7 +201,7 @@ func stage1(raw string, req helperRequest) error {
 // apply runs in the helper: it is single-threaded with respect to the
 // credentials it changes (the OS thread is locked and never unlocked, and
 // the exec happens on it).
-func apply(req helperRequest) error {
+func apply(req helperRequest, args []string) error {
 	runtime.LockOSThread()
 	pl := req.Plan
 	wd, err := os.Getwd()
@@ -257,7 +257,7 @@ func apply(req helperRequest) error {
 	if err := restrictSelf(pl); err != nil {
 		return fmt.Errorf("landlock: %w", err)
 	}
-	err = unix.Exec(req.Path, req.Args, os.Environ())
+	err = unix.Exec(req.Path, args, os.Environ())
 	return fmt.Errorf("exec %s: %w", req.Path, err)
 }
 

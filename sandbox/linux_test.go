@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -382,10 +384,11 @@ func TestViaFirstStage(t *testing.T) {
 	})
 }
 
-// start runs prog/argv (from Command) in dir and returns output and status.
-func start(t *testing.T, prog string, argv []string, dir string) (string, int) {
+// start runs prog/argv with env added (from Command) in dir and returns
+// output and status.
+func start(t *testing.T, prog string, argv, env []string, dir string) (string, int) {
 	t.Helper()
-	cmd := &exec.Cmd{Path: prog, Args: argv, Dir: dir}
+	cmd := &exec.Cmd{Path: prog, Args: argv, Dir: dir, Env: append(os.Environ(), env...)}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	cmd.Run()
@@ -398,11 +401,11 @@ func TestCommand(t *testing.T) {
 	requireSandbox(t)
 	w := newWorld(t)
 	script := "echo in > f && echo x > " + filepath.Join(w.outside, "x")
-	prog, argv, err := w.policy().Command("/bin/bash", []string{"bash", "-c", script}, w.root)
+	prog, argv, env, err := w.policy().Command("/bin/bash", []string{"bash", "-c", script}, w.root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, code := start(t, prog, argv, w.root)
+	out, code := start(t, prog, argv, env, w.root)
 	if code == 0 || code == HelperExitCode {
 		t.Fatalf("exit %d: %s", code, out)
 	}
@@ -430,7 +433,7 @@ func TestCommandPinsWorkingDirectory(t *testing.T) {
 			}
 			p := w.policy()
 			p.Mode = mode
-			prog, argv, err := p.Command("/bin/bash", []string{"bash", "-c", "touch pwned"}, sub)
+			prog, argv, env, err := p.Command("/bin/bash", []string{"bash", "-c", "touch pwned"}, sub)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -440,7 +443,7 @@ func TestCommandPinsWorkingDirectory(t *testing.T) {
 			if err := os.Symlink(w.outside, sub); err != nil {
 				t.Fatal(err)
 			}
-			out, code := start(t, prog, argv, sub)
+			out, code := start(t, prog, argv, env, sub)
 			if code != HelperExitCode || !strings.Contains(out, "was replaced") {
 				t.Fatalf("exit %d: %s", code, out)
 			}
@@ -450,7 +453,7 @@ func TestCommandPinsWorkingDirectory(t *testing.T) {
 			// Unswapped, it runs.
 			os.Remove(sub)
 			os.Rename(sub+".old", sub)
-			if out, code := start(t, prog, argv, sub); code != 0 {
+			if out, code := start(t, prog, argv, env, sub); code != 0 {
 				t.Fatalf("exit %d: %s", code, out)
 			}
 		})
@@ -497,6 +500,116 @@ func TestHostSocketsUnreachable(t *testing.T) {
 		out, code := run(t, p, w.root, script)
 		if code == 0 || strings.Contains(out, "served") {
 			t.Errorf("connected to %s from the sandbox: %s", s, out)
+		}
+	}
+}
+
+// TestCommandForm: what Command prepares reads as the user's command
+// (an editor shows it as the terminal's command line), the policy travels
+// in PolicyEnv only, and the command never sees it.
+func TestCommandForm(t *testing.T) {
+	requireSandbox(t)
+	w := newWorld(t)
+	args := []string{"bash", "-c", "echo \"[$" + PolicyEnv + "]\"; ls\ntouch x"}
+	prog, argv, env, err := w.policy().Command("/bin/bash", args, w.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	self, _ := os.Executable()
+	if prog != self || len(argv) != 5+len(args) || argv[0] != self || argv[1] != "sandbox" || argv[2] != "--policy" || len(argv[3]) != 16 || argv[4] != "--" || !slices.Equal(argv[5:], args) {
+		t.Fatalf("Command = %q %q", prog, argv)
+	}
+	if len(env) != 1 || !strings.HasPrefix(env[0], PolicyEnv+"=") || strings.Contains(strings.Join(argv, " "), `"plan"`) {
+		t.Fatalf("env %q, argv %q: want the policy in %s only", env, argv, PolicyEnv)
+	}
+	out, code := start(t, prog, argv, env, w.root)
+	if code != 0 || !strings.Contains(out, "[]") {
+		t.Fatalf("exit %d: %s; want the command to run without %s", code, out, PolicyEnv)
+	}
+}
+
+// TestCommandRefusesWithoutItsPolicy: Command's form fails closed when the
+// starter drops PolicyEnv, passes another command's policy or a policy that
+// ID does not name; the command does not run.
+func TestCommandRefusesWithoutItsPolicy(t *testing.T) {
+	requireSandbox(t)
+	w := newWorld(t)
+	p := w.policy()
+	marker := filepath.Join(w.root, "ran")
+	prog, argv, env, err := p.Command("/bin/bash", []string{"bash", "-c", "touch " + marker}, w.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, otherEnv, err := p.Command("/bin/bash", []string{"bash", "-c", "true"}, w.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tampered := strings.Replace(env[0], `"plan":{`, `"plan":{"network":true,`, 1)
+	for _, c := range []struct {
+		name string
+		env  []string
+		want string
+	}{
+		{"dropped", nil, "no sandbox policy"},
+		{"another command's", otherEnv, "not policy"},
+		{"tampered", []string{tampered}, "not policy"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, code := start(t, prog, argv, c.env, w.root)
+			if code != HelperExitCode || !strings.Contains(out, c.want) {
+				t.Fatalf("exit %d: %s; want %d and %q", code, out, HelperExitCode, c.want)
+			}
+			if _, err := os.Stat(marker); err == nil {
+				t.Fatal("the command ran")
+			}
+		})
+	}
+	// Another command's policy under that command's ID: the argv does not
+	// match what the policy was prepared for.
+	other := strings.TrimPrefix(otherEnv[0], PolicyEnv+"=")
+	forged := slices.Clone(argv)
+	forged[3] = policyID(other)
+	if out, code := start(t, prog, forged, otherEnv, w.root); code != HelperExitCode || !strings.Contains(out, "another command") {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the command ran")
+	}
+}
+
+// TestForgedPolicyCannotWiden: a sandboxed command that starts Command's
+// form itself, with a policy it wrote (unconfined, or writable everywhere),
+// stays inside its own sandbox: the policy only ever narrows.
+func TestForgedPolicyCannotWiden(t *testing.T) {
+	requireSandbox(t)
+	w := newWorld(t)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(w.outside, "pwned")
+	inner := []string{"/bin/bash", "-c", "echo x > " + target}
+	for _, forged := range []helperRequest{
+		{Path: "/bin/bash", Unconfined: true},
+		{Path: "/bin/bash", Plan: plan{writable: []string{"/"}, network: true}},
+	} {
+		forged.ArgsHash = argsHash(inner)
+		raw, err := json.Marshal(forged)
+		if err != nil {
+			t.Fatal(err)
+		}
+		script := fmt.Sprintf(`%s="$FORGED" %q sandbox --policy %s -- %q -c %q; echo "inner exit $?"`, PolicyEnv, self, policyID(string(raw)), inner[0], inner[2])
+		prog, argv, env, err := w.policy().Command("/bin/bash", []string{"bash", "-c", script}, w.root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, code := start(t, prog, argv, append(env, "FORGED="+string(raw)), w.root)
+		if code != 0 || !strings.Contains(out, "inner exit") || strings.Contains(out, "inner exit 0") {
+			t.Errorf("forged %s: exit %d: %s; want the inner command to fail", raw, code, out)
+		}
+		t.Logf("forged %s: %s", raw, out)
+		if _, err := os.Stat(target); err == nil {
+			t.Fatalf("forged %s: the command wrote outside its sandbox", raw)
 		}
 	}
 }

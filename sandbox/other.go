@@ -15,13 +15,13 @@ func probe() Status {
 
 func wrap(plan, *exec.Cmd) error { return ErrUnavailable }
 
-func apply(helperRequest) error { return ErrUnavailable }
+func apply(helperRequest, []string) error { return ErrUnavailable }
 
-func stage1(string, helperRequest) error { return ErrUnavailable }
+func stage1(helperRequest, []string) error { return ErrUnavailable }
 
-func command(req helperRequest) (string, []string, error) {
+func command(req helperRequest, args []string) (string, []string, []string, error) {
 	if req.Unconfined {
-		return req.Path, req.Args, nil
+		return req.Path, args, nil, nil
 	}
-	return "", nil, ErrUnavailable
+	return "", nil, nil, ErrUnavailable
 }

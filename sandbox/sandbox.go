@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,6 +23,21 @@ const stage1Arg = "__sandbox-stage1"
 // probeArg makes Init exit 0 at once: the availability probe runs it
 // through the whole helper.
 const probeArg = "__sandbox-probe"
+
+// The form Command prepares, which an editor shows as the terminal's
+// command line: PROGRAM sandbox --policy ID -- ARGV..., the policy in
+// PolicyEnv. "sandbox" is also acpd's own sub-command: Init takes the
+// arguments only when --policy follows it.
+const (
+	visibleArg = "sandbox"
+	policyFlag = "--policy"
+)
+
+// PolicyEnv is the environment variable through which a command prepared by
+// Command receives its policy (see Command). A starter must set it as
+// Command says and must not let anyone else (an agent's terminal/create)
+// choose its value.
+const PolicyEnv = "ACPD_SANDBOX_POLICY"
 
 // ErrUnavailable is wrapped by Wrap's error when this machine offers no
 // sandbox; Available says why.
@@ -76,11 +93,15 @@ func (p Policy) Wrap(cmd *exec.Cmd) error {
 	return wrap(pl, cmd)
 }
 
-// helperRequest is what the parent hands the helper in its argv.
+// helperRequest is what the parent hands the helper: in its argv for the
+// helper's own stages (followed by the command's argv), in PolicyEnv for
+// the form Command prepares.
 type helperRequest struct {
-	Plan plan     `json:"plan"`
-	Path string   `json:"path"`
-	Args []string `json:"args"`
+	Plan plan   `json:"plan"`
+	Path string `json:"path"`
+	// ArgsHash is argsHash of the command's argv, in the form Command
+	// prepares: the policy is good for that command only.
+	ArgsHash string `json:"argsHash,omitempty"`
 	// Unconfined runs the command without a sandbox (mode off, or an
 	// approved escalation): only the working directory is checked.
 	Unconfined bool `json:"unconfined,omitempty"`
@@ -94,35 +115,99 @@ type helperRequest struct {
 
 // Command prepares path (argv args, args[0] its name) to run under p
 // in the working directory dir, for any starter: a local PTY or an
-// editor's terminal. It returns the program and argv to start instead (this
-// program's executable as the helper, where the backend has one). Call it
-// before asking the user: the helper refuses to run unless its working
-// directory is still the directory dir named now, so a directory swapped
-// (for a symbolic link to elsewhere, say) after approval is refused rather
-// than entered. With mode Off the command runs unconfined but the directory
-// is still pinned. When the machine offers no sandbox and p is not Off the
+// editor's terminal. It returns the program and argv to start instead and
+// environment entries ("NAME=value") the starter must add to the command's
+// environment. Where the backend has a helper, that is this program's
+// executable with argv
+//
+//	PROGRAM sandbox --policy ID -- ARGS...
+//
+// (what an editor shows as the terminal's command, the user's command
+// legible) and the policy in PolicyEnv; the helper refuses to run when
+// PolicyEnv is missing, is not the policy ID names, or was prepared for
+// other ARGS, and removes it from the command's environment. Call it before
+// asking the user: the helper refuses to run unless its working directory
+// is still the directory dir named now, so a directory swapped (for a
+// symbolic link to elsewhere, say) after approval is refused rather than
+// entered. With mode Off the command runs unconfined but the directory is
+// still pinned. When the machine offers no sandbox and p is not Off the
 // error wraps ErrUnavailable.
-func (p Policy) Command(path string, args []string, dir string) (prog string, argv []string, err error) {
+func (p Policy) Command(path string, args []string, dir string) (prog string, argv, env []string, err error) {
 	if path == "" || len(args) == 0 {
-		return "", nil, errors.New("sandbox: command has no path")
+		return "", nil, nil, errors.New("sandbox: command has no path")
 	}
 	if !strings.Contains(path, "/") {
 		lp, err := exec.LookPath(path)
 		if err != nil {
-			return "", nil, err
+			return "", nil, nil, err
 		}
 		path = lp
 	}
-	req := helperRequest{Path: path, Args: args, Unconfined: p.Mode == Off, Dir: dir}
+	req := helperRequest{Path: path, Unconfined: p.Mode == Off, Dir: dir}
 	if !req.Unconfined {
 		if st := Available(); st.Err != nil {
-			return "", nil, fmt.Errorf("%w: %v", ErrUnavailable, st.Err)
+			return "", nil, nil, fmt.Errorf("%w: %v", ErrUnavailable, st.Err)
 		}
 		if req.Plan, err = p.resolve(); err != nil {
-			return "", nil, err
+			return "", nil, nil, err
 		}
 	}
-	return command(req)
+	return command(req, args)
+}
+
+// visible returns the form Command prepares for req and args, run by
+// self.
+func visible(self string, req helperRequest, args []string) (string, []string, []string, error) {
+	req.ArgsHash = argsHash(args)
+	b, err := json.Marshal(req)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	argv := append([]string{self, visibleArg, policyFlag, policyID(string(b)), "--"}, args...)
+	return self, argv, []string{PolicyEnv + "=" + string(b)}, nil
+}
+
+// policyID names the policy raw in the visible form's argv.
+func policyID(raw string) string {
+	sum := sha256.Sum256([]byte(raw))
+	return hex.EncodeToString(sum[:8])
+}
+
+// argsHash identifies an argv (each argument length-prefixed, so no two
+// argvs share it).
+func argsHash(args []string) string {
+	h := sha256.New()
+	for _, a := range args {
+		fmt.Fprintf(h, "%d:%s", len(a), a)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// fromEnv checks the arguments of Command's form (after "sandbox
+// --policy") against raw, the value of PolicyEnv (set is whether it is
+// set), and returns the request and the command's argv.
+func fromEnv(args []string, raw string, set bool) (helperRequest, []string, error) {
+	var req helperRequest
+	if len(args) < 3 || args[1] != "--" {
+		return req, nil, errors.New("bad helper arguments: want sandbox --policy ID -- COMMAND [ARG...]")
+	}
+	argv := args[2:]
+	if !set {
+		return req, nil, fmt.Errorf("no sandbox policy: %s is not set (whatever started this command dropped the environment acpd gave it); refusing to run it", PolicyEnv)
+	}
+	if policyID(raw) != args[0] {
+		return req, nil, fmt.Errorf("the sandbox policy in %s is not policy %s; refusing to run the command", PolicyEnv, args[0])
+	}
+	if err := json.Unmarshal([]byte(raw), &req); err != nil {
+		return req, nil, fmt.Errorf("the sandbox policy in %s: %w", PolicyEnv, err)
+	}
+	if req.ArgsHash != argsHash(argv) {
+		return req, nil, errors.New("the sandbox policy was prepared for another command; refusing to run this one")
+	}
+	if req.Path == "" {
+		return req, nil, errors.New("the sandbox policy names no program")
+	}
+	return req, argv, nil
 }
 
 func (pl plan) MarshalJSON() ([]byte, error) {
@@ -160,11 +245,22 @@ func Init() {
 	switch os.Args[1] {
 	case probeArg:
 		os.Exit(0)
+	case visibleArg:
+		if len(os.Args) < 3 || os.Args[2] != policyFlag {
+			return // acpd's own sandbox sub-command
+		}
+		raw, set := os.LookupEnv(PolicyEnv)
+		os.Unsetenv(PolicyEnv) // the command never sees it
+		req, argv, err := fromEnv(os.Args[3:], raw, set)
+		if err != nil {
+			fail(err)
+		}
+		fail(stage1(req, argv))
 	case helperArg, stage1Arg:
 	default:
 		return
 	}
-	if len(os.Args) != 3 {
+	if len(os.Args) < 4 {
 		fail(errors.New("bad helper arguments"))
 	}
 	var req helperRequest
@@ -172,9 +268,9 @@ func Init() {
 		fail(err)
 	}
 	if os.Args[1] == stage1Arg {
-		fail(stage1(os.Args[2], req))
+		fail(stage1(req, os.Args[3:]))
 	}
-	fail(apply(req))
+	fail(apply(req, os.Args[3:]))
 }
 
 // HelperExitCode is the exit status of a command whose sandbox could not be
@@ -189,15 +285,11 @@ func fail(err error) {
 // Unwrap recognises a command that Command prepared (this program's
 // helper, say from an agent that is acpd itself) and returns the command
 // inside it, so that a client can apply its own policy instead of nesting
-// sandboxes. Everything else in the request (policy, pinning) is dropped:
-// it came from the agent, which a client does not trust.
+// sandboxes. The policy (in PolicyEnv) is not looked at: it came from the
+// agent, which a client does not trust; the client must drop it.
 func Unwrap(_ string, args []string) (path string, argv []string, ok bool) {
-	if len(args) != 2 || args[0] != stage1Arg {
+	if len(args) < 5 || args[0] != visibleArg || args[1] != policyFlag || args[3] != "--" || args[4] == "" {
 		return "", nil, false
 	}
-	var req helperRequest
-	if err := json.Unmarshal([]byte(args[1]), &req); err != nil || req.Path == "" || len(req.Args) == 0 {
-		return "", nil, false
-	}
-	return req.Path, req.Args, true
+	return args[4], args[4:], true
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -46,6 +47,17 @@ var commandEnv = []terminal.EnvVar{
 	{Name: "GIT_TERMINAL_PROMPT", Value: "0"},
 	{Name: "GIT_EDITOR", Value: "true"},
 	{Name: "EDITOR", Value: "true"},
+}
+
+// withEnv returns base plus the "NAME=value" entries of extra (the
+// sandbox's, from Policy.Command), in a new slice.
+func withEnv(base []terminal.EnvVar, extra []string) []terminal.EnvVar {
+	out := slices.Clip(base)
+	for _, e := range extra {
+		name, value, _ := strings.Cut(e, "=")
+		out = append(out, terminal.EnvVar{Name: name, Value: value})
+	}
+	return out
 }
 
 func runCommandTool(o Options) *Tool {
@@ -120,10 +132,10 @@ func runCommand(ctx context.Context, o Options, env Env, c *Call) Result {
 	pol := env.Sandbox()
 	sh := shell()
 	argv := sh.Argv(in.Command)
-	prog, wrapped, err := pol.Command(sh.Path, argv, dir.Path)
+	prog, wrapped, penv, err := pol.Command(sh.Path, argv, dir.Path)
 	unsandboxed := errors.Is(err, sandbox.ErrUnavailable)
 	if unsandboxed {
-		prog, wrapped, err = sandbox.Policy{Mode: sandbox.Off}.Command(sh.Path, argv, dir.Path)
+		prog, wrapped, penv, err = sandbox.Policy{Mode: sandbox.Off}.Command(sh.Path, argv, dir.Path)
 	}
 	if err != nil {
 		return Errorf("preparing the command: %v", err)
@@ -138,7 +150,7 @@ func runCommand(ctx context.Context, o Options, env Env, c *Call) Result {
 	spec := terminal.Spec{
 		Command:         prog,
 		Args:            wrapped[1:],
-		Env:             commandEnv,
+		Env:             withEnv(commandEnv, penv),
 		Cwd:             dir.Path,
 		OutputByteLimit: commandOutputLimit,
 		StdinEOF:        true,
@@ -177,11 +189,11 @@ func runCommand(ctx context.Context, o Options, env Env, c *Call) Result {
 		res.Text += fmt.Sprintf("[the sandbox (%s) probably denied this: %s; running the command outside the sandbox was not approved: %s]\n", pol.Describe(), denial, why)
 		return res
 	}
-	prog, wrapped, err = sandbox.Policy{Mode: sandbox.Off}.Command(sh.Path, argv, dir.Path)
+	prog, wrapped, penv, err = sandbox.Policy{Mode: sandbox.Off}.Command(sh.Path, argv, dir.Path)
 	if err != nil {
 		return Errorf("preparing the command: %v", err)
 	}
-	spec.Command, spec.Args = prog, wrapped[1:]
+	spec.Command, spec.Args, spec.Env = prog, wrapped[1:], withEnv(commandEnv, penv)
 	if res.After != nil {
 		res.After() // the denied run's terminal: the new run replaces it
 	}

@@ -114,7 +114,7 @@ const app = acp
       });
     });
     terminals.set(id, t);
-    terminalLog.push({ id, command: params.command, args: params.args ?? [], cwd: params.cwd, calls: ["create"] });
+    terminalLog.push({ id, command: params.command, args: params.args ?? [], env: params.env, cwd: params.cwd, calls: ["create"] });
     return { terminalId: id };
   })
   .onRequest("terminal/output", ({ params }) => {
@@ -206,9 +206,12 @@ await proc.run(app, async (ctx) => {
   // run_command ran in the client's terminal, shown as terminal content.
   assert.equal(terminalLog.length, 1, "terminal/create calls");
   const term = terminalLog[0];
-  // The command runs through acpd's sandbox helper, which carries the line.
-  assert.equal(term.args[0], "__sandbox-stage1", `terminal/create args ${JSON.stringify(term.args)}`);
-  assert.ok(JSON.parse(term.args[1]).args.includes("echo hi-from-cmd"), `terminal/create args ${JSON.stringify(term.args)}`);
+  // The command runs through acpd's sandbox helper, whose command line
+  // shows the command as is; the policy is in the environment.
+  assert.deepEqual(term.args.slice(0, 2), ["sandbox", "--policy"], `terminal/create args ${JSON.stringify(term.args)}`);
+  assert.equal(term.args[3], "--", `terminal/create args ${JSON.stringify(term.args)}`);
+  assert.deepEqual(term.args.slice(-2), ["-c", "echo hi-from-cmd"], `terminal/create args ${JSON.stringify(term.args)}`);
+  assert.ok((term.env ?? []).some((e) => e.name === "ACPD_SANDBOX_POLICY"), `terminal/create env ${JSON.stringify(term.env)}`);
   assert.equal(term.cwd, cfg.project);
   assert.ok(term.calls.includes("release"), `terminal ${term.id} was not released: ${term.calls}`);
   assert.equal(term.output, "hi-from-cmd\n");

@@ -62,8 +62,13 @@ const app = acp
   })
   .onRequest("terminal/create", ({ params }) => {
     const id = `term-${++terminalSeq}`;
-    const child = spawn(params.command, params.args ?? [], { cwd: params.cwd ?? project, stdio: ["ignore", "pipe", "pipe"] });
-    const t = { child, out: "", exit: null, calls: ["create"] };
+    // As Zed: the command runs with the editor's environment plus env.
+    const env = { ...process.env };
+    for (const e of params.env ?? []) {
+      env[e.name] = e.value;
+    }
+    const child = spawn(params.command, params.args ?? [], { cwd: params.cwd ?? project, env, stdio: ["ignore", "pipe", "pipe"] });
+    const t = { child, out: "", exit: null, calls: ["create"], line: [params.command, ...(params.args ?? [])] };
     child.stdout.on("data", (c) => (t.out += c));
     child.stderr.on("data", (c) => (t.out += c));
     t.exited = new Promise((resolve) => {
@@ -77,7 +82,7 @@ const app = acp
       });
     });
     terminals.set(id, t);
-    terminalLog.push({ id, calls: t.calls });
+    terminalLog.push({ id, calls: t.calls, line: t.line });
     return { terminalId: id };
   })
   .onRequest("terminal/output", ({ params }) => {
@@ -183,6 +188,10 @@ await proc.run(app, async (ctx) => {
   const releaseAt = proc.received.findIndex((m) => m.method === "terminal/release" && m.params.terminalId === term.id);
   assert.ok(releaseAt > finalAt, `terminal/release (#${releaseAt}) came before the final update (#${finalAt})`);
   assert.ok(term.calls.filter((c) => c === "output").length <= 1, `terminal calls ${term.calls}`);
+  // The terminal's command line, which Zed shows, ends with the command
+  // verbatim and carries no sandbox policy.
+  assert.equal(term.line.at(-1), cmd, `terminal command line ${JSON.stringify(term.line)}`);
+  assert.ok(!term.line.some((a) => a.includes("{")), `terminal command line ${JSON.stringify(term.line)}`);
   out.sessionId = sid;
   out.terminalId = term.id;
 });
