@@ -3,6 +3,7 @@ package replay
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -34,6 +35,187 @@ func TestTerminalContent(t *testing.T) {
 		!strings.Contains(zed[1], `a.go\r\n`) || !strings.Contains(zed[2], `"exit_code":0`) {
 		t.Errorf("Zed replay = %q", zed)
 	}
+	checkTerminals(t, stored, collect(stored, Options{Terminals: true, Results: results}))
+}
+
+// replayed is one replayed update, decoded for the terminal checks.
+type replayed struct {
+	kind    string
+	id      acp.ToolCallID
+	terms   []string // terminal content ids
+	meta    map[string]any
+	content []acp.ToolCallContent
+}
+
+func decodeReplayed(t *testing.T, raw json.RawMessage) replayed {
+	t.Helper()
+	var u acp.SessionUpdate
+	if err := json.Unmarshal(raw, &u); err != nil {
+		t.Fatalf("replayed %s, which does not decode: %v", raw, err)
+	}
+	var r replayed
+	tc, ok := toolCallOf(&u)
+	if !ok {
+		return r
+	}
+	r.kind = "tool_call_update"
+	if u.ToolCall != nil {
+		r.kind = "tool_call"
+	}
+	r.id, r.meta, r.content = tc.id, *tc.meta, tc.content
+	for _, c := range tc.content {
+		if c.Terminal != nil {
+			r.terms = append(r.terms, string(c.Terminal.TerminalID))
+		}
+	}
+	return r
+}
+
+// checkTerminals asserts what Zed needs of a replay's display-only
+// terminals: a terminal is opened by _meta.terminal_info on a tool_call
+// (only there, once per terminal) that also shows it as content, before
+// any other update names it; terminal_output and terminal_exit ride on
+// tool_call_updates and name opened terminals; no input terminal id
+// survives. It returns the replayed updates.
+func checkTerminals(t *testing.T, in []json.RawMessage, out []json.RawMessage) []replayed {
+	t.Helper()
+	inputIDs := map[string]bool{}
+	for _, raw := range in {
+		var u acp.SessionUpdate
+		if json.Unmarshal(raw, &u) != nil {
+			continue
+		}
+		if tc, ok := toolCallOf(&u); ok {
+			for _, c := range tc.content {
+				if c.Terminal != nil {
+					inputIDs[string(c.Terminal.TerminalID)] = true
+				}
+			}
+		}
+	}
+	opened := map[string]acp.ToolCallID{}
+	var rs []replayed
+	for _, raw := range out {
+		r := decodeReplayed(t, raw)
+		rs = append(rs, r)
+		idOf := func(key string) (string, bool) {
+			v, ok := r.meta[key]
+			if !ok {
+				return "", false
+			}
+			m, _ := v.(map[string]any)
+			s, _ := m["terminal_id"].(string)
+			return s, true
+		}
+		if tid, ok := idOf("terminal_info"); ok {
+			if r.kind != "tool_call" {
+				t.Fatalf("terminal_info on a %s: %s", r.kind, raw)
+			}
+			if _, dup := opened[tid]; dup || tid == "" || inputIDs[tid] {
+				t.Fatalf("terminal_info opens %q again or an input id: %s", tid, raw)
+			}
+			if !slices.Contains(r.terms, tid) {
+				t.Fatalf("the tool_call opening %q does not show it: %s", tid, raw)
+			}
+			opened[tid] = r.id
+		}
+		for _, key := range []string{"terminal_output", "terminal_exit"} {
+			if tid, ok := idOf(key); ok && (r.kind != "tool_call_update" || opened[tid] != r.id) {
+				t.Fatalf("%s for %q on a %s of %s (opened by %q): %s", key, tid, r.kind, r.id, opened[tid], raw)
+			}
+		}
+		for _, tid := range r.terms {
+			if owner, ok := opened[tid]; !ok || owner != r.id {
+				t.Fatalf("update names terminal %q that no tool_call of %s opened: %s", tid, r.id, raw)
+			}
+		}
+	}
+	return rs
+}
+
+func collect(stored []json.RawMessage, o Options) []json.RawMessage {
+	var out []json.RawMessage
+	for u := range Updates(stored, o) {
+		out = append(out, u)
+	}
+	return out
+}
+
+// TestTerminalOpenedByToolCall replays the shape acpd stores for a command
+// in the editor's terminal (a tool_call without content, the terminal in
+// later updates, stale terminal _meta of a past connection): the
+// tool_call opens the display-only terminal, output and exit follow it at
+// once, and later updates name it.
+func TestTerminalOpenedByToolCall(t *testing.T) {
+	stored := []json.RawMessage{
+		json.RawMessage(`{"sessionUpdate":"tool_call","toolCallId":"c1","title":"make","kind":"execute","status":"pending","_meta":{"keep":1}}`),
+		json.RawMessage(`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"in_progress","content":[{"type":"terminal","terminalId":"t-old"}],"_meta":{"terminal_info":{"terminal_id":"t-old"}}}`),
+		json.RawMessage(`{"sessionUpdate":"tool_call_update","toolCallId":"c1","_meta":{"terminal_output":{"terminal_id":"t-old","data":"x"}}}`),
+		json.RawMessage(`{"sessionUpdate":"tool_call_update","toolCallId":"c1","status":"failed","content":[{"type":"terminal","terminalId":"t-old"}],"rawOutput":{"exitCode":2}}`),
+		// A tool call that does not open with a tool_call: text.
+		json.RawMessage(`{"sessionUpdate":"tool_call_update","toolCallId":"c2","content":[{"type":"terminal","terminalId":"t-2"}]}`),
+	}
+	results := map[string]string{"c1": "boom\n", "c2": "two\n"}
+	out := collect(stored, Options{Terminals: true, Results: results})
+	rs := checkTerminals(t, stored, out)
+	if len(rs) != 7 {
+		t.Fatalf("replayed %d updates, want 7: %q", len(rs), out)
+	}
+	open := rs[0]
+	if open.kind != "tool_call" || len(open.terms) != 1 || open.meta["keep"] != float64(1) {
+		t.Fatalf("opening tool_call %s", out[0])
+	}
+	tid := open.terms[0]
+	if o, _ := rs[1].meta["terminal_output"].(map[string]any); o == nil || o["data"] != "boom\r\n" {
+		t.Errorf("output %s", out[1])
+	}
+	if e, _ := rs[2].meta["terminal_exit"].(map[string]any); e == nil || e["exit_code"] != float64(2) {
+		t.Errorf("exit %s", out[2])
+	}
+	if !slices.Equal(rs[3].terms, []string{tid}) || rs[3].meta != nil {
+		t.Errorf("in_progress update %s: want terminal %s and no stale _meta", out[3], tid)
+	}
+	if rs[4].meta != nil || len(rs[4].content) != 0 {
+		t.Errorf("stale terminal_output update %s: want it without _meta", out[4])
+	}
+	if !slices.Equal(rs[5].terms, []string{tid}) {
+		t.Errorf("final update %s", out[5])
+	}
+	if c2 := rs[6]; len(c2.terms) != 0 || len(c2.content) != 1 || c2.content[0].Content == nil || !strings.Contains(c2.content[0].Content.Content.Text.Text, "two") {
+		t.Errorf("c2 %s: want its output as text", out[6])
+	}
+}
+
+// FuzzReplayTerminals feeds the display-only terminal rewrite arbitrary
+// stored updates (one per line; the log is untrusted input): whatever it
+// replays decodes, and its terminals are exactly what Zed can show (see
+// checkTerminals); without the extension no terminal is named at all.
+func FuzzReplayTerminals(f *testing.F) {
+	for _, seed := range []string{
+		`{"sessionUpdate":"tool_call","toolCallId":"c","title":"ls","status":"pending"}` + "\n" +
+			`{"sessionUpdate":"tool_call_update","toolCallId":"c","content":[{"type":"terminal","terminalId":"t"}],"rawOutput":{"exitCode":0}}`,
+		`{"sessionUpdate":"tool_call","toolCallId":"c","title":"ls","content":[{"type":"terminal","terminalId":"t"},{"type":"terminal","terminalId":"u"}],"_meta":{"terminal_info":{"terminal_id":"t"}}}` + "\n" +
+			`{"sessionUpdate":"tool_call","toolCallId":"c","title":"again","content":[{"type":"terminal","terminalId":"t"}]}`,
+		`{"sessionUpdate":"tool_call_update","toolCallId":"c","content":[{"type":"terminal","terminalId":"t"}]}` + "\n" +
+			`{"sessionUpdate":"tool_call","toolCallId":"c","title":"late","content":[{"type":"terminal","terminalId":"t"}]}`,
+		`{"sessionUpdate":"tool_call_update","toolCallId":"c","_meta":{"terminal_exit":{"terminal_id":"t","exit_code":1}}}`,
+		`{"sessionUpdate":"tool_call","toolCallId":"c","title":"x","rawOutput":{"signal":"KILL"},"content":[{"type":"terminal","terminalId":"replay-0"}]}`,
+	} {
+		f.Add(seed, "out\n")
+	}
+	f.Fuzz(func(t *testing.T, stored, result string) {
+		var in []json.RawMessage
+		for line := range strings.Lines(stored) {
+			in = append(in, json.RawMessage(strings.TrimSuffix(line, "\n")))
+		}
+		results := map[string]string{"c": result}
+		checkTerminals(t, in, collect(in, Options{Terminals: true, Results: results}))
+		for _, raw := range collect(in, Options{Results: results}) {
+			if r := decodeReplayed(t, raw); len(r.terms) != 0 {
+				t.Fatalf("replayed terminal content to a client without the extension: %s", raw)
+			}
+		}
+	})
 }
 
 // FuzzReplayUpdates feeds session/load's replay arbitrary stored updates

@@ -216,6 +216,13 @@ await proc2.run(app, async (ctx) => {
   const exitAt = ups.findIndex((u) => u._meta?.terminal_exit);
   assert.ok(infoAt >= 0 && infoAt < outAt && outAt < exitAt, `terminal _meta order ${infoAt} ${outAt} ${exitAt}`);
   assert.equal(ups[infoAt]._meta.terminal_info.terminal_id, tid);
+  // Zed opens a display-only terminal only from a tool_call's
+  // terminal_info, and takes output and exit only on tool_call_updates.
+  assert.equal(ups[infoAt].sessionUpdate, "tool_call", `terminal_info rides on ${JSON.stringify(ups[infoAt])}`);
+  assert.equal(ups.filter((u) => u._meta?.terminal_info).length, 1, "terminal_info updates");
+  assert.ok(ups.slice(0, infoAt).every((u) => !(u.content ?? []).some((c) => c.type === "terminal")), "terminal content before its terminal_info");
+  assert.equal(ups[outAt].sessionUpdate, "tool_call_update");
+  assert.equal(ups[exitAt].sessionUpdate, "tool_call_update");
   assert.deepEqual((ups[infoAt].content ?? []).filter((c) => c.type === "terminal"), [{ type: "terminal", terminalId: tid }]);
   assert.equal(ups[outAt]._meta.terminal_output.terminal_id, tid);
   assert.ok(ups[outAt]._meta.terminal_output.data.startsWith("one\r\ntwo\r\n"), `terminal_output ${JSON.stringify(ups[outAt]._meta)}`);
