@@ -25,8 +25,8 @@ import (
 	"acpd/internal/testpeers"
 )
 
-// appsUIScript is the replay model of the level-2 test: it calls get-time
-// (a tool with a view), answers, then answers the view's message.
+// appsUIScript is the replay model of the run tests with views: it calls
+// get-time (a tool with a view), answers, then answers the view's message.
 const appsUIScript = `{"type":"tool_done","toolCallId":"call_time","toolName":"mcp__basic__get-time","input":{}}
 {"type":"finish"}
 {"type":"text","text":"It is the time the app shows."}
@@ -34,6 +34,9 @@ const appsUIScript = `{"type":"tool_done","toolCallId":"call_time","toolName":"m
 {"type":"text","text":"Here is the time again."}
 {"type":"finish"}
 `
+
+// appContext is the model context the test's view sets.
+const appContext = "The user picked 42."
 
 // appMessage is what the test types into the view's message box.
 const appMessage = "Show the time again, from the app"
@@ -46,6 +49,7 @@ type cdpTab struct {
 
 	mu       sync.Mutex
 	contexts map[string]map[int]bool // by CDP session: default contexts
+	console  []string                // the frames' console messages
 	events   chan cdpEvent
 	stop     chan struct{}
 	wg       sync.WaitGroup
@@ -132,6 +136,18 @@ func (tab *cdpTab) handle(ctx context.Context, ev cdpEvent) {
 			tab.contexts[ev.SessionID][p.Context.ID] = true
 			tab.mu.Unlock()
 		}
+	case "Runtime.consoleAPICalled":
+		var p struct {
+			Args []struct{ Value any }
+		}
+		json.Unmarshal(ev.Params, &p)
+		var parts []string
+		for _, a := range p.Args {
+			parts = append(parts, fmt.Sprint(a.Value))
+		}
+		tab.mu.Lock()
+		tab.console = append(tab.console, strings.Join(parts, " "))
+		tab.mu.Unlock()
 	case "Runtime.executionContextDestroyed":
 		var p struct{ ExecutionContextID int }
 		json.Unmarshal(ev.Params, &p)
@@ -238,8 +254,11 @@ func TestAppsLevel2Browser(t *testing.T) {
 	requirePeers(t)
 	node, basic := testpeers.App(t, testpeers.BasicApp)
 	_, monitor := testpeers.App(t, testpeers.MonitorApp)
-	iso, project, script := runSetup(t, appsUIScript)
+	iso, project, _ := runSetup(t, "")
 	iso.writeUserConfig(t, "[agent]\nmcp_grace_ms = 60000\n")
+	// The model: get-time, then an answer (also the answer of the message's
+	// turn, which holds the same one tool result).
+	model := newFakeProvider(t, "openai", "", nil, fakeStep{callID: "call_time", tool: "mcp__basic__get-time", args: `{}`}, fakeStep{text: "It is the time the app shows."})
 	servers, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
 		"basic":   map[string]any{"command": node, "args": []string{basic, "--stdio"}},
 		"monitor": map[string]any{"command": node, "args": []string{monitor, "--stdio"}},
@@ -259,8 +278,8 @@ func TestAppsLevel2Browser(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*(*flagReplyWait))
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "run", "--ui", "--yes", "--output", "stream-json", "--cwd", project,
-		"--mcp-config", mcpConfig, "--model", "replay/"+script, "What time is it?")
-	cmd.Env = append(iso.Env(), "BROWSER=none")
+		"--mcp-config", mcpConfig, "--model", "openai/gpt-test", "What time is it?")
+	cmd.Env = append(iso.Env(), "BROWSER=none", "ACPD_DISCOVER=0", "OPENAI_API_KEY=sk-apps", "OPENAI_BASE_URL="+model.srv.URL+"/v1")
 	var stdout, stderr syncbuf.Buffer
 	cmd.Stdout = &stdout
 	pr, pw := io.Pipe()
@@ -292,7 +311,14 @@ func TestAppsLevel2Browser(t *testing.T) {
 		<-exited
 		scan.Wait()
 		if t.Failed() {
-			t.Logf("acpd run stderr:\n%s\nstdout:\n%s", stderr.String(), stdout.String())
+			var out []string
+			for _, l := range strings.Split(stdout.String(), "\n") {
+				if len(l) > 2000 {
+					l = l[:2000] + "…"
+				}
+				out = append(out, l)
+			}
+			t.Logf("acpd run stderr:\n%s\nstdout:\n%s", stderr.String(), strings.Join(out, "\n"))
 		}
 	}()
 	var page string
@@ -408,6 +434,9 @@ func TestAppsLevel2Browser(t *testing.T) {
 		t.Errorf("fullscreen: %v", r)
 	}
 	rawCall("probe-inline", "ui/request-display-mode", map[string]any{"mode": "inline"})
+	if r := rawCall("probe-context", "ui/update-model-context", map[string]any{"content": []any{map[string]any{"type": "text", "text": appContext}}}); r["error"] != nil {
+		t.Errorf("ui/update-model-context: %v", r)
+	}
 
 	// ui/open-link waits for the user: refused on the page, nothing opens.
 	if _, err := tab.eval(ctx, app, `document.getElementById("open-link-btn").click()`); err != nil {
@@ -431,7 +460,7 @@ func TestAppsLevel2Browser(t *testing.T) {
 	if err := tab.waitFor(ctx, top, "the message's turn", `document.querySelector(".calls").textContent.includes("ui/message → answered")`); err != nil {
 		t.Fatal(err)
 	}
-	if err := tab.waitFor(ctx, top, "the answer on the page", `document.getElementById("log").textContent.includes("Here is the time again.")`); err != nil {
+	if err := tab.waitFor(ctx, top, "the answer on the page", `document.querySelectorAll(".msg.agent").length === 2`); err != nil {
 		t.Fatal(err)
 	}
 	tab.screenshot(t, ctx, "apps-level2-after-message.png")
@@ -453,9 +482,17 @@ func TestAppsLevel2Browser(t *testing.T) {
 	if v, _ := tab.eval(ctx, top, `document.querySelector(".view .closed") ? document.querySelector(".view .closed").textContent : ""`); v != "The app was closed." {
 		t.Errorf("the view after Finish: %q", v)
 	}
+	// The view heard of its teardown (its onteardown logs this).
+	tab.mu.Lock()
+	console := strings.Join(tab.console, "\n")
+	tab.mu.Unlock()
+	if !strings.Contains(console, "App is being torn down") {
+		t.Errorf("the view was not torn down; its console:\n%s", console)
+	}
 
 	// The session: the view's message as the user's, its answer.
-	var sawView, sawMessage, sawAnswer bool
+	var sawView, sawMessage bool
+	var said strings.Builder
 	for _, line := range strings.Split(stdout.String(), "\n") {
 		var ev struct {
 			Update map[string]any `json:"update"`
@@ -474,11 +511,25 @@ func TestAppsLevel2Browser(t *testing.T) {
 		case "user_message_chunk":
 			sawMessage = sawMessage || text == appMessage
 		case "agent_message_chunk":
-			sawAnswer = sawAnswer || strings.Contains(text, "Here is the time again.")
+			said.WriteString(text)
 		}
 	}
-	if !sawView || !sawMessage || !sawAnswer {
-		t.Errorf("stream-json: view %v, the app's user message %v, its answer %v", sawView, sawMessage, sawAnswer)
+	if answers := strings.Count(said.String(), "It is the time the app shows."); !sawView || !sawMessage || answers != 2 {
+		t.Errorf("stream-json: view %v, the app's user message %v, %d answers (want the prompt's and the message's)", sawView, sawMessage, answers)
+	}
+	// The model got the view's message as the user's, and its context.
+	reqs := model.requests()
+	if len(reqs) != 3 {
+		t.Fatalf("the model got %d requests, want 3 (the message's turn last)", len(reqs))
+	}
+	last := string(reqs[2].Body)
+	for _, want := range []string{appMessage, appContext} {
+		if !strings.Contains(last, want) {
+			t.Errorf("the message's model request lacks %q", want)
+		}
+	}
+	if strings.Contains(string(reqs[0].Body), "poll-system-stats") {
+		t.Errorf("the model was offered the app-only tool")
 	}
 }
 
