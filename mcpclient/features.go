@@ -12,92 +12,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// SampleRequest is a server's request to sample the session's model
-// (sampling/createMessage). Every field is untrusted server input.
-type SampleRequest struct {
-	// Messages is the conversation to continue, oldest first.
-	Messages []SampleMessage
-	// SystemPrompt is the server's system prompt (may be empty).
-	SystemPrompt string
-	// MaxTokens bounds the answer, as the server asks.
-	MaxTokens int64
-	// Temperature is the requested temperature (0: the model's default).
-	Temperature float64
-	// StopSequences end the answer early.
-	StopSequences []string
-	// ModelHints are the server's model name hints, in preference order.
-	ModelHints []string
-}
-
-// SampleMessage is one message of a [SampleRequest].
-type SampleMessage struct {
-	// Role is "user" or "assistant".
-	Role string
-	// Content is the message's content block (text, image or audio).
-	Content Content
-}
-
-// SampleResult is the model's answer to a [SampleRequest].
-type SampleResult struct {
-	// Text is the answer.
-	Text string
-	// Model names the model that answered.
-	Model string
-	// StopReason is "endTurn", "stopSequence" or "maxTokens" (or empty).
-	StopReason string
-}
-
 // ResourceTemplate is a parameterised resource a server offers (RFC 6570
 // URI template).
 type ResourceTemplate struct {
 	Server, URITemplate, Name, Description, MimeType string
-}
-
-// sampleHandler returns the SDK handler serving sampling/createMessage
-// through Options.Sample, or nil (sampling is then not advertised).
-//
-//lint:ignore SA1019 MCP sampling is deprecated by SEP-2577 but acpd serves it through the deprecation window
-func (m *Manager) sampleHandler(server string) func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-	sample := m.opts.Sample
-	if sample == nil {
-		return nil
-	}
-	//lint:ignore SA1019 MCP sampling is deprecated by SEP-2577 but acpd serves it through the deprecation window
-	return func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-		p := req.Params
-		if p == nil {
-			return nil, errors.New("sampling request without params")
-		}
-		sr := SampleRequest{SystemPrompt: p.SystemPrompt, MaxTokens: p.MaxTokens, Temperature: p.Temperature, StopSequences: p.StopSequences}
-		if mp := p.ModelPreferences; mp != nil {
-			for _, h := range mp.Hints {
-				if h != nil && h.Name != "" {
-					sr.ModelHints = append(sr.ModelHints, h.Name)
-				}
-			}
-		}
-		for _, msg := range p.Messages {
-			if msg == nil {
-				continue
-			}
-			c, ok := convertContent(msg.Content)
-			if !ok {
-				return nil, fmt.Errorf("sampling: unsupported content in a %s message", msg.Role)
-			}
-			sr.Messages = append(sr.Messages, SampleMessage{Role: string(msg.Role), Content: c})
-		}
-		ctx, stop := context.WithCancel(ctx)
-		defer stop()
-		unlink := context.AfterFunc(m.ctx, stop)
-		defer unlink()
-		res, err := sample(ctx, server, sr)
-		if err != nil {
-			m.log.Debug("sampling failed", "server", server, "err", err)
-			return nil, fmt.Errorf("sampling failed: %w", err)
-		}
-		//lint:ignore SA1019 MCP sampling is deprecated by SEP-2577 but acpd serves it through the deprecation window
-		return &mcp.CreateMessageResult{Content: &mcp.TextContent{Text: res.Text}, Model: res.Model, Role: "assistant", StopReason: res.StopReason}, nil
-	}
 }
 
 // logHandler sends a server's notifications/message to the logger, with
@@ -325,11 +243,19 @@ func (m *Manager) Complete(ctx context.Context, prompt, arg, value string, fille
 
 // capabilities are the client capabilities servers are told: roots with
 // list_changed always; elicitation (in Options.ElicitModes) only with
-// Options.Elicit; sampling only with Options.Sample (the SDK adds
-// it for the handler).
+// Options.Elicit; sampling only with Options.Sample, with tools only with
+// Options.SampleTools.
 func (m *Manager) capabilities() *mcp.ClientCapabilities {
 	//lint:ignore SA1019 MCP roots are deprecated by SEP-2577 but acpd serves them through the deprecation window
 	caps := &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{ListChanged: true}}
+	if m.opts.Sample != nil {
+		//lint:ignore SA1019 MCP sampling is deprecated by SEP-2577 but acpd serves it through the deprecation window
+		caps.Sampling = &mcp.SamplingCapabilities{}
+		if m.opts.SampleTools {
+			//lint:ignore SA1019 MCP sampling is deprecated by SEP-2577 but acpd serves it through the deprecation window
+			caps.Sampling.Tools = &mcp.SamplingToolsCapabilities{}
+		}
+	}
 	if m.opts.Elicit != nil {
 		modes := m.opts.ElicitModes
 		if modes == nil {

@@ -51,7 +51,7 @@ func TestEverythingClientFeatures(t *testing.T) {
 		t.Errorf("sampling result = %+v", res)
 	}
 	mu.Lock()
-	if len(samples) != 1 || samples[0].MaxTokens != 50 || len(samples[0].Messages) == 0 || !strings.Contains(samples[0].Messages[0].Content.Text, "say hi") {
+	if len(samples) != 1 || samples[0].MaxTokens != 50 || len(samples[0].Messages) == 0 || len(samples[0].Messages[0].Content) != 1 || !strings.Contains(samples[0].Messages[0].Content[0].Text, "say hi") {
 		t.Errorf("sample requests = %+v", samples)
 	}
 	mu.Unlock()

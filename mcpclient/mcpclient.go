@@ -181,6 +181,11 @@ type Options struct {
 	// Manager then advertises sampling. Nil means servers are told the
 	// client cannot sample. The same rules as for Elicit apply.
 	Sample func(ctx context.Context, server string, req SampleRequest) (SampleResult, error)
+	// SampleTools advertises tool use in sampling (sampling.tools): Sample
+	// then also serves requests that offer the model the server's tools
+	// (SampleRequest.Tools) and answers with the model's calls. Without
+	// it, a request with tools fails.
+	SampleTools bool
 	// Roots are directories offered to servers as roots besides Dir
 	// ([Manager.SetRoots] changes them).
 	Roots []string
@@ -1017,8 +1022,8 @@ func (m *Manager) connectOnce(ctx context.Context, s Server, version string) (_ 
 				}
 			},
 			//lint:ignore SA1019 MCP sampling is deprecated by SEP-2577 but acpd serves it through the deprecation window
-			CreateMessageHandler:        m.sampleHandler(s.Name),
-			ProgressNotificationHandler: m.progress.handle,
+			CreateMessageWithToolsHandler: m.sampleHandler(s.Name),
+			ProgressNotificationHandler:   m.progress.handle,
 			//lint:ignore SA1019 MCP logging is deprecated by SEP-2577 but acpd serves it through the deprecation window
 			LoggingMessageHandler: m.logHandler(s.Name),
 			ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
