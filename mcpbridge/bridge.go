@@ -135,8 +135,10 @@ func Start(servers []mcpclient.Server, cfg Config, s Session) *Bridge {
 	// MCP prompts are slash commands: announce the new list (also when a
 	// server connects).
 	o.OnPromptsChanged = func() { b.Announce(false) }
-	// Sampling runs the session's model after the user agrees.
+	// Sampling runs the session's model after the user agrees, with the
+	// server's tools when it offers them.
 	o.Sample = b.sample
+	o.SampleTools = true
 	// MCP Apps: advertised only to render views the client hosts.
 	o.Apps = cfg.Apps
 	b.m = mcpclient.NewManager(o)

@@ -67,10 +67,12 @@ func TestRendersApps(t *testing.T) {
 // The user sees what a server asks the model, capped.
 func TestSamplePreview(t *testing.T) {
 	got := samplePreview(mcpclient.SampleRequest{SystemPrompt: "be brief", MaxTokens: 1 << 20, Messages: []mcpclient.SampleMessage{
-		{Role: "user", Content: mcpclient.Content{Type: mcpclient.ContentText, Text: "name a colour"}},
-		{Role: "user", Content: mcpclient.Content{Type: mcpclient.ContentImage}},
-	}})
-	for _, want := range []string{"System prompt: be brief", "user: name a colour", "user: [image]", "Up to 4096 tokens."} {
+		{Role: "user", Content: []mcpclient.SampleContent{{Content: mcpclient.Content{Type: mcpclient.ContentText, Text: "name a colour"}}}},
+		{Role: "user", Content: []mcpclient.SampleContent{{Content: mcpclient.Content{Type: mcpclient.ContentImage}}}},
+		{Role: "assistant", Content: []mcpclient.SampleContent{{Content: mcpclient.Content{Type: mcpclient.ContentToolUse}, ToolUseID: "c1", ToolName: "paint", Input: []byte(`{"c":"red"}`)}}},
+		{Role: "user", Content: []mcpclient.SampleContent{{Content: mcpclient.Content{Type: mcpclient.ContentToolResult}, ToolUseID: "c1", Result: []mcpclient.Content{{Type: mcpclient.ContentText, Text: "painted"}}}}},
+	}, Tools: []mcpclient.SampleTool{{Name: "paint"}, {Name: "erase"}}})
+	for _, want := range []string{"System prompt: be brief", "user: name a colour", "user: [image]", `assistant: [calls paint {"c":"red"}]`, "user: [result of c1: painted]", "may call (the server runs them): paint, erase.", "Up to 4096 tokens."} {
 		if !strings.Contains(got, want) {
 			t.Errorf("preview %q lacks %q", got, want)
 		}

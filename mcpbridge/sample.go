@@ -101,23 +101,45 @@ func (b *Bridge) runSample(ctx context.Context, req mcpclient.SampleRequest) (mc
 	}
 	_, modelID, _ := model.ParseRef(ref)
 	mreq := &model.Request{Model: modelID, System: req.SystemPrompt, MaxOutputTokens: limit}
+	offered := map[string]bool{}
+	for _, t := range req.Tools {
+		offered[t.Name] = true
+		mreq.Tools = append(mreq.Tools, model.ToolDef{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema})
+	}
+	// The backends know no tool choice: it is an instruction, and a
+	// forbidden call is dropped below.
+	switch {
+	case len(req.Tools) > 0 && req.ToolChoice == mcpclient.ToolChoiceNone:
+		mreq.System = strings.TrimSpace(mreq.System + "\n\nDo not call any tool in this answer; answer in text.")
+	case len(req.Tools) > 0 && req.ToolChoice == mcpclient.ToolChoiceRequired:
+		mreq.System = strings.TrimSpace(mreq.System + "\n\nAnswer by calling at least one of the tools.")
+	}
 	for _, m := range req.Messages {
 		role := model.RoleUser
 		if m.Role == "assistant" {
 			role = model.RoleAssistant
 		}
-		var p model.Part
-		switch c := m.Content; {
-		case c.Type == mcpclient.ContentImage && info.Images:
-			p = model.Part{Type: model.PartImage, MimeType: c.MIMEType, Data: base64.StdEncoding.EncodeToString(c.Data)}
-		case c.Type == mcpclient.ContentText:
-			p = model.Part{Type: model.PartText, Text: c.Text}
-		default:
-			p = model.Part{Type: model.PartText, Text: fmt.Sprintf("[%s content (%s) not shown]", c.Type, c.MIMEType)}
+		msg := model.Message{Role: role}
+		for _, c := range m.Content {
+			switch c.Type {
+			case mcpclient.ContentToolUse:
+				msg.Parts = append(msg.Parts, model.Part{Type: model.PartToolUse, ToolCallID: c.ToolUseID, ToolName: c.ToolName, Input: c.Input})
+			case mcpclient.ContentToolResult:
+				var parts []model.Part
+				for _, r := range c.Result {
+					parts = append(parts, samplePart(r, info))
+				}
+				msg.Parts = append(msg.Parts, model.Part{Type: model.PartToolResult, ToolCallID: c.ToolUseID, Content: parts, IsError: c.IsError})
+			default:
+				msg.Parts = append(msg.Parts, samplePart(c.Content, info))
+			}
 		}
-		mreq.Messages = append(mreq.Messages, model.Message{Role: role, Parts: []model.Part{p}})
+		if len(msg.Parts) > 0 {
+			mreq.Messages = append(mreq.Messages, msg)
+		}
 	}
 	var text strings.Builder
+	var uses []mcpclient.SampleToolUse
 	stopReason := "endTurn"
 	for ev, err := range backend.Stream(ctx, mreq) {
 		if err != nil {
@@ -126,13 +148,33 @@ func (b *Bridge) runSample(ctx context.Context, req mcpclient.SampleRequest) (mc
 		switch ev.Type {
 		case model.EventText:
 			text.WriteString(ev.Text)
+		case model.EventToolDone:
+			// Only the request's own tools, and none when it forbade them.
+			if offered[ev.ToolName] && req.ToolChoice != mcpclient.ToolChoiceNone {
+				uses = append(uses, mcpclient.SampleToolUse{ID: ev.ToolCallID, Name: ev.ToolName, Input: ev.Input})
+			}
 		case model.EventFinish:
 			if ev.Finish == model.FinishMaxTokens {
 				stopReason = "maxTokens"
 			}
 		}
 	}
-	return mcpclient.SampleResult{Text: text.String(), Model: ref, StopReason: stopReason}, nil
+	if len(uses) > 0 {
+		stopReason = "toolUse"
+	}
+	return mcpclient.SampleResult{Text: text.String(), ToolUses: uses, Model: ref, StopReason: stopReason}, nil
+}
+
+// samplePart is a text, image or audio block of a sampling request as the
+// model takes it: an image only where the model reads images, else a note.
+func samplePart(c mcpclient.Content, info model.ModelInfo) model.Part {
+	switch {
+	case c.Type == mcpclient.ContentImage && info.Images:
+		return model.Part{Type: model.PartImage, MimeType: c.MIMEType, Data: base64.StdEncoding.EncodeToString(c.Data)}
+	case c.Type == mcpclient.ContentText:
+		return model.Part{Type: model.PartText, Text: c.Text}
+	}
+	return model.Part{Type: model.PartText, Text: fmt.Sprintf("[%s content (%s) not shown]", c.Type, c.MIMEType)}
 }
 
 // samplePreview shows the user what a server wants the model to answer.
@@ -142,11 +184,31 @@ func samplePreview(req mcpclient.SampleRequest) string {
 		fmt.Fprintf(&b, "System prompt: %s\n\n", req.SystemPrompt)
 	}
 	for _, m := range req.Messages {
-		if m.Content.Type == mcpclient.ContentText {
-			fmt.Fprintf(&b, "%s: %s\n", m.Role, m.Content.Text)
-		} else {
-			fmt.Fprintf(&b, "%s: [%s]\n", m.Role, m.Content.Type)
+		for _, c := range m.Content {
+			switch c.Type {
+			case mcpclient.ContentText:
+				fmt.Fprintf(&b, "%s: %s\n", m.Role, c.Text)
+			case mcpclient.ContentToolUse:
+				fmt.Fprintf(&b, "%s: [calls %s %s]\n", m.Role, c.ToolName, c.Input)
+			case mcpclient.ContentToolResult:
+				var r []string
+				for _, x := range c.Result {
+					if x.Type == mcpclient.ContentText {
+						r = append(r, x.Text)
+					}
+				}
+				fmt.Fprintf(&b, "%s: [result of %s: %s]\n", m.Role, c.ToolUseID, strings.Join(r, " "))
+			default:
+				fmt.Fprintf(&b, "%s: [%s]\n", m.Role, c.Type)
+			}
 		}
+	}
+	if len(req.Tools) > 0 {
+		names := make([]string, len(req.Tools))
+		for i, t := range req.Tools {
+			names[i] = t.Name
+		}
+		fmt.Fprintf(&b, "\nThe server's tools the model may call (the server runs them): %s.\n", strings.Join(names, ", "))
 	}
 	fmt.Fprintf(&b, "\nUp to %d tokens.", min(max(req.MaxTokens, 1), maxSampleTokens))
 	return tools.Truncate(b.String(), samplePreviewBytes)
