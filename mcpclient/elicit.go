@@ -68,15 +68,9 @@ func (m *Manager) elicitHandler(server string) func(context.Context, *mcp.Elicit
 			}
 			er.Schema = b
 		}
-		// The request also ends when the Manager closes.
-		ctx, stop := context.WithCancel(ctx)
-		defer stop()
-		unlink := context.AfterFunc(m.ctx, stop)
-		defer unlink()
-		res, err := elicit(ctx, server, er)
+		res, err := runHook(m, ctx, "elicitation", server, elicit, er)
 		if err != nil {
-			m.log.Debug("elicitation failed", "server", server, "err", err)
-			return nil, fmt.Errorf("elicitation failed: %w", err)
+			return nil, err
 		}
 		switch res.Action {
 		case ElicitAccept:

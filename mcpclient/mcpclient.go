@@ -408,10 +408,8 @@ func (m *Manager) Start(ctx context.Context, servers []Server) []error {
 	}
 	m.wg.Add(1) // keeps Close waiting until this Start has settled
 	defer m.wg.Done()
-	ctx, stop := context.WithCancel(ctx)
+	ctx, stop := m.bound(ctx)
 	defer stop()
-	unlink := context.AfterFunc(m.ctx, stop)
-	defer unlink()
 	var wg sync.WaitGroup
 	for _, s := range added {
 		wg.Go(func() { m.attempt(ctx, s, 0) })
@@ -430,6 +428,27 @@ func (m *Manager) Start(ctx context.Context, servers []Server) []error {
 	}
 	m.mu.Unlock()
 	return compact(errs)
+}
+
+// bound returns ctx that also ends when the Manager closes; stop releases
+// it.
+func (m *Manager) bound(ctx context.Context) (_ context.Context, stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	unlink := context.AfterFunc(m.ctx, cancel)
+	return ctx, func() { unlink(); cancel() }
+}
+
+// runHook runs a hook of Options (Elicit, Sample) for server under ctx,
+// which also ends when m closes; a failure is logged and named as what's.
+func runHook[Req, Res any](m *Manager, ctx context.Context, what, server string, hook func(context.Context, string, Req) (Res, error), req Req) (Res, error) {
+	ctx, stop := m.bound(ctx)
+	defer stop()
+	res, err := hook(ctx, server, req)
+	if err != nil {
+		m.log.Debug(what+" failed", "server", server, "err", err)
+		return res, fmt.Errorf("%s failed: %w", what, err)
+	}
+	return res, nil
 }
 
 // add validates servers and registers the valid ones (StateStarting, with

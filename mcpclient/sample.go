@@ -123,14 +123,9 @@ func (m *Manager) sampleHandler(server string) func(context.Context, *mcp.Create
 		if err != nil {
 			return nil, err
 		}
-		ctx, stop := context.WithCancel(ctx)
-		defer stop()
-		unlink := context.AfterFunc(m.ctx, stop)
-		defer unlink()
-		res, err := sample(ctx, server, sr)
+		res, err := runHook(m, ctx, "sampling", server, sample, sr)
 		if err != nil {
-			m.log.Debug("sampling failed", "server", server, "err", err)
-			return nil, fmt.Errorf("sampling failed: %w", err)
+			return nil, err
 		}
 		return sampleResult(res, len(sr.Tools) > 0)
 	}

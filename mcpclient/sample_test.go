@@ -8,12 +8,11 @@ package mcpclient
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -116,12 +115,13 @@ func weatherServer(t *testing.T, stateless bool) string {
 }
 
 // weatherModel plays the model: it calls get_weather until it sees the
-// result, then answers with it.
-func weatherModel(mu *sync.Mutex, got *[]SampleRequest) func(context.Context, string, SampleRequest) (SampleResult, error) {
+// result, then answers with it. It hands each request over on got.
+func weatherModel(got chan<- SampleRequest) func(context.Context, string, SampleRequest) (SampleResult, error) {
 	return func(_ context.Context, _ string, req SampleRequest) (SampleResult, error) {
-		mu.Lock()
-		*got = append(*got, req)
-		mu.Unlock()
+		select {
+		case got <- req:
+		default: // more requests than the test expects: it fails on the count
+		}
 		last := req.Messages[len(req.Messages)-1].Content[0]
 		if last.Type == ContentToolResult {
 			return SampleResult{Text: "It is " + last.Result[0].Text + ".", Model: "m", StopReason: "endTurn"}, nil
@@ -138,21 +138,24 @@ func TestSamplingWithTools(t *testing.T) {
 	for _, stateless := range []bool{false, true} {
 		t.Run(fmt.Sprintf("stateless=%v", stateless), func(t *testing.T) {
 			url := weatherServer(t, stateless)
-			var mu sync.Mutex
-			var got []SampleRequest
-			m := newTestManager(t, Options{Sample: weatherModel(&mu, &got), SampleTools: true})
+			got := make(chan SampleRequest, 3)
+			m := newTestManager(t, Options{Sample: weatherModel(got), SampleTools: true})
 			startOK(t, m, Server{Name: "w", URL: url, Transport: TransportHTTP})
 			res := call(t, m, "mcp__w__agent", `{}`)
 			if res.IsError || res.Text != "final: It is sunny in Paris." {
 				t.Fatalf("result = %+v", res)
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			if len(got) != 2 {
-				t.Fatalf("sampled %d times, want 2", len(got))
+			m.Close() // before the server closes
+			close(got)
+			var reqs []SampleRequest
+			for r := range got {
+				reqs = append(reqs, r)
 			}
-			first, second := got[0], got[1]
-			if len(first.Tools) != 1 || first.Tools[0].Name != "get_weather" || !strings.Contains(string(first.Tools[0].InputSchema), `"city"`) || first.ToolChoice != ToolChoiceAuto {
+			if len(reqs) != 2 {
+				t.Fatalf("sampled %d times, want 2", len(reqs))
+			}
+			first, second := reqs[0], reqs[1]
+			if len(first.Tools) != 1 || slices.IndexFunc(first.Tools, func(st SampleTool) bool { return st.Name == "get_weather" }) != 0 || !strings.Contains(string(first.Tools[0].InputSchema), `"city"`) || first.ToolChoice != ToolChoiceAuto {
 				t.Errorf("first request's tools = %+v, choice %q", first.Tools, first.ToolChoice)
 			}
 			if len(second.Messages) != 3 {
@@ -165,7 +168,6 @@ func TestSamplingWithTools(t *testing.T) {
 			if result.Type != ContentToolResult || result.ToolUseID != "call_1" || len(result.Result) != 1 || result.Result[0].Text != "sunny in Paris" {
 				t.Errorf("tool result = %+v", result)
 			}
-			m.Close() // before the server closes
 		})
 	}
 }
@@ -175,10 +177,10 @@ func TestSamplingWithTools(t *testing.T) {
 // tools anyway fails without reaching Options.Sample.
 func TestSamplingWithoutTools(t *testing.T) {
 	url := weatherServer(t, false)
-	called := false
+	called := make(chan struct{}, 1)
 	m := newTestManager(t, Options{Sample: func(context.Context, string, SampleRequest) (SampleResult, error) {
-		called = true
-		return SampleResult{}, errors.New("unexpected")
+		called <- struct{}{}
+		return SampleResult{}, fmt.Errorf("unexpected")
 	}})
 	startOK(t, m, Server{Name: "w", URL: url, Transport: TransportHTTP})
 	if res := call(t, m, "mcp__w__agent", `{}`); res.Text != "the client offers no sampling with tools" {
@@ -188,7 +190,7 @@ func TestSamplingWithoutTools(t *testing.T) {
 	if _, err := m.sampleRequest(p); err == nil || !strings.Contains(err.Error(), "sampling.tools") {
 		t.Errorf("a request with tools was accepted: %v", err)
 	}
-	if called {
+	if len(called) > 0 {
 		t.Error("Sample was called")
 	}
 	if _, err := sampleResult(SampleResult{ToolUses: []SampleToolUse{{ID: "x", Name: "y"}}}, false); err == nil {
