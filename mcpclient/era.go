@@ -22,6 +22,24 @@ const (
 	ProtocolLegacy = "2025-11-25"
 )
 
+// The eras of [ServerStatus.Era].
+const (
+	EraStateless  = "stateless"
+	EraInitialize = "initialize"
+)
+
+// eraOf is the era of a connection that negotiated version.
+func eraOf(version string) string {
+	switch version {
+	case "":
+		return ""
+	case ProtocolStateless:
+		return EraStateless
+	default:
+		return EraInitialize
+	}
+}
+
 // eraFile is the file in Options.StateDir remembering which stdio server
 // commands need the initialize handshake.
 const eraFile = "mcp-eras.json"

@@ -262,6 +262,10 @@ type ServerStatus struct {
 	// ProtocolVersion is the negotiated revision of the latest connection
 	// (empty before the first one).
 	ProtocolVersion string
+	// Era is how that connection was made: EraStateless (server/discover,
+	// 2026-07-28), EraInitialize (the initialize handshake), or empty
+	// before the first one.
+	Era string
 	// Tools is how many tools the server lists (kept while restarting).
 	Tools int
 	// Err says why the server is down or restarting (empty when ready). It
@@ -647,7 +651,7 @@ func (m *Manager) Status() []ServerStatus {
 	defer m.mu.Unlock()
 	out := make([]ServerStatus, 0, len(m.servers))
 	for _, s := range m.servers {
-		st := ServerStatus{Name: s.cfg.Name, Transport: transportOf(s.cfg), State: s.state, ProtocolVersion: s.version, Tools: len(s.tools)}
+		st := ServerStatus{Name: s.cfg.Name, Transport: transportOf(s.cfg), State: s.state, ProtocolVersion: s.version, Era: eraOf(s.version), Tools: len(s.tools)}
 		if s.err != nil && s.state != StateReady {
 			st.Err = s.err.Error()
 		}

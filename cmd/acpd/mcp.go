@@ -101,6 +101,10 @@ func runMCPLogin(ctx context.Context, g *globalFlags, out, errOut io.Writer, nam
 	if srv == nil {
 		return fmt.Errorf("no MCP server %q in the configuration", name)
 	}
+	if srv.OAuth != nil && srv.OAuth.Grant != "" {
+		fmt.Fprintf(out, "MCP server %q authorizes acpd itself with the %s grant of its [mcp_servers.%s.oauth]; it needs no login\n", name, srv.OAuth.Grant, name)
+		return nil
+	}
 	srv.OAuth = nil
 	if srv.Transport != mcpclient.TransportHTTP {
 		return fmt.Errorf("MCP server %q is not a streamable HTTP server; only those use OAuth", name)
@@ -242,9 +246,9 @@ func runMCPList(ctx context.Context, g *globalFlags, out, errOut io.Writer, asJS
 		return exitIf(len(errs) > 0)
 	case serversOnly || !asJSON:
 		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "SERVER\tTRANSPORT\tSTATE\tPROTOCOL\tTOOLS\tLAST ERROR")
+		fmt.Fprintln(tw, "SERVER\tTRANSPORT\tSTATE\tERA\tPROTOCOL\tTOOLS\tLAST ERROR")
 		for _, st := range status {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", st.Name, st.Transport, st.State, orDash(st.ProtocolVersion), st.Tools, orDash(firstLine(st.Err)))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", st.Name, st.Transport, st.State, orDash(st.Era), orDash(st.ProtocolVersion), st.Tools, orDash(firstLine(st.Err)))
 		}
 		if err := tw.Flush(); err != nil {
 			return err

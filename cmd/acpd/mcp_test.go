@@ -38,14 +38,15 @@ func TestMCPList(t *testing.T) {
 		t.Fatalf("mcp list --servers: exit %d\n%s%s", code, out, errOut)
 	}
 	var status []struct {
-		Name, State, ProtocolVersion string
-		Tools                        int
+		Name, State, ProtocolVersion, Era string
+		Tools                             int
 	}
-	if err := json.Unmarshal([]byte(out), &status); err != nil || len(status) != 1 || status[0].State != "ready" || status[0].ProtocolVersion == "" || status[0].Tools == 0 {
+	if err := json.Unmarshal([]byte(out), &status); err != nil || len(status) != 1 || status[0].State != "ready" || status[0].ProtocolVersion == "" || status[0].Tools == 0 ||
+		status[0].Era != map[bool]string{true: "stateless", false: "initialize"}[status[0].ProtocolVersion == "2026-07-28"] {
 		t.Fatalf("servers = %+v (%v)\n%s", status, err, out)
 	}
 	out, _, code = runCLI(t, iso.Env(), "mcp", "list")
-	if code != 0 || !strings.Contains(out, "SERVER") || !strings.Contains(out, "ready") || !strings.Contains(out, "mcp__everything__echo") {
+	if code != 0 || !strings.Contains(out, "SERVER") || !strings.Contains(out, "ERA") || !strings.Contains(out, status[0].Era) || !strings.Contains(out, "ready") || !strings.Contains(out, "mcp__everything__echo") {
 		t.Fatalf("mcp list: exit %d\n%s", code, out)
 	}
 
@@ -64,6 +65,12 @@ func TestMCPList(t *testing.T) {
 	}
 	if _, errOut, code := runCLI(t, iso.Env(), "mcp", "logout", "everything"); code != 0 || !strings.Contains(errOut, "no stored tokens") {
 		t.Fatalf("mcp logout: exit %d, stderr %q", code, errOut)
+	}
+
+	// A server with a grant of its own needs no login.
+	iso.writeUserConfig(t, "[mcp_servers.svc]\nurl = \"https://svc.example/mcp\"\n[mcp_servers.svc.oauth]\ngrant = \"jwt_bearer\"\nassertion_file = \"/nonexistent/token\"\n")
+	if out, errOut, code := runCLI(t, iso.Env(), "mcp", "login", "svc"); code != 0 || !strings.Contains(out, "needs no login") {
+		t.Fatalf("mcp login of a server with a grant: exit %d\n%s%s", code, out, errOut)
 	}
 
 	// A server that cannot start is reported and the exit status is 1.
