@@ -380,6 +380,9 @@ func TestAppsLevel2Browser(t *testing.T) {
 	if v, _ := tab.eval(ctx, app, `origin`); v != "null" {
 		t.Errorf("the view's origin is %v, want an opaque one", v)
 	}
+	if v, _ := tab.eval(ctx, app, `document.referrer`); v != "" {
+		t.Errorf("the view sees the referrer %v (the secret paths must not leak)", v)
+	}
 	tab.screenshot(t, ctx, "apps-level2-get-time.png")
 
 	// The view's own tool call reaches the server: a new time.
