@@ -7,6 +7,17 @@ import (
 	"acpd/acp"
 )
 
+// wantCommands checks the action p decides in mode for each command line
+// of cases.
+func wantCommands(t *testing.T, p *Policy, mode Mode, cases map[string]Action) {
+	t.Helper()
+	for line, want := range cases {
+		if d := p.Decide(mode, runCmd(line)); d.Action != want {
+			t.Errorf("%q: got %s (%s), want %s", line, d.Action, d.Reason, want)
+		}
+	}
+}
+
 func cmdPolicy(t *testing.T, rules ...Rule) *Policy {
 	t.Helper()
 	p, err := NewPolicy(PolicyOptions{Tools: testTools, Rules: rules})
@@ -292,11 +303,7 @@ func TestAskRuleInFullMode(t *testing.T) {
 		"bash -c 'git push -f'":      Ask,
 		"git commit -m 'no push' -q": Allow,
 	}
-	for line, want := range cases {
-		if d := p.Decide(ModeFull, runCmd(line)); d.Action != want {
-			t.Errorf("%q: got %s (%s), want %s", line, d.Action, d.Reason, want)
-		}
-	}
+	wantCommands(t, p, ModeFull, cases)
 }
 
 func TestCommandPatterns(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"iter"
 	"os"
 	"path"
 	"path/filepath"
@@ -572,6 +573,18 @@ func (p *Policy) Decide(mode Mode, c Call) Decision {
 	return d
 }
 
+// applying yields, in order, the rules of rules with action a that apply to
+// tool.
+func applying(rules []compiledRule, a Action, tool string) iter.Seq[compiledRule] {
+	return func(yield func(compiledRule) bool) {
+		for _, r := range rules {
+			if r.rule.Action == a && r.toolMatches(tool) && !yield(r) {
+				return
+			}
+		}
+	}
+}
+
 // modeDefault is step 6: the mode's default for a call nothing else decided.
 func modeDefault(mode Mode, kind toolClass) (Action, string) {
 	switch kind {
@@ -600,10 +613,7 @@ func (p *Policy) decideFiles(mode Mode, kind toolClass, c Call, rem []compiledRu
 	for i, x := range c.Paths {
 		infos[i] = p.pathInfo(x)
 	}
-	for _, r := range p.rules {
-		if r.rule.Action != Deny || !r.toolMatches(c.Tool) {
-			continue
-		}
+	for r := range applying(p.rules, Deny, c.Tool) {
 		if r.path.any {
 			return Decision{Action: Deny, Reason: fmt.Sprintf("denied by rule %s", r.rule)}
 		}
@@ -621,20 +631,14 @@ func (p *Policy) decideFiles(mode Mode, kind toolClass, c Call, rem []compiledRu
 			return Decision{Action: Ask, Reason: why}
 		}
 	}
-	for _, r := range rem {
-		if r.rule.Action != Deny || !r.toolMatches(c.Tool) {
-			continue
-		}
+	for r := range applying(rem, Deny, c.Tool) {
 		for _, pi := range infos {
 			if rememberedMatchAny(r, pi) {
 				return Decision{Action: Deny, Reason: fmt.Sprintf("the user chose to always reject %s %s in this project", c.Tool, pi.shown)}
 			}
 		}
 	}
-	for _, r := range p.rules {
-		if r.rule.Action != Ask || !r.toolMatches(c.Tool) {
-			continue
-		}
+	for r := range applying(p.rules, Ask, c.Tool) {
 		for _, pi := range infos {
 			if configMatchAny(r, pi) {
 				return Decision{Action: Ask, Reason: fmt.Sprintf("rule %s requires approval for %s", r.rule, pi.shown)}
@@ -739,10 +743,7 @@ func (p *Policy) decideCommand(mode Mode, c Call, rem []compiledRule) Decision {
 	a := c.analyze()
 	all := append(slices.Clone(a.cmds), a.nested...)
 	denies := func(rules []compiledRule, unknownAbsorbs bool) (compiledRule, simpleCommand, bool) {
-		for _, r := range rules {
-			if r.rule.Action != Deny || !r.toolMatches(c.Tool) {
-				continue
-			}
+		for r := range applying(rules, Deny, c.Tool) {
 			if r.cmd.any {
 				return r, simpleCommand{words: []cmdWord{{unknown: true, text: c.Command}}}, true
 			}
@@ -775,10 +776,7 @@ func (p *Policy) decideCommand(mode Mode, c Call, rem []compiledRule) Decision {
 	if _, sc, ok := denies(rem, true); ok {
 		return Decision{Action: Ask, Reason: fmt.Sprintf("`%s` cannot be analysed and might run something the user chose to always reject", sc)}
 	}
-	for _, r := range p.rules {
-		if r.rule.Action != Ask || !r.toolMatches(c.Tool) {
-			continue
-		}
+	for r := range applying(p.rules, Ask, c.Tool) {
 		if r.cmd.any {
 			return Decision{Action: Ask, Reason: fmt.Sprintf("rule %s requires approval", r.rule)}
 		}

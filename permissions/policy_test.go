@@ -60,6 +60,14 @@ func (w workspace) policy(t *testing.T, store *Store, rules ...Rule) *Policy {
 	return p
 }
 
+// storePolicy returns a store in w's state directory and a policy of w
+// remembering in it.
+func (w workspace) storePolicy(t *testing.T) (*Store, *Policy) {
+	t.Helper()
+	store := openTestStore(t, w.state)
+	return store, w.policy(t, store)
+}
+
 func openTestStore(t *testing.T, dir string) *Store {
 	t.Helper()
 	s, err := OpenStore(filepath.Join(dir, "permissions.json"))
@@ -344,8 +352,7 @@ func TestNewPolicyValidation(t *testing.T) {
 
 func TestStoreFailureFailsClosed(t *testing.T) {
 	w := newWorkspace(t)
-	store := openTestStore(t, w.state)
-	p := w.policy(t, store)
+	store, p := w.storePolicy(t)
 	read := Call{Tool: "read_file", Kind: acp.ToolKindRead, Paths: []Path{w.in("a")}}
 	if d := p.Decide(ModeAsk, read); d.Action != Allow {
 		t.Fatalf("before corruption: %s", d.Action)

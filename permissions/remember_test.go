@@ -27,8 +27,7 @@ func rememberedMatches(t *testing.T, s *Store, project string) map[string]Action
 
 func TestRememberCommandsNarrowly(t *testing.T) {
 	w := newWorkspace(t)
-	store := openTestStore(t, w.state)
-	p := w.policy(t, store)
+	store, p := w.storePolicy(t)
 
 	call := runCmd("go test ./... && echo hi")
 	d := p.Decide(ModeAsk, call)
@@ -59,11 +58,7 @@ func TestRememberCommandsNarrowly(t *testing.T) {
 		"sudo go test ./...":        Ask,
 		"bash -c 'go test ./...'":   Ask,
 	}
-	for line, want := range cases {
-		if d := p.Decide(ModeAsk, runCmd(line)); d.Action != want {
-			t.Errorf("%q: got %s (%s), want %s", line, d.Action, d.Reason, want)
-		}
-	}
+	wantCommands(t, p, ModeAsk, cases)
 	// Only the part that is not covered yet is offered next time.
 	d = p.Decide(ModeAsk, runCmd("go test ./... && rm -rf /"))
 	if !slices.Equal(d.Remember, []Rule{{Tool: "run_command", Match: "rm -rf /"}}) {
@@ -82,8 +77,7 @@ func TestRememberCommandsNarrowly(t *testing.T) {
 
 func TestRememberRefusesUnanalysableLines(t *testing.T) {
 	w := newWorkspace(t)
-	store := openTestStore(t, w.state)
-	p := w.policy(t, store)
+	store, p := w.storePolicy(t)
 	for _, line := range []string{"echo $(rm x)", "bash -c 'ls'", "ls > out", "X=1 ls", "go test '", "$X", "ls &", ""} {
 		call := runCmd(line)
 		d := p.Decide(ModeAsk, call)
@@ -112,8 +106,7 @@ func TestRememberRefusesUnanalysableLines(t *testing.T) {
 
 func TestRememberRefusesForgedRules(t *testing.T) {
 	w := newWorkspace(t)
-	store := openTestStore(t, w.state)
-	p := w.policy(t, store)
+	store, p := w.storePolicy(t)
 	forgeries := []struct {
 		call Call
 		rule Rule
@@ -139,8 +132,7 @@ func TestRememberRefusesForgedRules(t *testing.T) {
 
 func TestRememberGlobCharactersStayLiteral(t *testing.T) {
 	w := newWorkspace(t)
-	store := openTestStore(t, w.state)
-	p := w.policy(t, store)
+	_, p := w.storePolicy(t)
 	for _, line := range []string{"rm '*'", "ls *.go", "echo '[a]' ?"} {
 		call := runCmd(line)
 		d := p.Decide(ModeAsk, call)
@@ -158,17 +150,12 @@ func TestRememberGlobCharactersStayLiteral(t *testing.T) {
 		"echo '[a]' ?": Allow,
 		"echo a x":     Ask,
 	}
-	for line, want := range cases {
-		if d := p.Decide(ModeAsk, runCmd(line)); d.Action != want {
-			t.Errorf("%q: got %s (%s), want %s", line, d.Action, d.Reason, want)
-		}
-	}
+	wantCommands(t, p, ModeAsk, cases)
 }
 
 func TestRememberReject(t *testing.T) {
 	w := newWorkspace(t)
-	store := openTestStore(t, w.state)
-	p := w.policy(t, store)
+	store, p := w.storePolicy(t)
 	call := runCmd("rm -rf build")
 	d := p.Decide(ModeAsk, call)
 	if err := p.Remember(call, d, false); err != nil {
@@ -182,11 +169,7 @@ func TestRememberReject(t *testing.T) {
 		"rm -rf other":         Allow,
 		"$X":                   Ask, // might be the rejected command
 	}
-	for line, want := range cases {
-		if d := p.Decide(ModeFull, runCmd(line)); d.Action != want {
-			t.Errorf("%q: got %s (%s), want %s", line, d.Action, d.Reason, want)
-		}
-	}
+	wantCommands(t, p, ModeFull, cases)
 	// A later allow_always for the same command replaces the rejection.
 	other := w.policy(t, store)
 	call2 := runCmd("rm -rf build")
@@ -200,8 +183,7 @@ func TestRememberReject(t *testing.T) {
 
 func TestRememberFiles(t *testing.T) {
 	w := newWorkspace(t)
-	store := openTestStore(t, w.state)
-	p := w.policy(t, store)
+	_, p := w.storePolicy(t)
 	write := func(p Path) Call { return Call{Tool: "write_file", Kind: acp.ToolKindEdit, Paths: []Path{p}} }
 
 	call := Call{Tool: "write_file", Kind: acp.ToolKindEdit, Paths: []Path{w.in("src/a.go"), w.in("src/[x].go")}}
@@ -259,8 +241,7 @@ func TestRememberFiles(t *testing.T) {
 
 func TestRememberMCPTool(t *testing.T) {
 	w := newWorkspace(t)
-	store := openTestStore(t, w.state)
-	p := w.policy(t, store)
+	_, p := w.storePolicy(t)
 	call := Call{Tool: "mcp__gh__create_issue"}
 	d := p.Decide(ModeAsk, call)
 	if !slices.Equal(d.Remember, []Rule{{Tool: "mcp__gh__create_issue"}}) {
