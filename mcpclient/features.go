@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"log/slog"
 	"net/url"
 	"path/filepath"
@@ -123,31 +124,11 @@ func (m *Manager) SetRoots(dirs []string) {
 // ResourceTemplates lists the resource templates of the server named server,
 // or of every ready server when server is empty (at most 500 in all).
 func (m *Manager) ResourceTemplates(ctx context.Context, server string) ([]ResourceTemplate, error) {
-	conns, err := m.connsFor(ctx, server)
-	if err != nil {
-		return nil, err
-	}
-	var out []ResourceTemplate
-	var errs []error
-	for _, c := range conns {
-		if caps := c.session.InitializeResult().Capabilities; caps == nil || caps.Resources == nil {
-			continue
-		}
-		for rt, err := range c.session.ResourceTemplates(ctx, nil) {
-			if err != nil {
-				errs = append(errs, fmt.Errorf("mcp server %q: listing resource templates: %w", c.server.Name, scrub(err, c.server.URL)))
-				break
-			}
-			if len(out) == maxResources {
-				return out, errors.Join(errs...)
-			}
-			if rt == nil || rt.URITemplate == "" {
-				continue
-			}
-			out = append(out, ResourceTemplate{Server: c.server.Name, URITemplate: rt.URITemplate, Name: rt.Name, Description: rt.Description, MimeType: rt.MIMEType})
-		}
-	}
-	return out, errors.Join(errs...)
+	return listResources(ctx, m, server, "resource templates",
+		func(c *conn) iter.Seq2[*mcp.ResourceTemplate, error] { return c.session.ResourceTemplates(ctx, nil) },
+		func(c *conn, rt *mcp.ResourceTemplate) (ResourceTemplate, bool) {
+			return ResourceTemplate{Server: c.server.Name, URITemplate: rt.URITemplate, Name: rt.Name, Description: rt.Description, MimeType: rt.MIMEType}, rt.URITemplate != ""
+		})
 }
 
 // Subscribe asks the server named server to report changes of the resource

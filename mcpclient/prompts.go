@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"strconv"
 	"strings"
 
@@ -124,28 +125,45 @@ func (m *Manager) GetPrompt(ctx context.Context, qualified string, args map[stri
 // the resources of the others are returned with an error naming the
 // failed ones.
 func (m *Manager) Resources(ctx context.Context, server string) ([]Resource, error) {
+	return listResources(ctx, m, server, "resources",
+		func(c *conn) iter.Seq2[*mcp.Resource, error] { return c.session.Resources(ctx, nil) },
+		func(c *conn, r *mcp.Resource) (Resource, bool) {
+			return Resource{Server: c.server.Name, URI: r.URI, Name: r.Name, Description: r.Description, MimeType: r.MIMEType}, r.URI != ""
+		})
+}
+
+// listResources lists, following pagination, what list yields for the
+// connected server named server, or for every connected server when server
+// is empty, among the servers that offer resources: at most maxResources
+// in all, converted by conv (a nil element or one conv refuses is
+// skipped). When some servers fail, the others' are returned with an error
+// naming the failed ones and what (resources, resource templates).
+func listResources[T, R any](ctx context.Context, m *Manager, server, what string,
+	list func(*conn) iter.Seq2[*T, error], conv func(*conn, *T) (R, bool)) ([]R, error) {
 	conns, err := m.connsFor(ctx, server)
 	if err != nil {
 		return nil, err
 	}
-	var out []Resource
+	var out []R
 	var errs []error
 	for _, c := range conns {
 		if caps := c.session.InitializeResult().Capabilities; caps == nil || caps.Resources == nil {
 			continue
 		}
-		for r, err := range c.session.Resources(ctx, nil) {
+		for x, err := range list(c) {
 			if err != nil {
-				errs = append(errs, fmt.Errorf("mcp server %q: listing resources: %w", c.server.Name, scrub(err, c.server.URL)))
+				errs = append(errs, fmt.Errorf("mcp server %q: listing %s: %w", c.server.Name, what, scrub(err, c.server.URL)))
 				break
 			}
 			if len(out) == maxResources {
 				return out, errors.Join(errs...)
 			}
-			if r == nil || r.URI == "" {
+			if x == nil {
 				continue
 			}
-			out = append(out, Resource{Server: c.server.Name, URI: r.URI, Name: r.Name, Description: r.Description, MimeType: r.MIMEType})
+			if r, ok := conv(c, x); ok {
+				out = append(out, r)
+			}
 		}
 	}
 	return out, errors.Join(errs...)
