@@ -318,3 +318,47 @@ func TestCancelledAndMessages(t *testing.T) {
 		}
 	}
 }
+
+// TestCloseCancelsRelays: Close ends a relayed request still waiting for
+// the agent (its context ends) and returns once its handler did.
+func TestCloseCancelsRelays(t *testing.T) {
+	entered := make(chan struct{})
+	h := New(Options{Relay: func(ctx context.Context, method string, params map[string]any) (json.RawMessage, error) {
+		close(entered)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}})
+	page, err := h.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Update(viewUpdate(nil))
+	h.mu.Lock()
+	var id string
+	for k := range h.views {
+		id = k
+	}
+	h.mu.Unlock()
+	u, _ := url.Parse(page)
+	done := make(chan error, 1)
+	go func() {
+		req, _ := http.NewRequest("POST", page+"call", strings.NewReader(`{"view":"`+id+`","method":"ui/message","params":{}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Origin", "http://"+u.Host)
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	<-entered
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := h.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	if _, err := h.Start(); err == nil {
+		t.Error("a closed host started again")
+	}
+}

@@ -261,7 +261,7 @@
       switch (m.method) {
         case "ui/notifications/sandbox-proxy-ready":
           this.notify("ui/notifications/sandbox-resource-ready", {
-            html: this.doc.html, sandbox: this.doc.sandbox, csp: this.doc.csp || {}, permissions: this.doc.permissions || {}, allow: this.doc.allow,
+            html: this.doc.html, sandbox: this.doc.sandbox, csp: this.doc.csp || {}, permissions: this.doc.permissions || {},
           });
           return;
         case "ui/notifications/initialized":
