@@ -13,6 +13,7 @@ import (
 	"acpd/acp"
 	"acpd/model"
 	"acpd/tools"
+	"acpd/tools/batch"
 )
 
 // TestToolPanicFailsTheCall: a tool that panics runs on a goroutine of its
@@ -43,11 +44,11 @@ func TestToolPanicFailsTheCall(t *testing.T) {
 }
 
 // TestParallelReadsBounded: however many read-only calls one response
-// makes, at most maxParallelCalls run at once. The editor holds the first
-// reads until maxParallelCalls of them are in flight (so an unbounded
+// makes, at most batch.MaxParallel run at once. The editor holds the first
+// reads until batch.MaxParallel of them are in flight (so an unbounded
 // scheduler shows more) and records the highest concurrency it saw.
 func TestParallelReadsBounded(t *testing.T) {
-	const n = 3 * maxParallelCalls
+	const n = 3 * batch.MaxParallel
 	env := newEnv(t, "")
 	var calls []toolCallReq
 	for i := range n {
@@ -71,7 +72,7 @@ func TestParallelReadsBounded(t *testing.T) {
 		inflight++
 		arrived++
 		peak = max(peak, inflight)
-		if arrived == maxParallelCalls {
+		if arrived == batch.MaxParallel {
 			close(full)
 		}
 		mu.Unlock()
@@ -91,7 +92,7 @@ func TestParallelReadsBounded(t *testing.T) {
 	}
 	c := env.startWith(editorCaps, nil, hook)
 	sid := c.newSession()
-	rec := record(batch(calls...))
+	rec := record(allAtOnce(calls...))
 	env.setModel(mainModel, rec)
 	c.mustPrompt(sid, "read them all", acp.StopReasonEndTurn)
 	res := toolResults(rec.last(t))
@@ -105,8 +106,8 @@ func TestParallelReadsBounded(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if peak > maxParallelCalls {
-		t.Errorf("%d reads ran at once, want at most %d", peak, maxParallelCalls)
+	if peak > batch.MaxParallel {
+		t.Errorf("%d reads ran at once, want at most %d", peak, batch.MaxParallel)
 	}
 	if peak < 2 {
 		t.Errorf("reads did not run in parallel (peak %d)", peak)

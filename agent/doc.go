@@ -6,15 +6,17 @@
 // The tools the model calls live elsewhere: the built-in ones in package
 // tools, a session's MCP tools, resource tools and prompt commands in
 // tools/mcptools. A tool sees its session only through tools.Env, which
-// agent implements (toolenv.go); agent schedules the calls and reports
-// their lifecycle (calls.go), asks permission (permission.go, deciding
+// agent implements (toolenv.go); agent hands a response's calls to
+// package tools/batch, which runs them and reports their lifecycle
+// (calls.go), asks permission (permission.go, deciding
 // with package permissions) and answers MCP elicitation through the
 // editor (mcp_elicit.go). A session's MCP servers (their start, tools,
 // prompt commands, sampling and App views) are package mcpbridge's, which
 // sees the session through mcpbridge.Session (mcp.go). The rest is the
 // agent's own: handlers and lifecycle (agent.go, lifecycle.go; session/load
 // replays through package session/replay), settings (settings.go),
-// persistence (session.go), and the turn: turn.go holds the loop, prompt.go the
+// persistence (session.go), and the turn: turn.go holds the loop (a response's events become its
+// message through model.Assembler), prompt.go the
 // session's system prompt (built by package sysprompt) and prompt context
 // (the prompt's content converted by package promptin),
 // compact.go compaction (package compact) and usage, commands.go the slash

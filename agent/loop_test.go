@@ -122,9 +122,9 @@ func boundedContext(t *testing.T) context.Context {
 	return ctx
 }
 
-// batch is a backend whose first response in every turn makes all the
+// allAtOnce is a backend whose first response in every turn makes all the
 // given calls at once, in order; the next response answers "done.".
-func batch(calls ...toolCallReq) backendFunc {
+func allAtOnce(calls ...toolCallReq) backendFunc {
 	return func(ctx context.Context, req *model.Request, yield func(model.Event, error) bool) {
 		if turnStep(req) > 0 {
 			_ = yield(model.Event{Type: model.EventText, Text: "done."}, nil) &&
@@ -318,7 +318,7 @@ func TestParallelReads(t *testing.T) {
 	for _, n := range names {
 		calls = append(calls, toolCallReq{"read_file", map[string]any{"path": n}})
 	}
-	rec := record(batch(calls...))
+	rec := record(allAtOnce(calls...))
 	env.setModel(mainModel, rec)
 	c.mustPrompt(sid, "read them all", acp.StopReasonEndTurn)
 	res := toolResults(rec.last(t))
@@ -343,7 +343,7 @@ func TestOrderedWrites(t *testing.T) {
 	c := env.startWith(editorCaps, nil, fst.serialHook)
 	sid := c.newSession()
 	c.mustMode(sid, modeFull)
-	rec := record(batch(
+	rec := record(allAtOnce(
 		writeCall("a.txt", "one\n"),
 		toolCallReq{"edit_file", map[string]any{"path": "a.txt", "old_string": "one", "new_string": "two"}},
 		writeCall("b.txt", "bee\n"),
@@ -383,7 +383,7 @@ func TestMixedCallsOrder(t *testing.T) {
 	c := env.startWith(editorCaps, nil, fst.serialHook)
 	sid := c.newSession()
 	c.mustMode(sid, modeFull)
-	rec := record(batch(
+	rec := record(allAtOnce(
 		toolCallReq{"read_file", map[string]any{"path": "r1.txt"}},
 		writeCall("w.txt", "new\n"),
 		toolCallReq{"read_file", map[string]any{"path": "r2.txt"}},
@@ -1327,48 +1327,5 @@ func TestImageToTextOnlyModel(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestStreamedPartsOrder: deltas merge into one part per run of the same
-// kind; a reasoning block's end, a tool call or a change of kind starts a
-// new part, and nothing is lost at any of them.
-func TestStreamedPartsOrder(t *testing.T) {
-	var ts turnState
-	ts.byID = map[string]*pendingCall{}
-	ts.addText(model.PartReasoning, "a")
-	ts.addText(model.PartReasoning, "b")
-	ts.closeReasoning(model.Event{Type: model.EventReasoningDone, Signature: "s1", Provider: "anthropic"})
-	ts.addText(model.PartReasoning, "c")
-	ts.addText(model.PartText, "d")
-	ts.addText(model.PartText, "e")
-	ts.flushText()
-	ts.parts = append(ts.parts, model.Part{Type: model.PartToolUse, ToolCallID: "t1"})
-	ts.addText(model.PartText, "f")
-	ts.closeReasoning(model.Event{Type: model.EventReasoningDone, Redacted: true, Opaque: json.RawMessage(`"r"`)})
-	ts.addText(model.PartText, "g")
-	ts.flushText()
-	ts.addText(model.PartText, "h") // reopens the flushed part
-	ts.flushText()
-	type p struct {
-		typ  model.PartType
-		text string
-		sig  string
-	}
-	var got []p
-	for _, x := range ts.parts {
-		got = append(got, p{x.Type, x.Text, x.Signature})
-	}
-	want := []p{
-		{model.PartReasoning, "ab", "s1"},
-		{model.PartReasoning, "c", ""},
-		{model.PartText, "de", ""},
-		{model.PartToolUse, "", ""},
-		{model.PartText, "f", ""},
-		{model.PartReasoning, "", ""},
-		{model.PartText, "gh", ""},
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("parts\n%v\nwant\n%v", got, want)
 	}
 }

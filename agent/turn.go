@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -62,82 +61,20 @@ func (a *Agent) prompt(ctx context.Context, p *acp.PromptRequest) (*acp.PromptRe
 	return &acp.PromptResponse{StopReason: stop}, nil
 }
 
-// turnState accumulates one model response.
+// turnState is one model response as the turn streams it.
 type turnState struct {
-	s       *sess
-	ctx     context.Context
-	msgID   string
-	parts   []model.Part
-	calls   []*pendingCall
-	byID    map[string]*pendingCall
-	finish  model.FinishReason
-	usage   *model.Usage
-	started bool // a delta reached the client
+	msgID string
+	asm   model.Assembler
+	// calls are the response's tool calls: after a failed stream only
+	// the completed ones (the others are not in the transcript).
+	calls []*model.StreamedCall
+	shown map[string]bool // calls whose tool_call update was sent, by ID
+	// started: a delta reached the client.
+	started bool
 	// refused are the calls not to run (repetitions), by ID.
 	refused map[string]bool
 	// info is the model the response came from.
 	info model.ModelInfo
-	// text accumulates the text of the last part while it streams, so a
-	// long answer costs linear time; flushText stores it in the part.
-	text textBuf
-}
-
-// textBuf accumulates streamed text in blocks of growing size and joins
-// them once, at the exact size. A strings.Builder would reallocate as the
-// text grows, holding the old and the new copy at once (and raising the
-// garbage collector's target to match), and keep up to a quarter of
-// slack for good.
-type textBuf struct {
-	blocks [][]byte
-	n      int
-}
-
-// textBlockMax bounds a block, and so the slack of a textBuf.
-const textBlockMax = 1 << 20
-
-func (t *textBuf) Len() int { return t.n }
-
-func (t *textBuf) WriteString(s string) {
-	t.n += len(s)
-	for len(s) > 0 {
-		if k := len(t.blocks); k > 0 {
-			b := t.blocks[k-1]
-			m := min(len(s), cap(b)-len(b))
-			t.blocks[k-1] = append(b, s[:m]...)
-			s = s[m:]
-			if len(s) == 0 {
-				return
-			}
-		}
-		size := 512
-		if k := len(t.blocks); k > 0 {
-			size = min(2*cap(t.blocks[k-1]), textBlockMax)
-		}
-		t.blocks = append(t.blocks, make([]byte, 0, max(size, min(len(s), textBlockMax))))
-	}
-}
-
-// String returns the text; Reset drops it.
-func (t *textBuf) String() string {
-	var b strings.Builder
-	b.Grow(t.n)
-	for _, blk := range t.blocks {
-		b.Write(blk)
-	}
-	return b.String()
-}
-
-func (t *textBuf) Reset() { *t = textBuf{} }
-
-// pendingCall is a tool call being streamed or run.
-type pendingCall struct {
-	id    string
-	name  string
-	args  strings.Builder
-	input json.RawMessage
-	sig   string
-	opq   json.RawMessage
-	shown bool // tool_call update sent
 }
 
 // runTurn runs one prompt turn to its stop reason.
@@ -244,7 +181,7 @@ func (s *sess) loop(ctx context.Context, backend model.Backend, info model.Model
 			}
 		}
 		ts, err := s.stream(ctx, backend, info, last)
-		s.reportUsage(out, ts.usage, info)
+		s.reportUsage(out, ts.asm.Usage, info)
 		if err != nil {
 			if ctx.Err() != nil {
 				s.closeCalls(ts, "cancelled by the user")
@@ -266,7 +203,7 @@ func (s *sess) loop(ctx context.Context, backend model.Backend, info model.Model
 			if last {
 				return acp.StopReasonMaxTurnRequests, nil
 			}
-			switch ts.finish {
+			switch ts.asm.Finish {
 			case model.FinishMaxTokens:
 				return acp.StopReasonMaxTokens, nil
 			case model.FinishRefusal:
@@ -281,17 +218,17 @@ func (s *sess) loop(ctx context.Context, backend model.Backend, info model.Model
 		}
 		var refused map[string]bool
 		name := ""
-		for _, pc := range ts.calls {
-			v := guard.Observe(pc.name, pc.input)
+		for _, c := range ts.calls {
+			v := guard.Observe(c.Name, c.Input)
 			if v == loopguard.Stop {
-				name = pc.name
+				name = c.Name
 				break
 			}
 			if v == loopguard.Refuse {
 				if refused == nil {
 					refused = map[string]bool{}
 				}
-				refused[pc.id] = true
+				refused[c.ID] = true
 			}
 		}
 		if name != "" {
@@ -312,103 +249,64 @@ func (s *sess) loop(ctx context.Context, backend model.Backend, info model.Model
 // interrupted when the stream did not finish.
 func (s *sess) stream(ctx context.Context, b model.Backend, info model.ModelInfo, last bool) (*turnState, error) {
 	out := s.a.baseContext()
-	ts := &turnState{s: s, ctx: ctx, msgID: newID("m_"), byID: map[string]*pendingCall{}, info: info}
+	ts := &turnState{msgID: newID("m_"), shown: map[string]bool{}, info: info}
 	req := s.buildRequest(info)
 	if last {
 		compact.FinalRequest(req)
 	}
 	var streamErr error
-	finished := false
 	for ev, err := range b.Stream(ctx, req) {
 		if err != nil {
 			streamErr = err
 			break
 		}
+		c := ts.asm.Add(ev)
 		switch ev.Type {
-		case model.EventText:
+		case model.EventText, model.EventReasoning:
 			if ev.Text == "" {
 				continue
 			}
-			ts.addText(model.PartText, ev.Text)
 			ts.started = true
-			s.notify(out, acp.SessionUpdate{AgentMessageChunk: textChunk(ev.Text, ts.msgID)})
-		case model.EventReasoning:
-			if ev.Text == "" {
-				continue
+			if ev.Type == model.EventText {
+				s.notify(out, acp.SessionUpdate{AgentMessageChunk: textChunk(ev.Text, ts.msgID)})
+			} else {
+				s.notify(out, acp.SessionUpdate{AgentThoughtChunk: textChunk(ev.Text, ts.msgID)})
 			}
-			ts.addText(model.PartReasoning, ev.Text)
-			ts.started = true
-			s.notify(out, acp.SessionUpdate{AgentThoughtChunk: textChunk(ev.Text, ts.msgID)})
-		case model.EventReasoningDone:
-			ts.closeReasoning(ev)
-		case model.EventToolStart:
-			pc := ts.call(ev.ToolCallID, ev.ToolName)
-			if !pc.shown {
-				pc.shown = true
-				s.notify(out, acp.SessionUpdate{ToolCall: s.toolCallStarted(pc)})
-			}
-		case model.EventToolDelta:
-			pc := ts.call(ev.ToolCallID, ev.ToolName)
-			pc.args.WriteString(ev.Text)
-		case model.EventToolDone:
-			pc := ts.call(ev.ToolCallID, ev.ToolName)
-			pc.input = ev.Input
-			if len(pc.input) == 0 {
-				pc.input = json.RawMessage(pc.args.String())
-			}
-			if len(pc.input) == 0 {
-				pc.input = json.RawMessage("{}")
-			}
-			pc.sig, pc.opq = ev.Signature, ev.Opaque
-			// Tool uses stay in stream order among reasoning and text:
-			// providers such as the Responses API require it.
-			ts.flushText()
-			ts.parts = append(ts.parts, model.Part{Type: model.PartToolUse, ToolCallID: pc.id, ToolName: pc.name, Input: pc.input, Signature: pc.sig, Opaque: pc.opq, Provider: ev.Provider})
-			if !pc.shown {
-				pc.shown = true
-				s.notify(out, acp.SessionUpdate{ToolCall: s.toolCallStarted(pc)})
-			} else if tc := s.toolCallStarted(pc); tc.RawInput != nil {
+		case model.EventToolStart, model.EventToolDone:
+			if !ts.shown[c.ID] {
+				ts.shown[c.ID] = true
+				s.notify(out, acp.SessionUpdate{ToolCall: s.toolCallStarted(c)})
+			} else if ev.Type == model.EventToolDone {
 				// Shown at tool_start, before its input existed: now show
 				// the title rendered from the input, and the input.
-				s.notify(out, acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: tc.ToolCallID, Title: &tc.Title, RawInput: tc.RawInput}})
+				if tc := s.toolCallStarted(c); tc.RawInput != nil {
+					s.notify(out, acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: tc.ToolCallID, Title: &tc.Title, RawInput: tc.RawInput}})
+				}
 			}
-		case model.EventUsage:
-			u := *ev.Usage
-			ts.usage = &u
-		case model.EventFinish:
-			ts.finish = ev.Finish
-			finished = true
 		}
 	}
-	if streamErr == nil && !finished && ctx.Err() == nil {
+	if streamErr == nil && !ts.asm.Finished && ctx.Err() == nil {
 		streamErr = &model.Error{Kind: model.ErrNetwork, Message: "the model's stream ended without finishing"}
 	}
 	if streamErr == nil && ctx.Err() != nil {
 		streamErr = ctx.Err()
 	}
-	// Calls that never completed are not in parts: a provider would reject a
-	// tool use without a result.
-	ts.flushText()
-	msg := model.Message{Role: model.RoleAssistant, Parts: ts.parts}
-	if msg.Parts == nil {
-		msg.Parts = []model.Part{}
-	}
+	msg := ts.asm.Message()
 	msg.Interrupted = streamErr != nil
 	s.appendMessage(msg)
-	if streamErr != nil {
-		// Only completed calls are in the transcript; they get results below.
-		done := ts.calls[:0]
-		for _, pc := range ts.calls {
-			if len(pc.input) > 0 {
-				done = append(done, pc)
-			} else if pc.shown {
-				s.notify(out, acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(pc.id), Status: statusp(acp.ToolCallStatusFailed)}})
-			}
-		}
-		ts.calls = done
-		return ts, streamErr
+	if streamErr == nil {
+		ts.calls = ts.asm.Calls()
+		return ts, nil
 	}
-	return ts, nil
+	// Only completed calls are in the transcript; they get results below.
+	for _, c := range ts.asm.Calls() {
+		if len(c.Input) > 0 {
+			ts.calls = append(ts.calls, c)
+		} else if ts.shown[c.ID] {
+			s.notify(out, acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(c.ID), Status: statusp(acp.ToolCallStatusFailed)}})
+		}
+	}
+	return ts, streamErr
 }
 
 func statusp(s acp.ToolCallStatus) *acp.ToolCallStatus { return &s }
@@ -420,58 +318,6 @@ func msgID(id string) *acp.MessageID {
 
 func textChunk(text, id string) *acp.ContentChunk {
 	return &acp.ContentChunk{Content: acp.ContentBlock{Text: &acp.TextContent{Text: text}}, MessageID: msgID(id)}
-}
-
-func (ts *turnState) addText(t model.PartType, text string) {
-	if n := len(ts.parts); n > 0 && ts.parts[n-1].Type == t && ts.parts[n-1].Signature == "" && !ts.parts[n-1].Redacted && ts.parts[n-1].Opaque == nil {
-		if ts.text.Len() == 0 {
-			// Reopened after a flush.
-			ts.text.WriteString(ts.parts[n-1].Text)
-		}
-		ts.text.WriteString(text)
-		return
-	}
-	ts.flushText()
-	ts.parts = append(ts.parts, model.Part{Type: t})
-	ts.text.WriteString(text)
-}
-
-// flushText stores the streamed text of the last part in it. Call it before
-// reading ts.parts or adding a part other than through addText.
-func (ts *turnState) flushText() {
-	if ts.text.Len() > 0 {
-		ts.parts[len(ts.parts)-1].Text = ts.text.String()
-		ts.text.Reset()
-	}
-}
-
-// closeReasoning attaches a reasoning block's signature or opaque data to the
-// reasoning part it ends (or adds a redacted part).
-func (ts *turnState) closeReasoning(ev model.Event) {
-	ts.flushText()
-	if n := len(ts.parts); n > 0 && ts.parts[n-1].Type == model.PartReasoning && ts.parts[n-1].Signature == "" && ts.parts[n-1].Opaque == nil && !ev.Redacted {
-		ts.parts[n-1].Signature = ev.Signature
-		ts.parts[n-1].Opaque = ev.Opaque
-		ts.parts[n-1].Provider = ev.Provider
-		return
-	}
-	ts.parts = append(ts.parts, model.Part{Type: model.PartReasoning, Signature: ev.Signature, Redacted: ev.Redacted, Opaque: ev.Opaque, Provider: ev.Provider})
-}
-
-func (ts *turnState) call(id, name string) *pendingCall {
-	if id == "" {
-		id = fmt.Sprintf("call_%d", len(ts.calls))
-	}
-	pc := ts.byID[id]
-	if pc == nil {
-		pc = &pendingCall{id: id, name: name}
-		ts.byID[id] = pc
-		ts.calls = append(ts.calls, pc)
-	}
-	if pc.name == "" {
-		pc.name = name
-	}
-	return pc
 }
 
 // appendMessage adds m to the transcript and the log.

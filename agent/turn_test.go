@@ -335,28 +335,3 @@ func TestCancelRequest(t *testing.T) {
 		}
 	}
 }
-
-func TestTextBuf(t *testing.T) {
-	var tb textBuf
-	var want strings.Builder
-	for i := range 3000 {
-		s := strings.Repeat(string(rune('a'+i%26)), i%700)
-		if i == 1500 {
-			s = strings.Repeat("z", 3*textBlockMax) // larger than a block
-		}
-		tb.WriteString(s)
-		want.WriteString(s)
-	}
-	if tb.Len() != want.Len() || tb.String() != want.String() {
-		t.Fatalf("textBuf holds %d bytes, want %d (or different text)", tb.Len(), want.Len())
-	}
-	for _, b := range tb.blocks {
-		if cap(b) > textBlockMax {
-			t.Fatalf("a block of %d bytes", cap(b))
-		}
-	}
-	tb.Reset()
-	if tb.Len() != 0 || tb.String() != "" {
-		t.Fatal("Reset left text")
-	}
-}

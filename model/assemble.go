@@ -1,0 +1,195 @@
+package model
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Assembler builds the assistant message of one streamed response from its
+// events: text and reasoning deltas join into parts (in time linear in the
+// answer's length, whatever its delta count), a reasoning block's
+// signature or opaque data is attached to the part it ends, and each tool
+// use takes its place in stream order among them once complete (providers
+// such as the Responses API require that order). An Assembler serves one
+// response and is not safe for concurrent use.
+type Assembler struct {
+	// Usage is the latest usage the response reported; nil before one.
+	Usage *Usage
+	// Finish is the response's finish reason; Finished reports that it
+	// came (a stream without one did not end properly).
+	Finish   FinishReason
+	Finished bool
+
+	parts []Part
+	calls []*StreamedCall
+	byID  map[string]*StreamedCall
+	// text accumulates the text of the last part while it streams;
+	// flushText stores it in the part.
+	text textBuf
+}
+
+// StreamedCall is a tool call of a streamed response.
+type StreamedCall struct {
+	ID, Name string
+	// Input is the call's arguments, set once the call completed
+	// (EventToolDone): the event's, else the streamed deltas, else {}.
+	Input json.RawMessage
+	args  strings.Builder
+}
+
+// Add applies ev and returns the tool call it is about (nil for events of
+// no call). Empty text and reasoning deltas are ignored.
+func (a *Assembler) Add(ev Event) *StreamedCall {
+	switch ev.Type {
+	case EventText:
+		a.addText(PartText, ev.Text)
+	case EventReasoning:
+		a.addText(PartReasoning, ev.Text)
+	case EventReasoningDone:
+		a.closeReasoning(ev)
+	case EventToolStart:
+		return a.call(ev.ToolCallID, ev.ToolName)
+	case EventToolDelta:
+		c := a.call(ev.ToolCallID, ev.ToolName)
+		c.args.WriteString(ev.Text)
+		return c
+	case EventToolDone:
+		c := a.call(ev.ToolCallID, ev.ToolName)
+		c.Input = ev.Input
+		if len(c.Input) == 0 {
+			c.Input = json.RawMessage(c.args.String())
+		}
+		if len(c.Input) == 0 {
+			c.Input = json.RawMessage("{}")
+		}
+		a.flushText()
+		a.parts = append(a.parts, Part{Type: PartToolUse, ToolCallID: c.ID, ToolName: c.Name, Input: c.Input, Signature: ev.Signature, Opaque: ev.Opaque, Provider: ev.Provider})
+		return c
+	case EventUsage:
+		u := *ev.Usage
+		a.Usage = &u
+	case EventFinish:
+		a.Finish, a.Finished = ev.Finish, true
+	}
+	return nil
+}
+
+// Calls returns the response's tool calls in stream order, completed or
+// not.
+func (a *Assembler) Calls() []*StreamedCall { return a.calls }
+
+// Message returns the assistant message so far. Calls that never completed
+// are not in it: a provider would reject a tool use without a result.
+func (a *Assembler) Message() Message {
+	a.flushText()
+	msg := Message{Role: RoleAssistant, Parts: a.parts}
+	if msg.Parts == nil {
+		msg.Parts = []Part{}
+	}
+	return msg
+}
+
+func (a *Assembler) addText(t PartType, text string) {
+	if text == "" {
+		return
+	}
+	if n := len(a.parts); n > 0 && a.parts[n-1].Type == t && a.parts[n-1].Signature == "" && !a.parts[n-1].Redacted && a.parts[n-1].Opaque == nil {
+		if a.text.Len() == 0 {
+			// Reopened after a flush.
+			a.text.WriteString(a.parts[n-1].Text)
+		}
+		a.text.WriteString(text)
+		return
+	}
+	a.flushText()
+	a.parts = append(a.parts, Part{Type: t})
+	a.text.WriteString(text)
+}
+
+// flushText stores the streamed text of the last part in it.
+func (a *Assembler) flushText() {
+	if a.text.Len() > 0 {
+		a.parts[len(a.parts)-1].Text = a.text.String()
+		a.text.Reset()
+	}
+}
+
+// closeReasoning attaches a reasoning block's signature or opaque data to
+// the reasoning part it ends (or adds a redacted part).
+func (a *Assembler) closeReasoning(ev Event) {
+	a.flushText()
+	if n := len(a.parts); n > 0 && a.parts[n-1].Type == PartReasoning && a.parts[n-1].Signature == "" && a.parts[n-1].Opaque == nil && !ev.Redacted {
+		a.parts[n-1].Signature = ev.Signature
+		a.parts[n-1].Opaque = ev.Opaque
+		a.parts[n-1].Provider = ev.Provider
+		return
+	}
+	a.parts = append(a.parts, Part{Type: PartReasoning, Signature: ev.Signature, Redacted: ev.Redacted, Opaque: ev.Opaque, Provider: ev.Provider})
+}
+
+func (a *Assembler) call(id, name string) *StreamedCall {
+	if id == "" {
+		id = fmt.Sprintf("call_%d", len(a.calls))
+	}
+	if a.byID == nil {
+		a.byID = map[string]*StreamedCall{}
+	}
+	c := a.byID[id]
+	if c == nil {
+		c = &StreamedCall{ID: id, Name: name}
+		a.byID[id] = c
+		a.calls = append(a.calls, c)
+	}
+	if c.Name == "" {
+		c.Name = name
+	}
+	return c
+}
+
+// textBuf accumulates streamed text in blocks of growing size and joins
+// them once, at the exact size. A strings.Builder would reallocate as the
+// text grows, holding the old and the new copy at once (and raising the
+// garbage collector's target to match), and keep up to a quarter of
+// slack for good.
+type textBuf struct {
+	blocks [][]byte
+	n      int
+}
+
+// textBlockMax bounds a block, and so the slack of a textBuf.
+const textBlockMax = 1 << 20
+
+func (t *textBuf) Len() int { return t.n }
+
+func (t *textBuf) WriteString(s string) {
+	t.n += len(s)
+	for len(s) > 0 {
+		if k := len(t.blocks); k > 0 {
+			b := t.blocks[k-1]
+			m := min(len(s), cap(b)-len(b))
+			t.blocks[k-1] = append(b, s[:m]...)
+			s = s[m:]
+			if len(s) == 0 {
+				return
+			}
+		}
+		size := 512
+		if k := len(t.blocks); k > 0 {
+			size = min(2*cap(t.blocks[k-1]), textBlockMax)
+		}
+		t.blocks = append(t.blocks, make([]byte, 0, max(size, min(len(s), textBlockMax))))
+	}
+}
+
+// String returns the text; Reset drops it.
+func (t *textBuf) String() string {
+	var b strings.Builder
+	b.Grow(t.n)
+	for _, blk := range t.blocks {
+		b.Write(blk)
+	}
+	return b.String()
+}
+
+func (t *textBuf) Reset() { *t = textBuf{} }
