@@ -562,7 +562,7 @@ func (b *Broker) openRead(res Resolved) (*os.File, os.FileInfo, error) {
 		if err != nil {
 			return nil, nil, addPath(err, res.Path)
 		}
-	} else if f, err = os.OpenFile(res.Path, os.O_RDONLY|openNonblock, 0); err != nil {
+	} else if f, err = openReadOnly(res.Path); err != nil {
 		return nil, nil, err
 	}
 	fi, err := f.Stat()

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"acpd/internal/atomicfile"
+
 	"go.uber.org/goleak"
 )
 
@@ -137,7 +139,10 @@ func externalSave(t testing.TB, path, content string) {
 	t.Helper()
 	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".swp")
 	mustWrite(t, tmp, content)
-	if err := os.Rename(tmp, path); err != nil {
+	// Retried while the target is open, as editors do on Windows: the
+	// broker's watcher may be hashing it, and where renames lack POSIX
+	// semantics (Wine) any open handle blocks them.
+	if err := atomicfile.Rename(tmp, path); err != nil {
 		t.Fatal(err)
 	}
 }

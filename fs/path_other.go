@@ -2,7 +2,10 @@
 
 package fs
 
-import iofs "io/fs"
+import (
+	iofs "io/fs"
+	"strings"
+)
 
 // cleanInput returns a tool path in the form Resolve compares (unchanged
 // outside Windows).
@@ -15,3 +18,7 @@ func diskName(dir, name string) string { return name }
 // reparseTarget is for Windows reparse points that are not symlinks
 // (junctions); elsewhere there are none.
 func reparseTarget(string, iofs.FileInfo) (string, bool, error) { return "", false, nil }
+
+// foldPrefix reports whether s starts with prefix, byte for byte outside
+// Windows.
+func foldPrefix(s, prefix string) bool { return strings.HasPrefix(s, prefix) }

@@ -47,6 +47,14 @@ func cleanInput(p string) (string, error) {
 	return p, nil
 }
 
+// foldPrefix reports whether s starts with prefix ignoring case, as
+// Windows volumes compare names (Unicode simple folding, which may take two
+// names for one that the volume keeps apart: that errs towards "under a
+// root", the side that refuses).
+func foldPrefix(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+}
+
 // diskName returns the name of the existing entry name in dir as the
 // filesystem spells it: volumes are usually case-insensitive and accept 8.3
 // short names, and Resolve compares the real spelling with the roots'

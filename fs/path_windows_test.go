@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"acpd/internal/testdir"
+
+	"golang.org/x/sys/windows"
 )
 
 func TestCleanInputWindows(t *testing.T) {
@@ -67,6 +69,63 @@ func TestResolveWindowsSpellings(t *testing.T) {
 		if _, err := r.Resolve(p); err == nil {
 			t.Errorf("Resolve(%q) succeeded", p)
 		}
+	}
+}
+
+// TestLexicallyUnderWindowsSpellings: another spelling of a root is that
+// root, and a path Resolve refuses counts as under one (fail closed).
+func TestLexicallyUnderWindowsSpellings(t *testing.T) {
+	f := newFixture(t)
+	lower := func(p string) string { return strings.ToLower(p[:1]) + p[1:] }
+	for p, want := range map[string]bool{
+		lower(f.root) + `\x`:                 true,
+		strings.ToUpper(f.root) + `\X`:       true,
+		strings.ReplaceAll(f.root, `\`, `/`): true,
+		`\\?\` + f.root + `\x`:               true,
+		lower(f.outside) + `\..\root\x`:      true,
+		`\rooted`:                            true,
+		`C:relative`:                         true,
+		lower(f.outside) + `\x`:              false,
+		strings.ToUpper(f.root) + `X\y`:      false,
+		`\\?\` + strings.ToUpper(f.outside):  false,
+	} {
+		if got := f.roots.lexicallyUnder(p); got != want {
+			t.Errorf("lexicallyUnder(%q) = %v, want %v", p, got, want)
+		}
+	}
+}
+
+// TestOpenReadOnlySharesDelete: while the broker reads a file, another
+// program can still open it for deletion or replacement (an editor's atomic
+// save), which os.Open would refuse.
+func TestOpenReadOnlySharesDelete(t *testing.T) {
+	p := filepath.Join(testdir.New(t), "f")
+	if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	openDelete := func() error {
+		name, _ := windows.UTF16PtrFromString(p)
+		h, err := windows.CreateFile(name, windows.DELETE,
+			windows.FILE_SHARE_READ|windows.FILE_SHARE_WRITE|windows.FILE_SHARE_DELETE,
+			nil, windows.OPEN_EXISTING, 0, 0)
+		if err == nil {
+			windows.CloseHandle(h)
+		}
+		return err
+	}
+	for _, tc := range []struct {
+		name  string
+		open  func(string) (*os.File, error)
+		share bool
+	}{{"openReadOnly", openReadOnly, true}, {"os.Open", os.Open, false}} {
+		f, err := tc.open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := openDelete(); (err == nil) != tc.share {
+			t.Errorf("open for delete beside %s: %v, want success %v", tc.name, err, tc.share)
+		}
+		f.Close()
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 // ErrNotRegular. Opening a FIFO normally waits for a writer, which would
 // hang a tool (and a turn) forever; with O_NONBLOCK it returns at once.
 func OpenRegular(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|openNonblock, 0)
+	f, err := openReadOnly(path)
 	return regular(f, err, path)
 }
 

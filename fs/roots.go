@@ -157,34 +157,36 @@ func (r *Roots) Resolve(p string) (Resolved, error) {
 // lexicallyUnder reports whether p, taken literally (relative paths joined
 // to the working directory), names something under a root, before or after
 // lexical cleaning. Such a path must never be accessed outside the roots,
-// whatever its symlinks resolve to.
+// whatever its symlinks resolve to. On Windows p is first brought into
+// Resolve's form (separators, `\\?\`, the drive letter; a path Resolve
+// refuses counts as under a root) and compared ignoring case, as the
+// volumes compare names: another spelling of a root is still that root.
 func (r *Roots) lexicallyUnder(p string) bool {
+	p, err := cleanInput(p)
+	if err != nil {
+		return true
+	}
 	if !filepath.IsAbs(p) {
 		return true // joined to cwd, which is a root
 	}
 	clean := filepath.Clean(p)
 	for _, root := range r.roots {
-		if hasPathPrefix(p, root) {
-			return true
-		}
-		if _, ok := within(root, clean); ok {
+		if hasPathPrefix(p, root) || hasPathPrefix(clean, root) {
 			return true
 		}
 	}
 	return false
 }
 
-// hasPathPrefix reports whether the unclean path p starts with the directory
-// root followed by a separator (or equals it).
+// hasPathPrefix reports whether the path p, clean or not, is the directory
+// root or starts with it followed by a separator, ignoring case on Windows
+// (foldPrefix).
 func hasPathPrefix(p, root string) bool {
-	if p == root {
-		return true
-	}
 	prefix := root
 	if !strings.HasSuffix(prefix, string(filepath.Separator)) {
 		prefix += string(filepath.Separator)
 	}
-	return strings.HasPrefix(p, prefix)
+	return foldPrefix(p+string(filepath.Separator), prefix)
 }
 
 // within reports whether the clean absolute path p is root or below it and

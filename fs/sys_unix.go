@@ -13,6 +13,11 @@ import (
 // rejected after fstat. It has no effect on regular files.
 const openNonblock = syscall.O_NONBLOCK
 
+// openReadOnly opens path for reading with openNonblock.
+func openReadOnly(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|openNonblock, 0)
+}
+
 // processAlive reports whether pid names a live process; known is false when
 // the check itself failed.
 func processAlive(pid int) (alive, known bool) {

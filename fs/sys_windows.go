@@ -5,12 +5,20 @@ package fs
 import (
 	"os"
 
+	"acpd/internal/atomicfile"
+
 	"golang.org/x/sys/windows"
 )
 
 // openNonblock is 0: Windows has no O_NONBLOCK (named pipes are not opened
 // through the file tools' paths, see Resolve).
 const openNonblock = 0
+
+// openReadOnly opens path for reading, sharing delete access (os.Open does
+// not; os.Root's opens do), so that reading a file never makes an
+// editor's atomic save of it fail where Windows renames with POSIX
+// semantics (see internal/atomicfile).
+func openReadOnly(path string) (*os.File, error) { return atomicfile.Open(path) }
 
 // stillActive is STILL_ACTIVE, the exit code of a running process.
 const stillActive = 259

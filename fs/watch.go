@@ -329,7 +329,7 @@ func (b *Broker) checkTracked(ctx context.Context, key string) (retry bool) {
 // hashFile streams the regular file at path through SHA-256.
 func hashFile(ctx context.Context, path string) ([sha256.Size]byte, error) {
 	var sum [sha256.Size]byte
-	f, err := os.OpenFile(path, os.O_RDONLY|openNonblock, 0)
+	f, err := openReadOnly(path)
 	if err != nil {
 		return sum, err
 	}
