@@ -101,23 +101,26 @@ type Host struct {
 
 	hostSecret, sandboxSecret string
 
-	mu       sync.Mutex
-	events   []map[string]any // retained, oldest first
-	seq      int64
-	tools    map[acp.ToolCallID]*toolState
-	views    map[string]*view // by view id
-	viewIDs  []string         // oldest first, for eviction
-	byCall   map[acp.ToolCallID]string
-	subs     map[*sub]struct{}
-	hostURL  string // http://127.0.0.1:port, once started
-	sandURL  string
-	closed   bool
-	torndown chan struct{} // closed when a page confirmed the teardown
-	finished chan struct{} // closed when the user pressed Finish
-	finOnce  sync.Once
-	tdOnce   sync.Once
-	pages    int           // connected event streams
-	left     chan struct{} // signalled when a page's stream ended
+	mu        sync.Mutex
+	events    []map[string]any // retained, oldest first
+	seq       int64
+	tools     map[acp.ToolCallID]*toolState
+	views     map[string]*view // by view id
+	viewIDs   []string         // oldest first, for eviction
+	byCall    map[acp.ToolCallID]string
+	subs      map[*sub]struct{}
+	hostURL   string // http://127.0.0.1:port, once started
+	sandURL   string
+	closed    bool
+	torndown  chan struct{} // closed when a page confirmed the teardown
+	finished  chan struct{} // closed when the user pressed Finish
+	finOnce   sync.Once
+	tdOnce    sync.Once
+	pages     int           // connected event streams
+	left      chan struct{} // signalled when a page's stream ended
+	idle      *time.Timer   // while no page is connected, after one was
+	abandoned chan struct{} // closed abandonGrace after the last page left
+	abOnce    sync.Once
 
 	base     context.Context
 	stop     context.CancelFunc
@@ -176,7 +179,7 @@ func New(o Options) *Host {
 		hostSecret: randomHex(), sandboxSecret: randomHex(),
 		tools: map[acp.ToolCallID]*toolState{}, views: map[string]*view{},
 		byCall: map[acp.ToolCallID]string{}, subs: map[*sub]struct{}{},
-		torndown: make(chan struct{}), finished: make(chan struct{}), left: make(chan struct{}, 1),
+		torndown: make(chan struct{}), finished: make(chan struct{}), left: make(chan struct{}, 1), abandoned: make(chan struct{}),
 		base: base, stop: stop,
 	}
 }
@@ -235,8 +238,16 @@ func (h *Host) Start() (string, error) {
 	return h.shownURL, nil
 }
 
+// abandonGrace is how long no page may be connected, after one was,
+// before the host counts the page as closed (a reload reconnects sooner).
+var abandonGrace = 20 * time.Second
+
 // Finished is closed when the user pressed the page's Finish button.
 func (h *Host) Finished() <-chan struct{} { return h.finished }
+
+// Abandoned is closed when, after a page had connected, none has been
+// connected for a while: the user closed it without Finish.
+func (h *Host) Abandoned() <-chan struct{} { return h.abandoned }
 
 // Views reports how many views have opened.
 func (h *Host) Views() int {
@@ -279,6 +290,10 @@ func (h *Host) Close(ctx context.Context) error {
 	}
 	h.mu.Lock()
 	h.closed = true
+	if h.idle != nil {
+		h.idle.Stop()
+		h.idle = nil
+	}
 	for s := range h.subs {
 		delete(h.subs, s)
 		close(s.gone)
@@ -511,6 +526,10 @@ func (h *Host) subscribe() (*sub, []json.RawMessage, bool) {
 	s := &sub{ch: make(chan json.RawMessage, subQueue), gone: make(chan struct{})}
 	h.subs[s] = struct{}{}
 	h.pages++
+	if h.idle != nil {
+		h.idle.Stop()
+		h.idle = nil
+	}
 	replay := make([]json.RawMessage, 0, len(h.events))
 	for _, ev := range h.events {
 		if b, err := json.Marshal(ev); err == nil {
@@ -527,6 +546,16 @@ func (h *Host) unsubscribe(s *sub) {
 	select {
 	case h.left <- struct{}{}:
 	default:
+	}
+	if h.pages == 0 && !h.closed && h.idle == nil {
+		h.idle = time.AfterFunc(abandonGrace, func() {
+			h.mu.Lock()
+			gone := h.pages == 0 && !h.closed
+			h.mu.Unlock()
+			if gone {
+				h.abOnce.Do(func() { close(h.abandoned) })
+			}
+		})
 	}
 	if _, ok := h.subs[s]; ok {
 		delete(h.subs, s)

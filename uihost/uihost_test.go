@@ -362,3 +362,27 @@ func TestCloseCancelsRelays(t *testing.T) {
 		t.Error("a closed host started again")
 	}
 }
+
+// TestAbandoned: a page that went away and did not come back counts as
+// closed; one that reconnects in time does not.
+func TestAbandoned(t *testing.T) {
+	defer func(g time.Duration) { abandonGrace = g }(abandonGrace)
+	abandonGrace = 300 * time.Millisecond
+	h, page, _, _ := started(t)
+	s := openStream(t, page)
+	s.next(t, "hello")
+	s.resp.Body.Close()
+	s = openStream(t, page) // a reload
+	s.next(t, "hello")
+	select {
+	case <-h.Abandoned():
+		t.Fatal("a reloaded page counted as closed")
+	case <-time.After(2 * abandonGrace):
+	}
+	s.resp.Body.Close()
+	select {
+	case <-h.Abandoned():
+	case <-time.After(10 * time.Second):
+		t.Fatal("a closed page was not noticed")
+	}
+}

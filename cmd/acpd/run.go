@@ -94,7 +94,7 @@ MCP App views (docs/mcp-apps.md): with --ui, acpd run serves a page on
 127.0.0.1 (the URL, with a per-run secret, is printed and opened with
 $BROWSER, xdg-open, open or start) that shows the conversation and renders
 the views of the tools called; after the turn the run stays while the page
-shows views, until Finish is pressed there or Ctrl-C. On an interactive
+shows views, until Finish is pressed there, the page is closed or Ctrl-C. On an interactive
 terminal without --ui, the first view asks whether to open the page.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -219,8 +219,8 @@ func (u *runUI) prompted(sid acp.SessionID, prompt string) {
 
 // hold keeps the run going after its turn while the page shows views, so
 // the user can use them (their messages start further turns): until the
-// user presses Finish on the page, the turn is interrupted (cancel closes),
-// the agent goes or ctx ends. A question about opening the page that is
+// user presses Finish on the page or closes it, the turn is interrupted
+// (cancel closes), the agent goes or ctx ends. A question about opening the page that is
 // still open is waited for first.
 func (u *runUI) hold(ctx context.Context, cancel <-chan struct{}) {
 	if u.off() {
@@ -252,6 +252,8 @@ func (u *runUI) hold(ctx context.Context, cancel <-chan struct{}) {
 	u.say("acpd run: the MCP Apps page stays open (" + url + "): press Finish there, or Ctrl-C, to end the run")
 	select {
 	case <-u.host.Finished():
+	case <-u.host.Abandoned():
+		u.say("acpd run: the MCP Apps page was closed")
 	case <-cancel:
 	case <-conn.Done():
 	case <-ctx.Done():
