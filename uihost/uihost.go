@@ -138,6 +138,7 @@ type toolState struct {
 	Kind      string         `json:"kind,omitempty"`
 	Status    string         `json:"status,omitempty"`
 	Input     any            `json:"input,omitempty"`
+	Output    string         `json:"output,omitempty"` // the text of its content, cut
 	View      string         `json:"view,omitempty"`
 }
 
@@ -410,6 +411,9 @@ func (h *Host) tool(sid acp.SessionID, u acp.ToolCallUpdate) {
 	if u.RawInput != nil {
 		t.Input = u.RawInput
 	}
+	if text := contentText(u.Content); text != "" {
+		t.Output = text
+	}
 	var opened *view
 	if c.HTML != "" && (c.MIMEType == "" || c.MIMEType == MIMEType) {
 		if old, ok := h.byCall[u.ToolCallID]; ok {
@@ -452,6 +456,31 @@ func (h *Host) tool(sid acp.SessionID, u acp.ToolCallUpdate) {
 	case c.ToolCancelled != nil:
 		h.publish(map[string]any{"type": "cancelled", "view": viewID, "reason": c.ToolCancelled.Reason}, false)
 	}
+}
+
+// maxOutput bounds the text of a tool call's content the page shows.
+const maxOutput = 2000
+
+// contentText is the text blocks of a tool call's content, cut to
+// maxOutput bytes (at a rune boundary).
+func contentText(content []acp.ToolCallContent) string {
+	var b strings.Builder
+	for _, c := range content {
+		if c.Content != nil && c.Content.Content.Text != nil {
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(c.Content.Content.Text.Text)
+		}
+		if b.Len() > maxOutput {
+			break
+		}
+	}
+	s := b.String()
+	if len(s) > maxOutput {
+		s = strings.ToValidUTF8(s[:maxOutput], "") + "…"
+	}
+	return s
 }
 
 // dropViewLocked forgets a view's html (its events stay; the page then

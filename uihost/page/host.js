@@ -54,14 +54,21 @@
       const title = el("span", "title");
       const badge = el("span", "badge");
       head.append(title, badge);
-      e.append(head);
-      row = { el: e, title, badge };
+      const details = el("details", "io");
+      details.hidden = true;
+      details.append(el("summary", "", "input and output"), el("pre", "in"), el("pre", "out"));
+      e.append(head, details);
+      row = { el: e, title, badge, details };
       tools.set(t.id, row);
       logEl.append(e);
     }
     row.title.textContent = t.title;
     row.badge.textContent = (t.status || "pending").replace("_", " ");
     row.badge.className = "badge " + (t.status || "pending");
+    const input = t.input && Object.keys(t.input).length ? JSON.stringify(t.input, null, 2) : "";
+    row.details.querySelector(".in").textContent = input;
+    row.details.querySelector(".out").textContent = t.output || "";
+    row.details.hidden = !input && !t.output;
   }
 
   // ---- views ------------------------------------------------------------
