@@ -2,12 +2,10 @@ package agent
 
 import (
 	"context"
-	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 
 	"acpd/acp"
+	"acpd/internal/modelmenu"
 	"acpd/model"
 	"acpd/permissions"
 )
@@ -47,71 +45,6 @@ func (s *sess) modelChoices(current string) []string {
 // noModel is the model selector's only value while no model is configured.
 const noModel = "none"
 
-// providerNames are the group names of the built-in providers.
-var providerNames = map[string]string{
-	"anthropic": "Anthropic", "openai": "OpenAI", "gemini": "Google Gemini", "ollama": "Ollama",
-	"openrouter": "OpenRouter", "replay": "Replay",
-}
-
-// modelGroups is the model selector's options: human names with the
-// context window and price when known, grouped by provider in the order
-// the providers first appear; values stay provider/model.
-func (s *sess) modelGroups(models [][2]string) acp.SessionConfigSelectOptions {
-	var groups []acp.SessionConfigSelectGroup
-	at := map[string]int{}
-	for _, m := range models {
-		ref := m[0]
-		prov, id, err := model.ParseRef(ref)
-		if err != nil {
-			prov, id = "other", ref
-		}
-		opt := acp.SessionConfigSelectOption{Value: acp.SessionConfigValueID(ref), Name: id}
-		if info, ok := s.a.opts.Describe(ref); ok {
-			if info.Name != "" && info.Name != id {
-				opt.Name = info.Name
-			}
-			if d := describeModel(info); d != "" {
-				opt.Description = strp(d)
-			}
-		}
-		if prov == "ollama" {
-			opt.Name += " (Ollama)"
-		}
-		i, ok := at[prov]
-		if !ok {
-			name := providerNames[prov]
-			if name == "" {
-				name = prov
-			}
-			i = len(groups)
-			at[prov] = i
-			groups = append(groups, acp.SessionConfigSelectGroup{Group: acp.SessionConfigGroupID(prov), Name: name})
-		}
-		groups[i].Options = append(groups[i].Options, opt)
-	}
-	return acp.SessionConfigSelectOptions{Grouped: groups}
-}
-
-// describeModel is a model's context window and price, e.g. "200K context,
-// $3 / $15 per million tokens in / out".
-func describeModel(info model.ModelInfo) string {
-	var parts []string
-	if w := info.ContextWindow; w > 0 {
-		switch {
-		case w >= 1_000_000:
-			parts = append(parts, fmt.Sprintf("%.2gM context", float64(w)/1_000_000))
-		default:
-			parts = append(parts, fmt.Sprintf("%dK context", w/1000))
-		}
-	}
-	if info.InputPrice > 0 || info.OutputPrice > 0 {
-		parts = append(parts, fmt.Sprintf("$%s / $%s per million tokens in / out", price(info.InputPrice), price(info.OutputPrice)))
-	}
-	return strings.Join(parts, ", ")
-}
-
-func price(p float64) string { return strconv.FormatFloat(p, 'f', -1, 64) }
-
 // configOptions is the config-options view of the session's settings.
 func (s *sess) configOptions() []acp.SessionConfigOption {
 	st := s.settings()
@@ -132,7 +65,8 @@ func (s *sess) configOptions() []acp.SessionConfigOption {
 	for _, m := range permissions.Modes() {
 		modes = append(modes, [2]string{string(m.Mode), m.Name})
 	}
-	for _, ref := range s.modelChoices(st.Model) {
+	refs := s.modelChoices(st.Model)
+	for _, ref := range refs {
 		models = append(models, [2]string{ref, ref})
 	}
 	for _, t := range thoughtLevels {
@@ -144,7 +78,7 @@ func (s *sess) configOptions() []acp.SessionConfigOption {
 	if len(models) > 0 {
 		o := selectOpt(optModel, "Model", "The model answering in this session (provider/model).", acp.SessionConfigOptionCategoryModel, st.Model, models)
 		if s.a.opts.Describe != nil {
-			o.Select.Options = s.modelGroups(models)
+			o.Select.Options = modelmenu.Grouped(refs, s.a.opts.Describe)
 		}
 		out = append(out, o)
 	} else {
@@ -202,7 +136,8 @@ func (s *sess) announce(ctx context.Context, modeChanged bool) {
 	s.notify(ctx, acp.SessionUpdate{ConfigOptionUpdate: &acp.ConfigOptionUpdate{ConfigOptions: s.configOptions()}})
 }
 
-func (a *Agent) setMode(ctx context.Context, p *acp.SetSessionModeRequest) (*acp.SetSessionModeResponse, error) {
+func (h handlers) SetSessionMode(ctx context.Context, p *acp.SetSessionModeRequest) (*acp.SetSessionModeResponse, error) {
+	a := h.a
 	s, err := a.mustSession(p.SessionID)
 	if err != nil {
 		return nil, err
@@ -216,7 +151,8 @@ func (a *Agent) setMode(ctx context.Context, p *acp.SetSessionModeRequest) (*acp
 	return &acp.SetSessionModeResponse{}, nil
 }
 
-func (a *Agent) setConfigOption(ctx context.Context, p *acp.SetSessionConfigOptionRequest) (*acp.SetSessionConfigOptionResponse, error) {
+func (h handlers) SetSessionConfigOption(ctx context.Context, p *acp.SetSessionConfigOptionRequest) (*acp.SetSessionConfigOptionResponse, error) {
+	a := h.a
 	s, err := a.mustSession(p.SessionID)
 	if err != nil {
 		return nil, err
@@ -236,7 +172,8 @@ func (a *Agent) setConfigOption(ctx context.Context, p *acp.SetSessionConfigOpti
 	return &acp.SetSessionConfigOptionResponse{ConfigOptions: s.configOptions()}, nil
 }
 
-func (a *Agent) setModel(ctx context.Context, p *acp.SetSessionModelRequest) (*acp.SetSessionModelResponse, error) {
+func (h handlers) SetSessionModel(ctx context.Context, p *acp.SetSessionModelRequest) (*acp.SetSessionModelResponse, error) {
+	a := h.a
 	s, err := a.mustSession(p.SessionID)
 	if err != nil {
 		return nil, err
