@@ -317,7 +317,10 @@ func (a *Agent) shutdown() {
 	}
 }
 
-// handlers adapts the Agent's request handlers to acp.Agent.
+// handlers serves acp.Agent for an Agent, keeping those methods off its
+// exported surface: initialize, authentication and the session lifecycle
+// are in lifecycle.go, modes and config options in settings.go, the prompt
+// in turn.go.
 type handlers struct{ a *Agent }
 
 // The methods acpd serves: a schema upgrade that adds a required method
@@ -332,58 +335,6 @@ var _ interface {
 	acp.AgentLogout
 	acp.AgentSetSessionModel
 } = handlers{}
-
-func (h handlers) Initialize(ctx context.Context, p *acp.InitializeRequest) (*acp.InitializeResponse, error) {
-	return h.a.initialize(ctx, p)
-}
-
-func (h handlers) Authenticate(ctx context.Context, p *acp.AuthenticateRequest) (*acp.AuthenticateResponse, error) {
-	return h.a.authenticate(ctx, p)
-}
-
-func (h handlers) Logout(ctx context.Context, p *acp.LogoutRequest) (*acp.LogoutResponse, error) {
-	return h.a.logout(ctx, p)
-}
-
-func (h handlers) NewSession(ctx context.Context, p *acp.NewSessionRequest) (*acp.NewSessionResponse, error) {
-	return h.a.newSession(ctx, p)
-}
-
-func (h handlers) LoadSession(ctx context.Context, p *acp.LoadSessionRequest) (*acp.LoadSessionResponse, error) {
-	return h.a.loadSession(ctx, p)
-}
-
-func (h handlers) ResumeSession(ctx context.Context, p *acp.ResumeSessionRequest) (*acp.ResumeSessionResponse, error) {
-	return h.a.resumeSession(ctx, p)
-}
-
-func (h handlers) ListSessions(ctx context.Context, p *acp.ListSessionsRequest) (*acp.ListSessionsResponse, error) {
-	return h.a.listSessions(ctx, p)
-}
-
-func (h handlers) CloseSession(ctx context.Context, p *acp.CloseSessionRequest) (*acp.CloseSessionResponse, error) {
-	return h.a.closeSession(ctx, p)
-}
-
-func (h handlers) DeleteSession(ctx context.Context, p *acp.DeleteSessionRequest) (*acp.DeleteSessionResponse, error) {
-	return h.a.deleteSession(ctx, p)
-}
-
-func (h handlers) SetSessionMode(ctx context.Context, p *acp.SetSessionModeRequest) (*acp.SetSessionModeResponse, error) {
-	return h.a.setMode(ctx, p)
-}
-
-func (h handlers) SetSessionConfigOption(ctx context.Context, p *acp.SetSessionConfigOptionRequest) (*acp.SetSessionConfigOptionResponse, error) {
-	return h.a.setConfigOption(ctx, p)
-}
-
-func (h handlers) SetSessionModel(ctx context.Context, p *acp.SetSessionModelRequest) (*acp.SetSessionModelResponse, error) {
-	return h.a.setModel(ctx, p)
-}
-
-func (h handlers) Prompt(ctx context.Context, p *acp.PromptRequest) (*acp.PromptResponse, error) {
-	return h.a.prompt(ctx, p)
-}
 
 // Cancel handles session/cancel, inline on the connection's read loop
 // (Options.Immediate), so it must not block.

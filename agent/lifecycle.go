@@ -42,7 +42,8 @@ func (a *Agent) defaultModelInfo() (model.ModelInfo, bool) {
 	return info, err == nil
 }
 
-func (a *Agent) initialize(ctx context.Context, p *acp.InitializeRequest) (*acp.InitializeResponse, error) {
+func (h handlers) Initialize(ctx context.Context, p *acp.InitializeRequest) (*acp.InitializeResponse, error) {
+	a := h.a
 	a.mu.Lock()
 	if p.ClientCapabilities != nil {
 		a.clientCaps = *p.ClientCapabilities
@@ -107,7 +108,8 @@ func (a *Agent) authMethods(caps *acp.ClientCapabilities) []acp.AuthMethod {
 	return ms
 }
 
-func (a *Agent) authenticate(ctx context.Context, p *acp.AuthenticateRequest) (*acp.AuthenticateResponse, error) {
+func (h handlers) Authenticate(ctx context.Context, p *acp.AuthenticateRequest) (*acp.AuthenticateResponse, error) {
+	a := h.a
 	switch p.MethodID {
 	case authEnv, authLogin:
 	default:
@@ -125,7 +127,8 @@ func (a *Agent) authenticate(ctx context.Context, p *acp.AuthenticateRequest) (*
 	return &acp.AuthenticateResponse{}, nil
 }
 
-func (a *Agent) logout(ctx context.Context, p *acp.LogoutRequest) (*acp.LogoutResponse, error) {
+func (h handlers) Logout(ctx context.Context, p *acp.LogoutRequest) (*acp.LogoutResponse, error) {
+	a := h.a
 	if a.opts.Logout == nil {
 		return nil, acp.ErrMethodNotFound(acp.AgentMethodLogout)
 	}
@@ -181,7 +184,8 @@ func (a *Agent) register(s *sess) error {
 	return nil
 }
 
-func (a *Agent) newSession(ctx context.Context, p *acp.NewSessionRequest) (*acp.NewSessionResponse, error) {
+func (h handlers) NewSession(ctx context.Context, p *acp.NewSessionRequest) (*acp.NewSessionResponse, error) {
+	a := h.a
 	if err := checkDirs(p.Cwd, p.AdditionalDirectories); err != nil {
 		return nil, err
 	}
@@ -265,7 +269,8 @@ func (a *Agent) openStored(id acp.SessionID, cwd string, dirs []string, mcp []ac
 	return s, recs, nil
 }
 
-func (a *Agent) loadSession(ctx context.Context, p *acp.LoadSessionRequest) (*acp.LoadSessionResponse, error) {
+func (h handlers) LoadSession(ctx context.Context, p *acp.LoadSessionRequest) (*acp.LoadSessionResponse, error) {
+	a := h.a
 	s, recs, err := a.openStored(p.SessionID, p.Cwd, p.AdditionalDirectories, p.McpServers)
 	if err != nil {
 		return nil, err
@@ -300,7 +305,8 @@ func (a *Agent) loadSession(ctx context.Context, p *acp.LoadSessionRequest) (*ac
 	return &acp.LoadSessionResponse{Modes: s.modeState(), ConfigOptions: s.configOptions()}, nil
 }
 
-func (a *Agent) resumeSession(ctx context.Context, p *acp.ResumeSessionRequest) (*acp.ResumeSessionResponse, error) {
+func (h handlers) ResumeSession(ctx context.Context, p *acp.ResumeSessionRequest) (*acp.ResumeSessionResponse, error) {
+	a := h.a
 	s, recs, err := a.openStored(p.SessionID, p.Cwd, p.AdditionalDirectories, p.McpServers)
 	if err != nil {
 		return nil, err
@@ -320,7 +326,8 @@ func (a *Agent) resumeSession(ctx context.Context, p *acp.ResumeSessionRequest) 
 // listPage is the number of sessions per session/list page.
 const listPage = 50
 
-func (a *Agent) listSessions(ctx context.Context, p *acp.ListSessionsRequest) (*acp.ListSessionsResponse, error) {
+func (h handlers) ListSessions(ctx context.Context, p *acp.ListSessionsRequest) (*acp.ListSessionsResponse, error) {
+	a := h.a
 	var f session.Filter
 	if p.Cwd != nil {
 		if !filepath.IsAbs(*p.Cwd) {
@@ -389,7 +396,8 @@ func decodeCursor(c string) (int, error) {
 	return i, nil
 }
 
-func (a *Agent) closeSession(ctx context.Context, p *acp.CloseSessionRequest) (*acp.CloseSessionResponse, error) {
+func (h handlers) CloseSession(ctx context.Context, p *acp.CloseSessionRequest) (*acp.CloseSessionResponse, error) {
+	a := h.a
 	a.mu.Lock()
 	s := a.sessions[p.SessionID]
 	delete(a.sessions, p.SessionID)
@@ -401,7 +409,8 @@ func (a *Agent) closeSession(ctx context.Context, p *acp.CloseSessionRequest) (*
 	return &acp.CloseSessionResponse{}, nil
 }
 
-func (a *Agent) deleteSession(ctx context.Context, p *acp.DeleteSessionRequest) (*acp.DeleteSessionResponse, error) {
+func (h handlers) DeleteSession(ctx context.Context, p *acp.DeleteSessionRequest) (*acp.DeleteSessionResponse, error) {
+	a := h.a
 	a.mu.Lock()
 	s := a.sessions[p.SessionID]
 	delete(a.sessions, p.SessionID)

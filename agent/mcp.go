@@ -86,6 +86,6 @@ func (b bridgeSession) Model() (string, model.Backend, model.ModelInfo, error) {
 func (b bridgeSession) Mode() permissions.Mode { return permissions.Mode(b.s.settings().Mode) }
 
 func (b bridgeSession) Prompt(ctx context.Context, prompt []acp.ContentBlock) error {
-	_, err := b.s.a.prompt(ctx, &acp.PromptRequest{SessionID: b.s.id, Prompt: prompt})
+	_, err := handlers{b.s.a}.Prompt(ctx, &acp.PromptRequest{SessionID: b.s.id, Prompt: prompt})
 	return err
 }

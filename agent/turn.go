@@ -27,7 +27,8 @@ func newID(prefix string) string {
 	return prefix + hex.EncodeToString(b[:])
 }
 
-func (a *Agent) prompt(ctx context.Context, p *acp.PromptRequest) (*acp.PromptResponse, error) {
+func (h handlers) Prompt(ctx context.Context, p *acp.PromptRequest) (*acp.PromptResponse, error) {
+	a := h.a
 	s, err := a.mustSession(p.SessionID)
 	if err != nil {
 		return nil, err
