@@ -140,21 +140,6 @@ func (bc *benchConn) close() {
 	<-bc.conn.Done()
 }
 
-// waitChan receives from ch, failing the benchmark at the liveness bound.
-func waitChan[T any](b *testing.B, what string, ch <-chan T) T {
-	b.Helper()
-	tm := time.NewTimer(liveness)
-	defer tm.Stop()
-	select {
-	case v := <-ch:
-		return v
-	case <-tm.C:
-		b.Fatalf("timed out waiting for %s", what)
-	}
-	var zero T
-	return zero
-}
-
 // BenchmarkFirstChunkLatency measures the time from the backend yielding
 // its first text event to the client receiving the agent_message_chunk:
 // the agent's per-event path (session log append, JSON encoding, the pipe)
@@ -184,8 +169,8 @@ func BenchmarkFirstChunkLatency(b *testing.B) {
 			b.StartTimer()
 		}
 		bc.prompt(sid, "hi")
-		t0 := waitChan(b, "the backend", yielded)
-		t1 := waitChan(b, "the first chunk", arrived)
+		t0 := await(b, "the backend", yielded)
+		t1 := await(b, "the first chunk", arrived)
 		total += t1.Sub(t0)
 	}
 	b.ReportMetric(float64(total.Nanoseconds())/float64(b.N), "ns/first-chunk")
@@ -228,7 +213,7 @@ func BenchmarkStreamThroughput(b *testing.B) {
 	for range b.N {
 		start := time.Now()
 		bc.prompt(sid, "stream")
-		waitChan(b, "every chunk", done)
+		await(b, "every chunk", done)
 		elapsed += time.Since(start)
 	}
 	b.ReportMetric(float64(deltas*b.N)/elapsed.Seconds(), "events/s")

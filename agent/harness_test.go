@@ -256,7 +256,10 @@ func (e *testEnv) start(caps *acp.ClientCapabilities) *client {
 }
 
 // connect is start without initialize.
-func (e *testEnv) connect() *client {
+func (e *testEnv) connect() *client { return e.connectWith(nil, nil) }
+
+// connectWith is startWith without initialize.
+func (e *testEnv) connectWith(adjust func(*model.ModelInfo), hook hookFunc) *client {
 	t := e.t
 	t.Helper()
 	agentIn, clientOut, err := os.Pipe()
@@ -268,6 +271,15 @@ func (e *testEnv) connect() *client {
 		t.Fatal(err)
 	}
 	c := &client{t: t, env: e, agent: e.newAgent(), buffers: map[string]string{}, served: make(chan struct{})}
+	if adjust != nil {
+		c.agent.opts.Resolve = func(ref string) (model.Backend, model.ModelInfo, error) {
+			b, info, err := e.resolve(ref)
+			if err == nil {
+				adjust(&info)
+			}
+			return b, info, err
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	c.cancelServe = cancel
 	go func() {
@@ -276,7 +288,16 @@ func (e *testEnv) connect() *client {
 	}()
 	c.in = &wireTap{r: clientIn}
 	c.out = &wireWriter{w: clientOut}
-	c.conn = acp.NewConn(context.Background(), c.in, c.out, c.handle, acp.Options{Logger: slog.New(slog.DiscardHandler)})
+	handler := c.handle
+	if hook != nil {
+		handler = func(ctx context.Context, method string, params json.RawMessage) (any, error) {
+			if r, err := hook(c, ctx, method, params); err != errPass {
+				return r, err
+			}
+			return c.handle(ctx, method, params)
+		}
+	}
+	c.conn = acp.NewConn(context.Background(), c.in, c.out, handler, acp.Options{Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(c.close)
 	return c
 }
@@ -492,6 +513,18 @@ func (c *client) mustPrompt(sid acp.SessionID, text string, want acp.StopReason)
 	if got != want {
 		c.t.Fatalf("prompt %q: stop reason %q, want %q", text, got, want)
 	}
+}
+
+// promptUpdates runs a prompt that must end its turn and returns the
+// session's updates up to its reply.
+func (c *client) promptUpdates(sid acp.SessionID, text string) []acp.SessionUpdate {
+	c.t.Helper()
+	var resp acp.PromptResponse
+	pos, err := c.callAt(acp.AgentMethodSessionPrompt, acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{{Text: &acp.TextContent{Text: text}}}}, &resp)
+	if err != nil || resp.StopReason != acp.StopReasonEndTurn {
+		c.t.Fatalf("prompt %q: %v %q, want end_turn", text, err, resp.StopReason)
+	}
+	return c.updatesBetween(sid, -1, pos)
 }
 
 // setConfig sets a config option.
@@ -949,7 +982,7 @@ func async[T any](f func() T) <-chan T {
 }
 
 // await receives from ch, bounded by liveness.
-func await[T any](t *testing.T, what string, ch <-chan T) T {
+func await[T any](t testing.TB, what string, ch <-chan T) T {
 	t.Helper()
 	tm := time.NewTimer(liveness)
 	defer tm.Stop()

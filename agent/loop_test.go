@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -47,43 +46,7 @@ var errPass = errors.New("not handled by the hook")
 func (e *testEnv) startWith(caps *acp.ClientCapabilities, adjust func(*model.ModelInfo), hook hookFunc) *client {
 	t := e.t
 	t.Helper()
-	agentIn, clientOut, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	clientIn, agentOut, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &client{t: t, env: e, agent: e.newAgent(), buffers: map[string]string{}, served: make(chan struct{})}
-	if adjust != nil {
-		c.agent.opts.Resolve = func(ref string) (model.Backend, model.ModelInfo, error) {
-			b, info, err := e.resolve(ref)
-			if err == nil {
-				adjust(&info)
-			}
-			return b, info, err
-		}
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	c.cancelServe = cancel
-	go func() {
-		defer close(c.served)
-		c.serveErr = c.agent.Serve(ctx, agentIn, agentOut)
-	}()
-	c.in = &wireTap{r: clientIn}
-	c.out = &wireWriter{w: clientOut}
-	handler := c.handle
-	if hook != nil {
-		handler = func(ctx context.Context, method string, params json.RawMessage) (any, error) {
-			if r, err := hook(c, ctx, method, params); err != errPass {
-				return r, err
-			}
-			return c.handle(ctx, method, params)
-		}
-	}
-	c.conn = acp.NewConn(context.Background(), c.in, c.out, handler, acp.Options{Logger: slog.New(slog.DiscardHandler)})
-	t.Cleanup(c.close)
+	c := e.connectWith(adjust, hook)
 	var resp acp.InitializeResponse
 	if err := c.call(acp.AgentMethodInitialize, acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersion1, ClientCapabilities: caps}, &resp); err != nil {
 		t.Fatalf("initialize: %v", err)
@@ -543,12 +506,7 @@ func TestLoopDetection(t *testing.T) {
 		env.setModel(mainModel, rec)
 		c := env.start(editorCaps)
 		sid := c.newSession()
-		var resp acp.PromptResponse
-		pos, err := c.callAt(acp.AgentMethodSessionPrompt, acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{{Text: &acp.TextContent{Text: "loop"}}}}, &resp)
-		if err != nil || resp.StopReason != acp.StopReasonEndTurn {
-			t.Fatalf("prompt: %v %q, want end_turn", err, resp.StopReason)
-		}
-		ups := c.updatesBetween(sid, -1, pos)
+		ups := c.promptUpdates(sid, "loop")
 		if msg := chunkText(ups); !strings.Contains(msg, "Stopped") || !strings.Contains(msg, "read_file") || !strings.Contains(msg, strconv.Itoa(loopguard.Limit)+" times") {
 			t.Errorf("agent message %q does not explain the stop", msg)
 		}

@@ -225,15 +225,10 @@ func TestPlanSlashCommand(t *testing.T) {
 	env.setModel(mainModel, rec)
 	c := env.start(nil)
 	sid := c.newSession()
-	var resp acp.PromptResponse
-	pos, err := c.callAt(acp.AgentMethodSessionPrompt, acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{{Text: &acp.TextContent{Text: "/plan"}}}}, &resp)
-	if err != nil || resp.StopReason != acp.StopReasonEndTurn {
-		t.Fatalf("/plan: %v %q", err, resp.StopReason)
-	}
+	ups := c.promptUpdates(sid, "/plan")
 	if n := len(rec.requests()); n != 0 {
 		t.Errorf("/plan made %d model requests", n)
 	}
-	ups := c.updatesBetween(sid, -1, pos)
 	var mode, opts bool
 	for _, u := range ups {
 		if u.CurrentModeUpdate != nil && u.CurrentModeUpdate.CurrentModeID == modePlan {

@@ -31,12 +31,7 @@ func TestPromptTurnReplay(t *testing.T) {
 	env.setModel(mainModel, rec)
 	c := env.start(nil)
 	sid := c.newSession()
-	var resp acp.PromptResponse
-	pos, err := c.callAt(acp.AgentMethodSessionPrompt, acp.PromptRequest{SessionID: sid, Prompt: []acp.ContentBlock{{Text: &acp.TextContent{Text: "hi"}}}}, &resp)
-	if err != nil || resp.StopReason != acp.StopReasonEndTurn {
-		t.Fatalf("prompt: %v %q", err, resp.StopReason)
-	}
-	ups := c.updatesBetween(sid, -1, pos)
+	ups := c.promptUpdates(sid, "hi")
 
 	var thoughtID, msgID acp.MessageID
 	var msgIDs = map[acp.MessageID]bool{}
