@@ -33,11 +33,19 @@ const serverName = "conformance"
 const timeout = 20 * time.Second
 
 // call is a tool call a scenario expects, with the text its result must
-// contain.
+// contain. With echoSchemaOf, the arguments are {"schema": S}, S the
+// inputSchema acpd lists for that tool.
 type call struct {
-	tool string
-	args string
-	want string
+	tool         string
+	args         string
+	want         string
+	echoSchemaOf string
+}
+
+// contextCall is a tool call MCP_CONFORMANCE_CONTEXT asks for.
+type contextCall struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
 }
 
 // scenario is what a client scenario needs: the tool calls it expects
@@ -47,6 +55,16 @@ type scenario struct {
 	calls  []call
 	oauth  bool
 	elicit bool
+	// accept is the content of every accepted elicitation (nil: empty).
+	accept map[string]any
+	// browse reads every listed resource and gets every prompt (without
+	// arguments) after the calls.
+	browse bool
+	// contextCalls are made too: the toolCalls of MCP_CONFORMANCE_CONTEXT
+	// and, with allArgs, every listed tool with those arguments; their
+	// failures are only reported (the server may refuse on purpose).
+	contextCalls bool
+	allArgs      string
 }
 
 // scenarios maps each supported scenario to what it expects. initialize
@@ -58,6 +76,28 @@ var scenarios = map[string]scenario{
 	"sse-retry":  {calls: []call{{tool: "test_reconnection", args: `{}`, want: "Reconnection test completed successfully"}}},
 	// The form is accepted empty: the schema's defaults must be sent.
 	"elicitation-sep1034-client-defaults": {elicit: true, calls: []call{{tool: "test_client_elicitation_defaults", args: `{}`}}},
+	// Connecting is all these check: the request metadata of 2026-07-28,
+	// and that a network $ref in a listed schema is never fetched.
+	"request-metadata":         {},
+	"json-schema-ref-no-deref": {},
+	// Skills (SEP-2640): connecting and listing fetch none of a skill's
+	// files.
+	"sep-2640-client-no-prefetch": {},
+	// The listed schema keeps its JSON Schema 2020-12 keywords.
+	"json-schema-2020-12-preservation": {calls: []call{{tool: "json_schema_echo", echoSchemaOf: "json_schema_2020_12_tool"}}},
+	// Every kind of request carries the standard Mcp-Method and Mcp-Name
+	// headers.
+	"http-standard-headers": {browse: true, calls: []call{{tool: "test_headers", args: `{}`}, {tool: "my-hyphenated-tool", args: `{}`}}},
+	// Tool parameters marked x-mcp-header are mirrored into Mcp-Param-*
+	// headers; tools with invalid marks are not listed, so never called.
+	"http-custom-headers":       {contextCalls: true},
+	"http-invalid-tool-headers": {contextCalls: true, allArgs: `{"region":"us-west1"}`},
+	// input_required results (2026-07-28): the elicitation is answered and
+	// the request retried with the server's requestState.
+	"sep-2322-client-request-state": {elicit: true, accept: map[string]any{"confirmed": true}, calls: []call{
+		{tool: "test_mrtr_echo_state", args: `{}`}, {tool: "test_mrtr_unrelated", args: `{}`},
+		{tool: "test_mrtr_no_state", args: `{}`}, {tool: "test_mrtr_no_result_type", args: `{}`},
+	}},
 }
 
 func init() {
@@ -106,7 +146,11 @@ func run(ctx context.Context, url string, sc scenario) (err error) {
 	opts := mcpclient.Options{ClientName: "acpd-conformance", ClientVersion: "1.0.0", Logger: logger}
 	if sc.elicit {
 		opts.Elicit = func(context.Context, string, mcpclient.ElicitRequest) (mcpclient.ElicitResult, error) {
-			return mcpclient.ElicitResult{Action: mcpclient.ElicitAccept, Content: map[string]any{}}, nil
+			content := map[string]any{}
+			for k, v := range sc.accept {
+				content[k] = v
+			}
+			return mcpclient.ElicitResult{Action: mcpclient.ElicitAccept, Content: content}, nil
 		}
 	}
 	m := mcpclient.NewManager(opts)
@@ -122,20 +166,70 @@ func run(ctx context.Context, url string, sc scenario) (err error) {
 		return errors.Join(errs...)
 	}
 	tools := map[string]string{} // server's tool name -> qualified name
+	schemas := map[string]json.RawMessage{}
 	for _, t := range m.Tools() {
 		tools[t.Name] = t.QualifiedName
+		schemas[t.Name] = t.InputSchema
 	}
 	for _, c := range sc.calls {
 		q, ok := tools[c.tool]
 		if !ok {
 			return fmt.Errorf("tool %q not listed", c.tool)
 		}
-		res, err := m.Call(ctx, q, json.RawMessage(c.args))
+		args := json.RawMessage(c.args)
+		if c.echoSchemaOf != "" {
+			if schemas[c.echoSchemaOf] == nil {
+				return fmt.Errorf("tool %q not listed", c.echoSchemaOf)
+			}
+			args, _ = json.Marshal(map[string]json.RawMessage{"schema": schemas[c.echoSchemaOf]})
+		}
+		res, err := m.Call(ctx, q, args)
 		if err != nil {
 			return fmt.Errorf("calling %s: %w", c.tool, err)
 		}
 		if res.IsError || !strings.Contains(res.Text, c.want) {
 			return fmt.Errorf("calling %s: got result %q (isError %t), want text containing %q", c.tool, res.Text, res.IsError, c.want)
+		}
+	}
+	if sc.contextCalls {
+		var cc struct {
+			ToolCalls []contextCall `json:"toolCalls"`
+		}
+		if s := os.Getenv("MCP_CONFORMANCE_CONTEXT"); s != "" {
+			if err := json.Unmarshal([]byte(s), &cc); err != nil {
+				return fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
+			}
+		}
+		if sc.allArgs != "" {
+			for _, t := range m.Tools() {
+				cc.ToolCalls = append(cc.ToolCalls, contextCall{t.Name, json.RawMessage(sc.allArgs)})
+			}
+		}
+		for _, c := range cc.ToolCalls {
+			q, ok := tools[c.Name]
+			if !ok {
+				fmt.Fprintf(os.Stderr, "conformanceclient: tool %q not listed\n", c.Name)
+				continue
+			}
+			if res, err := m.Call(ctx, q, c.Arguments); err != nil || res.IsError {
+				fmt.Fprintf(os.Stderr, "conformanceclient: calling %s: %v %s\n", c.Name, err, res.Text)
+			}
+		}
+	}
+	if sc.browse {
+		res, err := m.Resources(ctx, serverName)
+		if err != nil {
+			return fmt.Errorf("listing resources: %w", err)
+		}
+		for _, r := range res {
+			if _, err := m.ReadResource(ctx, serverName, r.URI); err != nil {
+				return fmt.Errorf("reading %s: %w", r.URI, err)
+			}
+		}
+		for _, p := range m.Prompts() {
+			if _, err := m.GetPrompt(ctx, p.QualifiedName, nil); err != nil {
+				return fmt.Errorf("getting prompt %s: %w", p.Name, err)
+			}
 		}
 	}
 	return nil
