@@ -251,19 +251,10 @@ var pageURLRe = regexp.MustCompile(`MCP Apps page: (http://127\.0\.0\.1:\d+/[0-9
 func TestAppsLevel2Browser(t *testing.T) {
 	t.Parallel()
 	chromium := requireChromium(t)
-	requirePeers(t)
-	node, basic := testpeers.App(t, testpeers.BasicApp)
-	_, monitor := testpeers.App(t, testpeers.MonitorApp)
-	iso, project, _ := runSetup(t, "")
-	iso.writeUserConfig(t, "[agent]\nmcp_grace_ms = 60000\n")
+	iso, project, _, mcpConfig := appsRunSetup(t, "", testpeers.BasicApp, testpeers.MonitorApp)
 	// The model: get-time, then an answer (also the answer of the message's
 	// turn, which holds the same one tool result).
 	model := newFakeProvider(t, "openai", "", nil, fakeStep{callID: "call_time", tool: "mcp__basic__get-time", args: `{}`}, fakeStep{text: "It is the time the app shows."})
-	servers, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"basic":   map[string]any{"command": node, "args": []string{basic, "--stdio"}},
-		"monitor": map[string]any{"command": node, "args": []string{monitor, "--stdio"}},
-	}})
-	mcpConfig := writeFile(t, filepath.Join(t.TempDir(), "mcp.json"), string(servers))
 
 	// The undeclared origin the view tries to reach.
 	var probeHits atomic.Int32

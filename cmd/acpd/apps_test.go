@@ -165,12 +165,7 @@ func TestAppsToolCancelled(t *testing.T) {
 // does not opt in to MCP App views: the tool's call carries none.
 func TestRunNoViewsWithoutUI(t *testing.T) {
 	t.Parallel()
-	requirePeers(t)
-	node, basic := testpeers.App(t, testpeers.BasicApp)
-	iso, project, script := runSetup(t, appsUIScript)
-	iso.writeUserConfig(t, "[agent]\nmcp_grace_ms = 60000\n")
-	servers, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"basic": map[string]any{"command": node, "args": []string{basic, "--stdio"}}}})
-	mcpConfig := writeFile(t, filepath.Join(t.TempDir(), "mcp.json"), string(servers))
+	iso, project, script, mcpConfig := appsRunSetup(t, appsUIScript, testpeers.BasicApp)
 	stdout, stderr, code := runCLI(t, iso.Env(), "run", "--yes", "--output", "stream-json", "--cwd", project, "--mcp-config", mcpConfig, "--model", "replay/"+script, "What time is it?")
 	if code != 0 || !strings.Contains(stdout, `"toolCallId":"call_time"`) {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
@@ -178,4 +173,26 @@ func TestRunNoViewsWithoutUI(t *testing.T) {
 	if strings.Contains(stdout, "io.modelcontextprotocol/ui") || strings.Contains(stderr, "MCP Apps page") {
 		t.Errorf("a run without --ui got a view:\n%s", stdout)
 	}
+}
+
+// appsRunSetup returns what an `acpd run` with MCP Apps servers needs: an
+// isolated environment that waits for the servers, a project, the replay
+// script and an --mcp-config file with the servers of pkgs ("basic" for
+// testpeers.BasicApp, "monitor" for testpeers.MonitorApp).
+func appsRunSetup(t *testing.T, script string, pkgs ...string) (iso *isolation, project, scriptPath, mcpConfig string) {
+	t.Helper()
+	requirePeers(t)
+	iso, project, scriptPath = runSetup(t, script)
+	iso.writeUserConfig(t, "[agent]\nmcp_grace_ms = 60000\n")
+	servers := map[string]any{}
+	for _, pkg := range pkgs {
+		name := map[string]string{testpeers.BasicApp: "basic", testpeers.MonitorApp: "monitor"}[pkg]
+		node, entry := testpeers.App(t, pkg)
+		servers[name] = map[string]any{"command": node, "args": []string{entry, "--stdio"}}
+	}
+	b, err := json.Marshal(map[string]any{"mcpServers": servers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return iso, project, scriptPath, writeFile(t, filepath.Join(t.TempDir(), "mcp.json"), string(b))
 }

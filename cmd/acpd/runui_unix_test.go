@@ -3,10 +3,8 @@
 package main
 
 import (
-	"encoding/json"
 	"io"
 	"net/http"
-	"path/filepath"
 	"regexp"
 	"testing"
 
@@ -18,12 +16,7 @@ import (
 // stays after its turn while the page shows the view, and Ctrl-C ends it.
 func TestRunUIAsksOnTerminal(t *testing.T) {
 	t.Parallel()
-	requirePeers(t)
-	node, basic := testpeers.App(t, testpeers.BasicApp)
-	iso, project, script := runSetup(t, appsUIScript)
-	iso.writeUserConfig(t, "[agent]\nmcp_grace_ms = 60000\n")
-	servers, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"basic": map[string]any{"command": node, "args": []string{basic, "--stdio"}}}})
-	mcpConfig := writeFile(t, filepath.Join(t.TempDir(), "mcp.json"), string(servers))
+	iso, project, script, mcpConfig := appsRunSetup(t, appsUIScript, testpeers.BasicApp)
 	p := startPTYRun(t, append(iso.Env(), "BROWSER=none"), "run", "--yes", "--cwd", project, "--mcp-config", mcpConfig, "--model", "replay/"+script, "What time is it?")
 	p.waitFor("has an MCP App view: open it in the browser?", 1)
 	p.waitFor("›", 1)
