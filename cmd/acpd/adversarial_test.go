@@ -101,24 +101,30 @@ func (a *attack) turn(mode, script string, before func(), answer string) (string
 		if before != nil {
 			before()
 		}
-		var req struct {
-			Options []struct {
-				OptionID string `json:"optionId"`
-				Kind     string `json:"kind"`
-			} `json:"options"`
-		}
-		json.Unmarshal(m.Params, &req)
-		outcome := map[string]any{"outcome": "cancelled"}
-		for _, o := range req.Options {
-			if o.Kind == answer {
-				outcome = map[string]any{"outcome": "selected", "optionId": o.OptionID}
-			}
-		}
-		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(m.ID), "result": map[string]any{"outcome": outcome}})
-		p.send(string(b))
+		answerPermission(p, m, answer)
 	}
 	p.close()
 	return seen.String(), asked
+}
+
+// answerPermission answers the session/request_permission request m with
+// its option of kind, or cancelled when it offers none.
+func answerPermission(p *proc, m wireMsg, kind string) {
+	var req struct {
+		Options []struct {
+			OptionID string `json:"optionId"`
+			Kind     string `json:"kind"`
+		} `json:"options"`
+	}
+	json.Unmarshal(m.Params, &req)
+	outcome := map[string]any{"outcome": "cancelled"}
+	for _, o := range req.Options {
+		if o.Kind == kind {
+			outcome = map[string]any{"outcome": "selected", "optionId": o.OptionID}
+		}
+	}
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(m.ID), "result": map[string]any{"outcome": outcome}})
+	p.send(string(b))
 }
 
 func (a *attack) exists(path string) bool {
@@ -320,19 +326,7 @@ func TestNoSandboxAvailableFullModeAsks(t *testing.T) {
 			continue
 		}
 		asked++
-		var req struct {
-			Options []struct {
-				OptionID string `json:"optionId"`
-				Kind     string `json:"kind"`
-			} `json:"options"`
-		}
-		json.Unmarshal(m.Params, &req)
-		for _, o := range req.Options {
-			if o.Kind == "allow_once" {
-				b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(m.ID), "result": map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": o.OptionID}}})
-				p.send(string(b))
-			}
-		}
+		answerPermission(p, m, "allow_once")
 	}
 	p.close()
 	if asked != 2 || notices != 1 {

@@ -10,6 +10,18 @@ import (
 
 // BenchmarkSpawnToInitialize measures an editor starting acpd: spawn the
 // binary, send initialize, read the reply, close stdin and wait for the exit.
+
+// updateParams is what the benchmarks read of a session/update
+// notification's params: the kind and a chunk's text.
+type updateParams struct {
+	Update struct {
+		Kind    string `json:"sessionUpdate"`
+		Content struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	} `json:"update"`
+}
+
 func BenchmarkSpawnToInitialize(b *testing.B) {
 	iso := newIsolation(b)
 	acpdBinary(b)
@@ -74,14 +86,7 @@ func BenchmarkStreamChunks(b *testing.B) {
 				}
 				break
 			}
-			var n struct {
-				Update struct {
-					Kind    string `json:"sessionUpdate"`
-					Content struct {
-						Text string `json:"text"`
-					} `json:"content"`
-				} `json:"update"`
-			}
+			var n updateParams
 			if err := json.Unmarshal(m.Params, &n); err == nil && n.Update.Kind == "agent_message_chunk" {
 				text.WriteString(n.Update.Content.Text)
 			}

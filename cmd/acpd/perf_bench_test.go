@@ -228,14 +228,7 @@ func promptAll(b *testing.B, p *proc, sid string) int {
 		line := p.next()
 		var m struct {
 			ID     json.RawMessage `json:"id"`
-			Params struct {
-				Update struct {
-					Kind    string `json:"sessionUpdate"`
-					Content struct {
-						Text string `json:"text"`
-					} `json:"content"`
-				} `json:"update"`
-			} `json:"params"`
+			Params updateParams    `json:"params"`
 		}
 		if err := json.Unmarshal(line, &m); err != nil {
 			b.Fatal(err)

@@ -180,14 +180,18 @@ func TestRunStopReasonExit(t *testing.T) {
 	}
 }
 
-func TestRunContinuesSession(t *testing.T) {
-	t.Parallel()
-	iso, project, script := runSetup(t, `{"type":"text","text":"First answer."}
+// twoAnswers is a replay script of two turns, the second of which expects
+// the first's answer in its request.
+const twoAnswers = `{"type":"text","text":"First answer."}
 {"type":"finish"}
 {"type":"expect","contains":"First answer."}
 {"type":"text","text":"Second answer."}
 {"type":"finish"}
-`)
+`
+
+func TestRunContinuesSession(t *testing.T) {
+	t.Parallel()
+	iso, project, script := runSetup(t, twoAnswers)
 	stdout, stderr, code := runCLI(t, iso.Env(), "run", "--json", "--cwd", project, "--model", "replay/"+script, "one")
 	if code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, stderr)

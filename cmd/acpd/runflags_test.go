@@ -171,12 +171,7 @@ tool = "edit_file"
 // TestRunContinue: --continue resumes the latest session of the cwd.
 func TestRunContinue(t *testing.T) {
 	t.Parallel()
-	iso, project, script := runSetup(t, `{"type":"text","text":"First answer."}
-{"type":"finish"}
-{"type":"expect","contains":"First answer."}
-{"type":"text","text":"Second answer."}
-{"type":"finish"}
-`)
+	iso, project, script := runSetup(t, twoAnswers)
 	if _, stderr, code := runCLI(t, iso.Env(), "run", "--continue", "--cwd", project, "--model", "replay/"+script, "none yet"); code != 1 || !strings.Contains(stderr, "no session") {
 		t.Errorf("--continue without a session: exit %d; stderr:\n%s", code, stderr)
 	}
