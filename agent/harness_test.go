@@ -18,6 +18,7 @@ import (
 
 	"acpd/acp"
 	"acpd/config"
+	"acpd/mcpclient"
 	"acpd/model"
 	"acpd/model/replay"
 	"acpd/permissions"
@@ -146,6 +147,7 @@ func (e *testEnv) newAgent() *Agent {
 		Models:      func(context.Context) []string { return []string{mainModel, otherModel} },
 		Permissions: e.perms,
 		Protected:   []string{config.UserDir(e.getenv), e.store.Dir()},
+		MCPTokens:   mcpclient.OpenTokenStore(filepath.Join(config.UserDir(e.getenv), "mcp-tokens.json")),
 		Env:         terminal.FilterEnv(os.Environ(), nil),
 		Logger:      slog.New(slog.DiscardHandler),
 	})
@@ -442,6 +444,9 @@ func (c *client) handle(ctx context.Context, method string, params json.RawMessa
 			return acp.KillTerminalResponse{}, nil
 		}
 		return acp.ReleaseTerminalResponse{}, nil
+	}
+	if method == acp.ClientMethodElicitationComplete { // a notification; tests read it from the wire
+		return nil, nil
 	}
 	if method == acp.ClientMethodElicitationCreate {
 		c.mu.Lock()

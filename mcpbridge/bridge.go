@@ -4,7 +4,8 @@
 // tells the user once about each that is unavailable; it offers their tools,
 // resource tools and prompt commands (package tools/mcptools) to the turn and
 // the editor; it serves the servers' sampling requests with the session's
-// model after the user agreed (sample.go); and it carries MCP App views
+// model after the user agreed (sample.go); it has the user authorize HTTP
+// servers that ask for OAuth (oauth.go); and it carries MCP App views
 // (apps.go). Elicitation, which speaks ACP, is the session's own: the bridge
 // hands mcpclient the session's hook.
 //
@@ -108,9 +109,16 @@ type Bridge struct {
 	sampleUsed   int
 
 	// cmdMu serializes available_commands_update sends (Announce);
-	// announced is set once the first one went out after the session reply.
+	// announced is set once the first one went out after the session
+	// reply, and replied is closed then.
 	cmdMu     sync.Mutex
 	announced bool
+	replied   chan struct{}
+
+	// loopback receives OAuth redirects (nil: no HTTP server, or no
+	// listener); urlElicit says the editor shows URL elicitations.
+	loopback  *mcpclient.Loopback
+	urlElicit bool
 }
 
 // Start starts connecting servers in the background and returns their
@@ -120,13 +128,14 @@ func Start(servers []mcpclient.Server, cfg Config, s Session) *Bridge {
 	if len(servers) == 0 {
 		return nil
 	}
-	if cfg.Tokens != nil {
-		servers = mcpclient.WithStoredOAuth(servers, cfg.Tokens)
-	}
 	b := &Bridge{s: s, id: cfg.SessionID, log: cfg.Logger, grace: cfg.Grace, cmds: cfg.Commands,
-		reported: map[string]bool{}, sampleAlways: map[string]bool{}}
+		reported: map[string]bool{}, sampleAlways: map[string]bool{}, replied: make(chan struct{}),
+		urlElicit: cfg.Client.Elicit != nil && slices.Contains(cfg.Client.ElicitModes, "url")}
 	if b.log == nil {
 		b.log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Tokens != nil {
+		servers = b.withOAuth(servers, cfg.Tokens)
 	}
 	if b.grace <= 0 {
 		b.grace = mcpclient.DefaultGrace
@@ -161,6 +170,9 @@ func (b *Bridge) Close() {
 	}
 	if err := b.m.Close(); err != nil {
 		b.log.Warn("closing MCP servers", "session", b.id, "err", err)
+	}
+	if b.loopback != nil {
+		_ = b.loopback.Close()
 	}
 }
 
@@ -245,8 +257,9 @@ func (b *Bridge) Tools() map[string]*tools.Tool {
 func (b *Bridge) Announce(initial bool) {
 	b.cmdMu.Lock()
 	defer b.cmdMu.Unlock()
-	if initial {
+	if initial && !b.announced {
 		b.announced = true
+		close(b.replied)
 	} else if !b.announced {
 		return
 	}
