@@ -340,7 +340,7 @@ var _ interface {
 // (Options.Immediate), so it must not block.
 func (h handlers) Cancel(ctx context.Context, p *acp.CancelNotification) error {
 	if s := h.a.lookup(p.SessionID); s != nil {
-		s.cancelTurn(acp.Arrival(ctx))
+		s.slot.Cancel(acp.Arrival(ctx))
 	}
 	return nil
 }

@@ -67,12 +67,7 @@ func (b bridgeSession) Notice(sev acp.NoticeSeverity, title string) {
 }
 
 func (b bridgeSession) Turn() (context.Context, bool) {
-	b.s.mu.Lock()
-	defer b.s.mu.Unlock()
-	if b.s.turn == nil {
-		return nil, false
-	}
-	return b.s.turn.ctx, true
+	return b.s.slot.Running()
 }
 
 func (b bridgeSession) Peer() (acp.ClientConn, bool) { return b.s.a.peer() }

@@ -42,16 +42,14 @@ func (s *sess) mcpElicit(ctx context.Context, server string, req mcpclient.Elici
 	default:
 		return decline, nil
 	}
-	s.mu.Lock()
-	t := s.turn
-	s.mu.Unlock()
+	tctx, running := s.slot.Running()
 	peer, ok := s.a.peer()
-	if t == nil || !ok {
+	if !running || !ok {
 		return decline, nil
 	}
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-	unlink := context.AfterFunc(t.ctx, stop)
+	unlink := context.AfterFunc(tctx, stop)
 	defer unlink()
 
 	msg := req.Message

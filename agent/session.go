@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"acpd/editor"
 	"acpd/fs"
 	"acpd/internal/outbox"
+	"acpd/internal/turnslot"
 	"acpd/mcpbridge"
 	"acpd/model"
 	"acpd/permissions"
@@ -69,13 +69,13 @@ type sess struct {
 	mu         sync.Mutex
 	set        settings
 	transcript []model.Message
-	turn       *turn
-	closed     bool
-	msgSeq     int
-	used       int64           // context tokens of the last response
-	cost       float64         // USD spent in this process, when prices are known
-	plan       string          // the latest plan, as text (kept across compaction)
-	changed    map[string]bool // files changed outside the agent since it last read them
+	// slot holds the running prompt turn (package internal/turnslot).
+	slot    turnslot.Slot
+	msgSeq  int
+	used    int64           // context tokens of the last response
+	cost    float64         // USD spent in this process, when prices are known
+	plan    string          // the latest plan, as text (kept across compaction)
+	changed map[string]bool // files changed outside the agent since it last read them
 	// sysPrompt is the system prompt built for sysKey (see systemPrompt);
 	// facts the environment facts, gathered once per session.
 	sysPrompt, sysKey, facts string
@@ -86,22 +86,6 @@ type sess struct {
 	// the client (package internal/outbox).
 	chunks *outbox.Log
 	out    *outbox.Queue
-
-	// cancelledBefore is the arrival (acp.Arrival) of the latest
-	// session/cancel: a prompt read before it is cancelled even when its
-	// turn had not begun when the cancel was handled. Guarded by mu.
-	cancelledBefore uint64
-}
-
-// turn is the running prompt turn of a session.
-type turn struct {
-	ctx       context.Context // ends when the turn is cancelled, by any means
-	cancel    context.CancelFunc
-	done      chan struct{}
-	cancelled bool // guarded by sess.mu
-	// replying means the prompt handler has returned and its reply is being
-	// written; the slot is freed right after. Guarded by sess.mu.
-	replying bool
 }
 
 // newSess wraps an opened log with the session's file broker and permission
@@ -291,110 +275,22 @@ func (s *sess) update(f func(*settings)) settings {
 	return after
 }
 
-// cancelTurn cancels the running turn, if any, and every prompt read
-// before the cancel (its arrival, 0 when unknown) whose turn has not begun
-// yet. It never blocks.
-func (s *sess) cancelTurn(arrival uint64) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.cancelledBefore = max(s.cancelledBefore, arrival)
-	if s.turn != nil {
-		s.turn.cancelled = true
-		s.turn.cancel()
-	}
-}
-
-// errCancelledEarly: the prompt was cancelled before its turn began.
-var errCancelledEarly = errors.New("prompt cancelled before its turn began")
-
 // errTurnInProgress answers a prompt that overlaps a running, uncancelled turn.
 var errTurnInProgress = &acp.Error{Code: int(acp.ErrorCodeInvalidParams), Message: "turn in progress: wait for the running prompt to finish or send session/cancel first"}
 
-// beginTurn starts a turn. A prompt that arrives while a cancelled turn is
-// winding down, or while a finished turn's reply is being written, waits for
-// it (editors send session/cancel then the next prompt at once, and may send
-// the next prompt as soon as they read a reply); any other overlap is
-// refused.
-func (s *sess) beginTurn(ctx context.Context) (context.Context, *turn, error) {
-	for {
-		s.mu.Lock()
-		if s.closed {
-			s.mu.Unlock()
-			return nil, nil, &acp.Error{Code: int(acp.ErrorCodeResourceNotFound), Message: fmt.Sprintf("session %q is closed", s.id)}
-		}
-		if a := acp.Arrival(ctx); a != 0 && a < s.cancelledBefore {
-			s.mu.Unlock()
-			return nil, nil, errCancelledEarly
-		}
-		cur := s.turn
-		if cur == nil {
-			tctx, cancel := context.WithCancel(ctx)
-			t := &turn{ctx: tctx, cancel: cancel, done: make(chan struct{})}
-			s.turn = t
-			s.mu.Unlock()
-			return tctx, t, nil
-		}
-		// A turn whose request the client cancelled ($/cancel_request) is
-		// winding down too.
-		wait := cur.cancelled || cur.replying || cur.ctx.Err() != nil
-		s.mu.Unlock()
-		if !wait {
-			return nil, nil, errTurnInProgress
-		}
-		select {
-		case <-cur.done:
-		case <-ctx.Done():
-			return nil, nil, ctx.Err()
-		}
-	}
-}
-
-// markReplying records that t's prompt handler returned (see turn.replying).
-func (s *sess) markReplying(t *turn) {
-	s.mu.Lock()
-	t.replying = true
-	s.mu.Unlock()
-}
-
-// endTurn releases the turn slot.
-func (s *sess) endTurn(t *turn) {
-	s.mu.Lock()
-	if s.turn == t {
-		s.turn = nil
-	}
-	s.mu.Unlock()
-	t.cancel()
-	close(t.done)
-}
-
-// wasCancelled reports whether session/cancel hit t.
-func (s *sess) wasCancelled(t *turn) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return t.cancelled
-}
-
-// close cancels the running turn, waits for it, and closes the log (which
-// syncs and unlocks it). Idempotent.
 // abandonedWait bounds how long closing a session waits for abandoned
 // tool calls.
 const abandonedWait = 10 * time.Second
 
+// close cancels the running turn, waits for it, and closes the log (which
+// syncs and unlocks it). Idempotent.
 func (s *sess) close() {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	done, first := s.slot.Close()
+	if !first {
 		return
 	}
-	s.closed = true
-	t := s.turn
-	if t != nil {
-		t.cancelled = true
-		t.cancel()
-	}
-	s.mu.Unlock()
-	if t != nil {
-		<-t.done
+	if done != nil {
+		<-done
 	}
 	// Calls a cancelled turn abandoned may still use the session: wait
 	// for them, bounded (one stuck in the kernel may never return).

@@ -12,6 +12,7 @@ import (
 	"acpd/acp"
 	"acpd/compact"
 	"acpd/internal/loopguard"
+	"acpd/internal/turnslot"
 	"acpd/model"
 	"acpd/promptin"
 	"acpd/tools"
@@ -37,22 +38,26 @@ func (h handlers) Prompt(ctx context.Context, p *acp.PromptRequest) (*acp.Prompt
 		// CodeCompanion sends an empty Enter as prompt []: nothing to do.
 		return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
 	}
-	tctx, t, err := s.beginTurn(ctx)
-	if errors.Is(err, errCancelledEarly) {
+	t, err := s.slot.Begin(ctx, acp.Arrival(ctx))
+	switch {
+	case errors.Is(err, turnslot.ErrCancelledEarly):
 		// session/cancel read after this prompt (a quick Stop).
 		return &acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
-	}
-	if err != nil {
+	case errors.Is(err, turnslot.ErrClosed):
+		return nil, &acp.Error{Code: int(acp.ErrorCodeResourceNotFound), Message: fmt.Sprintf("session %q is closed", s.id)}
+	case errors.Is(err, turnslot.ErrBusy):
+		return nil, errTurnInProgress
+	case err != nil:
 		return nil, err
 	}
 	// The slot is released once the reply is written (AfterReply runs even
 	// when the write fails or the handler panics): a prompt waiting for this
 	// cancelled turn must not stream before the client has this reply.
-	acp.AfterReply(ctx, func() { s.endTurn(t) })
-	defer s.markReplying(t)
-	stop, err := s.runTurn(tctx, p.Prompt)
+	acp.AfterReply(ctx, t.End)
+	defer t.Replying()
+	stop, err := s.runTurn(t.Context(), p.Prompt)
 	s.sync()
-	if s.wasCancelled(t) {
+	if t.Cancelled() {
 		// session/cancel: the turn ends with "cancelled", never an error.
 		return &acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
 	}
