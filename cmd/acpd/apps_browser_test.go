@@ -421,6 +421,10 @@ func TestAppsLevel2Browser(t *testing.T) {
 	if r := rawCall("probe-other", "tools/call", map[string]any{"name": "poll-system-stats", "arguments": map[string]any{}}); r["error"] == nil {
 		t.Errorf("the basic view called the monitor's tool: %v", r)
 	}
+	r := rawCall("probe-read", "resources/read", map[string]any{"uri": "ui://get-time/mcp-app.html"})
+	if res, _ := r["result"].(map[string]any); res == nil || !strings.Contains(fmt.Sprint(res["contents"]), "text/html;profile=mcp-app") {
+		t.Errorf("resources/read of its own server: %.300v", r)
+	}
 	if r := rawCall("probe-pip", "ui/request-display-mode", map[string]any{"mode": "pip"}); fmt.Sprint(r["result"]) != "map[mode:inline]" {
 		t.Errorf("pip: %v, want the inline mode granted", r)
 	}
