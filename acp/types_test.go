@@ -173,17 +173,25 @@ func jsonEqual(t *testing.T, a, b []byte) bool {
 	return reflect.DeepEqual(x, y)
 }
 
+// reencode decodes doc into a new value v of the type of the schema
+// definition def and encodes v again.
+func reencode(t *testing.T, def, doc string) (v any, out []byte) {
+	t.Helper()
+	v = newOf[def]()
+	if err := json.Unmarshal([]byte(doc), v); err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		t.Fatalf("encode: %v", err)
+	}
+	return v, out
+}
+
 func TestTypesRoundTrip(t *testing.T) {
 	for _, s := range samples {
 		t.Run(s.name, func(t *testing.T) {
-			v := newOf[s.def]()
-			if err := json.Unmarshal([]byte(s.json), v); err != nil {
-				t.Fatalf("decode: %v", err)
-			}
-			out, err := json.Marshal(v)
-			if err != nil {
-				t.Fatalf("encode: %v", err)
-			}
+			v, out := reencode(t, s.def, s.json)
 			if !jsonEqual(t, []byte(s.json), out) {
 				t.Errorf("round trip changed the document\n in: %s\nout: %s", s.json, out)
 			}
@@ -234,14 +242,7 @@ func TestSchemaValidatesEncodedSamples(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			v := newOf[s.def]()
-			if err := json.Unmarshal([]byte(s.json), v); err != nil {
-				t.Fatalf("decode: %v", err)
-			}
-			out, err := json.Marshal(v)
-			if err != nil {
-				t.Fatalf("encode: %v", err)
-			}
+			_, out := reencode(t, s.def, s.json)
 			inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(out))
 			if err != nil {
 				t.Fatal(err)
