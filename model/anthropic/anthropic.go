@@ -78,17 +78,8 @@ var dialect = sse.Dialect{
 	KeyHeader:     "x-api-key",
 	Header:        http.Header{"Anthropic-Version": {apiVersion}},
 	MaxEventBytes: maxEventBytes,
-	Error: func(status int, h http.Header, raw []byte) error {
-		e := parseAPIError(raw)
-		if e == nil {
-			if status == 0 {
-				return nil
-			}
-			e = &apiError{Message: string(raw)}
-		}
-		return classify(status, h, e)
-	},
-	NotStreaming: "server answered with JSON instead of an event stream",
+	Error:         sse.Answer(parseAPIError, func(body string) *apiError { return &apiError{Message: body} }, classify),
+	NotStreaming:  "server answered with JSON instead of an event stream",
 }
 
 // New returns a Backend for opts. Options are copied.

@@ -79,7 +79,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"iter"
-	"net/http"
 	"net/url"
 	"strings"
 
@@ -121,17 +120,8 @@ var dialect = sse.Dialect{
 	Version:       "/v1beta",
 	KeyHeader:     "x-goog-api-key",
 	MaxEventBytes: maxEventBytes,
-	Error: func(status int, h http.Header, raw []byte) error {
-		e := parseAPIError(raw)
-		if e == nil {
-			if status == 0 {
-				return nil
-			}
-			e = &apiError{Message: strings.TrimSpace(string(raw))}
-		}
-		return classify(status, h, e)
-	},
-	NotStreaming: "server answered with JSON instead of an event stream (is alt=sse supported?)",
+	Error:         sse.Answer(parseAPIError, func(body string) *apiError { return &apiError{Message: strings.TrimSpace(body)} }, classify),
+	NotStreaming:  "server answered with JSON instead of an event stream (is alt=sse supported?)",
 }
 
 // New returns a Backend for opts. Options are copied.

@@ -135,23 +135,10 @@ func contextOverflow(msg string) bool {
 	return false
 }
 
-// Answer classifies an error answer with body raw (see [Classify]); for
-// status 0 (a 2xx answer) it returns nil when raw holds no error. A body
-// that is no error object becomes the message.
-func Answer(status int, h http.Header, raw []byte) error {
-	e := Parse(raw)
-	if e == nil {
-		if status == 0 {
-			return nil
-		}
-		e = &APIError{Message: strings.TrimSpace(string(raw))}
-	}
-	return Classify(status, h, e)
-}
-
 // Dialect is the HTTP plumbing of OpenAI's APIs (Chat Completions and
-// Responses): the key as a bearer token, and errors classified by
-// [Answer]. Its MaxEventBytes bounds one SSE event: servers that send a
+// Responses): the key as a bearer token, and errors parsed by [Parse] and
+// classified by [Classify] (a body that is no error object becomes the
+// message). Its MaxEventBytes bounds one SSE event: servers that send a
 // whole tool call in one chunk, and the Responses API's done events,
 // which repeat a whole item, need room.
 var Dialect = sse.Dialect{
@@ -159,7 +146,7 @@ var Dialect = sse.Dialect{
 	KeyHeader:     "Authorization",
 	KeyPrefix:     "Bearer ",
 	MaxEventBytes: MaxEventBytes,
-	Error:         Answer,
+	Error:         sse.Answer(Parse, func(body string) *APIError { return &APIError{Message: strings.TrimSpace(body)} }, Classify),
 	NotStreaming:  "server answered with JSON instead of an event stream; does it support stream: true?",
 }
 

@@ -38,6 +38,23 @@ type Dialect struct {
 	NotStreaming string
 }
 
+// Answer returns a [Dialect.Error] built from a dialect's parser of error
+// bodies (nil when the body holds no error), its fallback for a body that
+// holds none (given the body) and its classifier. A 2xx answer (status 0)
+// without an error is no error.
+func Answer[E any](parse func(body []byte) *E, fallback func(body string) *E, classify func(status int, h http.Header, e *E) *model.Error) func(int, http.Header, []byte) error {
+	return func(status int, h http.Header, raw []byte) error {
+		e := parse(raw)
+		if e == nil {
+			if status == 0 {
+				return nil
+			}
+			e = fallback(string(raw))
+		}
+		return classify(status, h, e)
+	}
+}
+
 // Client is the HTTP plumbing of one dialect's backend, built from its
 // model.HTTPOptions. It is safe for concurrent use.
 type Client struct {
