@@ -12,10 +12,11 @@ import (
 	"encoding/json"
 	"iter"
 	"log/slog"
+	"runtime"
 	"strings"
+	"sync"
 
 	"acpd/acp"
-	"acpd/internal/outbox"
 	"acpd/model"
 )
 
@@ -109,26 +110,70 @@ type chunkKey struct {
 	msg     string
 }
 
-// mergeable reports whether p is a plain text chunk of an agent message or
-// thought, which replay rebuilds from its text and message id alone.
-func (p *probe) mergeable() (chunkKey, string, bool) {
-	var k chunkKey
-	switch p.SessionUpdate {
-	case "agent_message_chunk":
-	case "agent_thought_chunk":
-		k.thought = true
-	default:
-		return k, "", false
+// chunkJSON is the wire form of outbox.TextChunk, encoded by encoding/json
+// without the generated encoder's nested passes (a test holds the two
+// equal): replay writes one per merged message.
+type chunkJSON struct {
+	SessionUpdate string `json:"sessionUpdate"`
+	Content       struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+	MessageID string `json:"messageId"`
+}
+
+// encode returns the JSON of k's chunk holding text.
+func (k chunkKey) encode(text string) ([]byte, error) {
+	kind := "agent_message_chunk"
+	if k.thought {
+		kind = "agent_thought_chunk"
 	}
-	if p.MessageID == nil || p.Meta != nil || p.Content == nil {
-		return k, "", false
+	return encodeChunk(kind, k.msg, text)
+}
+
+// encodeChunk returns the JSON of a plain text chunk.
+func encodeChunk(kind, msg, text string) ([]byte, error) {
+	c := chunkJSON{SessionUpdate: kind, MessageID: msg}
+	c.Content.Type, c.Content.Text = "text", text
+	return json.Marshal(c)
+}
+
+// candidate reports whether p can be a plain text chunk (of an agent
+// message or thought, or of a user message), whatever its content holds.
+func (p *probe) candidate() bool {
+	return (p.SessionUpdate == "agent_message_chunk" || p.SessionUpdate == "agent_thought_chunk" || p.SessionUpdate == "user_message_chunk") &&
+		p.MessageID != nil && p.Meta == nil && p.Content != nil
+}
+
+// plain reports whether p, with content c, is a plain text chunk: one
+// rebuilt from its kind, text and message id alone.
+func (p *probe) plain(c *chunkContent) bool {
+	return p.candidate() && c.Type == "text" && c.Text != nil && c.Annotations == nil && c.Meta == nil
+}
+
+// decode decodes raw into p (and, for a candidate, its content into c) with
+// encoding/json: the slow way, for what scanProbe is not sure of.
+func (p *probe) decode(raw []byte, c *chunkContent) error {
+	// Fresh values: json.RawMessage decodes into its slice's memory, which
+	// scanProbe may have pointed into raw.
+	*p, *c = probe{}, chunkContent{}
+	if err := json.Unmarshal(raw, p); err != nil {
+		return err
 	}
-	var c chunkContent
-	if json.Unmarshal(p.Content, &c) != nil || c.Type != "text" || c.Text == nil || c.Annotations != nil || c.Meta != nil {
-		return k, "", false
+	if p.candidate() && json.Unmarshal(p.Content, c) != nil {
+		*c = chunkContent{}
 	}
-	k.msg = *p.MessageID
-	return k, *c.Text, true
+	return nil
+}
+
+// mergeable reports whether p, with content c, is a plain text chunk of an
+// agent message or thought, which replay rebuilds from its text and message
+// id alone.
+func (p *probe) mergeable(c *chunkContent) (chunkKey, string, bool) {
+	if !p.plain(c) || p.SessionUpdate == "user_message_chunk" {
+		return chunkKey{}, "", false
+	}
+	return chunkKey{thought: p.SessionUpdate == "agent_thought_chunk", msg: *p.MessageID}, *c.Text, true
 }
 
 // merge prepares stored updates for replay: consecutive text chunks of one
@@ -141,6 +186,7 @@ func (p *probe) mergeable() (chunkKey, string, bool) {
 // skipped with a warning, as it always was. The strict decode costs only
 // for updates that are not text chunks, the few in a long conversation.
 func merge(updates []json.RawMessage, compaction bool, log *slog.Logger) []json.RawMessage {
+	cls := classify(updates, compaction)
 	var out []json.RawMessage
 	var pendingKey chunkKey
 	pending := false
@@ -149,44 +195,109 @@ func merge(updates []json.RawMessage, compaction bool, log *slog.Logger) []json.
 		if !pending {
 			return
 		}
-		if b, err := json.Marshal(outbox.TextChunk(pendingKey.thought, pendingKey.msg, text.String())); err == nil {
+		if b, err := pendingKey.encode(text.String()); err == nil {
 			out = append(out, b)
 		}
 		pending = false
 	}
-	for _, raw := range updates {
-		var p probe
-		if err := json.Unmarshal(raw, &p); err != nil {
-			log.Warn("skipping a stored update that does not decode", "err", err)
+	for i, raw := range updates {
+		c := &cls[i]
+		switch {
+		case c.err != nil:
+			log.Warn("skipping a stored update that does not decode", "err", c.err)
 			continue
-		}
-		switch p.SessionUpdate {
-		case "notice":
+		case c.drop:
 			continue
-		case "compaction_update", "compaction_summary_chunk":
-			if !compaction {
-				continue
-			}
-		}
-		if k, t, ok := p.mergeable(); ok {
-			if pending && k == pendingKey {
-				text.WriteString(t)
+		case c.rebuilt != nil:
+			flush()
+			out = append(out, c.rebuilt)
+			continue
+		case c.merge:
+			if pending && c.key == pendingKey {
+				text.WriteString(c.text)
 				continue
 			}
 			flush()
-			pending, pendingKey = true, k
+			pending, pendingKey = true, c.key
 			text.Reset()
-			text.WriteString(t)
+			text.WriteString(c.text)
 			continue
 		}
 		flush()
-		var u acp.SessionUpdate
-		if err := json.Unmarshal(raw, &u); err != nil {
-			log.Warn("skipping a stored update that does not decode", "err", err)
-			continue
-		}
 		out = append(out, raw)
 	}
 	flush()
 	return out
+}
+
+// class is what merge does with one stored update.
+type class struct {
+	err   error // it does not decode: skip it
+	drop  bool  // it is not replayed
+	merge bool  // a mergeable chunk of key with text
+	key   chunkKey
+	text  string
+	// rebuilt replaces a plain text chunk of a user message (the blocks
+	// of a prompt stay apart): built from its text, it needs no strict
+	// decode.
+	rebuilt json.RawMessage
+}
+
+// classifyMin is the fewest updates worth a worker of classify.
+const classifyMin = 512
+
+// classify decides each update's class, in parallel over contiguous runs
+// on up to GOMAXPROCS workers (it waits for them all): the strict decode of
+// updates that pass through is most of session/load's work, and the client
+// waits idle meanwhile.
+func classify(updates []json.RawMessage, compaction bool) []class {
+	cls := make([]class, len(updates))
+	workers := min(runtime.GOMAXPROCS(0), len(updates)/classifyMin)
+	if workers <= 1 {
+		classifyRun(updates, cls, compaction)
+		return cls
+	}
+	var wg sync.WaitGroup
+	per := (len(updates) + workers - 1) / workers
+	for lo := 0; lo < len(updates); lo += per {
+		hi := min(lo+per, len(updates))
+		wg.Go(func() { classifyRun(updates[lo:hi], cls[lo:hi], compaction) })
+	}
+	wg.Wait()
+	return cls
+}
+
+func classifyRun(updates []json.RawMessage, cls []class, compaction bool) {
+	for i, raw := range updates {
+		c := &cls[i]
+		var p probe
+		var cc chunkContent
+		if !json.Valid(raw) || !scanProbe(raw, &p, &cc) {
+			if err := p.decode(raw, &cc); err != nil {
+				c.err = err
+				continue
+			}
+		}
+		switch p.SessionUpdate {
+		case "notice":
+			c.drop = true
+			continue
+		case "compaction_update", "compaction_summary_chunk":
+			if !compaction {
+				c.drop = true
+				continue
+			}
+		}
+		if c.key, c.text, c.merge = p.mergeable(&cc); c.merge {
+			continue
+		}
+		if p.plain(&cc) {
+			if b, err := encodeChunk(p.SessionUpdate, *p.MessageID, *cc.Text); err == nil {
+				c.rebuilt = b
+				continue
+			}
+		}
+		var u acp.SessionUpdate
+		c.err = json.Unmarshal(raw, &u)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"acpd/acp"
+	"acpd/internal/outbox"
 	"acpd/model"
 )
 
@@ -230,6 +231,8 @@ func FuzzReplayUpdates(f *testing.F) {
 		`{"sessionUpdate":"notice","content":{"type":"text","text":"n"}}`,
 		`{"sessionUpdate":"agent_thought_chunk","content":{"type":"text","text":"t","annotations":{}},"messageId":"m"}`,
 		`{"sessionUpdate":"agent_message_chunk","content":[1]}`,
+		`{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"u"},"messageId":"m"}` + "\n" +
+			`{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"v","extra":1},"messageId":"m"}`,
 		`not json`,
 	} {
 		f.Add(seed, true)
@@ -241,8 +244,9 @@ func FuzzReplayUpdates(f *testing.F) {
 			raw := json.RawMessage(strings.TrimSuffix(line, "\n"))
 			in = append(in, raw)
 			var p probe
-			if json.Unmarshal(raw, &p) == nil {
-				if k, text, ok := p.mergeable(); ok && !k.thought {
+			var c chunkContent
+			if p.decode(raw, &c) == nil {
+				if k, text, ok := p.mergeable(&c); ok && !k.thought {
 					want.WriteString(text)
 				}
 			}
@@ -262,8 +266,9 @@ func FuzzReplayUpdates(f *testing.F) {
 				}
 			}
 			var p probe
-			if json.Unmarshal(raw, &p) == nil {
-				if k, text, ok := p.mergeable(); ok && !k.thought {
+			var c chunkContent
+			if p.decode(raw, &c) == nil {
+				if k, text, ok := p.mergeable(&c); ok && !k.thought {
 					got.WriteString(text)
 				}
 			}
@@ -272,4 +277,63 @@ func FuzzReplayUpdates(f *testing.F) {
 			t.Fatalf("agent text %q replayed as %q", want.String(), got.String())
 		}
 	})
+}
+
+// FuzzScanProbe: where scanProbe answers for a valid stored update, it
+// gives json.Unmarshal's answer.
+func FuzzScanProbe(f *testing.F) {
+	for _, seed := range []string{
+		`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"a\u00e9\n"},"messageId":"m1"}`,
+		`{"sessionUpdate":"agent_thought_chunk","messageId":null,"content":{"type":"text","text":"t"}}`,
+		`{ "SessionUpdate" : "agent_message_chunk" , "content":{"text":"x","type":"text"},"messageId":"m"}`,
+		`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x","annotations":null},"messageId":"m","_meta":{"a":[1,{"b":"}"}]}}`,
+		`{"sessionUpdate":"tool_call","toolCallId":"c","content":[{"type":"terminal","terminalId":"t"}],"rawInput":{"k":"\"}"}}`,
+		`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"\ud800"},"messageId":"\u006d"}`,
+		`{"sessionUpdate":5}`,
+		`{"sessionUpdate":"agent_message_chunk","_meta":null,"content":{"type":"text","text":"x"},"messageId":"m"}`,
+		`[1,2]`,
+		`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"\xff"},"messageId":"m"}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !json.Valid(raw) {
+			return
+		}
+		var p probe
+		var c chunkContent
+		if !scanProbe(raw, &p, &c) {
+			return
+		}
+		var wp probe
+		var wc chunkContent
+		if err := wp.decode(raw, &wc); err != nil {
+			t.Fatalf("scanProbe answered for %s, which json.Unmarshal rejects: %v", raw, err)
+		}
+		if p.SessionUpdate != wp.SessionUpdate || (p.MessageID == nil) != (wp.MessageID == nil) ||
+			(p.MessageID != nil && *p.MessageID != *wp.MessageID) || (p.Meta == nil) != (wp.Meta == nil) || (p.Content == nil) != (wp.Content == nil) {
+			t.Fatalf("probe of %s: got %+v, want %+v", raw, p, wp)
+		}
+		gk, gt, gok := p.mergeable(&c)
+		wk, wt, wok := wp.mergeable(&wc)
+		if gk != wk || gt != wt || gok != wok || p.plain(&c) != wp.plain(&wc) {
+			t.Fatalf("mergeable of %s: got %v %q %v, want %v %q %v", raw, gk, gt, gok, wk, wt, wok)
+		}
+	})
+}
+
+// The merged chunk's shortcut encoding is the generated encoder's.
+func TestChunkEncoding(t *testing.T) {
+	for _, k := range []chunkKey{{msg: "m_1"}, {thought: true, msg: "m\"<é>\xff"}} {
+		for _, text := range []string{"", "hi <&> \u2028 \xff\n"} {
+			want, err := json.Marshal(outbox.TextChunk(k.thought, k.msg, text))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := k.encode(text)
+			if err != nil || !bytes.Equal(got, want) {
+				t.Errorf("encode(%q) = %s, %v; want %s", text, got, err, want)
+			}
+		}
+	}
 }
