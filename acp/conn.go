@@ -56,6 +56,8 @@ import (
 	"sync/atomic"
 
 	"github.com/sourcegraph/jsonrpc2"
+
+	"acpd/internal/jsonscan"
 )
 
 // Handler serves one inbound request or notification. For notifications the
@@ -542,7 +544,7 @@ const rawIDField = "id"
 func libraryID(raw json.RawMessage) jsonrpc2.ID {
 	switch {
 	case raw[0] == '"':
-		_, complex := stringEnd(raw, 0)
+		_, complex := jsonscan.StringEnd(raw, 0)
 		return jsonrpc2.ID{Str: unquote(raw, complex), IsString: true}
 	default:
 		n, err := strconv.ParseUint(string(raw), 10, 64)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"acpd/internal/jsonscan"
 )
 
 // JSON-RPC 2.0 and ACP error codes used by this package.
@@ -113,7 +115,7 @@ func trimCR(b []byte) []byte {
 
 func isBlank(b []byte) bool {
 	for _, c := range b {
-		if !isSpace(c) {
+		if !jsonscan.IsSpace(c) {
 			return false
 		}
 	}
@@ -349,7 +351,7 @@ func decodeEnvelope(line []byte) envelope {
 		}
 		return invalid(codeParseError, msg, nil)
 	}
-	i := skipSpace(line, 0)
+	i := jsonscan.Space(line, 0)
 	switch line[i] {
 	case '{':
 	case '[':
@@ -430,7 +432,7 @@ func decodeEnvelope(line []byte) envelope {
 		return invalid(codeInvalidRequest, "params must be an object or an array", replyID)
 	}
 	m := vals[keyMethod]
-	_, complex := stringEnd(m, 0)
+	_, complex := jsonscan.StringEnd(m, 0)
 	e := envelope{kind: kindNotification, method: unquote(m, complex), params: vals[keyParams]}
 	if id != nil {
 		e.kind = kindRequest
@@ -453,7 +455,7 @@ func isVersion2(raw []byte) bool {
 	if len(raw) == 0 || raw[0] != '"' {
 		return false
 	}
-	_, complex := stringEnd(raw, 0)
+	_, complex := jsonscan.StringEnd(raw, 0)
 	return unquote(raw, complex) == "2.0"
 }
 
@@ -466,7 +468,7 @@ func idKey(raw []byte) (string, bool) {
 	}
 	switch raw[0] {
 	case '"':
-		_, complex := stringEnd(raw, 0)
+		_, complex := jsonscan.StringEnd(raw, 0)
 		return "s" + unquote(raw, complex), true
 	case 'n':
 		return "null", true

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"acpd/internal/jsonscan"
 )
 
 // Unmarshal decodes JSON data into v like json.Unmarshal, but first checks
@@ -84,7 +86,7 @@ func (u *unionInfo) check(tag []byte, present uint64) error {
 		if tag[0] != '"' {
 			return nil
 		}
-		end, complex := stringEnd(tag, 0)
+		end, complex := jsonscan.StringEnd(tag, 0)
 		t := unquote(tag[:end], complex)
 		if slices.Contains(u.tags, t) {
 			return nil
@@ -436,78 +438,6 @@ func clip(s string) string {
 	return s[:limit] + "..."
 }
 
-// The scanner below walks JSON that json.Valid has already accepted, so it
-// only needs to find value boundaries; it never allocates for values.
-
-func isSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r'
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && isSpace(b[i]) {
-		i++
-	}
-	return i
-}
-
-// stringEnd returns the index just past the string starting at b[i] == '"'
-// and whether the string needs unescaping (escapes or non-ASCII bytes, which
-// encoding/json may rewrite).
-func stringEnd(b []byte, i int) (int, bool) {
-	complex := false
-	for j := i + 1; j < len(b); j++ {
-		switch c := b[j]; {
-		case c == '\\':
-			complex = true
-			j++
-		case c == '"':
-			return j + 1, complex
-		case c >= 0x80:
-			complex = true
-		}
-	}
-	return len(b), complex
-}
-
-// valueEnd returns the index just past the JSON value starting at b[i].
-func valueEnd(b []byte, i int) int {
-	if i >= len(b) {
-		return i
-	}
-	switch b[i] {
-	case '"':
-		end, _ := stringEnd(b, i)
-		return end
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				end, _ := stringEnd(b, j)
-				j = end - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return len(b)
-	default:
-		j := i
-		for j < len(b) {
-			switch b[j] {
-			case ',', '}', ']', ' ', '\t', '\n', '\r':
-				return j
-			}
-			j++
-		}
-		return j
-	}
-}
-
 // unquote decodes a JSON string token (including its quotes).
 func unquote(tok []byte, complex bool) string {
 	if !complex && len(tok) >= 2 {
@@ -523,26 +453,26 @@ func unquote(tok []byte, complex bool) string {
 // forEachMember calls fn for every member of the validated JSON object obj,
 // in document order. val is a sub-slice of obj.
 func forEachMember(obj []byte, fn func(key string, val []byte) error) error {
-	i := skipSpace(obj, 0)
+	i := jsonscan.Space(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
 		return nil
 	}
-	i = skipSpace(obj, i+1)
+	i = jsonscan.Space(obj, i+1)
 	for i < len(obj) && obj[i] == '"' {
-		end, complex := stringEnd(obj, i)
+		end, complex := jsonscan.StringEnd(obj, i)
 		key := unquote(obj[i:end], complex)
-		i = skipSpace(obj, end)
+		i = jsonscan.Space(obj, end)
 		if i >= len(obj) || obj[i] != ':' {
 			return nil
 		}
-		i = skipSpace(obj, i+1)
-		vend := valueEnd(obj, i)
+		i = jsonscan.Space(obj, i+1)
+		vend := jsonscan.ValueEnd(obj, i)
 		if err := fn(key, obj[i:vend]); err != nil {
 			return err
 		}
-		i = skipSpace(obj, vend)
+		i = jsonscan.Space(obj, vend)
 		if i < len(obj) && obj[i] == ',' {
-			i = skipSpace(obj, i+1)
+			i = jsonscan.Space(obj, i+1)
 		}
 	}
 	return nil
@@ -550,19 +480,19 @@ func forEachMember(obj []byte, fn func(key string, val []byte) error) error {
 
 // forEachElement calls fn for every element of the validated JSON array arr.
 func forEachElement(arr []byte, fn func(val []byte) error) error {
-	i := skipSpace(arr, 0)
+	i := jsonscan.Space(arr, 0)
 	if i >= len(arr) || arr[i] != '[' {
 		return nil
 	}
-	i = skipSpace(arr, i+1)
+	i = jsonscan.Space(arr, i+1)
 	for i < len(arr) && arr[i] != ']' {
-		vend := valueEnd(arr, i)
+		vend := jsonscan.ValueEnd(arr, i)
 		if err := fn(arr[i:vend]); err != nil {
 			return err
 		}
-		i = skipSpace(arr, vend)
+		i = jsonscan.Space(arr, vend)
 		if i < len(arr) && arr[i] == ',' {
-			i = skipSpace(arr, i+1)
+			i = jsonscan.Space(arr, i+1)
 		}
 	}
 	return nil

@@ -272,7 +272,7 @@ func classifyRun(updates []json.RawMessage, cls []class, compaction bool) {
 		c := &cls[i]
 		var p probe
 		var cc chunkContent
-		if !json.Valid(raw) || !scanProbe(raw, &p, &cc) {
+		if !json.Valid(raw) || !scanProbe(raw, &p, &cc) { // scanProbe needs valid JSON
 			if err := p.decode(raw, &cc); err != nil {
 				c.err = err
 				continue

@@ -4,93 +4,103 @@ import (
 	"bytes"
 	"encoding/json"
 	"unicode/utf8"
+
+	"acpd/internal/jsonscan"
 )
 
-// scanProbe fills p from raw as json.Unmarshal would, without decoding
-// what the probe skips: it walks raw's top-level members and, for chunks,
-// those of content. It returns ok false, with p unspecified, when it
-// cannot be sure of giving json.Unmarshal's answer (raw is not an object,
-// a key is escaped, non-ASCII or a case variant of a probed one, a probed
-// value has an unexpected type); the caller then decodes the slow way. A
-// chunk's content is scanned only when the probe alone makes the update
-// mergeable, and its result returned as c (c.Type is "" otherwise).
+// scanProbe fills p from raw, which must be valid JSON, as json.Unmarshal
+// would, without decoding what the probe skips: it walks raw's top-level
+// members and, for chunks, those of content. It returns ok false, with p
+// unspecified, when it cannot be sure of giving json.Unmarshal's answer
+// (raw is not an object, a key is escaped, non-ASCII or a case variant of a
+// probed one, a probed value has an unexpected type); the caller then
+// decodes the slow way. A chunk's content is scanned only when the probe
+// alone makes the update a candidate for a plain chunk, and its result
+// returned as c (c.Type is "" otherwise).
 func scanProbe(raw []byte, p *probe, c *chunkContent) (ok bool) {
 	*p, *c = probe{}, chunkContent{}
-	var content []byte
-	okAll := members(raw, func(key, val []byte) bool {
-		switch string(key) {
-		case "sessionUpdate":
-			s, ok := scanString(val)
-			p.SessionUpdate = s
-			return ok
-		case "messageId":
-			if string(val) == "null" {
-				p.MessageID = nil
-				return true
-			}
-			s, ok := scanString(val)
-			p.MessageID = &s
-			return ok
-		case "_meta":
-			p.Meta = val
-			return true
-		case "content":
-			content = val
-			p.Content = val
-			return true
-		}
-		return plainOther(key, "sessionUpdate", "messageId", "_meta", "content")
-	})
-	if !okAll {
+	if !scanFields(raw,
+		field{"sessionUpdate", stringField(&p.SessionUpdate)},
+		field{"messageId", optStringField(&p.MessageID)},
+		field{"_meta", rawField(&p.Meta)},
+		field{"content", rawField(&p.Content)}) {
 		return false
 	}
-	if (p.SessionUpdate != "agent_message_chunk" && p.SessionUpdate != "agent_thought_chunk") ||
-		p.MessageID == nil || p.Meta != nil || content == nil {
-		return true // not mergeable, whatever content holds
+	if !p.candidate() {
+		return true // not a plain chunk, whatever content holds
 	}
-	if len(content) == 0 || content[0] != '{' {
+	if p.Content[0] != '{' {
 		return false // let json.Unmarshal say what content is
 	}
-	return members(content, func(key, val []byte) bool {
-		switch string(key) {
-		case "type":
-			s, ok := scanString(val)
-			c.Type = s
-			return ok
-		case "text":
-			if string(val) == "null" {
-				c.Text = nil
-				return true
+	return scanFields(p.Content,
+		field{"type", stringField(&c.Type)},
+		field{"text", optStringField(&c.Text)},
+		field{"annotations", rawField(&c.Annotations)},
+		field{"_meta", rawField(&c.Meta)})
+}
+
+// field is a probed member: its key and how to take its value (false:
+// not as json.Unmarshal would).
+type field struct {
+	key string
+	set func(val []byte) bool
+}
+
+// scanFields takes the members of the JSON object b that fields name, and
+// reports whether b is an object all of whose members it is sure of: those
+// named were taken, and the others cannot match a field in encoding/json
+// (which matches keys without regard to case, Unicode folding included).
+func scanFields(b []byte, fields ...field) bool {
+	return members(b, func(key, val []byte) bool {
+		for _, f := range fields {
+			if string(key) == f.key {
+				return f.set(val)
 			}
-			s, ok := scanString(val)
-			c.Text = &s
-			return ok
-		case "annotations":
-			c.Annotations = val
-			return true
-		case "_meta":
-			c.Meta = val
-			return true
 		}
-		return plainOther(key, "type", "text", "annotations", "_meta")
+		for _, c := range key {
+			if c >= utf8.RuneSelf || c == '\\' {
+				return false
+			}
+		}
+		for _, f := range fields {
+			if bytes.EqualFold(key, []byte(f.key)) {
+				return false
+			}
+		}
+		return true
 	})
 }
 
-// plainOther reports whether key, which is none of probed, is certain to
-// match none of them in encoding/json (which matches keys without regard
-// to case, Unicode folding included).
-func plainOther(key []byte, probed ...string) bool {
-	for _, b := range key {
-		if b >= utf8.RuneSelf || b == '\\' {
-			return false
-		}
+// stringField decodes a JSON string into dst; not null (json.Unmarshal
+// would leave dst as it was) nor any other type.
+func stringField(dst *string) func([]byte) bool {
+	return func(val []byte) bool {
+		s, ok := scanString(val)
+		*dst = s
+		return ok
 	}
-	for _, p := range probed {
-		if bytes.EqualFold(key, []byte(p)) {
-			return false
+}
+
+// optStringField decodes val into dst as json.Unmarshal decodes into a
+// *string: null makes it nil.
+func optStringField(dst **string) func([]byte) bool {
+	return func(val []byte) bool {
+		if string(val) == "null" {
+			*dst = nil
+			return true
 		}
+		s, ok := scanString(val)
+		*dst = &s
+		return ok
 	}
-	return true
+}
+
+// rawField takes any value as it is, as a json.RawMessage does.
+func rawField(dst *json.RawMessage) func([]byte) bool {
+	return func(val []byte) bool {
+		*dst = val
+		return true
+	}
 }
 
 // scanString returns the JSON string val; ok is false when val is not one.
@@ -114,111 +124,24 @@ func scanString(val []byte) (string, bool) {
 
 // members calls f with the raw key (between its quotes) and the raw value
 // of each member of the JSON object b, in order, and reports whether b is
-// an object whose members it could walk and f returned true for each. It
-// checks structure only as far as it needs to find the members' bounds:
-// b is expected to be valid JSON (the session log's records are).
+// an object and f returned true for each member. b must be valid JSON.
 func members(b []byte, f func(key, val []byte) bool) bool {
-	i := skipSpace(b, 0)
+	i := jsonscan.Space(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return false
 	}
-	i = skipSpace(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		return len(b[skipSpace(b, i+1):]) == 0
-	}
-	for {
-		if i >= len(b) || b[i] != '"' {
-			return false
-		}
-		kend := skipString(b, i)
-		if kend < 0 {
-			return false
-		}
+	for i = jsonscan.Space(b, i+1); i < len(b) && b[i] == '"'; {
+		kend, _ := jsonscan.StringEnd(b, i)
 		key := b[i+1 : kend-1]
-		i = skipSpace(b, kend)
-		if i >= len(b) || b[i] != ':' {
-			return false
-		}
-		i = skipSpace(b, i+1)
-		vend := skipValue(b, i)
-		if vend < 0 {
-			return false
-		}
+		i = jsonscan.Space(b, kend) + 1 // past the colon
+		i = jsonscan.Space(b, i)
+		vend := jsonscan.ValueEnd(b, i)
 		if !f(key, b[i:vend]) {
 			return false
 		}
-		i = skipSpace(b, vend)
-		if i >= len(b) {
-			return false
-		}
-		switch b[i] {
-		case ',':
-			i = skipSpace(b, i+1)
-		case '}':
-			return len(b[skipSpace(b, i+1):]) == 0
-		default:
-			return false
+		if i = jsonscan.Space(b, vend); i < len(b) && b[i] == ',' {
+			i = jsonscan.Space(b, i+1)
 		}
 	}
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index after the string starting at b[i] ('"'),
-// or -1.
-func skipString(b []byte, i int) int {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
-	}
-	return -1
-}
-
-// skipValue returns the index after the value starting at b[i], or -1.
-// Objects and arrays are skipped by bracket depth outside strings.
-func skipValue(b []byte, i int) int {
-	if i >= len(b) {
-		return -1
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				k := skipString(b, j)
-				if k < 0 {
-					return -1
-				}
-				j = k - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return -1
-	}
-	j := i
-	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\n' && b[j] != '\r' {
-		j++
-	}
-	if j == i {
-		return -1
-	}
-	return j
+	return true
 }
