@@ -60,25 +60,110 @@ func (s *Store) readIndexFile() (*indexFile, error) {
 
 // readIndex returns the current index: the snapshot (index.json) with the
 // journal (index.jsonl) applied, read under the index lock so that a
-// concurrent compaction is never seen half done. When the snapshot is
-// missing or damaged, the index is rebuilt from the logs. A reader that has
-// paid for the whole index compacts the journal when it has grown past a
-// fraction of the snapshot.
+// concurrent compaction is never seen half done. The result is the Store's
+// cache (see currentLocked): read-only.
 func (s *Store) readIndex() (*indexFile, error) {
 	var idx *indexFile
 	err := s.withIndexLock(func() error {
-		var jsize int64
 		var err error
-		idx, jsize, err = s.loadLocked()
-		if err != nil {
-			return err
-		}
-		if jsize > compactMin && jsize > s.snapshotSize()/4 {
-			return s.writeIndex(idx)
-		}
-		return nil
+		idx, err = s.currentLocked()
+		return err
 	})
 	return idx, err
+}
+
+// indexCache is the index as this Store last read it: the snapshot, known
+// by its file info, with the journal applied up to joff (the end of its
+// last complete line). The snapshot is only ever replaced (a new file) and
+// the journal only appended to, except when a compaction empties it after
+// replacing the snapshot: so while the snapshot is the same file, the
+// journal's new bytes are all that changed.
+type indexCache struct {
+	snap, journal os.FileInfo
+	joff          int64
+	idx           *indexFile
+	sorted        []Meta // idx's entries in List order; nil until needed
+}
+
+// currentLocked returns the current index, from the cache when the
+// snapshot is the one cached (applying what the journal gained), else read
+// whole (loadLocked; a missing or damaged snapshot is rebuilt from the
+// logs). A reader that has paid for the whole index compacts the journal
+// when it has grown past a fraction of the snapshot. The caller holds the
+// index lock and must not modify the result.
+func (s *Store) currentLocked() (*indexFile, error) {
+	c := &s.cache
+	if c.idx != nil && s.refreshLocked() {
+		return c.idx, nil
+	}
+	*c = indexCache{}
+	idx, jsize, err := s.loadLocked()
+	if err != nil {
+		return nil, err
+	}
+	if jsize > compactMin && jsize > s.snapshotSize()/4 {
+		if err := s.writeIndex(idx); err != nil {
+			return nil, err
+		}
+		jsize = 0
+	}
+	snap, err := os.Stat(s.indexPath())
+	if err != nil {
+		return idx, nil // not cached
+	}
+	j, _ := os.Stat(s.journalPath())
+	// Where os.SameFile learns a file's identity lazily (Windows), learn
+	// it now, before the path can name another file.
+	os.SameFile(snap, snap)
+	if j != nil {
+		os.SameFile(j, j)
+	}
+	*c = indexCache{snap: snap, journal: j, joff: jsize, idx: idx}
+	return idx, nil
+}
+
+// refreshLocked brings the cache up to date with the journal's new lines;
+// false means it is stale and must be read again.
+func (s *Store) refreshLocked() bool {
+	c := &s.cache
+	snap, err := os.Stat(s.indexPath())
+	if err != nil || !sameVersion(c.snap, snap) {
+		return false
+	}
+	j, err := os.Stat(s.journalPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return c.joff == 0
+	}
+	if err != nil || (c.journal != nil && !os.SameFile(c.journal, j)) || j.Size() < c.joff {
+		return false
+	}
+	if j.Size() > c.joff {
+		f, err := os.Open(s.journalPath())
+		if err != nil {
+			return false
+		}
+		b := make([]byte, j.Size()-c.joff)
+		_, err = f.ReadAt(b, c.joff)
+		f.Close()
+		if err != nil {
+			return false
+		}
+		b = b[:bytes.LastIndexByte(b, '\n')+1] // a torn tail waits for its next line
+		if applyJournal(c.idx, b, s.logger) {
+			c.sorted = nil
+		}
+		c.joff += int64(len(b))
+	}
+	if c.journal == nil {
+		os.SameFile(j, j) // as in currentLocked
+	}
+	c.journal = j
+	return true
+}
+
+// sameVersion reports whether a and b describe the same file unchanged.
+func sameVersion(a, b os.FileInfo) bool {
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
 }
 
 // withIndexLock runs fn under the index lock: this Store's mutex plus an
@@ -95,7 +180,7 @@ func (s *Store) withIndexLock(fn func() error) error {
 }
 
 // loadLocked reads the snapshot and applies the journal; it returns the
-// journal's size. A missing or damaged snapshot is rebuilt from the logs and
+// journal's size up to the end of its last complete line. A missing or damaged snapshot is rebuilt from the logs and
 // written (the journal, which only makes sense on top of its snapshot, is
 // discarded). The caller holds the index lock.
 func (s *Store) loadLocked() (*indexFile, int64, error) {
@@ -121,7 +206,7 @@ func (s *Store) loadLocked() (*indexFile, int64, error) {
 		return nil, 0, fmt.Errorf("session: read index journal: %w", err)
 	}
 	applyJournal(idx, b, s.logger)
-	return idx, int64(len(b)), nil
+	return idx, int64(bytes.LastIndexByte(b, '\n') + 1), nil
 }
 
 // writeIndex atomically replaces index.json (see internal/atomicfile) with
@@ -167,9 +252,10 @@ type journalOp struct {
 	M  *Meta  `json:"m,omitempty"`
 }
 
-// applyJournal applies the journal image b to idx. Lines that do not parse
-// (torn by a crash mid-append) or name invalid ids are skipped.
-func applyJournal(idx *indexFile, b []byte, logger interface{ Warn(string, ...any) }) {
+// applyJournal applies the journal image b to idx and reports whether it
+// applied anything. Lines that do not parse (torn by a crash mid-append) or
+// name invalid ids are skipped.
+func applyJournal(idx *indexFile, b []byte, logger interface{ Warn(string, ...any) }) (changed bool) {
 	for len(b) > 0 {
 		line := b
 		nl := bytes.IndexByte(b, '\n')
@@ -201,10 +287,13 @@ func applyJournal(idx *indexFile, b []byte, logger interface{ Warn(string, ...an
 				m = old
 			}
 			idx.Sessions[m.ID] = m
+			changed = true
 		case "del":
 			delete(idx.Sessions, op.ID)
+			changed = true
 		}
 	}
+	return changed
 }
 
 // appendJournal appends ops to the journal under the index lock: one write(2)

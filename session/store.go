@@ -103,6 +103,7 @@ type Store struct {
 	key    string // dir with symlinks resolved: identifies locks in-process
 	logger *slog.Logger
 	mu     sync.Mutex // serialises this Store's index updates in-process
+	cache  indexCache // guarded by mu
 }
 
 // DefaultDir returns the default store directory, config.DefaultStateDir:
@@ -451,20 +452,45 @@ func (s *Store) Holder(id string) *LockedError {
 
 // List returns the index entries selected by f, most recently updated first,
 // ties broken by id.
+//
+// The index read is kept, sorted, until the index changes: a List costs the
+// journal lines appended since the last one plus copying the result, and
+// reads the whole index only when another compaction replaced the snapshot.
+// The slices of the returned Metas (and of Get's) are shared with that
+// cache: treat them as read-only.
 func (s *Store) List(f Filter) ([]Meta, error) {
-	idx, err := s.readIndex()
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Meta, 0, len(idx.Sessions))
-	for _, m := range idx.Sessions {
-		if f.Cwd != "" && m.Cwd != f.Cwd {
-			continue
+	var out []Meta
+	err := s.withIndexLock(func() error {
+		idx, err := s.currentLocked()
+		if err != nil {
+			return err
 		}
-		out = append(out, m)
+		all := s.cache.sorted
+		if all == nil || s.cache.idx != idx {
+			all = make([]Meta, 0, len(idx.Sessions))
+			for _, m := range idx.Sessions {
+				all = append(all, m)
+			}
+			slices.SortFunc(all, metaLess)
+			if s.cache.idx == idx {
+				s.cache.sorted = all
+			}
+		}
+		if f.Cwd == "" {
+			out = slices.Clone(all)
+			return nil
+		}
+		for _, m := range all {
+			if m.Cwd == f.Cwd {
+				out = append(out, m)
+			}
+		}
+		return nil
+	})
+	if out == nil && err == nil {
+		out = []Meta{}
 	}
-	slices.SortFunc(out, metaLess)
-	return out, nil
+	return out, err
 }
 
 // Delete removes session id: its log, lock file and index entry. It fails
