@@ -15,6 +15,7 @@ import (
 
 	"acpd/acp"
 	"acpd/client"
+	"acpd/internal/childenv"
 	"acpd/uihost"
 )
 
@@ -48,6 +49,7 @@ type runUI struct {
 	answered chan struct{} // closed once the question was answered (uiAsk)
 	stop     chan struct{}
 	wg       sync.WaitGroup
+	opener   chan struct{} // closed once the browser opener was reaped; nil when none ran
 }
 
 // newRunUI returns the runner's MCP Apps host for mode.
@@ -121,10 +123,26 @@ func (u *runUI) serve() {
 	u.url = url
 	u.mu.Unlock()
 	u.say("acpd run: MCP Apps page: " + url)
-	if err := openBrowser(url); err != nil {
+	cmd, err := openBrowser(url)
+	if err != nil {
 		u.r.log.Info("opening the browser", "err", err)
 		u.say("acpd run: open the page above in a browser (" + err.Error() + ")")
+		return
 	}
+	// The opener is reaped as soon as it exits (xdg-open, open and start
+	// return at once), so it never lingers as a zombie; close waits for it
+	// within the teardown bound and leaves a browser that is the opener
+	// itself running.
+	done := make(chan struct{})
+	u.mu.Lock()
+	u.opener = done
+	u.mu.Unlock()
+	go func() {
+		defer close(done)
+		if err := cmd.Wait(); err != nil {
+			u.r.log.Debug("browser opener", "err", err)
+		}
+	}()
 }
 
 // say prints a line of the UI's even with --quiet: the URL is needed to
@@ -273,21 +291,31 @@ func (u *runUI) close() {
 	if err := u.host.Close(ctx); err != nil {
 		u.r.log.Debug("closing the MCP Apps page", "err", err)
 	}
+	u.mu.Lock()
+	opener := u.opener
+	u.mu.Unlock()
+	if opener != nil {
+		select {
+		case <-opener:
+		case <-ctx.Done():
+			u.r.log.Debug("the browser opener is still running; leaving it")
+		}
+	}
 }
 
-// openBrowser opens url in the user's browser without waiting for it: the
-// command in $BROWSER ("none" opens nothing), else xdg-open, open (macOS)
-// or start (Windows). The opener is not waited for (it may be the browser
-// itself); it is left to the system once started.
-func openBrowser(url string) error {
+// openBrowser starts the command that opens url in the user's browser and
+// returns it started, for the caller to Wait: the command in $BROWSER
+// ("none" opens nothing), else xdg-open, open (macOS) or start (Windows).
+// It runs with acpd's environment minus secrets (internal/childenv).
+func openBrowser(url string) (*exec.Cmd, error) {
 	var argv []string
 	if b := strings.TrimSpace(os.Getenv("BROWSER")); b != "" {
 		if b == "none" {
-			return errors.New("BROWSER=none")
+			return nil, errors.New("BROWSER=none")
 		}
 		words, err := splitWords(b)
 		if err != nil || len(words) == 0 {
-			return fmt.Errorf("$BROWSER: %v", err)
+			return nil, fmt.Errorf("$BROWSER: %v", err)
 		}
 		argv = append(words, url)
 	} else {
@@ -301,8 +329,9 @@ func openBrowser(url string) error {
 		}
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = childenv.Filter(os.Environ(), nil)
 	if err := cmd.Start(); err != nil {
-		return err
+		return nil, err
 	}
-	return cmd.Process.Release()
+	return cmd, nil
 }
