@@ -21,19 +21,6 @@ import (
 	"acpd/tools"
 )
 
-var thoughtLevels = []struct{ id, name string }{
-	{"off", "Off"}, {"low", "Low"}, {"medium", "Medium"}, {"high", "High"},
-}
-
-func validThought(t string) bool {
-	for _, tl := range thoughtLevels {
-		if tl.id == t {
-			return true
-		}
-	}
-	return false
-}
-
 // settings are a session's persisted choices (record kind "meta").
 type settings struct {
 	Mode    string `json:"mode,omitempty"`

@@ -5,29 +5,22 @@ import (
 	"slices"
 
 	"acpd/acp"
-	"acpd/internal/modelmenu"
+	"acpd/internal/configopts"
 	"acpd/model"
 	"acpd/permissions"
 )
 
 // Config option ids (fixed: clients and users depend on them).
 const (
-	optMode    = "mode"
-	optModel   = "model"
-	optThought = "thought_level"
+	optMode    = configopts.Mode
+	optModel   = configopts.Model
+	optThought = configopts.Thought
 )
 
 func strp(s string) *string { return &s }
 
 // modeState is the legacy modes view of the session's mode.
-func (s *sess) modeState() *acp.SessionModeState {
-	st := s.settings()
-	ms := &acp.SessionModeState{CurrentModeID: acp.SessionModeID(st.Mode), AvailableModes: []acp.SessionMode{}}
-	for _, m := range permissions.Modes() {
-		ms.AvailableModes = append(ms.AvailableModes, acp.SessionMode{ID: acp.SessionModeID(m.Mode), Name: m.Name, Description: strp(m.Description)})
-	}
-	return ms
-}
+func (s *sess) modeState() *acp.SessionModeState { return configopts.Modes(s.settings().Mode) }
 
 // modelChoices lists the model references offered: configured ones plus the
 // session's current model.
@@ -42,54 +35,10 @@ func (s *sess) modelChoices(current string) []string {
 	return refs
 }
 
-// noModel is the model selector's only value while no model is configured.
-const noModel = "none"
-
 // configOptions is the config-options view of the session's settings.
 func (s *sess) configOptions() []acp.SessionConfigOption {
 	st := s.settings()
-	selectOpt := func(id, name, desc string, cat acp.SessionConfigOptionCategory, cur string, vals [][2]string) acp.SessionConfigOption {
-		opts := make([]acp.SessionConfigSelectOption, 0, len(vals))
-		for _, v := range vals {
-			opts = append(opts, acp.SessionConfigSelectOption{Value: acp.SessionConfigValueID(v[0]), Name: v[1]})
-		}
-		return acp.SessionConfigOption{
-			ID: acp.SessionConfigID(id), Name: name, Description: strp(desc), Category: &cat,
-			Select: &acp.SessionConfigSelect{
-				CurrentValue: acp.SessionConfigValueID(cur),
-				Options:      acp.SessionConfigSelectOptions{Ungrouped: opts},
-			},
-		}
-	}
-	var modes, models, thoughts [][2]string
-	for _, m := range permissions.Modes() {
-		modes = append(modes, [2]string{string(m.Mode), m.Name})
-	}
-	refs := s.modelChoices(st.Model)
-	for _, ref := range refs {
-		models = append(models, [2]string{ref, ref})
-	}
-	for _, t := range thoughtLevels {
-		thoughts = append(thoughts, [2]string{t.id, t.name})
-	}
-	out := []acp.SessionConfigOption{
-		selectOpt(optMode, "Mode", "What the agent may do without asking.", acp.SessionConfigOptionCategoryMode, st.Mode, modes),
-	}
-	if len(models) > 0 {
-		o := selectOpt(optModel, "Model", "The model answering in this session (provider/model).", acp.SessionConfigOptionCategoryModel, st.Model, models)
-		if s.a.opts.Describe != nil {
-			o.Select.Options = modelmenu.Grouped(refs, s.a.opts.Describe)
-		}
-		out = append(out, o)
-	} else {
-		// The selector still shows what to do before the first prompt fails.
-		o := selectOpt(optModel, "Model", "No model is configured yet.", acp.SessionConfigOptionCategoryModel, noModel,
-			[][2]string{{noModel, "No model: set ANTHROPIC_API_KEY or run acpd login"}})
-		o.Select.Options.Ungrouped[0].Description = strp("Set ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY in the editor's environment for acpd, run `acpd login`, or start Ollama; then start a new session.")
-		out = append(out, o)
-	}
-	out = append(out, selectOpt(optThought, "Reasoning", "How much the model thinks before answering.", acp.SessionConfigOptionCategoryThoughtLevel, st.Thought, thoughts))
-	return out
+	return configopts.Options(st.Mode, st.Model, st.Thought, s.modelChoices(st.Model), s.a.opts.Describe)
 }
 
 // applySetting validates and applies one setting; it reports the updates to
@@ -102,7 +51,7 @@ func (s *sess) applySetting(id, value string) error {
 		}
 		s.update(func(st *settings) { st.Mode = value })
 	case optModel:
-		if value == noModel && s.settings().Model == "" {
+		if value == configopts.NoModel && s.settings().Model == "" {
 			return nil // the placeholder of a session without a model
 		}
 		if _, _, err := model.ParseRef(value); err != nil {
@@ -116,7 +65,7 @@ func (s *sess) applySetting(id, value string) error {
 		}
 		s.update(func(st *settings) { st.Model = value })
 	case optThought:
-		if !validThought(value) {
+		if !configopts.ValidThought(value) {
 			return invalidParams("unknown thought_level %q (want off, low, medium or high)", value)
 		}
 		s.update(func(st *settings) { st.Thought = value })

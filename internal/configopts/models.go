@@ -1,7 +1,4 @@
-// Package modelmenu renders the model selector an editor shows: model
-// references grouped by provider, with human names, context windows and
-// prices. Its functions are pure and safe for concurrent use.
-package modelmenu
+package configopts
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package modelmenu
+package configopts
 
 import (
 	"testing"

@@ -1,0 +1,92 @@
+// Package configopts renders a session's settings as ACP shows them: the
+// legacy modes view, and the config options mode, model (the model
+// selector, grouped by provider with human names, context windows and
+// prices when known: models.go) and reasoning level. Its functions are
+// pure and safe for concurrent use; the settings themselves are the
+// session's.
+package configopts
+
+import (
+	"slices"
+
+	"acpd/acp"
+	"acpd/model"
+	"acpd/permissions"
+)
+
+// Config option ids (fixed: clients and users depend on them).
+const (
+	Mode    = "mode"
+	Model   = "model"
+	Thought = "thought_level"
+)
+
+// NoModel is the model selector's only value while no model is configured.
+const NoModel = "none"
+
+var thoughtLevels = []struct{ id, name string }{
+	{"off", "Off"}, {"low", "Low"}, {"medium", "Medium"}, {"high", "High"},
+}
+
+// ValidThought reports whether t is a reasoning level.
+func ValidThought(t string) bool {
+	return slices.ContainsFunc(thoughtLevels, func(tl struct{ id, name string }) bool { return tl.id == t })
+}
+
+// Modes is the legacy modes view of the session's mode.
+func Modes(mode string) *acp.SessionModeState {
+	ms := &acp.SessionModeState{CurrentModeID: acp.SessionModeID(mode), AvailableModes: []acp.SessionMode{}}
+	for _, m := range permissions.Modes() {
+		ms.AvailableModes = append(ms.AvailableModes, acp.SessionMode{ID: acp.SessionModeID(m.Mode), Name: m.Name, Description: strp(m.Description)})
+	}
+	return ms
+}
+
+// Options is the config-options view of the settings mode, ref (the
+// model) and thought: refs are the models offered (grouped by provider
+// when describe is not nil); without any the selector says how to get one.
+func Options(mode, ref, thought string, refs []string, describe func(ref string) (model.ModelInfo, bool)) []acp.SessionConfigOption {
+	selectOpt := func(id, name, desc string, cat acp.SessionConfigOptionCategory, cur string, vals [][2]string) acp.SessionConfigOption {
+		opts := make([]acp.SessionConfigSelectOption, 0, len(vals))
+		for _, v := range vals {
+			opts = append(opts, acp.SessionConfigSelectOption{Value: acp.SessionConfigValueID(v[0]), Name: v[1]})
+		}
+		return acp.SessionConfigOption{
+			ID: acp.SessionConfigID(id), Name: name, Description: strp(desc), Category: &cat,
+			Select: &acp.SessionConfigSelect{
+				CurrentValue: acp.SessionConfigValueID(cur),
+				Options:      acp.SessionConfigSelectOptions{Ungrouped: opts},
+			},
+		}
+	}
+	var modes, models, thoughts [][2]string
+	for _, m := range permissions.Modes() {
+		modes = append(modes, [2]string{string(m.Mode), m.Name})
+	}
+	for _, r := range refs {
+		models = append(models, [2]string{r, r})
+	}
+	for _, t := range thoughtLevels {
+		thoughts = append(thoughts, [2]string{t.id, t.name})
+	}
+	out := []acp.SessionConfigOption{
+		selectOpt(Mode, "Mode", "What the agent may do without asking.", acp.SessionConfigOptionCategoryMode, mode, modes),
+	}
+	if len(models) > 0 {
+		o := selectOpt(Model, "Model", "The model answering in this session (provider/model).", acp.SessionConfigOptionCategoryModel, ref, models)
+		if describe != nil {
+			o.Select.Options = Grouped(refs, describe)
+		}
+		out = append(out, o)
+	} else {
+		// The selector still shows what to do before the first prompt fails.
+		o := selectOpt(Model, "Model", "No model is configured yet.", acp.SessionConfigOptionCategoryModel, NoModel,
+			[][2]string{{NoModel, "No model: set ANTHROPIC_API_KEY or run acpd login"}})
+		o.Select.Options.Ungrouped[0].Description = strp("Set ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY in the editor's environment for acpd, run `acpd login`, or start Ollama; then start a new session.")
+		out = append(out, o)
+	}
+	out = append(out, selectOpt(Thought, "Reasoning", "How much the model thinks before answering.", acp.SessionConfigOptionCategoryThoughtLevel, thought, thoughts))
+	return out
+}
+
+func strp(s string) *string { return &s }
