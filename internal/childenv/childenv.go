@@ -120,3 +120,26 @@ func Filter(env, allow []string) []string {
 	}
 	return out
 }
+
+// Without returns env without the entries named in names (the variables
+// the configured providers read their API keys from, whatever they are
+// called) except those [Allowed] by allow; env itself when none is left
+// out. env is not modified.
+func Without(env, names, allow []string) []string {
+	drop := map[string]bool{}
+	for _, n := range names {
+		if n != "" && !Allowed(n, allow) {
+			drop[n] = true
+		}
+	}
+	if len(drop) == 0 {
+		return env
+	}
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if name, _, _ := strings.Cut(kv, "="); !drop[name] {
+			out = append(out, kv)
+		}
+	}
+	return out
+}

@@ -86,3 +86,15 @@ func TestIsSecret(t *testing.T) {
 		}
 	}
 }
+
+// Provider key variables are left out whatever their names, unless allowed.
+func TestWithout(t *testing.T) {
+	env := []string{"PATH=/bin", "MY_LLM=k", "OTHER_KEY=k2", "HOME=/h"}
+	got := Without(env, []string{"MY_LLM", "OTHER_KEY", ""}, []string{"OTHER_*"})
+	if want := []string{"PATH=/bin", "OTHER_KEY=k2", "HOME=/h"}; !slices.Equal(got, want) {
+		t.Errorf("Without = %q, want %q", got, want)
+	}
+	if got := Without(env, nil, nil); &got[0] != &env[0] {
+		t.Error("Without copied env with nothing to leave out")
+	}
+}
