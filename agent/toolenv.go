@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"acpd/acp"
 	"acpd/editor"
@@ -115,22 +114,11 @@ func (s *sess) childEnv() []string {
 	if base == nil {
 		base = terminal.FilterEnv(os.Environ(), nil)
 	}
-	keys := map[string]bool{}
+	var keys []string
 	for _, p := range s.cfg.Providers {
-		if p.APIKeyEnv != "" && !childenv.Allowed(p.APIKeyEnv, s.cfg.Env.Allow) {
-			keys[p.APIKeyEnv] = true
-		}
+		keys = append(keys, p.APIKeyEnv)
 	}
-	if len(keys) == 0 {
-		return base
-	}
-	out := make([]string, 0, len(base))
-	for _, kv := range base {
-		if name, _, _ := strings.Cut(kv, "="); !keys[name] {
-			out = append(out, kv)
-		}
-	}
-	return out
+	return childenv.Without(base, keys, s.cfg.Env.Allow)
 }
 
 // wantsTerminalMeta reports Zed's terminal-output extension
@@ -144,7 +132,8 @@ func (a *Agent) wantsTerminalMeta() bool {
 var _ task.Host = toolEnv{}
 
 // SubAgent is what the task tool's sub-agent runs with: the session's
-// model and effort, its built-in tools, and a subEnv.
+// model and effort, its built-in tools, and the session with the policy
+// deciding alone (task.PolicyEnv).
 func (e toolEnv) SubAgent() (task.Sub, error) {
 	s := e.s
 	st := s.settings()
@@ -153,31 +142,12 @@ func (e toolEnv) SubAgent() (task.Sub, error) {
 		return task.Sub{}, err
 	}
 	_, modelID, _ := model.ParseRef(st.Model)
-	sub := task.Sub{Backend: backend, Model: modelID, Cwd: s.cwd, Env: subEnv{e},
+	sub := task.Sub{Backend: backend, Model: modelID, Cwd: s.cwd, Env: task.PolicyEnv(e, func(c permissions.Call) permissions.Decision {
+		return s.policy.Decide(permissions.Mode(s.settings().Mode), c)
+	}),
 		Tool: func(name string) *tools.Tool { return s.a.builtin[name] }}
 	if info.Reasoning {
 		sub.Effort = model.Effort(st.Thought)
 	}
 	return sub, nil
 }
-
-// subEnv is a sub-agent's view of the session: the policy decides its
-// calls without asking the user (what would ask is refused), and its
-// progress is not reported as tool calls of their own.
-type subEnv struct{ toolEnv }
-
-func (e subEnv) Authorize(ctx context.Context, c *tools.Call, req permissions.Call, upd acp.ToolCallUpdate) (bool, string) {
-	d := e.s.policy.Decide(permissions.Mode(e.s.settings().Mode), req)
-	if d.Action == permissions.Allow {
-		return true, ""
-	}
-	return false, "Not allowed in a sub-agent (" + d.Reason + "); report what you need to the agent that called you."
-}
-
-// AuthorizeShowing is Authorize: a sub-agent never asks, so it has nothing
-// to show.
-func (e subEnv) AuthorizeShowing(ctx context.Context, c *tools.Call, req permissions.Call, upd acp.ToolCallUpdate, _ func() []acp.ToolCallContent) (bool, string) {
-	return e.Authorize(ctx, c, req, upd)
-}
-
-func (e subEnv) Update(u acp.ToolCallUpdate) {}
