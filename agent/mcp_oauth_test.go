@@ -129,3 +129,26 @@ func TestMCPOAuthCard(t *testing.T) {
 	visit(t.Context(), t, link)
 	hello()
 }
+
+// TestMCPOAuthDeclined: a user who declines the authorization page leaves
+// the server unavailable, which the first prompt shows with the reason;
+// nothing was authorized.
+func TestMCPOAuthDeclined(t *testing.T) {
+	as, _, c, sid, _ := guardedSession(t, &acp.ClientCapabilities{Elicitation: &acp.ElicitationCapabilities{URL: &acp.ElicitationURLCapabilities{}}},
+		func(context.Context, acp.CreateElicitationRequest) (any, error) {
+			return acp.CreateElicitationResponse{Decline: &acp.CreateElicitationResponseDecline{}}, nil
+		})
+	c.mustPrompt(sid, "say hello", acp.StopReasonEndTurn)
+	found := false
+	for _, u := range c.allUpdates(sid) {
+		if tc := u.ToolCall; tc != nil && tc.Title == "MCP server guarded unavailable" && len(tc.Content) == 1 {
+			found = strings.Contains(tc.Content[0].Content.Content.Text.Text, "did not authorize")
+		}
+	}
+	if !found {
+		t.Errorf("no card saying the user did not authorize the server: %v", kinds(c.allUpdates(sid)))
+	}
+	if as.Granted() != 0 {
+		t.Errorf("%d authorizations after a decline", as.Granted())
+	}
+}

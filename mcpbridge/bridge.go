@@ -116,9 +116,12 @@ type Bridge struct {
 	replied   chan struct{}
 
 	// loopback receives OAuth redirects (nil: no HTTP server, or no
-	// listener); urlElicit says the editor shows URL elicitations.
-	loopback  *mcpclient.Loopback
-	urlElicit bool
+	// listener); urlElicit says the editor shows URL elicitations;
+	// authorizing counts the authorizations under way per server (guarded
+	// by mu).
+	loopback    *mcpclient.Loopback
+	urlElicit   bool
+	authorizing map[string]int
 }
 
 // Start starts connecting servers in the background and returns their
@@ -129,7 +132,7 @@ func Start(servers []mcpclient.Server, cfg Config, s Session) *Bridge {
 		return nil
 	}
 	b := &Bridge{s: s, id: cfg.SessionID, log: cfg.Logger, grace: cfg.Grace, cmds: cfg.Commands,
-		reported: map[string]bool{}, sampleAlways: map[string]bool{}, replied: make(chan struct{}),
+		reported: map[string]bool{}, sampleAlways: map[string]bool{}, replied: make(chan struct{}), authorizing: map[string]int{},
 		urlElicit: cfg.Client.Elicit != nil && slices.Contains(cfg.Client.ElicitModes, "url")}
 	if b.log == nil {
 		b.log = slog.New(slog.DiscardHandler)
@@ -226,7 +229,14 @@ func (b *Bridge) StatusPrompt() string {
 		case mcpclient.StateDown:
 			fmt.Fprintf(&sb, "- %s: unavailable (%s)\n", st.Name, tools.Truncate(st.Err, 300))
 		case mcpclient.StateStarting:
-			fmt.Fprintf(&sb, "- %s: still starting; its tools may appear in a later request\n", st.Name)
+			b.mu.Lock()
+			waiting := b.authorizing[st.Name] > 0
+			b.mu.Unlock()
+			if waiting {
+				fmt.Fprintf(&sb, "- %s: waiting for the user to authorize acpd with it (OAuth); its tools may appear in a later request\n", st.Name)
+			} else {
+				fmt.Fprintf(&sb, "- %s: still starting; its tools may appear in a later request\n", st.Name)
+			}
 		}
 	}
 	if sb.Len() == 0 {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -75,6 +77,26 @@ func TestSamplePreview(t *testing.T) {
 	for _, want := range []string{"System prompt: be brief", "user: name a colour", "user: [image]", `assistant: [calls paint {"c":"red"}]`, "user: [result of c1: painted]", "may call (the server runs them): paint, erase.", "Up to 4096 tokens."} {
 		if !strings.Contains(got, want) {
 			t.Errorf("preview %q lacks %q", got, want)
+		}
+	}
+}
+
+// The model is told which servers still connect, and which of them wait
+// for the user's authorization.
+func TestStatusPromptAuthorizing(t *testing.T) {
+	release := make(chan struct{})
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-release }))
+	defer hs.Close()
+	defer close(release)
+	b := Start([]mcpclient.Server{{Name: "slow", URL: hs.URL, Transport: mcpclient.TransportHTTP}, {Name: "guarded", URL: hs.URL, Transport: mcpclient.TransportHTTP}}, Config{}, nil)
+	defer b.Close()
+	b.mu.Lock()
+	b.authorizing["guarded"] = 1
+	b.mu.Unlock()
+	got := b.StatusPrompt()
+	for _, want := range []string{"- slow: still starting", "- guarded: waiting for the user to authorize acpd with it (OAuth)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("status prompt %q lacks %q", got, want)
 		}
 	}
 }

@@ -37,6 +37,14 @@ func (b *Bridge) withOAuth(servers []mcpclient.Server, tokens *mcpclient.TokenSt
 // ends: the redirect came back, or the authorization was abandoned or
 // timed out.
 func (b *Bridge) authorize(ctx context.Context, server, authURL string) error {
+	b.mu.Lock()
+	b.authorizing[server]++
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		b.authorizing[server]--
+		b.mu.Unlock()
+	}()
 	select {
 	case <-b.replied:
 	case <-ctx.Done():
