@@ -13,9 +13,7 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -864,24 +862,8 @@ func withEnv(iso *isolation, kv ...string) []string { return append(iso.Env(), k
 // exit code.
 func runCLIInput(t *testing.T, env []string, stdin string, args ...string) (string, int) {
 	t.Helper()
-	bin := acpdBinary(t) // built before the deadline starts: a build on a loaded machine is slow
-	ctx, cancel := context.WithTimeout(context.Background(), *flagReplyWait)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = env
-	cmd.Stdin = strings.NewReader(stdin)
-	var e bytes.Buffer
-	cmd.Stderr = &e
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return e.String(), 0
-	case errors.As(err, &ee):
-		return e.String(), ee.ExitCode()
-	}
-	t.Fatalf("acpd %s: %v", strings.Join(args, " "), err)
-	return "", 0
+	_, stderr, code := runCLIStdin(t, env, strings.NewReader(stdin), args...)
+	return stderr, code
 }
 
 // TestE2EZeroConfigLogin: with no key, no model and discovery off, a prompt

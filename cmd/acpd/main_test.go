@@ -455,11 +455,18 @@ func checkLog(tb testing.TB, name, log string) {
 // the exit code.
 func runCLI(tb testing.TB, env []string, args ...string) (stdout, stderr string, code int) {
 	tb.Helper()
+	return runCLIStdin(tb, env, nil, args...)
+}
+
+// runCLIStdin is runCLI with stdin (nil: none).
+func runCLIStdin(tb testing.TB, env []string, stdin io.Reader, args ...string) (stdout, stderr string, code int) {
+	tb.Helper()
 	bin := acpdBinary(tb) // built before the deadline starts: a build on a loaded machine is slow
 	ctx, cancel := context.WithTimeout(context.Background(), *flagReplyWait)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = env
+	cmd.Stdin = stdin
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err := cmd.Run()

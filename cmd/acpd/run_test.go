@@ -58,7 +58,14 @@ func checkAllowedRun(t *testing.T, project, stdout, stderr string, code int) {
 	if stdout != "Writing the file.\nAll done.\n" {
 		t.Errorf("stdout %q", stdout)
 	}
-	for _, want := range []string{"✓ Write out.txt", "✓ echo ran-$((40+2))"} {
+	wantStderr(t, stderr, "✓ Write out.txt", "✓ echo ran-$((40+2))")
+}
+
+// wantStderr checks that stderr holds each of wants and a clean log of
+// acpd run.
+func wantStderr(t *testing.T, stderr string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
@@ -98,12 +105,7 @@ func TestRunRejectsWithoutTTY(t *testing.T) {
 	if !strings.Contains(stdout, "All done.") {
 		t.Errorf("stdout %q lacks the answer", stdout)
 	}
-	for _, want := range []string{`rejected "Write out.txt"`, "--yes", "✗ Write out.txt", "✗ echo"} {
-		if !strings.Contains(stderr, want) {
-			t.Errorf("stderr lacks %q:\n%s", want, stderr)
-		}
-	}
-	checkLog(t, "acpd run", stderr)
+	wantStderr(t, stderr, `rejected "Write out.txt"`, "--yes", "✗ Write out.txt", "✗ echo")
 }
 
 // TestRunModeFull: in full mode no permission is needed, so the write
