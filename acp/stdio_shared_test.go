@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -27,6 +28,23 @@ func protectStdoutChild() int {
 	}
 	fmt.Fprintln(os.Stderr, "child ok")
 	return 0
+}
+
+// startProtectChild starts the test binary as ProtectStdout's subject with
+// stdout of kind as its standard output, which it then closes in this
+// process; the child's stderr collects in the buffer returned.
+func startProtectChild(t *testing.T, kind string, stdout *os.File) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), protectChildEnv+"="+kind)
+	cmd.Stdout = stdout
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stdout.Close()
+	return cmd, &stderr
 }
 
 // checkProtected checks what a ProtectStdout child wrote: out, the protocol

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"runtime"
 	"testing"
 	"time"
@@ -37,15 +36,7 @@ func TestProtectStdout(t *testing.T) {
 				parentEnd, childEnd = os.NewFile(uintptr(fds[0]), "parent"), os.NewFile(uintptr(fds[1]), "child")
 			}
 			defer parentEnd.Close()
-			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), protectChildEnv+"="+kind)
-			cmd.Stdout = childEnd
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			childEnd.Close()
+			cmd, stderr := startProtectChild(t, kind, childEnd)
 			// The child fills the stream to prove its write deadline works,
 			// so read only after it has exited.
 			err := cmd.Wait()

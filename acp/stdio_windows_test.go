@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"testing"
 	"time"
 
@@ -21,15 +20,7 @@ func TestProtectStdout(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), protectChildEnv+"=pipe")
-	cmd.Stdout = w
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
+	cmd, stderr := startProtectChild(t, "pipe", w)
 	out, err := io.ReadAll(r)
 	if err != nil {
 		t.Fatal(err)
