@@ -446,7 +446,8 @@ func (h *Host) tool(sid acp.SessionID, u acp.ToolCallUpdate) {
 			ev["prefersBorder"] = *opened.prefersBorder
 		}
 		h.publish(ev, false)
-	} else if viewID != "" && u.RawInput != nil && len(c.ToolInput) == 0 {
+	}
+	if viewID != "" && u.RawInput != nil && len(c.ToolInput) == 0 {
 		h.publish(map[string]any{"type": "input-partial", "view": viewID, "toolInput": u.RawInput}, false)
 	}
 	switch {

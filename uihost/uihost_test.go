@@ -84,21 +84,15 @@ func openStream(t *testing.T, pageURL string) *stream {
 // next returns the next event of type typ, skipping others.
 func (s *stream) next(t *testing.T, typ string) map[string]any {
 	t.Helper()
-	for s.sc.Scan() {
-		line, ok := strings.CutPrefix(s.sc.Text(), "data: ")
+	for {
+		ev, ok := nextData(t, s)
 		if !ok {
-			continue
-		}
-		var ev map[string]any
-		if err := json.Unmarshal([]byte(line), &ev); err != nil {
-			t.Fatalf("event %q: %v", line, err)
+			t.Fatalf("the stream ended before a %q event: %v", typ, s.sc.Err())
 		}
 		if ev["type"] == typ {
 			return ev
 		}
 	}
-	t.Fatalf("the stream ended before a %q event: %v", typ, s.sc.Err())
-	return nil
 }
 
 func TestLoopbackOnlyAndSecret(t *testing.T) {
@@ -385,4 +379,65 @@ func TestAbandoned(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("a closed page was not noticed")
 	}
+}
+
+// TestPartialInputs: a view that came without its input gets each later
+// rawInput of its call as input-partial, in order, before the outcome
+// (the page sends the last as tool-input before the result); the
+// rawInput of the update that opened it is the first.
+func TestPartialInputs(t *testing.T) {
+	h, page, _, _ := started(t)
+	s := openStream(t, page)
+	open := viewUpdate(nil)
+	delete(open.Update.ToolCallUpdate.Meta[Extension].(map[string]any), "toolInput")
+	open.Update.ToolCallUpdate.RawInput = map[string]any{"q": "t"}
+	h.Update(open)
+	v := s.next(t, "view")
+	if _, ok := v["toolInput"]; ok {
+		t.Fatalf("view event %v: want no toolInput", v)
+	}
+	for _, q := range []string{"ti", "tim"} {
+		h.Update(acp.SessionNotification{SessionID: "s_1", Update: acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: "call_time", RawInput: map[string]any{"q": q}}}})
+	}
+	h.Update(acp.SessionNotification{SessionID: "s_1", Update: acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: "call_time",
+		Meta: map[string]any{Extension: map[string]any{"toolResult": map[string]any{"content": []any{}}}}}}})
+	var got []string
+	for {
+		line, ok := nextData(t, s)
+		if !ok {
+			t.Fatal("the stream ended")
+		}
+		switch line["type"] {
+		case "input-partial":
+			if line["view"] != v["view"] {
+				t.Fatalf("input-partial of view %v, want %v", line["view"], v["view"])
+			}
+			got = append(got, line["toolInput"].(map[string]any)["q"].(string))
+			continue
+		case "result":
+		default:
+			continue
+		}
+		break
+	}
+	if strings.Join(got, ",") != "t,ti,tim" {
+		t.Fatalf("partial inputs %v, want t,ti,tim before the result", got)
+	}
+}
+
+// nextData returns the stream's next event.
+func nextData(t *testing.T, s *stream) (map[string]any, bool) {
+	t.Helper()
+	for s.sc.Scan() {
+		line, ok := strings.CutPrefix(s.sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var ev map[string]any
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("event %q: %v", line, err)
+		}
+		return ev, true
+	}
+	return nil, false
 }

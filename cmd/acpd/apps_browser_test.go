@@ -376,6 +376,31 @@ func TestAppsLevel2Browser(t *testing.T) {
 	}
 	tab.screenshot(t, ctx, "apps-level2-get-time.png")
 
+	// Host styles: the page's palette for its theme reaches the view (its
+	// SDK applies hostContext.styles.variables), and a theme or size
+	// change is sent as host-context-changed.
+	bgJS := `getComputedStyle(document.documentElement).getPropertyValue("--color-background-primary").trim()`
+	if err := tab.waitFor(ctx, app, "the light host styles", bgJS+` === "#ffffff"`); err != nil {
+		v, _ := tab.eval(ctx, app, bgJS)
+		t.Fatalf("%v (--color-background-primary %q)", err, v)
+	}
+	if _, err := tab.eval(ctx, app, `window.__changed = []; addEventListener("message", (e) => { if (e.data && e.data.method === "ui/notifications/host-context-changed") __changed.push(e.data.params) }); true`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tab.b.call(ctx, tab.session, "Emulation.setEmulatedMedia", map[string]any{"features": []any{map[string]any{"name": "prefers-color-scheme", "value": "dark"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tab.waitFor(ctx, app, "the dark host styles", bgJS+` === "#1e2229" && __changed.some((p) => p.theme === "dark" && p.styles && p.styles.variables["--font-sans"])`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tab.b.call(ctx, tab.session, "Emulation.setDeviceMetricsOverride", map[string]any{"width": 640, "height": 900, "deviceScaleFactor": 1, "mobile": false}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tab.waitFor(ctx, app, "the new container size", `__changed.some((p) => p.containerDimensions && p.containerDimensions.width > 0 && p.containerDimensions.width <= 640)`); err != nil {
+		t.Fatal(err)
+	}
+	tab.screenshot(t, ctx, "apps-level2-dark.png")
+
 	// The view's own tool call reaches the server: a new time.
 	if _, err := tab.eval(ctx, app, `document.getElementById("get-time-btn").click()`); err != nil {
 		t.Fatal(err)

@@ -30,7 +30,34 @@
   const post = (path, body) => fetch(path, {
     method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
   });
-  const theme = () => (matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light");
+  const darkQuery = matchMedia("(prefers-color-scheme: dark)");
+  const theme = () => (darkQuery.matches ? "dark" : "light");
+
+  // hostContext.styles: a small set of the schema's CSS variables in the
+  // page's own palette (host.css) for the current theme; system fonts, so
+  // no font CSS to load.
+  const FONTS = {
+    "--font-sans": 'system-ui, -apple-system, "Segoe UI", sans-serif',
+    "--font-mono": "ui-monospace, Menlo, Consolas, monospace",
+    "--font-text-sm-size": "13px", "--font-text-md-size": "14px",
+    "--font-weight-normal": "400", "--font-weight-semibold": "600",
+    "--border-radius-sm": "6px", "--border-radius-md": "8px",
+  };
+  const PALETTE = {
+    light: {
+      "--color-background-primary": "#ffffff", "--color-background-secondary": "#f6f7f9",
+      "--color-text-primary": "#1d2128", "--color-text-secondary": "#6a7280",
+      "--color-border-primary": "#dde1e7", "--color-ring-primary": "#2f6fde",
+      "--color-text-danger": "#c43b3b", "--color-text-success": "#1f8a4c",
+    },
+    dark: {
+      "--color-background-primary": "#1e2229", "--color-background-secondary": "#15181d",
+      "--color-text-primary": "#e4e7ec", "--color-text-secondary": "#98a0ad",
+      "--color-border-primary": "#323843", "--color-ring-primary": "#6b9cf5",
+      "--color-text-danger": "#f07171", "--color-text-success": "#4cc38a",
+    },
+  };
+  const styles = () => ({ variables: Object.assign({}, PALETTE[theme()], FONTS) });
 
   // ---- the conversation -------------------------------------------------
 
@@ -149,6 +176,7 @@
       const w = this.frame ? this.frame.clientWidth : 0;
       return {
         theme: theme(),
+        styles: styles(),
         displayMode: this.mode,
         availableDisplayModes: MODES,
         containerDimensions: this.mode === "fullscreen" ? { width: innerWidth, height: innerHeight } : { width: w, maxHeight: 4000 },
@@ -418,8 +446,8 @@
       }
     }, 200);
   });
-  matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => {
-    for (const v of views.values()) if (v.initialized && !v.closed) v.notify("ui/notifications/host-context-changed", { theme: theme() });
+  darkQuery.addEventListener("change", () => {
+    for (const v of views.values()) if (v.initialized && !v.closed) v.notify("ui/notifications/host-context-changed", { theme: theme(), styles: styles() });
   });
 
   // Best effort when the page goes away: the views hear of their teardown.
