@@ -13,29 +13,22 @@
 import fs from "node:fs";
 import path from "node:path";
 
-import { AcpdProcess, acp, assert, assertSubsequence, call, chunkText, initParams, kinds, loadConfig, pick, summary } from "./lib.mjs";
+import { AcpdProcess, acp, assert, assertSubsequence, call, chunkText, initParams, kinds, loadConfig, pick, summary, withoutEditor } from "./lib.mjs";
 
 const cfg = loadConfig();
 const ids = cfg.ids;
 const mainTxt = path.join(cfg.project, "main.txt");
 const permissions = [];
 
-const app = acp
-  .client({ name: "acpd-e2e-fix-bug" })
-  .onNotification("session/update", () => {})
-  .onRequest("session/request_permission", ({ params }) => {
-    permissions.push(params.toolCall.toolCallId);
-    return pick(params, "allow_once");
-  })
-  .onRequest("fs/read_text_file", () => {
-    throw new Error("fs/read_text_file called although the client did not advertise it");
-  })
-  .onRequest("fs/write_text_file", () => {
-    throw new Error("fs/write_text_file called although the client did not advertise it");
-  })
-  .onRequest("terminal/create", () => {
-    throw new Error("terminal/create called although the client did not advertise it");
-  });
+const app = withoutEditor(
+  acp
+    .client({ name: "acpd-e2e-fix-bug" })
+    .onNotification("session/update", () => {})
+    .onRequest("session/request_permission", ({ params }) => {
+      permissions.push(params.toolCall.toolCallId);
+      return pick(params, "allow_once");
+    }),
+);
 
 const proc = new AcpdProcess(cfg, cfg.args);
 const out = {};

@@ -261,6 +261,19 @@ export function summary(obj) {
   process.stdout.write(JSON.stringify(obj) + "\n");
 }
 
+/**
+ * Makes client refuse acpd's fs/* and terminal/* requests, for scenarios
+ * whose client advertises neither: acpd must then not send them.
+ */
+export function withoutEditor(client) {
+  for (const method of ["fs/read_text_file", "fs/write_text_file", "terminal/create"]) {
+    client = client.onRequest(method, () => {
+      throw new Error(`${method} called although the client did not advertise it`);
+    });
+  }
+  return client;
+}
+
 /** Selects the offered permission option of this kind. */
 export function pick(params, kind) {
   const opt = params.options.find((o) => o.kind === kind);

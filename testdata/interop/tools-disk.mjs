@@ -13,7 +13,7 @@
 import fs from "node:fs";
 import path from "node:path";
 
-import { AcpdProcess, acp, assert, call, chunkText, initParams, loadConfig, pick, sleep, summary, waitFor } from "./lib.mjs";
+import { AcpdProcess, acp, assert, call, chunkText, initParams, loadConfig, pick, sleep, summary, waitFor, withoutEditor } from "./lib.mjs";
 
 const cfg = loadConfig();
 const fileA = path.join(cfg.project, "a.txt");
@@ -26,33 +26,26 @@ let pendingAborted = false;
 // option id, or "never".
 const answers = ["allow_once", "allow_once", "allow_once", "reject_once", { forged: "allow_everything" }, "never"];
 
-const app = acp
-  .client({ name: "acpd-interop-disk" })
-  .onNotification("session/update", () => {})
-  .onRequest("session/request_permission", ({ params, signal }) => {
-    const answer = answers[permissions.length];
-    permissions.push(params);
-    if (answer === "never") {
-      signal.addEventListener("abort", () => {
-        pendingAborted = true;
-      });
-      return new Promise(() => {}); // never answered
-    }
-    if (answer?.forged) {
-      return { outcome: { outcome: "selected", optionId: answer.forged } };
-    }
-    assert.ok(answer, `unexpected permission request #${permissions.length}: ${JSON.stringify(params.toolCall)}`);
-    return pick(params, answer);
-  })
-  .onRequest("fs/read_text_file", () => {
-    throw new Error("fs/read_text_file called although the client did not advertise it");
-  })
-  .onRequest("fs/write_text_file", () => {
-    throw new Error("fs/write_text_file called although the client did not advertise it");
-  })
-  .onRequest("terminal/create", () => {
-    throw new Error("terminal/create called although the client did not advertise it");
-  });
+const app = withoutEditor(
+  acp
+    .client({ name: "acpd-interop-disk" })
+    .onNotification("session/update", () => {})
+    .onRequest("session/request_permission", ({ params, signal }) => {
+      const answer = answers[permissions.length];
+      permissions.push(params);
+      if (answer === "never") {
+        signal.addEventListener("abort", () => {
+          pendingAborted = true;
+        });
+        return new Promise(() => {}); // never answered
+      }
+      if (answer?.forged) {
+        return { outcome: { outcome: "selected", optionId: answer.forged } };
+      }
+      assert.ok(answer, `unexpected permission request #${permissions.length}: ${JSON.stringify(params.toolCall)}`);
+      return pick(params, answer);
+    }),
+);
 
 const proc = new AcpdProcess(cfg, ["--model", `replay/${cfg.replay.disk}`]);
 const out = {};
