@@ -100,7 +100,8 @@ const renameRetry = 2 * time.Second
 
 // RetryRename runs rename, and on Windows runs it again for up to two
 // seconds (with growing pauses) while it fails because the target is open
-// elsewhere (see the package documentation). Elsewhere it runs rename once.
+// elsewhere (see the package documentation); the error it then returns
+// says so. Elsewhere it runs rename once.
 func RetryRename(rename func() error) error {
 	err := rename()
 	if err == nil || !busy(err) {
@@ -113,7 +114,7 @@ func RetryRename(rename func() error) error {
 			return err
 		}
 	}
-	return err
+	return fmt.Errorf("%w (another program has the file open; Windows cannot replace it until that program closes it)", err)
 }
 
 // ReadersBlockReplace reports whether a reader holding a file open can make

@@ -3,9 +3,11 @@
 package atomicfile
 
 import (
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/windows"
@@ -22,6 +24,13 @@ func TestRetryRenameWhileBusy(t *testing.T) {
 	})
 	if err != nil || calls != 3 {
 		t.Errorf("RetryRename = %v after %d calls, want nil after 3", err, calls)
+	}
+}
+
+func TestRetryRenameGivesUpSayingWhy(t *testing.T) {
+	err := RetryRename(func() error { return windows.ERROR_SHARING_VIOLATION })
+	if !errors.Is(err, windows.ERROR_SHARING_VIOLATION) || !strings.Contains(err.Error(), "another program has the file open") {
+		t.Errorf("RetryRename = %v, want the sharing violation and why", err)
 	}
 }
 
