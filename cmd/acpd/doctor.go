@@ -29,7 +29,8 @@ func newDoctorCmd(g *globalFlags) *cobra.Command {
 		Long: `Check what acpd would use when an editor starts it: the configuration
 files, the state directory, the model (from --model, the config, API keys,
 stored keys or a local server), the shell for commands, and the configured
-MCP servers. Keys are never printed. Exits 1 when something needs fixing.`,
+MCP servers. Keys are never printed. Lines marked "note" say what acpd
+cannot do on this platform. Exits 1 when something needs fixing.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runDoctor(cmd.Context(), g, cmd.OutOrStdout())
@@ -39,12 +40,13 @@ MCP servers. Keys are never printed. Exits 1 when something needs fixing.`,
 
 func runDoctor(ctx context.Context, g *globalFlags, out io.Writer) error {
 	failed := false
+	line := func(mark, what, detail string) { fmt.Fprintf(out, "%s %-14s %s\n", mark, what, detail) }
 	report := func(ok bool, what, detail string) {
 		mark := "ok  "
 		if !ok {
 			mark, failed = "FAIL", true
 		}
-		fmt.Fprintf(out, "%s %-14s %s\n", mark, what, detail)
+		line(mark, what, detail)
 	}
 	loader, err := loadConfig(g)
 	if err != nil {
@@ -70,7 +72,11 @@ func runDoctor(ctx context.Context, g *globalFlags, out io.Writer) error {
 		logDest = cfg.Log.File
 	}
 	report(true, "log", logDest)
-	report(true, "platform", runtime.GOOS+"/"+runtime.GOARCH+": "+platformNotes)
+	uses, limits := platformNotes()
+	report(true, "platform", runtime.GOOS+"/"+runtime.GOARCH+": "+uses)
+	for _, l := range limits {
+		line("note", "platform", l) // what acpd cannot do here: no failure
+	}
 	if cwd, err := os.Getwd(); err == nil {
 		if _, err := loader.ForProject(cwd); err != nil {
 			report(false, "project config", err.Error())
@@ -118,7 +124,7 @@ func runDoctor(ctx context.Context, g *globalFlags, out io.Writer) error {
 		detail += " (no bash found: install Git for Windows for bash; permission rules match PowerShell lines only as whole lines)"
 	}
 	report(true, "shell", detail)
-	reportSandbox(report, cfg)
+	reportSandbox(report, func(what, detail string) { line("note", what, detail) }, cfg)
 	if servers := mcpclient.FromConfig(cfg.MCPServers); len(servers) > 0 {
 		cwd, _ := os.Getwd()
 		m := mcpclient.NewManager(mcpclient.Options{ClientName: "acpd doctor", ClientVersion: acpdVersion(), Logger: lg, BaseEnv: terminal.FilterEnv(os.Environ(), cfg.Env.Allow), Dir: cwd, StateDir: cfg.State.Dir})

@@ -3,6 +3,7 @@ package main
 import (
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -16,7 +17,7 @@ func TestDoctor(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("doctor with a replay model: exit %d\n%s%s", code, out, errOut)
 	}
-	for _, want := range []string{`(?m)^ok\s+config\s`, `(?m)^ok\s+state\s+` + regexp.QuoteMeta(filepath.Join(iso.State, "acpd")), `(?m)^ok\s+model\s+replay/`} {
+	for _, want := range []string{`(?m)^ok\s+platform\s+` + runtime.GOOS + "/", `(?m)^ok\s+config\s`, `(?m)^ok\s+state\s+` + regexp.QuoteMeta(filepath.Join(iso.State, "acpd")), `(?m)^ok\s+model\s+replay/`} {
 		if !regexp.MustCompile(want).MatchString(out) {
 			t.Errorf("output lacks %s:\n%s", want, out)
 		}

@@ -104,13 +104,18 @@ func sessionPolicy(cfg *config.Config, roots []string) sandbox.Policy {
 
 // reportSandbox is acpd doctor's sandbox line: whether this machine can
 // sandbox commands, and what the configuration makes of it.
-func reportSandbox(report func(ok bool, what, detail string), cfg *config.Config) {
+// reportSandbox is acpd doctor's sandbox line: a failure where this
+// platform's backend cannot run, a note (no failure: nothing to fix) where
+// the platform has none.
+func reportSandbox(report func(ok bool, what, detail string), note func(what, detail string), cfg *config.Config) {
 	cwd, _ := os.Getwd()
 	p := sessionPolicy(cfg, []string{cwd})
 	st := sandbox.Available()
 	switch {
 	case p.Mode == sandbox.Off:
 		report(true, "sandbox", "off in the configuration: commands run unconfined ("+availability(st)+")")
+	case st.Err != nil && st.Backend == "":
+		note("sandbox", "none on this platform: "+st.Detail+"; in full mode every command asks first")
 	case st.Err != nil:
 		report(false, "sandbox", "unavailable: "+st.Detail+"; in full mode every command asks first")
 	default:
