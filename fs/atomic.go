@@ -138,13 +138,9 @@ func writeInDir(d *os.Root, name string, data []byte, perm os.FileMode) (err err
 			old = fi
 			// Respect write permission like an in-place write would: the
 			// rename only needs a writable directory, which would let a
-			// read-only file be replaced. Nothing is written by this open.
-			probe, err := d.OpenFile(name, os.O_WRONLY|openNonblock, 0)
-			if errors.Is(err, iofs.ErrPermission) {
+			// read-only file be replaced.
+			if err := checkWritable(d, name, fi); err != nil {
 				return err
-			}
-			if err == nil {
-				probe.Close()
 			}
 		case fi.Mode()&iofs.ModeSymlink != 0:
 			// A symlink appeared after the caller resolved the path: the

@@ -190,3 +190,24 @@ func TestWriteFileAtomicConcurrent(t *testing.T) {
 		t.Errorf("temp files left: %q", left)
 	}
 }
+
+func TestWriteFileAtomicRespectsReadOnly(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root may write read-only files") // Windows answers -1
+	}
+	dir := t.TempDir()
+	p := filepath.Join(dir, "ro")
+	mustWrite(t, p, "keep")
+	if err := os.Chmod(p, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFileAtomic(p, []byte("x"), 0o644); !os.IsPermission(err) {
+		t.Fatalf("WriteFileAtomic(read-only) = %v, want permission error", err)
+	}
+	if got := readString(t, p); got != "keep" {
+		t.Errorf("content = %q", got)
+	}
+	if left := tempFiles(t, dir); len(left) != 0 {
+		t.Errorf("temp files left: %q", left)
+	}
+}

@@ -4,6 +4,7 @@ package fs
 
 import (
 	"errors"
+	iofs "io/fs"
 	"os"
 	"syscall"
 )
@@ -16,6 +17,19 @@ const openNonblock = syscall.O_NONBLOCK
 // openReadOnly opens path for reading with openNonblock.
 func openReadOnly(path string) (*os.File, error) {
 	return os.OpenFile(path, os.O_RDONLY|openNonblock, 0)
+}
+
+// checkWritable returns the permission error of opening the existing
+// regular file name in d for writing, if any; nothing is written.
+func checkWritable(d *os.Root, name string, _ os.FileInfo) error {
+	probe, err := d.OpenFile(name, os.O_WRONLY|openNonblock, 0)
+	if errors.Is(err, iofs.ErrPermission) {
+		return err
+	}
+	if err == nil {
+		probe.Close()
+	}
+	return nil
 }
 
 // processAlive reports whether pid names a live process; known is false when

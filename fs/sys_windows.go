@@ -3,6 +3,7 @@
 package fs
 
 import (
+	iofs "io/fs"
 	"os"
 
 	"acpd/internal/atomicfile"
@@ -19,6 +20,17 @@ const openNonblock = 0
 // editor's atomic save of it fail where Windows renames with POSIX
 // semantics (see internal/atomicfile).
 func openReadOnly(path string) (*os.File, error) { return atomicfile.Open(path) }
+
+// checkWritable refuses an existing file with the read-only attribute
+// (which os.Lstat reports as mode 0444). It opens nothing: under the
+// classic rename semantics any open handle to the target, even this
+// probe's, makes a concurrent writer's replacement fail.
+func checkWritable(_ *os.Root, name string, fi os.FileInfo) error {
+	if fi.Mode().Perm()&0o200 == 0 {
+		return &iofs.PathError{Op: "open", Path: name, Err: iofs.ErrPermission}
+	}
+	return nil
+}
 
 // stillActive is STILL_ACTIVE, the exit code of a running process.
 const stillActive = 259
