@@ -35,8 +35,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -492,51 +494,39 @@ func defaults() Config {
 // clone returns a deep copy of c.
 func (c *Config) clone() Config {
 	d := *c
-	d.Env.Allow = cloneSlice(c.Env.Allow)
-	d.Permissions.Rules = cloneSlice(c.Permissions.Rules)
-	d.Sandbox.Writable = cloneSlice(c.Sandbox.Writable)
-	d.Files = cloneSlice(c.Files)
-	if c.Providers != nil {
-		d.Providers = make(map[string]Provider, len(c.Providers))
-		for name, p := range c.Providers {
-			p.Command = cloneSlice(p.Command)
-			p.Headers = cloneMap(p.Headers)
-			p.Query = cloneMap(p.Query)
-			p.Models = cloneSlice(p.Models)
-			d.Providers[name] = p
+	d.Env.Allow = slices.Clone(c.Env.Allow)
+	d.Permissions.Rules = slices.Clone(c.Permissions.Rules)
+	d.Sandbox.Writable = slices.Clone(c.Sandbox.Writable)
+	d.Files = slices.Clone(c.Files)
+	d.Providers = cloneValues(c.Providers, func(p Provider) Provider {
+		p.Command = slices.Clone(p.Command)
+		p.Headers = maps.Clone(p.Headers)
+		p.Query = maps.Clone(p.Query)
+		p.Models = slices.Clone(p.Models)
+		return p
+	})
+	d.MCPServers = cloneValues(c.MCPServers, func(m MCPServer) MCPServer {
+		m.Command = slices.Clone(m.Command)
+		m.Env = maps.Clone(m.Env)
+		m.Headers = maps.Clone(m.Headers)
+		if m.OAuth != nil {
+			o := *m.OAuth
+			o.Scopes = slices.Clone(o.Scopes)
+			m.OAuth = &o
 		}
-	}
-	if c.MCPServers != nil {
-		d.MCPServers = make(map[string]MCPServer, len(c.MCPServers))
-		for name, m := range c.MCPServers {
-			m.Command = cloneSlice(m.Command)
-			m.Env = cloneMap(m.Env)
-			m.Headers = cloneMap(m.Headers)
-			if m.OAuth != nil {
-				o := *m.OAuth
-				o.Scopes = cloneSlice(o.Scopes)
-				m.OAuth = &o
-			}
-			d.MCPServers[name] = m
-		}
-	}
+		return m
+	})
 	return d
 }
 
-func cloneSlice[T any](s []T) []T {
-	if s == nil {
-		return nil
-	}
-	return append(make([]T, 0, len(s)), s...)
-}
-
-func cloneMap(m map[string]string) map[string]string {
+// cloneValues returns a copy of m (nil for nil) holding clone of each value.
+func cloneValues[V any](m map[string]V, clone func(V) V) map[string]V {
 	if m == nil {
 		return nil
 	}
-	d := make(map[string]string, len(m))
+	d := make(map[string]V, len(m))
 	for k, v := range m {
-		d[k] = v
+		d[k] = clone(v)
 	}
 	return d
 }

@@ -165,7 +165,7 @@ default_mode = "plan"
 		{layers{project: true, env: true, flags: true}, "p/flag", "/logs/flag.log", "debug", "/state/flag"},
 		{layers{flags: true}, "p/flag", "/logs/flag.log", "debug", "/state/flag"},
 	} {
-		e := maps(e)
+		e := copyEnv(e)
 		var o Overrides
 		if tc.env {
 			e["ACPD_MODEL"], e["ACPD_LOG_FILE"], e["ACPD_LOG_LEVEL"], e["ACPD_STATE_DIR"] = "p/env", "/logs/env.log", "warn", "/state/env"
@@ -203,7 +203,7 @@ default_mode = "plan"
 	}
 }
 
-func maps(e env) env {
+func copyEnv(e env) env {
 	d := env{}
 	for k, v := range e {
 		d[k] = v
