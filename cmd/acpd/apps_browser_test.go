@@ -476,6 +476,75 @@ func TestAppsLevel2Browser(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// ui/download-file: offered by the browser after the user confirms its
+	// name, size and type on the page; cancelled, too large or linked
+	// files are refused; acpd writes none of them.
+	downloads := t.TempDir()
+	if _, err := tab.b.call(ctx, "", "Browser.setDownloadBehavior", map[string]any{"behavior": "allow", "downloadPath": downloads}); err != nil {
+		t.Fatal(err)
+	}
+	const csv = "a,b\n1,2\n"
+	askDownload := func(id, contentsJS string) {
+		t.Helper()
+		if _, err := tab.eval(ctx, app, `(() => { window.__replies = window.__replies || {}; __replies[`+jsString(id)+`] = new Promise((res) => {
+			addEventListener("message", (e) => { if (e.data && e.data.id === `+jsString(id)+`) res(JSON.stringify(e.data)) });
+		}); parent.postMessage({jsonrpc: "2.0", id: `+jsString(id)+`, method: "ui/download-file", params: {contents: `+contentsJS+`}}, "*"); return true })()`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reply := func(id string) string {
+		t.Helper()
+		v, err := tab.eval(ctx, app, `__replies[`+jsString(id)+`]`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprint(v)
+	}
+	csvJS := `[{type: "resource", resource: {uri: "file:///reports/q3%20report.csv", mimeType: "text/csv", text: ` + jsString(csv) + `}}]`
+	askDownload("dl-no", csvJS)
+	if err := tab.waitFor(ctx, top, "the download confirmation", `document.getElementById("confirm").open && document.getElementById("confirm-url").textContent === "q3 report.csv · 8 B · text/csv"`); err != nil {
+		v, _ := tab.eval(ctx, top, `document.getElementById("confirm-url").textContent`)
+		t.Fatalf("%v (the dialog shows %q)", err, v)
+	}
+	tab.eval(ctx, top, `document.getElementById("confirm-no").click()`)
+	if r := reply("dl-no"); !strings.Contains(r, `"isError":true`) {
+		t.Errorf("a cancelled download answered %s", r)
+	}
+	askDownload("dl-yes", csvJS)
+	if err := tab.waitFor(ctx, top, "the second download confirmation", `document.getElementById("confirm").open`); err != nil {
+		t.Fatal(err)
+	}
+	tab.screenshot(t, ctx, "apps-level2-download.png")
+	tab.eval(ctx, top, `document.getElementById("confirm-yes").click()`)
+	if r := reply("dl-yes"); strings.Contains(r, "isError") || !strings.Contains(r, `"result":{}`) {
+		t.Errorf("a confirmed download answered %s", r)
+	}
+	got := ""
+	for deadline := time.Now().Add(*flagReplyWait); got == "" && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if b, err := os.ReadFile(filepath.Join(downloads, "q3 report.csv")); err == nil && len(b) == len(csv) {
+			got = string(b)
+		}
+	}
+	if got != csv {
+		entries, _ := os.ReadDir(downloads)
+		t.Errorf("the browser's download: %q, want %q (the directory holds %v)", got, csv, entries)
+	}
+	for _, c := range []struct{ id, contents string }{
+		{"dl-big", `[{type: "resource", resource: {uri: "big.bin", blob: "A".repeat(14 * 1024 * 1024)}}]`},
+		{"dl-link", `[{type: "resource_link", name: "x", uri: "https://example.com/x"}]`},
+	} {
+		askDownload(c.id, c.contents)
+		if r := reply(c.id); !strings.Contains(r, `"isError":true`) {
+			t.Errorf("%s answered %s", c.id, r)
+		}
+	}
+	if open, _ := tab.eval(ctx, top, `document.getElementById("confirm").open`); open != false {
+		t.Errorf("a refused download asked the user")
+	}
+	if _, err := os.Stat(filepath.Join(project, "q3 report.csv")); err == nil {
+		t.Errorf("acpd wrote the download into the project")
+	}
+
 	// ui/message: a user message of the session, answered by a turn.
 	if _, err := tab.eval(ctx, app, `document.getElementById("message-text").value = `+jsString(appMessage)+`; document.getElementById("send-message-btn").click()`); err != nil {
 		t.Fatal(err)

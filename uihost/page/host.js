@@ -192,6 +192,7 @@
     capabilities() {
       return {
         openLinks: {},
+        downloadFile: {},
         serverTools: {},
         serverResources: {},
         logging: {},
@@ -282,6 +283,12 @@
           this.reply(m.id, ok ? {} : { isError: true });
           return;
         }
+        case "ui/download-file": {
+          const r = await download(p.contents, `${this.ev.server} · ${this.ev.tool}`);
+          this.note(`ui/download-file → ${r.ok ? "offered " + r.why : r.why}`, !r.ok);
+          this.reply(m.id, r.ok ? {} : { isError: true });
+          return;
+        }
         case "ui/request-display-mode":
           this.reply(m.id, { mode: this.setMode(p.mode, false) });
           this.note(`ui/request-display-mode ${p.mode} → ${this.mode}`);
@@ -357,23 +364,93 @@
     }
   });
 
-  // ---- ui/open-link: only after the user confirms -----------------------
+  // ---- questions to the user: links, downloads, messages ---------------
 
+  // confirm asks one question at a time in the page's dialog: text, the
+  // detail (a link, a file, a message) and the label of the yes button.
   const dialog = document.getElementById("confirm");
   let asking = Promise.resolve();
-  function confirmLink(url, who) {
-    let u;
-    try { u = new URL(url); } catch (e) { return Promise.resolve(false); }
-    if (u.protocol !== "https:" && u.protocol !== "http:") return Promise.resolve(false);
+  function confirm(text, detail, yes) {
     const ask = asking.then(() => new Promise((resolve) => {
-      document.getElementById("confirm-text").textContent = `The app ${who} asks to open a link:`;
-      document.getElementById("confirm-url").textContent = u.href;
+      document.getElementById("confirm-text").textContent = text;
+      document.getElementById("confirm-url").textContent = detail;
+      document.getElementById("confirm-yes").textContent = yes;
       dialog.returnValue = "";
       dialog.addEventListener("close", () => resolve(dialog.returnValue === "yes"), { once: true });
       dialog.showModal();
     }));
     asking = ask.catch(() => {});
     return ask;
+  }
+
+  // ui/open-link: http and https only, after the user confirms.
+  function confirmLink(url, who) {
+    let u;
+    try { u = new URL(url); } catch (e) { return Promise.resolve(false); }
+    if (u.protocol !== "https:" && u.protocol !== "http:") return Promise.resolve(false);
+    return confirm(`The app ${who} asks to open a link:`, u.href, "Open");
+  }
+
+  // ui/download-file: the embedded resources a view offers (at most
+  // MAX_FILES, MAX_DOWNLOAD bytes in all) become downloads of the browser
+  // after the user confirms their names, sizes and types; acpd itself
+  // writes nothing. Resource links (the host would fetch them) are refused.
+  const MAX_FILES = 8;
+  const MAX_DOWNLOAD = 10 * 1024 * 1024;
+  const fileName = (uri) => {
+    let n = String(uri || "").split(/[?#]/)[0].split("/").pop();
+    try { n = decodeURIComponent(n); } catch (e) { /* keep it encoded */ }
+    n = n.replace(/[\\/:*?"<>|\u0000-\u001f\u007f]/g, "_").replace(/^[.\s]+|[.\s]+$/g, "").slice(0, 120);
+    return n || "download";
+  };
+  const byteSize = (n) => (n < 1024 ? `${n} B` : n < 1048576 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1048576).toFixed(1)} MiB`);
+  // files checks a download's contents: [{name, type, bytes}] or an error.
+  function files(contents) {
+    if (!Array.isArray(contents) || contents.length === 0) return "no contents";
+    if (contents.length > MAX_FILES) return `more than ${MAX_FILES} files`;
+    const out = [];
+    let total = 0;
+    for (const c of contents) {
+      const r = c && c.type === "resource" && c.resource;
+      if (!r || typeof r !== "object") return "only embedded resources can be downloaded";
+      let bytes;
+      if (typeof r.text === "string") {
+        if (r.text.length > MAX_DOWNLOAD) return "too large";
+        bytes = new TextEncoder().encode(r.text);
+      } else if (typeof r.blob === "string") {
+        if (r.blob.length > (MAX_DOWNLOAD / 3) * 4 + 4) return "too large";
+        let bin;
+        try { bin = atob(r.blob); } catch (e) { return "a blob that is not base64"; }
+        bytes = Uint8Array.from(bin, (ch) => ch.charCodeAt(0));
+      } else {
+        return "a resource without text or blob";
+      }
+      total += bytes.length;
+      if (total > MAX_DOWNLOAD) return `larger than ${byteSize(MAX_DOWNLOAD)}`;
+      const type = typeof r.mimeType === "string" && /^[\w.+-]+\/[\w.+-]+$/.test(r.mimeType) ? r.mimeType : (typeof r.text === "string" ? "text/plain" : "application/octet-stream");
+      out.push({ name: fileName(r.uri), type, bytes });
+    }
+    return out;
+  }
+  async function download(contents, who) {
+    const fs = files(contents);
+    if (typeof fs === "string") return { ok: false, why: fs };
+    const detail = fs.map((f) => `${f.name} · ${byteSize(f.bytes.length)} · ${f.type}`).join("\n");
+    if (!(await confirm(`The app ${who} offers ${fs.length === 1 ? "a file" : fs.length + " files"} to download:`, detail, "Download"))) {
+      return { ok: false, why: "cancelled" };
+    }
+    for (const f of fs) {
+      const url = URL.createObjectURL(new Blob([f.bytes], { type: f.type }));
+      const a = el("a");
+      a.href = url;
+      a.download = f.name;
+      a.rel = "noopener";
+      document.body.append(a);
+      a.click();
+      a.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 60000);
+    }
+    return { ok: true, why: fs.map((f) => f.name).join(", ") };
   }
 
   // ---- events from acpd -------------------------------------------------
