@@ -178,16 +178,25 @@ func (a *Agent) refreshCredentials(ctx context.Context) bool {
 	a.mu.Unlock()
 	for _, s := range open {
 		if s.settings().Model == "" {
-			if ref := a.fallbackModel(); ref != "" {
-				s.update(func(st *settings) {
-					if st.Model == "" {
-						st.Model = ref
-					}
-				})
-			}
+			s.adoptDefaultModel()
 		}
 		s.announce(ctx, false)
 	}
+	return true
+}
+
+// adoptDefaultModel gives a session without a model the default model, if
+// there is one now, and reports whether it did.
+func (s *sess) adoptDefaultModel() bool {
+	ref := s.a.fallbackModel()
+	if ref == "" {
+		return false
+	}
+	s.update(func(st *settings) {
+		if st.Model == "" {
+			st.Model = ref
+		}
+	})
 	return true
 }
 

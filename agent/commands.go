@@ -2,34 +2,11 @@ package agent
 
 import (
 	"context"
-	"strings"
 
 	"acpd/acp"
 	"acpd/model"
 	"acpd/permissions"
 )
-
-// slashCommand reports whether the prompt is one of acpd's slash commands
-// (a single text block starting with "/name").
-func slashCommand(prompt []acp.ContentBlock) (string, bool) {
-	if len(prompt) != 1 || prompt[0].Text == nil {
-		return "", false
-	}
-	t := strings.TrimSpace(prompt[0].Text.Text)
-	if !strings.HasPrefix(t, "/") {
-		return "", false
-	}
-	name, _, _ := strings.Cut(t[1:], " ")
-	for _, c := range commands {
-		if c.Name == name {
-			return name, true
-		}
-	}
-	return "", false
-}
-
-// initPrompt is what /init asks the model to do.
-const initPrompt = `Analyse this project and write an AGENTS.md file at its root for coding agents: what the project is, how to build it, how to run the tests, the layout of the code, conventions to follow, and anything surprising. Read the existing README, build files and a few representative source files first. If AGENTS.md already exists, improve it instead of replacing useful content. Keep it short and factual.`
 
 // runCommand runs a slash command (other than /init) as the whole turn.
 func (s *sess) runCommand(ctx context.Context, name string, b model.Backend, info model.ModelInfo) (acp.StopReason, error) {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"acpd/acp"
+	"acpd/internal/slash"
 	"acpd/mcpbridge"
 	"acpd/mcpclient"
 	"acpd/model"
@@ -33,7 +34,7 @@ func (s *sess) startMCP() {
 		},
 		Tokens:   s.a.opts.MCPTokens,
 		Grace:    time.Duration(max(s.cfg.Agent.MCPGraceMs, 0)) * time.Millisecond,
-		Commands: commands,
+		Commands: slash.Commands(),
 		Apps:     mcpbridge.RendersApps(s.a.clientCapabilities()),
 		Logger:   s.a.log,
 	}, bridgeSession{s})
@@ -46,7 +47,7 @@ func (s *sess) announceCommands(ctx context.Context, initial bool) {
 	if s.mcp != nil {
 		s.mcp.Announce(initial)
 	} else if initial {
-		s.send(ctx, acp.SessionUpdate{AvailableCommandsUpdate: &acp.AvailableCommandsUpdate{AvailableCommands: commands}})
+		s.send(ctx, acp.SessionUpdate{AvailableCommandsUpdate: &acp.AvailableCommandsUpdate{AvailableCommands: slash.Commands()}})
 	}
 }
 

@@ -134,13 +134,6 @@ func (h handlers) SetSessionModel(ctx context.Context, p *acp.SetSessionModelReq
 	return &acp.SetSessionModelResponse{}, nil
 }
 
-// commands are the slash commands acpd offers.
-var commands = []acp.AvailableCommand{
-	{Name: "compact", Description: "Summarise older turns to free the context window"},
-	{Name: "init", Description: "Write an AGENTS.md describing this project for coding agents"},
-	{Name: "plan", Description: "Switch to plan mode (read-only)"},
-}
-
 // sendCommands announces the slash commands, MCP prompts included (see
 // announceCommands); it is called once the session's reply is out.
 func (s *sess) sendCommands(ctx context.Context) {

@@ -12,6 +12,7 @@ import (
 	"acpd/acp"
 	"acpd/compact"
 	"acpd/internal/loopguard"
+	"acpd/internal/slash"
 	"acpd/internal/turnslot"
 	"acpd/model"
 	"acpd/promptin"
@@ -94,25 +95,19 @@ func (s *sess) runTurn(ctx context.Context, prompt []acp.ContentBlock) (acp.Stop
 	if st.Model == "" && s.a.refreshCredentials(out) {
 		st = s.settings() // the refresh may have given this session a model
 	}
-	if st.Model == "" {
+	if st.Model == "" && s.adoptDefaultModel() {
 		// A session created while no model was available (no key yet)
 		// takes the default found since (after `acpd login` and ACP
 		// authenticate), so the user's retry works in the same session.
-		if ref := s.a.fallbackModel(); ref != "" {
-			st = s.update(func(st *settings) {
-				if st.Model == "" {
-					st.Model = ref
-				}
-			})
-			s.announce(out, false)
-		}
+		st = s.settings()
+		s.announce(out, false)
 	}
 	backend, info, resolveErr := s.a.opts.Resolve(st.Model)
 	parts, notes := promptin.Parts(ctx, prompt, info, s.readLinked)
 	for _, n := range notes {
 		s.tell(out, acp.NoticeSeverityWarning, noteTitle(n), n+" Choose a model that takes it in the model selector to include it.")
 	}
-	_, isCommand := slashCommand(prompt)
+	_, isCommand := slash.Parse(prompt)
 	if st.Title == "" && !isCommand {
 		if title := promptin.Title(prompt); title != "" {
 			s.update(func(st *settings) { st.Title = title })
@@ -120,11 +115,11 @@ func (s *sess) runTurn(ctx context.Context, prompt []acp.ContentBlock) (acp.Stop
 			s.notify(out, acp.SessionUpdate{SessionInfoUpdate: &acp.SessionInfoUpdate{Title: strp(title), UpdatedAt: &now}})
 		}
 	}
-	if cmd, ok := slashCommand(prompt); ok {
+	if cmd, ok := slash.Parse(prompt); ok {
 		switch cmd {
 		case "init":
 			// /init is a model turn with acpd's own prompt.
-			parts = []model.Part{{Type: model.PartText, Text: initPrompt}}
+			parts = []model.Part{{Type: model.PartText, Text: slash.InitPrompt}}
 		default:
 			// Other slash commands are for acpd, not the model: they stay
 			// out of the transcript.
@@ -437,20 +432,9 @@ func modelError(err error) error {
 	if !errors.As(err, &me) {
 		return &acp.Error{Code: int(acp.ErrorCodeInternalError), Message: "model request failed: " + err.Error()}
 	}
-	var hint string
-	switch me.Kind {
-	case model.ErrAuth:
-		return &acp.Error{Code: int(acp.ErrorCodeAuthenticationRequired), Message: me.Error() + ": check the provider's API key"}
-	case model.ErrQuota:
-		hint = "the provider reports the account's quota or credit is exhausted; check billing, or switch model"
-	case model.ErrRateLimit, model.ErrOverloaded, model.ErrServer, model.ErrNetwork:
-		hint = "the provider is unavailable or overloaded; try again in a moment, or switch model"
-	case model.ErrContextOverflow:
-		hint = "the conversation no longer fits the model's context window; start a new session or use /compact"
-	case model.ErrReplay:
-		hint = "the replay script does not cover this request"
-	default:
-		hint = "the provider rejected the request"
+	code := acp.ErrorCodeInternalError
+	if me.Kind == model.ErrAuth {
+		code = acp.ErrorCodeAuthenticationRequired
 	}
-	return &acp.Error{Code: int(acp.ErrorCodeInternalError), Message: me.Error() + ": " + hint}
+	return &acp.Error{Code: int(code), Message: me.Error() + ": " + me.Hint()}
 }

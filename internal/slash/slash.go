@@ -1,0 +1,43 @@
+// Package slash holds acpd's own slash commands: the list the editor is
+// offered, recognising one in a prompt, and what /init asks the model.
+// (The servers' prompt commands, "/server:prompt", are tools/mcptools'.)
+package slash
+
+import (
+	"slices"
+	"strings"
+
+	"acpd/acp"
+)
+
+// commands are the slash commands acpd offers.
+var commands = []acp.AvailableCommand{
+	{Name: "compact", Description: "Summarise older turns to free the context window"},
+	{Name: "init", Description: "Write an AGENTS.md describing this project for coding agents"},
+	{Name: "plan", Description: "Switch to plan mode (read-only)"},
+}
+
+// Commands returns the slash commands acpd offers (a copy).
+func Commands() []acp.AvailableCommand { return slices.Clone(commands) }
+
+// Parse reports whether the prompt is one of acpd's slash commands (a
+// single text block starting with "/name") and returns its name.
+func Parse(prompt []acp.ContentBlock) (string, bool) {
+	if len(prompt) != 1 || prompt[0].Text == nil {
+		return "", false
+	}
+	t := strings.TrimSpace(prompt[0].Text.Text)
+	if !strings.HasPrefix(t, "/") {
+		return "", false
+	}
+	name, _, _ := strings.Cut(t[1:], " ")
+	for _, c := range commands {
+		if c.Name == name {
+			return name, true
+		}
+	}
+	return "", false
+}
+
+// InitPrompt is what /init asks the model to do.
+const InitPrompt = `Analyse this project and write an AGENTS.md file at its root for coding agents: what the project is, how to build it, how to run the tests, the layout of the code, conventions to follow, and anything surprising. Read the existing README, build files and a few representative source files first. If AGENTS.md already exists, improve it instead of replacing useful content. Keep it short and factual.`
