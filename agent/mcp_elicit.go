@@ -2,11 +2,11 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"acpd/acp"
 	"acpd/mcpclient"
+	"acpd/tools/mcptools"
 )
 
 // mcpElicit answers an MCP server's request for user input by forwarding it
@@ -27,7 +27,7 @@ func (s *sess) mcpElicit(ctx context.Context, server string, req mcpclient.Elici
 	var link *acp.ElicitationURLMode
 	switch {
 	case req.Mode == "form" && caps.Elicitation.Form != nil:
-		schema, err := elicitationSchema(req.Schema)
+		schema, err := mcptools.ElicitationSchema(req.Schema)
 		if err != nil {
 			s.a.log.Warn("MCP elicitation declined", "session", s.id, "server", server, "err", err)
 			return decline, nil
@@ -68,7 +68,7 @@ func (s *sess) mcpElicit(ctx context.Context, server string, req mcpclient.Elici
 	case resp.Accept != nil && link != nil:
 		return mcpclient.ElicitResult{Action: mcpclient.ElicitAccept}, nil
 	case resp.Accept != nil:
-		content, err := elicitationContent(resp.Accept.Content)
+		content, err := mcptools.ElicitationContent(resp.Accept.Content)
 		if err != nil {
 			return mcpclient.ElicitResult{}, err
 		}
@@ -95,47 +95,4 @@ func (s *sess) elicitation() (func(context.Context, string, mcpclient.ElicitRequ
 		return nil, []string{}
 	}
 	return s.mcpElicit, modes
-}
-
-// elicitationSchema maps an MCP requestedSchema (untrusted) to ACP's form
-// schema. It fails for anything but an object of properties of the types
-// ACP defines (string, number, integer, boolean, multi-select array).
-func elicitationSchema(raw json.RawMessage) (acp.ElicitationSchema, error) {
-	out := acp.ElicitationSchema{Type: acp.ElicitationSchemaTypeObject}
-	if len(raw) == 0 {
-		return out, nil
-	}
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return acp.ElicitationSchema{}, fmt.Errorf("requestedSchema: %w", err)
-	}
-	if out.Type != acp.ElicitationSchemaTypeObject {
-		return acp.ElicitationSchema{}, fmt.Errorf("requestedSchema: type %q is not \"object\"", out.Type)
-	}
-	for name, p := range out.Properties {
-		if p.String == nil && p.Number == nil && p.Integer == nil && p.Boolean == nil && p.Array == nil {
-			return acp.ElicitationSchema{}, fmt.Errorf("requestedSchema: property %q has an unsupported type", name)
-		}
-	}
-	for _, name := range out.Required {
-		if _, ok := out.Properties[name]; !ok {
-			return acp.ElicitationSchema{}, fmt.Errorf("requestedSchema: required property %q is not defined", name)
-		}
-	}
-	return out, nil
-}
-
-// elicitationContent converts the editor's answer to JSON values.
-func elicitationContent(in map[string]acp.ElicitationContentValue) (map[string]any, error) {
-	if len(in) == 0 {
-		return nil, nil
-	}
-	b, err := json.Marshal(in)
-	if err != nil {
-		return nil, fmt.Errorf("elicitation content: %w", err)
-	}
-	var out map[string]any
-	if err := json.Unmarshal(b, &out); err != nil {
-		return nil, fmt.Errorf("elicitation content: %w", err)
-	}
-	return out, nil
 }
