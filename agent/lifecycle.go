@@ -2,16 +2,15 @@ package agent
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"acpd/acp"
+	"acpd/fs"
 	"acpd/model"
 	"acpd/session"
 	"acpd/session/replay"
@@ -146,26 +145,10 @@ func (h handlers) Logout(ctx context.Context, p *acp.LogoutRequest) (*acp.Logout
 }
 
 // checkDirs validates cwd and additionalDirectories: absolute, existing
-// directories.
+// directories (fs.CheckRoots).
 func checkDirs(cwd string, dirs []string) error {
-	if cwd == "" || !filepath.IsAbs(cwd) {
-		return invalidParams("cwd must be an absolute path, got %q", cwd)
-	}
-	for _, d := range dirs {
-		if !filepath.IsAbs(d) {
-			return invalidParams("additionalDirectories entries must be absolute paths, got %q", d)
-		}
-	}
-	for i, d := range append([]string{cwd}, dirs...) {
-		what := "cwd"
-		if i > 0 {
-			what = "additionalDirectories entry"
-		}
-		if st, err := os.Stat(d); err != nil {
-			return invalidParams("%s %q is not an existing directory", what, d)
-		} else if !st.IsDir() {
-			return invalidParams("%s %q is not a directory", what, d)
-		}
+	if err := fs.CheckRoots(cwd, dirs); err != nil {
+		return invalidParams("%v", err)
 	}
 	return nil
 }
@@ -233,8 +216,9 @@ func (a *Agent) baseContext() context.Context {
 	return a.baseCtx
 }
 
-// openStored opens a stored session for load or resume.
-func (a *Agent) openStored(id acp.SessionID, cwd string, dirs []string, mcp []acp.McpServer) (*sess, []session.Record, error) {
+// openStored opens a stored session for load or resume, restores it and
+// makes it reachable; it returns the stored updates (for load to replay).
+func (a *Agent) openStored(id acp.SessionID, cwd string, dirs []string, mcp []acp.McpServer) (*sess, []json.RawMessage, error) {
 	if err := checkDirs(cwd, dirs); err != nil {
 		return nil, nil, err
 	}
@@ -266,22 +250,21 @@ func (a *Agent) openStored(id acp.SessionID, cwd string, dirs []string, mcp []ac
 		return nil, nil, err
 	}
 	s.configWarning = warning
-	return s, recs, nil
+	updates, err := s.restore(recs)
+	if err == nil {
+		err = a.register(s)
+	}
+	if err != nil {
+		s.close()
+		return nil, nil, err
+	}
+	return s, updates, nil
 }
 
 func (h handlers) LoadSession(ctx context.Context, p *acp.LoadSessionRequest) (*acp.LoadSessionResponse, error) {
 	a := h.a
-	s, recs, err := a.openStored(p.SessionID, p.Cwd, p.AdditionalDirectories, p.McpServers)
+	s, updates, err := a.openStored(p.SessionID, p.Cwd, p.AdditionalDirectories, p.McpServers)
 	if err != nil {
-		return nil, err
-	}
-	updates, err := s.restore(recs)
-	if err != nil {
-		s.close()
-		return nil, err
-	}
-	if err := a.register(s); err != nil {
-		s.close()
 		return nil, err
 	}
 	// Replay the conversation as the client saw it, then the current mode
@@ -307,16 +290,8 @@ func (h handlers) LoadSession(ctx context.Context, p *acp.LoadSessionRequest) (*
 
 func (h handlers) ResumeSession(ctx context.Context, p *acp.ResumeSessionRequest) (*acp.ResumeSessionResponse, error) {
 	a := h.a
-	s, recs, err := a.openStored(p.SessionID, p.Cwd, p.AdditionalDirectories, p.McpServers)
+	s, _, err := a.openStored(p.SessionID, p.Cwd, p.AdditionalDirectories, p.McpServers)
 	if err != nil {
-		return nil, err
-	}
-	if _, err := s.restore(recs); err != nil {
-		s.close()
-		return nil, err
-	}
-	if err := a.register(s); err != nil {
-		s.close()
 		return nil, err
 	}
 	acp.AfterReply(ctx, func() { s.sendCommands(a.baseContext()) })
@@ -339,16 +314,16 @@ func (h handlers) ListSessions(ctx context.Context, p *acp.ListSessionsRequest) 
 	if err != nil {
 		return nil, err
 	}
-	start := 0
-	if p.Cursor != nil && *p.Cursor != "" {
-		start, err = decodeCursor(*p.Cursor)
-		if err != nil || start > len(metas) {
-			return nil, invalidParams("invalid cursor")
-		}
+	cursor := ""
+	if p.Cursor != nil {
+		cursor = *p.Cursor
 	}
-	end := min(start+listPage, len(metas))
+	page, next, err := session.Page(metas, cursor, listPage)
+	if err != nil {
+		return nil, invalidParams("invalid cursor")
+	}
 	resp := &acp.ListSessionsResponse{Sessions: []acp.SessionInfo{}}
-	for _, m := range metas[start:end] {
+	for _, m := range page {
 		info := acp.SessionInfo{SessionID: acp.SessionID(m.ID), Cwd: m.Cwd, AdditionalDirectories: m.AdditionalDirectories}
 		if m.Title != "" {
 			t := m.Title
@@ -365,9 +340,8 @@ func (h handlers) ListSessions(ctx context.Context, p *acp.ListSessionsRequest) 
 		}
 		resp.Sessions = append(resp.Sessions, info)
 	}
-	if end < len(metas) {
-		c := encodeCursor(end)
-		resp.NextCursor = &c
+	if next != "" {
+		resp.NextCursor = &next
 	}
 	return resp, nil
 }
@@ -378,22 +352,6 @@ func (h handlers) ListSessions(ctx context.Context, p *acp.ListSessionsRequest) 
 // Loading such a session fails until it is closed there.
 func openElsewhereMeta(h *session.LockedError) map[string]any {
 	return map[string]any{"acpd": map[string]any{"openElsewhere": true, "holder": h.Holder}}
-}
-
-func encodeCursor(i int) string {
-	return base64.RawURLEncoding.EncodeToString([]byte("o:" + strconv.Itoa(i)))
-}
-
-func decodeCursor(c string) (int, error) {
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil || len(b) < 3 || string(b[:2]) != "o:" {
-		return 0, errors.New("invalid cursor")
-	}
-	i, err := strconv.Atoi(string(b[2:]))
-	if err != nil || i < 0 {
-		return 0, errors.New("invalid cursor")
-	}
-	return i, nil
 }
 
 func (h handlers) CloseSession(ctx context.Context, p *acp.CloseSessionRequest) (*acp.CloseSessionResponse, error) {

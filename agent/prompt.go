@@ -10,28 +10,12 @@ import (
 
 // systemPrompt is the session's system prompt (see package sysprompt). It
 // is built once and kept byte for byte while its inputs other than the
-// session's start stay the same (the mode, the config's instructions,
-// which MCP servers are unavailable), so providers' prompt caches keep
-// hitting; what changes during the session (files changed outside the
+// session's start stay the same (sysprompt.Cache), so providers' prompt
+// caches keep hitting; what changes during the session (files changed outside the
 // agent) reaches the model in reminders attached to messages instead.
 func (s *sess) systemPrompt() string {
 	in := sysprompt.Input{Mode: s.settings().Mode, Cwd: s.cwd, MCPStatus: s.mcp.StatusPrompt(), Instructions: s.cfg.Instructions}
-	key := in.Mode + "\x00" + in.Instructions + "\x00" + in.MCPStatus
-	s.mu.Lock()
-	if s.sysKey == key && s.sysPrompt != "" {
-		defer s.mu.Unlock()
-		return s.sysPrompt
-	}
-	in.Facts = s.facts
-	s.mu.Unlock()
-	if in.Facts == "" {
-		in.Facts = sysprompt.Facts(s.a.baseContext(), s.cwd, s.dirs, s.childEnv())
-	}
-	text := sysprompt.Build(in)
-	s.mu.Lock()
-	s.sysKey, s.sysPrompt, s.facts = key, text, in.Facts
-	s.mu.Unlock()
-	return text
+	return s.sysPrompt.Prompt(in, func() string { return sysprompt.Facts(s.a.baseContext(), s.cwd, s.dirs, s.childEnv()) })
 }
 
 // changeReminder announces files changed outside the agent's file tools

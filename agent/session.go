@@ -18,6 +18,7 @@ import (
 	"acpd/model"
 	"acpd/permissions"
 	"acpd/session"
+	"acpd/sysprompt"
 	"acpd/tools"
 )
 
@@ -63,9 +64,8 @@ type sess struct {
 	cost    float64         // USD spent in this process, when prices are known
 	plan    string          // the latest plan, as text (kept across compaction)
 	changed map[string]bool // files changed outside the agent since it last read them
-	// sysPrompt is the system prompt built for sysKey (see systemPrompt);
-	// facts the environment facts, gathered once per session.
-	sysPrompt, sysKey, facts string
+	// sysPrompt is the system prompt, kept while its inputs stay the same.
+	sysPrompt sysprompt.Cache
 	// jobs are the session's background commands, stopped when it closes.
 	jobs *tools.Jobs
 
