@@ -3,26 +3,25 @@
 // each prompt turn against a model backend, and reports everything the editor
 // shows as session/update notifications.
 //
-// The tools the model calls live elsewhere: the built-in ones in package
-// tools, a session's MCP tools, resource tools and prompt commands in
-// tools/mcptools. A tool sees its session only through tools.Env, which
-// agent implements (toolenv.go); agent hands a response's calls to
-// package tools/batch, which runs them and reports their lifecycle
-// (calls.go), asks permission (permission.go, deciding
-// with package permissions) and answers MCP elicitation through the
-// editor (mcp_elicit.go). A session's MCP servers (their start, tools,
-// prompt commands, sampling and App views) are package mcpbridge's, which
-// sees the session through mcpbridge.Session (mcp.go). The rest is the
-// agent's own: handlers and lifecycle (agent.go, lifecycle.go; session/load
-// replays through package session/replay), settings (settings.go),
-// persistence (session.go), and the turn: turn.go holds the loop (a response's events become its
-// message through model.Assembler), prompt.go the
-// session's system prompt (built by package sysprompt) and prompt context
-// (the prompt's content converted by package promptin),
-// compact.go compaction (package compact) and usage, commands.go the slash
-// commands. The task tool's sub-agent (tools/task) runs through
-// task.Host, which toolenv.go implements; internal/loopguard stops a model
-// repeating a call.
+// agent holds the handlers and the session lifecycle (agent.go,
+// lifecycle.go), the settings (settings.go), persistence (session.go) and
+// the turn (turn.go: the loop; prompt.go: the system prompt and prompt
+// context; compact.go: compaction and usage; commands.go: the slash
+// commands). What they build on lives in packages of its own:
+//
+//   - tools (the built-in tools), tools/mcptools (MCP tools, resource tools
+//     and prompt commands) and tools/task (the sub-agent): a tool sees its
+//     session only through tools.Env, which toolenv.go implements, and
+//     task.Host; tools/batch runs a response's calls (calls.go);
+//     permission.go asks the user, deciding with package permissions;
+//   - mcpbridge: a session's MCP servers (their start, tools, prompt
+//     commands, sampling and App views), through mcpbridge.Session
+//     (mcp.go); MCP elicitation, which speaks ACP, is mcp_elicit.go's;
+//   - session/replay (what session/load replays), internal/outbox (the
+//     update queue and the chunk log), internal/turnslot (one turn per
+//     session), internal/configopts (the settings as ACP shows them),
+//     internal/slash (acpd's slash commands), model.Assembler (a streamed
+//     response), sysprompt, promptin, compact and internal/loopguard.
 //
 // # Concurrency
 //
