@@ -35,11 +35,7 @@ func TestMCPPromptCommands(t *testing.T) {
 	rec := record(toolSeq())
 	env.setModel(mainModel, rec)
 	c := env.start(nil)
-	var resp acp.NewSessionResponse
-	if err := c.call(acp.AgentMethodSessionNew, acp.NewSessionRequest{Cwd: env.cwd, McpServers: []acp.McpServer{everythingServer(t)}}, &resp); err != nil {
-		t.Fatalf("session/new: %v", err)
-	}
-	sid := resp.SessionID
+	sid := c.everythingSession()
 	waitFor(t, "MCP prompts in available_commands_update", func() bool {
 		_, ok := findCommand(lastCommands(c, sid), "everything:args-prompt")
 		return ok
@@ -101,11 +97,8 @@ func TestMCPResourceTools(t *testing.T) {
 	))
 	env.setModel(mainModel, rec)
 	c := env.start(nil)
-	var resp acp.NewSessionResponse
-	if err := c.call(acp.AgentMethodSessionNew, acp.NewSessionRequest{Cwd: env.cwd, McpServers: []acp.McpServer{everythingServer(t)}}, &resp); err != nil {
-		t.Fatalf("session/new: %v", err)
-	}
-	c.mustPrompt(resp.SessionID, "look at the resources", acp.StopReasonEndTurn)
+	sid := c.everythingSession()
+	c.mustPrompt(sid, "look at the resources", acp.StopReasonEndTurn)
 	req := rec.last(t)
 	var offered int
 	for _, d := range req.Tools {

@@ -18,6 +18,17 @@ func everythingServer(t *testing.T) acp.McpServer {
 	return acp.McpServer{Stdio: &acp.McpServerStdio{Name: "everything", Command: node, Args: []string{entry, "stdio"}, Env: []acp.EnvVariable{}}}
 }
 
+// everythingSession opens a session in env's cwd with the everything
+// server.
+func (c *client) everythingSession() acp.SessionID {
+	c.t.Helper()
+	var resp acp.NewSessionResponse
+	if err := c.call(acp.AgentMethodSessionNew, acp.NewSessionRequest{Cwd: c.env.cwd, McpServers: []acp.McpServer{everythingServer(c.t)}}, &resp); err != nil {
+		c.t.Fatalf("session/new: %v", err)
+	}
+	return resp.SessionID
+}
+
 // An editor's MCP server is started, its tools are offered to the model as
 // mcp__<server>__<tool>, calls ask permission and their results reach the
 // model; a server that cannot start leaves the session working.
@@ -98,11 +109,8 @@ func TestMCPRichContent(t *testing.T) {
 	env.setModel(mainModel, rec)
 	c := env.start(nil)
 	c.setPerm(choose(acp.PermissionOptionKindAllowOnce))
-	var resp acp.NewSessionResponse
-	if err := c.call(acp.AgentMethodSessionNew, acp.NewSessionRequest{Cwd: env.cwd, McpServers: []acp.McpServer{everythingServer(t)}}, &resp); err != nil {
-		t.Fatalf("session/new: %v", err)
-	}
-	c.mustPrompt(resp.SessionID, "show me an image", acp.StopReasonEndTurn)
+	sid := c.everythingSession()
+	c.mustPrompt(sid, "show me an image", acp.StopReasonEndTurn)
 	res := toolResults(rec.last(t))
 	if len(res) != 1 {
 		t.Fatalf("tool results = %+v", res)
@@ -115,7 +123,7 @@ func TestMCPRichContent(t *testing.T) {
 		t.Errorf("the model got no image: %+v", res[0].Content)
 	}
 	var editorImage bool
-	for _, u := range c.allUpdates(resp.SessionID) {
+	for _, u := range c.allUpdates(sid) {
 		if tu := u.ToolCallUpdate; tu != nil {
 			for _, tc := range tu.Content {
 				editorImage = editorImage || (tc.Content != nil && tc.Content.Content.Image != nil && tc.Content.Content.Image.Data != "")
@@ -135,13 +143,10 @@ func TestMCPProgress(t *testing.T) {
 	env.setModel(mainModel, rec)
 	c := env.start(nil)
 	c.setPerm(choose(acp.PermissionOptionKindAllowOnce))
-	var resp acp.NewSessionResponse
-	if err := c.call(acp.AgentMethodSessionNew, acp.NewSessionRequest{Cwd: env.cwd, McpServers: []acp.McpServer{everythingServer(t)}}, &resp); err != nil {
-		t.Fatalf("session/new: %v", err)
-	}
-	c.mustPrompt(resp.SessionID, "run it", acp.StopReasonEndTurn)
+	sid := c.everythingSession()
+	c.mustPrompt(sid, "run it", acp.StopReasonEndTurn)
 	var titles []string
-	for _, u := range c.allUpdates(resp.SessionID) {
+	for _, u := range c.allUpdates(sid) {
 		if tu := u.ToolCallUpdate; tu != nil && tu.Title != nil && strings.Contains(*tu.Title, "%)") {
 			titles = append(titles, *tu.Title)
 		}
