@@ -38,6 +38,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -568,14 +569,18 @@ func absPath(p string, getenv func(string) string) (string, error) {
 	return filepath.Abs(p)
 }
 
-// expandHome expands a leading "~/" (or a lone "~") to $HOME.
+// expandHome expands a leading "~/" (or a lone "~") to $HOME (on Windows,
+// where HOME is rarely set, else %USERPROFILE%).
 func expandHome(p string, getenv func(string) string) (string, error) {
 	if p != "~" && !strings.HasPrefix(p, "~/") {
 		return p, nil
 	}
-	home := getenv("HOME")
+	home, unset := getenv("HOME"), "HOME is not set"
+	if home == "" && runtime.GOOS == "windows" {
+		home, unset = getenv("USERPROFILE"), "neither HOME nor USERPROFILE is set"
+	}
 	if home == "" {
-		return "", fmt.Errorf("cannot expand %q: HOME is not set", p)
+		return "", fmt.Errorf("cannot expand %q: %s", p, unset)
 	}
 	return filepath.Join(home, p[1:]), nil
 }

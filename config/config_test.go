@@ -106,13 +106,13 @@ func TestMissingFilesAreFine(t *testing.T) {
 	e := testEnv(t)
 	delete(e, "XDG_CONFIG_HOME")
 	delete(e, "HOME")
-	e["ACPD_STATE_DIR"] = "/var/lib/acpd"
+	e["ACPD_STATE_DIR"] = osAbs("/var/lib/acpd")
 	l := mustLoader(t, Overrides{}, e)
 	c, err := l.ForProject(t.TempDir()) // no git, no .acpd
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Files) != 0 || c.State.Dir != "/var/lib/acpd" {
+	if len(c.Files) != 0 || c.State.Dir != osAbs("/var/lib/acpd") {
 		t.Errorf("got Files %q, State.Dir %q", c.Files, c.State.Dir)
 	}
 }
@@ -138,10 +138,10 @@ func TestPrecedence(t *testing.T) {
 model = "p/user"
 instructions = "user text"
 [log]
-file = "/logs/user.log"
+file = "`+tomlPath("/logs/user.log")+`"
 level = "error"
 [state]
-dir = "/state/user"
+dir = "`+tomlPath("/state/user")+`"
 [agent]
 max_turn_requests = 7
 default_mode = "auto-edit"
@@ -165,13 +165,14 @@ default_mode = "plan"
 		{layers{project: true, env: true, flags: true}, "p/flag", "/logs/flag.log", "debug", "/state/flag"},
 		{layers{flags: true}, "p/flag", "/logs/flag.log", "debug", "/state/flag"},
 	} {
+		tc.logFile, tc.state = osAbs(tc.logFile), osAbs(tc.state)
 		e := copyEnv(e)
 		var o Overrides
 		if tc.env {
-			e["ACPD_MODEL"], e["ACPD_LOG_FILE"], e["ACPD_LOG_LEVEL"], e["ACPD_STATE_DIR"] = "p/env", "/logs/env.log", "warn", "/state/env"
+			e["ACPD_MODEL"], e["ACPD_LOG_FILE"], e["ACPD_LOG_LEVEL"], e["ACPD_STATE_DIR"] = "p/env", osAbs("/logs/env.log"), "warn", osAbs("/state/env")
 		}
 		if tc.flags {
-			o = Overrides{Model: "p/flag", LogFile: "/logs/flag.log", LogLevel: "debug", StateDir: "/state/flag"}
+			o = Overrides{Model: "p/flag", LogFile: osAbs("/logs/flag.log"), LogLevel: "debug", StateDir: osAbs("/state/flag")}
 		}
 		l := mustLoader(t, o, e)
 		var c *Config
@@ -669,22 +670,22 @@ func TestSandboxProjectOnlyTightens(t *testing.T) {
 [sandbox]
 mode = "workspace-write"
 network = true
-writable = ["/a", "/b"]
+writable = ["`+tomlPath("/a")+`", "`+tomlPath("/b")+`"]
 `)
 	l := mustLoader(t, Overrides{}, e)
-	if u := l.User(); u.Sandbox.Mode != "workspace-write" || !u.Sandbox.Network || !slices.Equal(u.Sandbox.Writable, []string{"/a", "/b"}) {
+	if u := l.User(); u.Sandbox.Mode != "workspace-write" || !u.Sandbox.Network || !slices.Equal(u.Sandbox.Writable, []string{osAbs("/a"), osAbs("/b")}) {
 		t.Fatalf("user sandbox %+v", u.Sandbox)
 	}
 	c, err := l.ForProject(project(t, `
 [sandbox]
 mode = "read-only"
 network = false
-writable = ["/b", "/c"]
+writable = ["`+tomlPath("/b")+`", "`+tomlPath("/c")+`"]
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Sandbox.Mode != "read-only" || c.Sandbox.Network || !slices.Equal(c.Sandbox.Writable, []string{"/b"}) {
+	if c.Sandbox.Mode != "read-only" || c.Sandbox.Network || !slices.Equal(c.Sandbox.Writable, []string{osAbs("/b")}) {
 		t.Errorf("tightened sandbox %+v", c.Sandbox)
 	}
 	// Looser wishes are ignored, not errors.
@@ -730,5 +731,38 @@ func TestForSessionIgnoresBrokenProjectFile(t *testing.T) {
 	}
 	if _, _, err := l.ForSession("relative"); err == nil {
 		t.Error("a relative directory was accepted")
+	}
+}
+
+// tomlPath is osAbs(p) as the content of a TOML basic string.
+func tomlPath(p string) string { return strings.ReplaceAll(osAbs(p), `\`, `\\`) }
+
+// osAbs makes the slash path p, absolute on Unix, an absolute path of this
+// platform: C:\ and backslashes on Windows.
+func osAbs(p string) string {
+	if runtime.GOOS == "windows" {
+		return "C:" + filepath.FromSlash(p)
+	}
+	return p
+}
+
+// TestWindowsPathsInFiles: on Windows a path rooted without a drive in a
+// configuration file is on that file's drive, and "~" is %USERPROFILE%
+// when HOME is not set.
+func TestWindowsPathsInFiles(t *testing.T) {
+	if runtime.GOOS != "windows" {
+		t.Skip("Windows path forms")
+	}
+	e := testEnv(t)
+	profile := e["HOME"]
+	delete(e, "HOME")
+	e["USERPROFILE"] = profile
+	uf := userFile(t, e, "[log]\nfile = \"/logs/x.log\"\n[state]\ndir = \"~/st\"\n")
+	c := mustLoader(t, Overrides{}, e).User()
+	if want := filepath.VolumeName(uf) + `\logs\x.log`; c.Log.File != want {
+		t.Errorf("log.file = %q, want %q", c.Log.File, want)
+	}
+	if want := filepath.Join(profile, "st"); c.State.Dir != want {
+		t.Errorf("state.dir = %q, want %q", c.State.Dir, want)
 	}
 }

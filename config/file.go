@@ -76,7 +76,13 @@ func loadUser(c *Config, name string, data []byte, getenv func(string) string) e
 			errs = append(errs, idx.errAt(name, p.key, "%s: %v", p.key, err))
 			continue
 		}
-		if !filepath.IsAbs(v) {
+		switch {
+		case filepath.IsAbs(v):
+		case filepath.VolumeName(v) == "" && (strings.HasPrefix(v, "/") || strings.HasPrefix(v, `\`)):
+			// Rooted without a drive (Windows): on the file's drive, as
+			// Windows takes it on the current one.
+			v = filepath.VolumeName(name) + v
+		default:
 			v = filepath.Join(filepath.Dir(name), v)
 		}
 		*p.v = filepath.Clean(v)
