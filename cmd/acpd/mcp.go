@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -196,9 +195,7 @@ func runMCPCall(ctx context.Context, g *globalFlags, out, errOut io.Writer, serv
 		return err
 	}
 	if asJSON {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
+		if err := printJSON(out, res); err != nil {
 			return err
 		}
 	} else {
@@ -238,19 +235,14 @@ func runMCPList(ctx context.Context, g *globalFlags, out, errOut io.Writer, asJS
 	status := m.Status()
 	switch {
 	case serversOnly && asJSON:
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(status); err != nil {
+		if err := printJSON(out, status); err != nil {
 			return err
 		}
 		return exitIf(len(errs) > 0)
 	case serversOnly || !asJSON:
-		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "SERVER\tTRANSPORT\tSTATE\tERA\tPROTOCOL\tTOOLS\tLAST ERROR")
-		for _, st := range status {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", st.Name, st.Transport, st.State, orDash(st.Era), orDash(st.ProtocolVersion), st.Tools, orDash(firstLine(st.Err)))
-		}
-		if err := tw.Flush(); err != nil {
+		if err := printTable(out, "SERVER\tTRANSPORT\tSTATE\tERA\tPROTOCOL\tTOOLS\tLAST ERROR", status, func(st mcpclient.ServerStatus) string {
+			return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%d\t%s", st.Name, st.Transport, st.State, orDash(st.Era), orDash(st.ProtocolVersion), st.Tools, orDash(firstLine(st.Err)))
+		}); err != nil {
 			return err
 		}
 		if serversOnly {
@@ -272,20 +264,13 @@ func runMCPList(ctx context.Context, g *globalFlags, out, errOut io.Writer, asJS
 		for _, t := range tools {
 			list = append(list, jsonTool{t.QualifiedName, t.Server, t.Name, t.ReadOnly, t.Description, t.InputSchema})
 		}
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(list); err != nil {
+		if err := printJSON(out, list); err != nil {
 			return err
 		}
-	} else {
-		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "TOOL\tSERVER\tREAD-ONLY\tDESCRIPTION")
-		for _, t := range tools {
-			fmt.Fprintf(tw, "%s\t%s\t%v\t%s\n", t.QualifiedName, t.Server, t.ReadOnly, firstLine(t.Description))
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
+	} else if err := printTable(out, "TOOL\tSERVER\tREAD-ONLY\tDESCRIPTION", tools, func(t mcpclient.Tool) string {
+		return fmt.Sprintf("%s\t%s\t%v\t%s", t.QualifiedName, t.Server, t.ReadOnly, firstLine(t.Description))
+	}); err != nil {
+		return err
 	}
 	return exitIf(len(errs) > 0)
 }

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -50,25 +48,9 @@ func newPermissionsCmd(g *globalFlags) *cobra.Command {
 				}
 				all = kept
 			}
-			out := cmd.OutOrStdout()
-			if asJSON {
-				if all == nil {
-					all = []permissions.Remembered{}
-				}
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(all)
-			}
-			if len(all) == 0 {
-				fmt.Fprintln(out, "no remembered choices")
-				return nil
-			}
-			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tPROJECT\tRULE\tSINCE")
-			for _, r := range all {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Project, r.Rule.String(), r.CreatedAt.Local().Format(time.DateTime))
-			}
-			return tw.Flush()
+			return printList(cmd.OutOrStdout(), asJSON, all, "no remembered choices", "ID\tPROJECT\tRULE\tSINCE", func(r permissions.Remembered) string {
+				return fmt.Sprintf("%s\t%s\t%s\t%s", r.ID, r.Project, r.Rule.String(), r.CreatedAt.Local().Format(time.DateTime))
+			})
 		},
 	}
 	list.Flags().StringVar(&project, "project", "", "only choices for the project containing this directory")

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -39,25 +38,9 @@ func newSessionsCmd(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			out := cmd.OutOrStdout()
-			if asJSON {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				if metas == nil {
-					metas = []session.Meta{}
-				}
-				return enc.Encode(metas)
-			}
-			if len(metas) == 0 {
-				fmt.Fprintln(out, "no sessions")
-				return nil
-			}
-			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tUPDATED\tCWD\tTITLE")
-			for _, m := range metas {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.ID, m.UpdatedAt.Local().Format(time.DateTime), m.Cwd, m.Title)
-			}
-			return tw.Flush()
+			return printList(cmd.OutOrStdout(), asJSON, metas, "no sessions", "ID\tUPDATED\tCWD\tTITLE", func(m session.Meta) string {
+				return fmt.Sprintf("%s\t%s\t%s\t%s", m.ID, m.UpdatedAt.Local().Format(time.DateTime), m.Cwd, m.Title)
+			})
 		},
 	}
 	list.Flags().StringVar(&cwd, "cwd", "", "only sessions whose working directory is this one")
