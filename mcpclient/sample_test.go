@@ -198,3 +198,36 @@ func TestSamplingWithoutTools(t *testing.T) {
 	}
 	m.Close()
 }
+
+// FuzzSampleRequest: whatever a server sends as sampling/createMessage
+// params (with tools), converting it never panics, and what it accepts
+// keeps within the limits.
+func FuzzSampleRequest(f *testing.F) {
+	f.Add(`{"maxTokens":10,"messages":[{"role":"user","content":{"type":"text","text":"hi"}}]}`)
+	f.Add(`{"maxTokens":10,"tools":[{"name":"t","inputSchema":{"type":"object"}}],"toolChoice":{"mode":"required"},"messages":[{"role":"assistant","content":[{"type":"tool_use","id":"1","name":"t","input":{}}]},{"role":"user","content":[{"type":"tool_result","toolUseId":"1","content":[{"type":"text","text":"r"}],"structuredContent":{"a":1}}]}]}`)
+	f.Add(`{"tools":[{"name":"t"},{"name":"t"}],"toolChoice":{"mode":"sometimes"}}`)
+	m := &Manager{opts: Options{SampleTools: true}}
+	f.Fuzz(func(t *testing.T, in string) {
+		var p mcp.CreateMessageWithToolsParams
+		if json.Unmarshal([]byte(in), &p) != nil {
+			return
+		}
+		sr, err := m.sampleRequest(&p)
+		if err != nil {
+			return
+		}
+		if len(sr.Tools) > maxSampleTools {
+			t.Errorf("%d tools accepted", len(sr.Tools))
+		}
+		for _, tl := range sr.Tools {
+			if !json.Valid(tl.InputSchema) {
+				t.Errorf("tool %q: invalid schema %s", tl.Name, tl.InputSchema)
+			}
+		}
+		switch sr.ToolChoice {
+		case "", ToolChoiceAuto, ToolChoiceRequired, ToolChoiceNone:
+		default:
+			t.Errorf("tool choice %q accepted", sr.ToolChoice)
+		}
+	})
+}
