@@ -61,6 +61,12 @@ type OAuth struct {
 	// called with every new token (it must keep it secret).
 	Token     *oauth2.Token
 	SaveToken func(*oauth2.Token)
+	// TokenClient is the client Token was issued to: with it (and a
+	// refresh token) an expired Token is refreshed, not authorized anew.
+	// SaveTokenClient, if set, is called instead of SaveToken with the
+	// first token of an authorization and its client.
+	TokenClient     *TokenClient
+	SaveTokenClient func(*oauth2.Token, *TokenClient)
 
 	// setupErr is why a configured grant cannot work (a missing secret).
 	setupErr error
@@ -69,6 +75,9 @@ type OAuth struct {
 // AuthorizationTimeout bounds how long an authorization waits for the
 // user; the connection attempt or tool call that needed it gets as long.
 const AuthorizationTimeout = 5 * time.Minute
+
+// tokenRefreshTimeout bounds one refresh of a stored token.
+const tokenRefreshTimeout = 30 * time.Second
 
 // oauthHandler returns the handler for o: the SDK's authorization code
 // flow, or acpd's of Grant.
@@ -118,6 +127,10 @@ func oauthHandler(o *OAuth) (auth.OAuthHandler, error) {
 			Metadata: &oauthex.ClientRegistrationMetadata{RedirectURIs: []string{o.RedirectURL}, ClientName: name},
 		},
 		NewTokenSource: func(ctx context.Context, c *oauth2.Config, t *oauth2.Token) (oauth2.TokenSource, error) {
+			if o.SaveTokenClient != nil {
+				o.SaveTokenClient(t, &TokenClient{ClientID: c.ClientID, ClientSecret: c.ClientSecret, TokenURL: c.Endpoint.TokenURL, AuthStyle: c.Endpoint.AuthStyle})
+				return &savingSource{inner: c.TokenSource(ctx, t), save: o.SaveToken, last: t.AccessToken}, nil
+			}
 			return &savingSource{inner: c.TokenSource(ctx, t), save: o.SaveToken}, nil
 		},
 	}
@@ -130,7 +143,13 @@ func oauthHandler(o *OAuth) (auth.OAuthHandler, error) {
 			cfg.PreregisteredClient.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: o.ClientSecret}
 		}
 	}
-	if o.Token != nil && o.Token.AccessToken != "" {
+	switch tc := o.TokenClient; {
+	case o.Token != nil && o.Token.RefreshToken != "" && tc != nil && tc.TokenURL != "":
+		// Refreshed (before it expires) with the client it was issued to.
+		c := &oauth2.Config{ClientID: tc.ClientID, ClientSecret: tc.ClientSecret, Endpoint: oauth2.Endpoint{TokenURL: tc.TokenURL, AuthStyle: tc.AuthStyle}}
+		ctx := context.WithValue(context.Background(), oauth2.HTTPClient, &http.Client{Timeout: tokenRefreshTimeout})
+		cfg.InitialTokenSource = &savingSource{inner: c.TokenSource(ctx, o.Token), save: o.SaveToken, last: o.Token.AccessToken}
+	case o.Token != nil && o.Token.AccessToken != "":
 		cfg.InitialTokenSource = oauth2.StaticTokenSource(o.Token)
 	}
 	return auth.NewAuthorizationCodeHandler(cfg)

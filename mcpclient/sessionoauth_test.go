@@ -124,3 +124,41 @@ func TestSessionOAuthDeclined(t *testing.T) {
 		t.Error("declined, yet authorized")
 	}
 }
+
+// TestStoredOAuthRefresh: the next session refreshes an expiring stored
+// token with the client it was issued to, and asks nobody.
+func TestStoredOAuthRefresh(t *testing.T) {
+	as, l, store := guarded(t)
+	as.SetTokenLifetime(5 * time.Second) // within the refresh margin: refreshed at once
+	visitor := func(ctx context.Context, _, authURL string) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	first := newTestManager(t, Options{})
+	startOK(t, first, WithSessionOAuth([]Server{{Name: "guarded", URL: as.URL, Transport: TransportHTTP}}, store, l, visitor)...)
+	first.Close()
+
+	asked := make(chan string, 1)
+	second := newTestManager(t, Options{})
+	startOK(t, second, WithSessionOAuth([]Server{{Name: "guarded", URL: as.URL, Transport: TransportHTTP}}, store, l,
+		func(_ context.Context, server, _ string) error {
+			asked <- server
+			return errors.New("asked again")
+		})...)
+	if res := call(t, second, "mcp__guarded__hello", `{}`); res.IsError || res.Text != "hi" {
+		t.Errorf("call = %+v", res)
+	}
+	if len(asked) > 0 || as.Granted() != 1 || as.Refreshed() == 0 {
+		t.Errorf("asked again: %v; %d authorizations, %d refreshes; want 1 and some", len(asked) > 0, as.Granted(), as.Refreshed())
+	}
+	if tok := store.Get("guarded", as.URL); tok == nil || tok.RefreshToken == "" {
+		t.Errorf("stored token = %+v", tok)
+	}
+}

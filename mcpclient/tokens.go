@@ -37,8 +37,24 @@ func OpenTokenStore(path string) *TokenStore { return &TokenStore{path: path} }
 
 func tokenKey(server, rawURL string) string { return server + " " + rawURL }
 
-func (s *TokenStore) load() (map[string]*oauth2.Token, error) {
-	out := map[string]*oauth2.Token{}
+// TokenClient is the OAuth client a token was issued to and the token
+// endpoint that issued it: what refreshing the token needs.
+type TokenClient struct {
+	ClientID     string           `json:"client_id"`
+	ClientSecret string           `json:"client_secret,omitempty"`
+	TokenURL     string           `json:"token_url"`
+	AuthStyle    oauth2.AuthStyle `json:"auth_style,omitempty"`
+}
+
+// storedToken is one entry of the store's file: the token, with the
+// client that can refresh it (absent in files written before).
+type storedToken struct {
+	*oauth2.Token
+	Client *TokenClient `json:"acpd_client,omitempty"`
+}
+
+func (s *TokenStore) load() (map[string]*storedToken, error) {
+	out := map[string]*storedToken{}
 	b, err := os.ReadFile(s.path)
 	if errors.Is(err, os.ErrNotExist) {
 		return out, nil
@@ -54,25 +70,46 @@ func (s *TokenStore) load() (map[string]*oauth2.Token, error) {
 
 // Get returns the stored token of the server, or nil.
 func (s *TokenStore) Get(server, rawURL string) *oauth2.Token {
+	t, _ := s.get(server, rawURL)
+	return t
+}
+
+// get returns the stored token of the server and the client that can
+// refresh it (either may be nil).
+func (s *TokenStore) get(server, rawURL string) (*oauth2.Token, *TokenClient) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m, err := s.load()
-	if err != nil {
-		return nil
+	if err != nil || m[tokenKey(server, rawURL)] == nil {
+		return nil, nil
 	}
-	return m[tokenKey(server, rawURL)]
+	e := m[tokenKey(server, rawURL)]
+	return e.Token, e.Client
 }
 
-// Save stores the server's token.
+// Save stores the server's token, keeping the client stored with the
+// previous one.
 func (s *TokenStore) Save(server, rawURL string, t *oauth2.Token) error {
-	return s.update(func(m map[string]*oauth2.Token) { m[tokenKey(server, rawURL)] = t })
+	return s.update(func(m map[string]*storedToken) {
+		k := tokenKey(server, rawURL)
+		if m[k] == nil {
+			m[k] = &storedToken{}
+		}
+		m[k].Token = t
+	})
+}
+
+// SaveWithClient stores the server's token and the client it was issued
+// to, which later refreshes it.
+func (s *TokenStore) SaveWithClient(server, rawURL string, t *oauth2.Token, c *TokenClient) error {
+	return s.update(func(m map[string]*storedToken) { m[tokenKey(server, rawURL)] = &storedToken{Token: t, Client: c} })
 }
 
 // Delete removes every token of the server (all URLs) and reports whether
 // there was one.
 func (s *TokenStore) Delete(server string) (bool, error) {
 	found := false
-	err := s.update(func(m map[string]*oauth2.Token) {
+	err := s.update(func(m map[string]*storedToken) {
 		for k := range m {
 			if strings.HasPrefix(k, server+" ") {
 				delete(m, k)
@@ -101,7 +138,7 @@ func (s *TokenStore) Servers() []string {
 	return out
 }
 
-func (s *TokenStore) update(change func(map[string]*oauth2.Token)) error {
+func (s *TokenStore) update(change func(map[string]*storedToken)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
@@ -129,10 +166,15 @@ func (s *TokenStore) update(change func(map[string]*oauth2.Token)) error {
 // server that needs a new authorization fails with ErrLoginRequired
 // naming `acpd mcp login`.
 func StoredOAuth(store *TokenStore, s Server) *OAuth {
+	tok, client := store.get(s.Name, s.URL)
 	return &OAuth{
 		RedirectURL: "http://127.0.0.1/callback",
-		Token:       store.Get(s.Name, s.URL),
+		Token:       tok,
+		TokenClient: client,
 		SaveToken:   func(t *oauth2.Token) { _ = store.Save(s.Name, s.URL, t) },
+		SaveTokenClient: func(t *oauth2.Token, c *TokenClient) {
+			_ = store.SaveWithClient(s.Name, s.URL, t, c)
+		},
 		Authorize: func(context.Context, string) (url.Values, error) {
 			return nil, fmt.Errorf("%w: run `acpd mcp login %s`", ErrLoginRequired, s.Name)
 		},

@@ -115,18 +115,21 @@ func runMCPLogin(ctx context.Context, g *globalFlags, out, errOut io.Writer, nam
 	defer l.Close()
 	store := mcpTokens()
 	saved := false
+	stored := func(err error) {
+		if err != nil {
+			fmt.Fprintln(errOut, "acpd: storing the token:", err)
+			return
+		}
+		saved = true
+	}
 	srv.OAuth = &mcpclient.OAuth{
 		RedirectURL: l.RedirectURL,
 		Authorize: l.Authorize(func(u string) {
 			fmt.Fprintf(errOut, "Open this URL in a browser to authorize acpd with %s:\n\n  %s\n\nWaiting for the authorization (up to 5 minutes)…\n", name, u)
 		}),
-		SaveToken: func(t *oauth2.Token) {
-			if err := store.Save(srv.Name, srv.URL, t); err != nil {
-				fmt.Fprintln(errOut, "acpd: storing the token:", err)
-				return
-			}
-			saved = true
-		},
+		SaveToken: func(t *oauth2.Token) { stored(store.Save(srv.Name, srv.URL, t)) },
+		// The client too, so that sessions refresh the token.
+		SaveTokenClient: func(t *oauth2.Token, c *mcpclient.TokenClient) { stored(store.SaveWithClient(srv.Name, srv.URL, t, c)) },
 	}
 	sctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()

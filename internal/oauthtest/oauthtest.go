@@ -2,8 +2,8 @@
 // MCP endpoint, for tests of acpd's MCP client: protected-resource metadata
 // (RFC 9728, also named in WWW-Authenticate), authorization server
 // metadata (RFC 8414), dynamic client registration (RFC 7591), the
-// authorization-code grant with PKCE (S256 only) and bearer tokens that
-// tests can revoke. The authorization endpoint grants at once: it
+// authorization-code grant with PKCE (S256 only), refresh tokens, and
+// bearer tokens that tests can revoke. The authorization endpoint grants at once: it
 // redirects to the client's registered redirect URI with a code, so a
 // test plays the user by fetching the authorization URL.
 package oauthtest
@@ -33,11 +33,14 @@ type Server struct {
 
 	hs *httptest.Server
 
-	mu      sync.Mutex
-	clients map[string][]string // client id -> redirect URIs
-	codes   map[string]grant    // unused codes
-	tokens  map[string]bool     // valid access tokens
-	granted int
+	mu        sync.Mutex
+	clients   map[string][]string  // client id -> redirect URIs
+	codes     map[string]grant     // unused codes
+	tokens    map[string]time.Time // valid access tokens -> expiry
+	refreshes map[string]string    // valid refresh tokens -> client id
+	lifetime  time.Duration
+	granted   int
+	refreshed int
 }
 
 type grant struct{ client, redirect, challenge string }
@@ -45,7 +48,7 @@ type grant struct{ client, redirect, challenge string }
 // New starts a server whose /mcp serves mcp once a request carries a valid
 // bearer token; it stops when the test ends.
 func New(t testing.TB, mcp http.Handler) *Server {
-	s := &Server{clients: map[string][]string{}, codes: map[string]grant{}, tokens: map[string]bool{}}
+	s := &Server{clients: map[string][]string{}, codes: map[string]grant{}, tokens: map[string]time.Time{}, refreshes: map[string]string{}, lifetime: time.Hour}
 	mux := http.NewServeMux()
 	s.hs = httptest.NewServer(mux)
 	t.Cleanup(s.hs.Close)
@@ -60,7 +63,7 @@ func New(t testing.TB, mcp http.Handler) *Server {
 		writeJSON(w, http.StatusOK, map[string]any{
 			"issuer": base, "authorization_endpoint": base + "/authorize", "token_endpoint": base + "/token",
 			"registration_endpoint": base + "/register", "response_types_supported": []string{"code"},
-			"grant_types_supported": []string{"authorization_code"}, "code_challenge_methods_supported": []string{"S256"},
+			"grant_types_supported": []string{"authorization_code", "refresh_token"}, "code_challenge_methods_supported": []string{"S256"},
 			"token_endpoint_auth_methods_supported": []string{"none"},
 		})
 	})
@@ -77,6 +80,21 @@ func (s *Server) Revoke() {
 	clear(s.tokens)
 }
 
+// SetTokenLifetime makes the access tokens issued from now on expire after
+// d (an hour by default).
+func (s *Server) SetTokenLifetime(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lifetime = d
+}
+
+// Refreshed is how many tokens the server issued for a refresh token.
+func (s *Server) Refreshed() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refreshed
+}
+
 // Granted is how many authorizations the server granted.
 func (s *Server) Granted() int {
 	s.mu.Lock()
@@ -87,10 +105,11 @@ func (s *Server) Granted() int {
 func (s *Server) verify(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.tokens[token] {
+	exp, ok := s.tokens[token]
+	if !ok {
 		return nil, auth.ErrInvalidToken
 	}
-	return &auth.TokenInfo{Expiration: time.Now().Add(time.Hour)}, nil
+	return &auth.TokenInfo{Expiration: exp}, nil
 }
 
 func (s *Server) register(w http.ResponseWriter, r *http.Request) {
@@ -138,21 +157,47 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := r.PostForm
+	client := f.Get("client_id")
+	if id, _, ok := r.BasicAuth(); ok {
+		client = id
+	}
+	if f.Get("grant_type") == "refresh_token" {
+		s.mu.Lock()
+		owner, ok := s.refreshes[f.Get("refresh_token")]
+		delete(s.refreshes, f.Get("refresh_token"))
+		if ok && owner == client {
+			s.refreshed++
+		}
+		s.mu.Unlock()
+		if !ok || owner != client {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant"})
+			return
+		}
+		s.issue(w, client)
+		return
+	}
 	s.mu.Lock()
 	g, ok := s.codes[f.Get("code")]
 	delete(s.codes, f.Get("code"))
 	s.mu.Unlock()
 	sum := sha256.Sum256([]byte(f.Get("code_verifier")))
-	if !ok || f.Get("grant_type") != "authorization_code" || f.Get("client_id") != g.client || f.Get("redirect_uri") != g.redirect ||
+	if !ok || f.Get("grant_type") != "authorization_code" || client != g.client || f.Get("redirect_uri") != g.redirect ||
 		base64.RawURLEncoding.EncodeToString(sum[:]) != g.challenge {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant"})
 		return
 	}
-	tok := rand.Text()
+	s.issue(w, g.client)
+}
+
+// issue answers with a new access token and refresh token for client.
+func (s *Server) issue(w http.ResponseWriter, client string) {
+	tok, refresh := rand.Text(), rand.Text()
 	s.mu.Lock()
-	s.tokens[tok] = true
+	life := s.lifetime
+	s.tokens[tok] = time.Now().Add(life)
+	s.refreshes[refresh] = client
 	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": 3600})
+	writeJSON(w, http.StatusOK, map[string]any{"access_token": tok, "token_type": "Bearer", "expires_in": int(life.Seconds()), "refresh_token": refresh})
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
