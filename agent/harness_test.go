@@ -951,6 +951,16 @@ type gate struct {
 
 func newGate() *gate { return &gate{started: make(chan struct{}, 1024)} }
 
+// gatedSession starts a client whose model is a gate, with one session.
+func gatedSession(t *testing.T) (*testEnv, *gate, *client, acp.SessionID) {
+	t.Helper()
+	env := newEnv(t, "")
+	g := newGate()
+	env.setModel(mainModel, g)
+	c := env.start(nil)
+	return env, g, c, c.newSession()
+}
+
 func (g *gate) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Event, error] {
 	return func(yield func(model.Event, error) bool) {
 		if lastUserText(req) != "block" || turnStep(req) > 0 {

@@ -184,11 +184,7 @@ func TestModelError(t *testing.T) {
 // TestCancelDuringStreaming: session/cancel ends a streaming turn with
 // "cancelled", and nothing of that turn follows its reply.
 func TestCancelDuringStreaming(t *testing.T) {
-	env := newEnv(t, "")
-	g := newGate()
-	env.setModel(mainModel, g)
-	c := env.start(nil)
-	sid := c.newSession()
+	env, g, c, sid := gatedSession(t)
 	for i := range *loops {
 		mark := c.out.count()
 		res := c.promptAsync(sid, "block")
@@ -231,11 +227,7 @@ func TestCancelDuringStreaming(t *testing.T) {
 // TestCancelThenPrompt: editors send session/cancel and the next prompt at
 // once; the new prompt waits for the cancelled turn, then runs.
 func TestCancelThenPrompt(t *testing.T) {
-	env := newEnv(t, "")
-	g := newGate()
-	env.setModel(mainModel, g)
-	c := env.start(nil)
-	sid := c.newSession()
+	_, g, c, sid := gatedSession(t)
 	for i := range *loops {
 		mark := c.out.count()
 		start := len(c.in.messages())
@@ -261,11 +253,7 @@ func TestCancelThenPrompt(t *testing.T) {
 }
 
 func TestOverlappingPromptRejected(t *testing.T) {
-	env := newEnv(t, "")
-	g := newGate()
-	env.setModel(mainModel, g)
-	c := env.start(nil)
-	sid := c.newSession()
+	_, g, c, sid := gatedSession(t)
 	first := c.promptAsync(sid, "block")
 	g.waitStarted(t)
 	_, err := c.prompt(sid, "overlap")
@@ -285,11 +273,7 @@ func TestOverlappingPromptRejected(t *testing.T) {
 // TestCancelRequest: "$/cancel_request" for the prompt's request id ends the
 // turn, and the reply is -32800.
 func TestCancelRequest(t *testing.T) {
-	env := newEnv(t, "")
-	g := newGate()
-	env.setModel(mainModel, g)
-	c := env.start(nil)
-	sid := c.newSession()
+	_, g, c, sid := gatedSession(t)
 	for i := range *loops {
 		mark := c.out.count()
 		ctx, cancel := context.WithCancel(context.Background())
