@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 
 	"acpd/acp"
@@ -29,12 +28,9 @@ type mcpConfigEntry struct {
 // loadMCPConfig reads a --mcp-config file into ACP server descriptions,
 // sorted by name.
 func loadMCPConfig(file string) ([]acp.McpServer, error) {
-	b, err := os.ReadFile(file)
+	b, err := readSmallFile(file, maxMCPConfigBytes)
 	if err != nil {
 		return nil, err
-	}
-	if len(b) > maxMCPConfigBytes {
-		return nil, fmt.Errorf("%s: larger than %d KiB", file, maxMCPConfigBytes>>10)
 	}
 	var f struct {
 		MCPServers map[string]json.RawMessage `json:"mcpServers"`

@@ -45,12 +45,9 @@ const maxPolicyBytes = 1 << 20
 // the config file's: [[permissions.rules]] tables of action, tool, match.
 // Unknown keys are errors.
 func loadPolicy(file string) ([]permissions.Rule, error) {
-	b, err := os.ReadFile(file)
+	b, err := readSmallFile(file, maxPolicyBytes)
 	if err != nil {
 		return nil, err
-	}
-	if len(b) > maxPolicyBytes {
-		return nil, fmt.Errorf("%s: larger than %d KiB", file, maxPolicyBytes>>10)
 	}
 	var f struct {
 		Permissions struct {
@@ -333,4 +330,16 @@ func (r *runner) logDecision(t *toolInfo, options []acp.PermissionOption, res ac
 	r.mu.Lock()
 	r.perms = append(r.perms, rec)
 	r.mu.Unlock()
+}
+
+// readSmallFile reads file, refusing one larger than max bytes.
+func readSmallFile(file string, max int) ([]byte, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > max {
+		return nil, fmt.Errorf("%s: larger than %d KiB", file, max>>10)
+	}
+	return b, nil
 }
