@@ -126,7 +126,8 @@ func TestSessionOAuthDeclined(t *testing.T) {
 }
 
 // TestStoredOAuthRefresh: the next session refreshes an expiring stored
-// token with the client it was issued to, and asks nobody.
+// token with the client it was issued to, and asks nobody; once the
+// tokens are revoked, the session after asks the user again.
 func TestStoredOAuthRefresh(t *testing.T) {
 	as, l, store := guarded(t)
 	as.SetTokenLifetime(5 * time.Second) // within the refresh margin: refreshed at once
@@ -160,5 +161,13 @@ func TestStoredOAuthRefresh(t *testing.T) {
 	}
 	if tok := store.Get("guarded", as.URL); tok == nil || tok.RefreshToken == "" {
 		t.Errorf("stored token = %+v", tok)
+	}
+	second.Close()
+
+	as.Revoke()
+	third := newTestManager(t, Options{})
+	startOK(t, third, WithSessionOAuth([]Server{{Name: "guarded", URL: as.URL, Transport: TransportHTTP}}, store, l, visitor)...)
+	if res := call(t, third, "mcp__guarded__hello", `{}`); res.IsError || res.Text != "hi" || as.Granted() != 2 {
+		t.Errorf("after revocation: call = %+v, %d authorizations (want 2)", res, as.Granted())
 	}
 }

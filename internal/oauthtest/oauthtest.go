@@ -73,11 +73,12 @@ func New(t testing.TB, mcp http.Handler) *Server {
 	return s
 }
 
-// Revoke invalidates every access token issued so far.
+// Revoke invalidates every access and refresh token issued so far.
 func (s *Server) Revoke() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	clear(s.tokens)
+	clear(s.refreshes)
 }
 
 // SetTokenLifetime makes the access tokens issued from now on expire after
