@@ -78,7 +78,7 @@ func loadUser(c *Config, name string, data []byte, getenv func(string) string) e
 		}
 		switch {
 		case filepath.IsAbs(v):
-		case filepath.VolumeName(v) == "" && (strings.HasPrefix(v, "/") || strings.HasPrefix(v, `\`)):
+		case filepath.Separator == '\\' && filepath.VolumeName(v) == "" && (strings.HasPrefix(v, "/") || strings.HasPrefix(v, `\`)):
 			// Rooted without a drive (Windows): on the file's drive, as
 			// Windows takes it on the current one.
 			v = filepath.VolumeName(name) + v
