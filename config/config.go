@@ -577,7 +577,7 @@ func expandHome(p string, getenv func(string) string) (string, error) {
 	}
 	home, unset := getenv("HOME"), "HOME is not set"
 	if home == "" && runtime.GOOS == "windows" {
-		home, unset = getenv("USERPROFILE"), "neither HOME nor USERPROFILE is set"
+		home, unset = getenv("USERPROFILE"), "HOME is not set, nor USERPROFILE"
 	}
 	if home == "" {
 		return "", fmt.Errorf("cannot expand %q: %s", p, unset)
