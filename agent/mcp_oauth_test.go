@@ -83,7 +83,9 @@ func TestMCPOAuthURLElicitation(t *testing.T) {
 		func(ctx context.Context, req acp.CreateElicitationRequest) (any, error) {
 			asked <- req
 			if req.URL != nil {
-				visit(ctx, t, req.URL.URL)
+				// The browser's visit outlives the editor's request, which
+				// acpd may withdraw once the redirect came back.
+				visit(context.WithoutCancel(ctx), t, req.URL.URL)
 			}
 			return acp.CreateElicitationResponse{Accept: &acp.ElicitationAcceptAction{}}, nil
 		})
