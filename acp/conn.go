@@ -386,6 +386,24 @@ func (c *Conn) notify(ctx context.Context, method string, params any) error {
 	return c.out.writeLine(ctx, buf.Bytes())
 }
 
+// Burst holds the messages written from now on (by any caller) in the
+// connection's buffer, writing them only when it passes 64 KiB, until
+// release is called, which writes the rest: a burst of many small messages,
+// such as session/load's replay, then leaves in a few writes instead of one
+// each (and wakes the peer a few times instead of once a line). Messages
+// written meanwhile by others wait with the burst's, so hold it only while
+// writing one. release must be called, once.
+func (c *Conn) Burst() (release func()) {
+	c.out.waiting.Add(1)
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			c.out.waiting.Add(-1)
+			c.out.flushIfIdle()
+		})
+	}
+}
+
 // Done returns a channel that is closed when the read side has ended (EOF,
 // read error, or Close closing r) and every handler has returned. After read
 // EOF the queued notifications are still handled before Done is closed, and

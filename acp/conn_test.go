@@ -1296,3 +1296,73 @@ func TestSetRequestChecksLayout(t *testing.T) {
 		t.Errorf("setRequest = %v, stored %v", err, right.request)
 	}
 }
+
+// writeCounter is a WriteCloser that records each Write.
+type writeCounter struct {
+	mu     sync.Mutex
+	writes [][]byte
+}
+
+func (w *writeCounter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.writes = append(w.writes, bytes.Clone(b))
+	return len(b), nil
+}
+
+func (w *writeCounter) Close() error { return nil }
+
+func (w *writeCounter) count() (int, string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.writes), string(bytes.Join(w.writes, nil))
+}
+
+// During a Burst, notifications are held and leave together, in order, at
+// release (or once 64 KiB have gathered).
+func TestBurst(t *testing.T) {
+	w := &writeCounter{}
+	c := NewConn(context.Background(), eofReader{}, w, func(context.Context, string, json.RawMessage) (any, error) {
+		return nil, nil
+	}, Options{Logger: discardLogger()})
+	defer c.Close()
+	ctx := context.Background()
+	release := c.Burst()
+	for i := range 100 {
+		if err := c.Notify(ctx, "n", map[string]int{"i": i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, _ := w.count(); n != 0 {
+		t.Fatalf("%d writes during the burst, want none", n)
+	}
+	release()
+	release() // once only
+	n, out := w.count()
+	if n != 1 {
+		t.Fatalf("%d writes at release, want 1", n)
+	}
+	if lines := strings.Count(out, "\n"); lines != 100 || !strings.HasPrefix(out, `{"jsonrpc":"2.0","method":"n","params":{"i":0}}`) {
+		t.Fatalf("%d lines written, starting %.60q", lines, out)
+	}
+	// A large burst is written as it passes the buffer's size.
+	release = c.Burst()
+	big := strings.Repeat("x", 1000)
+	for range 200 {
+		if err := c.Notify(ctx, "n", big); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, _ := w.count(); n < 3 {
+		t.Fatalf("%d writes after 200 KB held, want some", n)
+	}
+	release()
+	// After the burst, a notification leaves at once.
+	before, _ := w.count()
+	if err := c.Notify(ctx, "n", 1); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := w.count(); n != before+1 {
+		t.Fatal("a notification after the burst was held")
+	}
+}

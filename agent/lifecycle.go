@@ -272,6 +272,10 @@ func (h handlers) LoadSession(ctx context.Context, p *acp.LoadSessionRequest) (*
 	s.mu.Lock()
 	results := replay.Results(s.transcript)
 	s.mu.Unlock()
+	if conn := a.connection(); conn != nil {
+		// Thousands of updates leave in 64 KiB writes, not one each.
+		defer conn.Burst()()
+	}
 	for u := range replay.Updates(updates, replay.Options{Compaction: a.compactionUpdates(), Terminals: a.wantsTerminalMeta(), Results: results, Logger: a.log.With("session", s.id)}) {
 		if err := s.sendReplay(ctx, u); err != nil {
 			break
