@@ -54,7 +54,7 @@ func TestSessionOAuth(t *testing.T) {
 				return ctx.Err()
 			}
 		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
+		req, err := http.NewRequestWithContext(context.WithoutCancel(ctx), http.MethodGet, authURL, nil) // the browser outlives the wait
 		if err != nil {
 			return err
 		}
@@ -100,6 +100,9 @@ func TestSessionOAuth(t *testing.T) {
 	if len(shown) != 2 || as.Granted() != 2 {
 		t.Errorf("shown %v, granted %d; want two authorizations", shown, as.Granted())
 	}
+	if len(causes) != 2 {
+		t.Errorf("show saw %d redirects, want 2", len(causes))
+	}
 	for _, c := range causes {
 		if !errors.Is(c, ErrAuthorizationReceived) {
 			t.Errorf("show's context ended with %v", c)
@@ -132,7 +135,7 @@ func TestStoredOAuthRefresh(t *testing.T) {
 	as, l, store := guarded(t)
 	as.SetTokenLifetime(5 * time.Second) // within the refresh margin: refreshed at once
 	visitor := func(ctx context.Context, _, authURL string) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, authURL, nil)
+		req, err := http.NewRequestWithContext(context.WithoutCancel(ctx), http.MethodGet, authURL, nil) // the browser outlives the wait
 		if err != nil {
 			return err
 		}
