@@ -933,18 +933,23 @@ func (m *Manager) notifyChanged() {
 	}
 }
 
-// rebuildLocked recomputes m.tools and m.lookup from m.servers.
-func (m *Manager) rebuildLocked() {
-	var keys []toolKey
-	var defs []*mcp.Tool
-	var owners []*srv
-	for _, s := range m.servers {
-		for _, t := range s.tools {
-			keys = append(keys, toolKey{s.cfg.Name, t.Name})
-			defs = append(defs, t)
+// everyServers collects, in the servers' order, the items of each server
+// (tools, prompts): each item, its key (the server's and the item's name)
+// and its server, at the same index.
+func everyServers[T any](servers []*srv, items func(*srv) []T, name func(T) string) (keys []toolKey, defs []T, owners []*srv) {
+	for _, s := range servers {
+		for _, x := range items(s) {
+			keys = append(keys, toolKey{s.cfg.Name, name(x)})
+			defs = append(defs, x)
 			owners = append(owners, s)
 		}
 	}
+	return keys, defs, owners
+}
+
+// rebuildLocked recomputes m.tools and m.lookup from m.servers.
+func (m *Manager) rebuildLocked() {
+	keys, defs, owners := everyServers(m.servers, func(s *srv) []*mcp.Tool { return s.tools }, func(t *mcp.Tool) string { return t.Name })
 	names := qualifiedNames(keys)
 	m.tools = make([]Tool, 0, len(keys))
 	m.lookup = make(map[string]toolRef, len(keys))

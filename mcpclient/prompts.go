@@ -307,16 +307,7 @@ func (m *Manager) notifyPromptsChanged() {
 
 // rebuildPromptsLocked recomputes m.prompts and m.promptLookup from m.conns.
 func (m *Manager) rebuildPromptsLocked() {
-	var keys []toolKey
-	var defs []*mcp.Prompt
-	var owners []*srv
-	for _, s := range m.servers {
-		for _, p := range s.prompts {
-			keys = append(keys, toolKey{s.cfg.Name, p.Name})
-			defs = append(defs, p)
-			owners = append(owners, s)
-		}
-	}
+	keys, defs, owners := everyServers(m.servers, func(s *srv) []*mcp.Prompt { return s.prompts }, func(p *mcp.Prompt) string { return p.Name })
 	names := promptNames(keys)
 	m.prompts = make([]Prompt, 0, len(keys))
 	m.promptLookup = make(map[string]toolRef, len(keys))
