@@ -291,15 +291,16 @@ func clientAssertion(c client, issuer string) (string, error) {
 	if _, err := rand.Read(jti); err != nil {
 		return "", err
 	}
-	return signJWT(c.key, map[string]any{
+	return signJWT(c.key, map[string]any{"typ": "JWT"}, map[string]any{
 		"iss": c.id, "sub": c.id, "aud": issuer,
 		"iat": now.Unix(), "exp": now.Add(5 * time.Minute).Unix(),
 		"jti": base64.RawURLEncoding.EncodeToString(jti),
 	})
 }
 
-// signJWT signs claims with key: ES256 for a P-256 key, RS256 for RSA.
-func signJWT(key crypto.Signer, claims map[string]any) (string, error) {
+// signJWT signs claims with key under hdr (alg added): ES256 for a P-256
+// key, RS256 for RSA.
+func signJWT(key crypto.Signer, hdr, claims map[string]any) (string, error) {
 	alg := ""
 	switch k := key.Public().(type) {
 	case *ecdsa.PublicKey:
@@ -312,7 +313,11 @@ func signJWT(key crypto.Signer, claims map[string]any) (string, error) {
 	default:
 		return "", fmt.Errorf("unsupported client key type %T", k)
 	}
-	hdr, err := json.Marshal(map[string]string{"alg": alg, "typ": "JWT"})
+	h := map[string]any{"alg": alg}
+	for k, v := range hdr {
+		h[k] = v
+	}
+	hb, err := json.Marshal(h)
 	if err != nil {
 		return "", err
 	}
@@ -320,7 +325,7 @@ func signJWT(key crypto.Signer, claims map[string]any) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	input := base64.RawURLEncoding.EncodeToString(hdr) + "." + base64.RawURLEncoding.EncodeToString(body)
+	input := base64.RawURLEncoding.EncodeToString(hb) + "." + base64.RawURLEncoding.EncodeToString(body)
 	sum := sha256.Sum256([]byte(input))
 	var sig []byte
 	if ek, ok := key.(*ecdsa.PrivateKey); ok {
@@ -364,7 +369,7 @@ func ParseClientKey(pemData []byte) (crypto.Signer, error) {
 	if !ok {
 		return nil, fmt.Errorf("client key: unsupported key type %T", k)
 	}
-	if _, err := signJWT(s, map[string]any{}); err != nil {
+	if _, err := signJWT(s, nil, map[string]any{}); err != nil {
 		return nil, fmt.Errorf("client key: %w", err)
 	}
 	return s, nil

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"math/big"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -120,7 +121,7 @@ func TestGrantFromConfig(t *testing.T) {
 	t.Setenv("ACPD_TEST_CC_SECRET", "")
 	srv := FromConfig(map[string]config.MCPServer{"b": {URL: "https://b.example/mcp",
 		OAuth: &config.MCPOAuth{Grant: "client_credentials", ClientID: "c", ClientSecretEnv: "ACPD_TEST_CC_SECRET"}}})
-	if _, err := oauthHandler(srv[0].OAuth); err == nil || !strings.Contains(err.Error(), "ACPD_TEST_CC_SECRET is not set") {
+	if _, err := oauthHandler(srv[0].OAuth, http.DefaultClient); err == nil || !strings.Contains(err.Error(), "ACPD_TEST_CC_SECRET is not set") {
 		t.Errorf("missing secret: %v", err)
 	}
 	t.Setenv("ACPD_TEST_CC_SECRET", "s3cret")
@@ -129,7 +130,7 @@ func TestGrantFromConfig(t *testing.T) {
 	if o := srv[0].OAuth; o.ClientSecret != "s3cret" || o.Grant != GrantClientCredentials || len(o.Scopes) != 1 {
 		t.Errorf("OAuth = %+v", o)
 	}
-	if _, err := oauthHandler(srv[0].OAuth); err != nil {
+	if _, err := oauthHandler(srv[0].OAuth, http.DefaultClient); err != nil {
 		t.Error(err)
 	}
 	file := filepath.Join(t.TempDir(), "token")

@@ -1105,10 +1105,18 @@ func (m *Manager) connectOnce(ctx context.Context, s Server, version string) (_ 
 		} else {
 			st := &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc}
 			if s.OAuth != nil {
-				h, err := oauthHandler(s.OAuth)
+				// Tokens are DPoP-bound where the authorization server
+				// supports it: the OAuth requests and the server's share
+				// the key.
+				d, err := newDPoP()
 				if err != nil {
 					return nil, false, err
 				}
+				h, err := oauthHandler(s.OAuth, &http.Client{Transport: d.transport(http.DefaultTransport)})
+				if err != nil {
+					return nil, false, err
+				}
+				st.HTTPClient = &http.Client{Transport: d.transport(hc.Transport)}
 				st.OAuthHandler = h
 			}
 			tt.inner = st

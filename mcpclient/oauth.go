@@ -80,8 +80,8 @@ const AuthorizationTimeout = 5 * time.Minute
 const tokenRefreshTimeout = 30 * time.Second
 
 // oauthHandler returns the handler for o: the SDK's authorization code
-// flow, or acpd's of Grant.
-func oauthHandler(o *OAuth) (auth.OAuthHandler, error) {
+// flow, or acpd's of Grant; its requests go through hc.
+func oauthHandler(o *OAuth, hc *http.Client) (auth.OAuthHandler, error) {
 	if o.setupErr != nil {
 		return nil, o.setupErr
 	}
@@ -91,12 +91,12 @@ func oauthHandler(o *OAuth) (auth.OAuthHandler, error) {
 		if o.ClientID == "" || (o.ClientSecret == "" && o.ClientKey == nil) {
 			return nil, errors.New("the OAuth client credentials grant needs a client ID with a secret or a private key")
 		}
-		return &grantHandler{o: o, hc: http.DefaultClient}, nil
+		return &grantHandler{o: o, hc: hc}, nil
 	case GrantJWTBearer:
 		if o.Assertion == nil {
 			return nil, errors.New("the OAuth JWT bearer grant needs an assertion")
 		}
-		return &grantHandler{o: o, hc: http.DefaultClient}, nil
+		return &grantHandler{o: o, hc: hc}, nil
 	default:
 		return nil, fmt.Errorf("unknown OAuth grant %q", o.Grant)
 	}
@@ -108,6 +108,7 @@ func oauthHandler(o *OAuth) (auth.OAuthHandler, error) {
 		name = "acpd"
 	}
 	cfg := &auth.AuthorizationCodeHandlerConfig{
+		Client:      hc,
 		RedirectURL: o.RedirectURL,
 		AuthorizationCodeFetcher: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
 			// A person needs longer than a handshake or a call may take.
