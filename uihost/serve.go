@@ -67,6 +67,16 @@ func (h *Host) hostHandler(addr string) http.Handler {
 			case "finish":
 				h.finOnce.Do(func() { close(h.finished) })
 				w.WriteHeader(http.StatusNoContent)
+			case "answer":
+				var a struct {
+					ID    string `json:"id"`
+					Allow bool   `json:"allow"`
+				}
+				if json.NewDecoder(r.Body).Decode(&a) != nil || !h.answer(a.ID, a.Allow) {
+					http.Error(w, "no such question", http.StatusNotFound)
+					return
+				}
+				w.WriteHeader(http.StatusNoContent)
 			case "torndown":
 				h.tdOnce.Do(func() { close(h.torndown) })
 				w.WriteHeader(http.StatusNoContent)

@@ -108,6 +108,7 @@ type Host struct {
 	views     map[string]*view // by view id
 	viewIDs   []string         // oldest first, for eviction
 	byCall    map[acp.ToolCallID]string
+	questions map[string]*question // open consent questions, by id
 	subs      map[*sub]struct{}
 	hostURL   string // http://127.0.0.1:port, once started
 	sandURL   string
@@ -179,7 +180,7 @@ func New(o Options) *Host {
 		o: o, log: lg,
 		hostSecret: randomHex(), sandboxSecret: randomHex(),
 		tools: map[acp.ToolCallID]*toolState{}, views: map[string]*view{},
-		byCall: map[acp.ToolCallID]string{}, subs: map[*sub]struct{}{},
+		byCall: map[acp.ToolCallID]string{}, questions: map[string]*question{}, subs: map[*sub]struct{}{},
 		torndown: make(chan struct{}), finished: make(chan struct{}), left: make(chan struct{}, 1), abandoned: make(chan struct{}),
 		base: base, stop: stop,
 	}
@@ -531,7 +532,13 @@ func (h *Host) publish(ev map[string]any, merge bool) {
 			h.events = append(h.events[:0:0], h.events[len(h.events)-maxEvents:]...)
 		}
 	}
-	b, err := json.Marshal(out)
+	h.sendLocked(out)
+}
+
+// sendLocked queues an event for every connected page, dropping a page
+// whose queue is full. h.mu is held.
+func (h *Host) sendLocked(ev map[string]any) {
+	b, err := json.Marshal(ev)
 	if err != nil {
 		h.log.Warn("uihost: encoding an event", "err", err)
 		return
@@ -560,9 +567,14 @@ func (h *Host) subscribe() (*sub, []json.RawMessage, bool) {
 		h.idle.Stop()
 		h.idle = nil
 	}
-	replay := make([]json.RawMessage, 0, len(h.events))
+	replay := make([]json.RawMessage, 0, len(h.events)+len(h.questions))
 	for _, ev := range h.events {
 		if b, err := json.Marshal(ev); err == nil {
+			replay = append(replay, b)
+		}
+	}
+	for _, q := range h.questions { // still open: asked again on this page
+		if b, err := json.Marshal(q.ev); err == nil {
 			replay = append(replay, b)
 		}
 	}
@@ -606,4 +618,76 @@ func splitSecret(path string) (secret, rest string, ok bool) {
 	}
 	secret, rest, ok = strings.Cut(p, "/")
 	return secret, rest, ok
+}
+
+// ErrNotAsked is Consent's error when no page could be asked: none is
+// connected, or the tool call has no view on it.
+var ErrNotAsked = errors.New("uihost: no page shows the view to ask on")
+
+// question is one open consent question of the page.
+type question struct {
+	ev     map[string]any // the "consent" event; not retained
+	answer chan bool      // buffered: the first answer
+}
+
+// maxQuestion bounds the text a consent question shows.
+const maxQuestion = 4000
+
+// Consent asks the user on the page, beside the tool call's view, whether
+// to allow what the view asks (text says what), and reports the answer.
+// It returns ErrNotAsked at once when no page is connected or the call
+// has no view; otherwise it waits until a page answers, ctx ends, the page
+// is abandoned or the host closes, which are errors (the caller refuses).
+// A page that connects while the question is open is asked too.
+func (h *Host) Consent(ctx context.Context, call acp.ToolCallID, text string) (bool, error) {
+	if len(text) > maxQuestion {
+		text = strings.ToValidUTF8(text[:maxQuestion], "") + "…"
+	}
+	h.mu.Lock()
+	viewID, ok := h.byCall[call]
+	if !ok || h.pages == 0 || h.closed {
+		h.mu.Unlock()
+		return false, ErrNotAsked
+	}
+	id := randomHex()[:16]
+	q := &question{ev: map[string]any{"type": "consent", "id": id, "view": viewID, "text": text}, answer: make(chan bool, 1)}
+	h.questions[id] = q
+	h.sendLocked(q.ev)
+	h.mu.Unlock()
+	done := func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		delete(h.questions, id)
+		if !h.closed {
+			h.sendLocked(map[string]any{"type": "consent-done", "id": id})
+		}
+	}
+	select {
+	case yes := <-q.answer:
+		done()
+		return yes, nil
+	case <-ctx.Done():
+		done()
+		return false, ctx.Err()
+	case <-h.abandoned:
+		done()
+		return false, errors.New("uihost: the page was closed")
+	case <-h.base.Done():
+		done()
+		return false, errors.New("uihost: closed")
+	}
+}
+
+// answer records a page's answer to an open question; false when there
+// is none of that id (answered already, or never asked).
+func (h *Host) answer(id string, yes bool) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	q, ok := h.questions[id]
+	if !ok {
+		return false
+	}
+	delete(h.questions, id)
+	q.answer <- yes
+	return true
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -120,13 +121,7 @@ func TestLoopbackOnlyAndSecret(t *testing.T) {
 		if host != "" {
 			req.Host = host
 		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp.StatusCode
+		return status(t, req)
 	}
 	if c := get(page, ""); c != 200 {
 		t.Fatalf("the page with its secret: %d", c)
@@ -440,4 +435,97 @@ func nextData(t *testing.T, s *stream) (map[string]any, bool) {
 		return ev, true
 	}
 	return nil, false
+}
+
+// pagePost POSTs body to the page's path as the page does and returns the
+// answer's status.
+func pagePost(t *testing.T, page, path, body string) int {
+	t.Helper()
+	u, _ := url.Parse(page)
+	req, _ := http.NewRequest("POST", page+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Origin", "http://"+u.Host)
+	return status(t, req)
+}
+
+// status sends req and returns its answer's status.
+func status(t *testing.T, req *http.Request) int {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestConsent: a view's question is asked on a connected page beside its
+// view (and again on a page connecting while it is open), answered once by
+// the page; without a page or a view it is not asked; an ended context
+// withdraws it.
+func TestConsent(t *testing.T) {
+	h, page, _, _ := started(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	h.Update(viewUpdate(nil))
+	if _, err := h.Consent(ctx, "call_time", "hi"); err != ErrNotAsked {
+		t.Fatalf("without a page: %v, want ErrNotAsked", err)
+	}
+	s := openStream(t, page)
+	view := s.next(t, "view")["view"]
+	if _, err := h.Consent(ctx, "call_other", "hi"); err != ErrNotAsked {
+		t.Fatalf("a call without a view: %v, want ErrNotAsked", err)
+	}
+	type answer struct {
+		yes bool
+		err error
+	}
+	ask := func(text string) chan answer {
+		c := make(chan answer, 1)
+		go func() {
+			yes, err := h.Consent(ctx, "call_time", text)
+			c <- answer{yes, err}
+		}()
+		return c
+	}
+	for _, allow := range []bool{true, false} {
+		got := ask("Show the time again")
+		q := s.next(t, "consent")
+		if q["view"] != view || q["text"] != "Show the time again" {
+			t.Fatalf("question %v", q)
+		}
+		// A page that connects now is asked too.
+		late := openStream(t, page)
+		if lq := late.next(t, "consent"); lq["id"] != q["id"] {
+			t.Fatalf("the late page got %v, want %v", lq, q)
+		}
+		late.resp.Body.Close()
+		if c := pagePost(t, page, "answer", fmt.Sprintf(`{"id":%q,"allow":%v}`, q["id"], allow)); c != 204 {
+			t.Fatalf("answer: %d", c)
+		}
+		if a := <-got; a.err != nil || a.yes != allow {
+			t.Fatalf("Consent = %v, %v; want %v", a.yes, a.err, allow)
+		}
+		if d := s.next(t, "consent-done"); d["id"] != q["id"] {
+			t.Fatalf("consent-done %v", d)
+		}
+		if c := pagePost(t, page, "answer", fmt.Sprintf(`{"id":%q,"allow":true}`, q["id"])); c != 404 {
+			t.Fatalf("a second answer: %d, want 404", c)
+		}
+	}
+	qctx, qcancel := context.WithCancel(ctx)
+	got := make(chan error, 1)
+	go func() {
+		_, err := h.Consent(qctx, "call_time", "x")
+		got <- err
+	}()
+	q := s.next(t, "consent")
+	qcancel()
+	if err := <-got; err != context.Canceled {
+		t.Fatalf("a withdrawn question: %v", err)
+	}
+	if d := s.next(t, "consent-done"); d["id"] != q["id"] {
+		t.Fatalf("consent-done %v", d)
+	}
 }

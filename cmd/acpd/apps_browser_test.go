@@ -268,7 +268,13 @@ func TestAppsLevel2Browser(t *testing.T) {
 	bin := acpdBinary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*(*flagReplyWait))
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "run", "--ui", "--yes", "--output", "stream-json", "--cwd", project,
+	// get-time is allowed by a rule; the view's message is left to the
+	// user (--approve ask), who is asked on the page (stdin is no terminal).
+	policy := filepath.Join(t.TempDir(), "policy.toml")
+	if err := os.WriteFile(policy, []byte("[[permissions.rules]]\naction = \"allow\"\ntool = \"Get Time (basic)\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, bin, "run", "--ui", "--policy", policy, "--output", "stream-json", "--cwd", project,
 		"--mcp-config", mcpConfig, "--model", "openai/gpt-test", "What time is it?")
 	cmd.Env = append(iso.Env(), "BROWSER=none", "ACPD_DISCOVER=0", "OPENAI_API_KEY=sk-apps", "OPENAI_BASE_URL="+model.srv.URL+"/v1")
 	var stdout, stderr syncbuf.Buffer
@@ -545,10 +551,27 @@ func TestAppsLevel2Browser(t *testing.T) {
 		t.Errorf("acpd wrote the download into the project")
 	}
 
-	// ui/message: a user message of the session, answered by a turn.
-	if _, err := tab.eval(ctx, app, `document.getElementById("message-text").value = `+jsString(appMessage)+`; document.getElementById("send-message-btn").click()`); err != nil {
-		t.Fatal(err)
+	// ui/message: asked on the page; refused, nothing reaches the session;
+	// sent, a user message of the session, answered by a turn.
+	sendMessage := func(text string) {
+		t.Helper()
+		if _, err := tab.eval(ctx, app, `document.getElementById("message-text").value = `+jsString(text)+`; document.getElementById("send-message-btn").click()`); err != nil {
+			t.Fatal(err)
+		}
+		if err := tab.waitFor(ctx, top, "the message's question", `document.getElementById("confirm").open && document.getElementById("confirm-url").textContent.includes(`+jsString(text)+`) && document.getElementById("confirm-yes").textContent === "Send"`); err != nil {
+			t.Fatal(err)
+		}
 	}
+	const refused = "Do not send this one"
+	sendMessage(refused)
+	tab.eval(ctx, top, `document.getElementById("confirm-no").click()`)
+	if err := tab.waitFor(ctx, top, "the refused message", `document.querySelector(".calls").textContent.includes("ui/message → refused here") && /ui\/message → .*not allow/.test(document.querySelector(".calls").textContent)`); err != nil {
+		v, _ := tab.eval(ctx, top, `document.querySelector(".calls").textContent`)
+		t.Fatalf("%v (the notes: %v)", err, v)
+	}
+	sendMessage(appMessage)
+	tab.screenshot(t, ctx, "apps-level2-message-consent.png")
+	tab.eval(ctx, top, `document.getElementById("confirm-yes").click()`)
 	if err := tab.waitFor(ctx, top, "the message's turn", `document.querySelector(".calls").textContent.includes("ui/message → answered")`); err != nil {
 		t.Fatal(err)
 	}
@@ -583,7 +606,7 @@ func TestAppsLevel2Browser(t *testing.T) {
 	}
 
 	// The session: the view's message as the user's, its answer.
-	var sawView, sawMessage bool
+	var sawView, sawMessage, sawRefused bool
 	var said strings.Builder
 	for _, line := range strings.Split(stdout.String(), "\n") {
 		var ev struct {
@@ -602,9 +625,13 @@ func TestAppsLevel2Browser(t *testing.T) {
 			sawView = sawView || ui["html"] != nil
 		case "user_message_chunk":
 			sawMessage = sawMessage || text == appMessage
+			sawRefused = sawRefused || text == refused
 		case "agent_message_chunk":
 			said.WriteString(text)
 		}
+	}
+	if sawRefused {
+		t.Errorf("the refused message reached the session")
 	}
 	if answers := strings.Count(said.String(), "It is the time the app shows."); !sawView || !sawMessage || answers != 2 {
 		t.Errorf("stream-json: view %v, the app's user message %v, %d answers (want the prompt's and the message's)", sawView, sawMessage, answers)

@@ -309,6 +309,12 @@ func (r *runner) permission(ctx context.Context, req acp.RequestPermissionReques
 		r.logDecision(t, req.Options, res, "policy", "--approve none")
 		r.notice(fmt.Sprintf("acpd run: rejected %q: --approve none", oneLine(t.title)))
 		return res, nil
+	}
+	if res, asked := r.ui.consent(ctx, req); asked {
+		r.logDecision(t, req.Options, res, "page", "")
+		return res, nil
+	}
+	switch {
 	case !r.askTTY:
 		res := reject()
 		r.logDecision(t, req.Options, res, "no-terminal", d.Reason)

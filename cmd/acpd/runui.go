@@ -226,6 +226,49 @@ func (u *runUI) update(n acp.SessionNotification) {
 	}
 }
 
+// The options of a view's ui/message consent request (docs/mcp-apps.md).
+const (
+	messageAllow  = "allow"
+	messageReject = "reject"
+)
+
+// consent asks on the page whether a view may send its ui/message, when
+// req is that consent request (its documented allow/reject options, on a
+// tool call whose view a connected page shows): asked reports whether it
+// was asked there; if not, the caller asks on the terminal. Only Send on
+// the page allows; anything else (the page goes, the run ends) rejects,
+// and an ended request (ctx) is cancelled.
+func (u *runUI) consent(ctx context.Context, req acp.RequestPermissionRequest) (res acp.RequestPermissionResponse, asked bool) {
+	if u.off() || !isMessageConsent(req.Options) {
+		return res, false
+	}
+	text := "a message"
+	if req.ToolCall.Title != nil {
+		text = *req.ToolCall.Title
+	}
+	text = strings.TrimPrefix(text, "An MCP App asks to send a message: ")
+	yes, err := u.host.Consent(ctx, req.ToolCall.ToolCallID, text)
+	switch {
+	case errors.Is(err, uihost.ErrNotAsked):
+		return res, false
+	case err == nil && yes:
+		return client.Select(req.Options, acp.PermissionOptionKindAllowOnce), true
+	case ctx.Err() != nil:
+		return acp.RequestPermissionResponse{Outcome: acp.RequestPermissionOutcome{Cancelled: &acp.RequestPermissionOutcomeCancelled{}}}, true
+	}
+	if err != nil {
+		u.r.log.Info("asking on the MCP Apps page", "err", err)
+	}
+	return client.Select(req.Options, acp.PermissionOptionKindRejectOnce), true
+}
+
+// isMessageConsent reports whether options are exactly those of a view's
+// ui/message consent request.
+func isMessageConsent(options []acp.PermissionOption) bool {
+	return len(options) == 2 && options[0].OptionID == messageAllow && options[0].Kind == acp.PermissionOptionKindAllowOnce &&
+		options[1].OptionID == messageReject && options[1].Kind == acp.PermissionOptionKindRejectOnce
+}
+
 // prompted shows the run's prompt on the page as the user's message (it
 // is no session/update).
 func (u *runUI) prompted(sid acp.SessionID, prompt string) {

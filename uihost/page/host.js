@@ -370,13 +370,17 @@
   // detail (a link, a file, a message) and the label of the yes button.
   const dialog = document.getElementById("confirm");
   let asking = Promise.resolve();
-  function confirm(text, detail, yes) {
+  let shown = ""; // the key of the question the dialog shows
+  const settled = new Set(); // keys of questions acpd no longer asks
+  function confirm(text, detail, yes, key) {
     const ask = asking.then(() => new Promise((resolve) => {
+      if (key && settled.has(key)) { resolve(null); return; }
+      shown = key || "";
       document.getElementById("confirm-text").textContent = text;
       document.getElementById("confirm-url").textContent = detail;
       document.getElementById("confirm-yes").textContent = yes;
       dialog.returnValue = "";
-      dialog.addEventListener("close", () => resolve(dialog.returnValue === "yes"), { once: true });
+      dialog.addEventListener("close", () => { shown = ""; resolve(key && settled.has(key) ? null : dialog.returnValue === "yes"); }, { once: true });
       dialog.showModal();
     }));
     asking = ask.catch(() => {});
@@ -453,6 +457,25 @@
     return { ok: true, why: fs.map((f) => f.name).join(", ") };
   }
 
+  // A view's ui/message, when acpd asks here (the --approve level leaves
+  // it to the user): allowed only by Send. An answered, cancelled or
+  // timed-out question closes its dialog ("consent-done").
+  const questions = new Set();
+  async function consent(ev) {
+    if (questions.has(ev.id) || settled.has(ev.id)) return;
+    questions.add(ev.id);
+    const v = views.get(ev.view);
+    const who = v ? `${v.ev.server} · ${v.ev.tool}` : "a view";
+    const yes = await confirm(`The app ${who} asks to send this message to the conversation, as yours:`, ev.text, "Send", ev.id);
+    if (yes === null) return;
+    if (v) v.note(`ui/message → ${yes ? "allowed" : "refused"} here`, !yes);
+    try { await post("answer", { id: ev.id, allow: yes }); } catch (e) { /* acpd is gone */ }
+  }
+  function consentDone(id) {
+    settled.add(id);
+    if (shown === id && dialog.open) dialog.close("");
+  }
+
   // ---- events from acpd -------------------------------------------------
 
   async function end() {
@@ -490,6 +513,8 @@
         }
         return;
       }
+      case "consent": consent(ev); return;
+      case "consent-done": consentDone(ev.id); return;
       case "end": end(); return;
     }
   }
