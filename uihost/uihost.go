@@ -24,7 +24,11 @@
 // hostContext), delivers the tool input, result or cancellation, and sends
 // tools/call, resources/read, ui/message, ui/update-model-context and log
 // notifications here, which Relay turns into the _acpd/app/ requests of the
-// view's own session and tool call: a page cannot name another.
+// view's own session and tool call: a page cannot name another. The page
+// itself handles ui/open-link and ui/download-file (browser downloads; the
+// host writes no file) after the user confirms in its dialog, and sends
+// hostContext.styles for its theme. Consent asks the user in the same
+// dialog, beside a view, whether to allow what it asks (its ui/message).
 //
 // # Lifetime
 //
