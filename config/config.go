@@ -231,6 +231,14 @@ type MCPOAuth struct {
 	// AssertionFile holds the JWT of the jwt_bearer grant, read again for
 	// every grant (platforms rotate such tokens); absolute or "~/".
 	AssertionFile string `toml:"assertion_file"`
+	// IDTokenFile, with IdPTokenURL, makes the jwt_bearer grant's
+	// assertion an ID-JAG instead (enterprise-managed authorization): the
+	// user's ID token in this file is exchanged at the enterprise IdP's
+	// token endpoint, as IdPClientID (secret from IdPClientSecretEnv).
+	IDTokenFile        string `toml:"id_token_file"`
+	IdPTokenURL        string `toml:"idp_token_url"`
+	IdPClientID        string `toml:"idp_client_id"`
+	IdPClientSecretEnv string `toml:"idp_client_secret_env"`
 	// Scopes are requested (empty: those the server names).
 	Scopes []string `toml:"scopes"`
 }

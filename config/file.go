@@ -399,14 +399,21 @@ func validateMCPServer(name, sname string, m MCPServer, idx *posIndex) []error {
 				add("%s: the client_credentials grant needs client_id and one of client_secret_env and private_key_file", okey)
 			}
 		case o.Grant == "jwt_bearer":
-			if o.AssertionFile == "" {
-				add("%s: the jwt_bearer grant needs assertion_file", okey)
+			if (o.AssertionFile == "") == (o.IDTokenFile == "") || (o.IDTokenFile != "") != (o.IdPTokenURL != "") {
+				add("%s: the jwt_bearer grant needs assertion_file, or id_token_file with idp_token_url", okey)
+			}
+			if o.IdPTokenURL != "" {
+				if err := checkBaseURL(o.IdPTokenURL); err != nil {
+					add("%s.idp_token_url: %v", okey, err)
+				}
 			}
 		default:
 			add("%s.grant: %q is not one of client_credentials, jwt_bearer", okey, o.Grant)
 		}
-		if o.ClientSecretEnv != "" && !envNameRE.MatchString(o.ClientSecretEnv) {
-			add("%s.client_secret_env: invalid variable name %q", okey, o.ClientSecretEnv)
+		for k, v := range map[string]string{"client_secret_env": o.ClientSecretEnv, "idp_client_secret_env": o.IdPClientSecretEnv} {
+			if v != "" && !envNameRE.MatchString(v) {
+				add("%s.%s: invalid variable name %q", okey, k, v)
+			}
 		}
 	}
 	return errs

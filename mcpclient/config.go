@@ -71,18 +71,33 @@ func grantFromConfig(c *config.MCPOAuth) *OAuth {
 	}
 	if c.AssertionFile != "" {
 		path := homePath(c.AssertionFile)
-		o.Assertion = func(context.Context, string, string) (string, error) {
-			b, err := os.ReadFile(path)
-			if err != nil {
-				return "", err
+		o.Assertion = func(context.Context, string, string) (string, error) { return readToken(path) }
+	}
+	if c.IDTokenFile != "" {
+		path := homePath(c.IDTokenFile)
+		idp := IdentityProvider{TokenURL: c.IdPTokenURL, ClientID: c.IdPClientID, Scopes: c.Scopes,
+			IDToken: func(context.Context) (string, error) { return readToken(path) }}
+		if c.IdPClientSecretEnv != "" {
+			if idp.ClientSecret = os.Getenv(c.IdPClientSecretEnv); idp.ClientSecret == "" {
+				o.setupErr = fmt.Errorf("OAuth IdP client secret: %s is not set", c.IdPClientSecretEnv)
 			}
-			if a := strings.TrimSpace(string(b)); a != "" {
-				return a, nil
-			}
-			return "", fmt.Errorf("%s is empty", path)
 		}
+		o.Assertion = IDJAGAssertion(nil, idp)
 	}
 	return o
+}
+
+// readToken reads a token file again for every grant (platforms rotate
+// such tokens).
+func readToken(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	if a := strings.TrimSpace(string(b)); a != "" {
+		return a, nil
+	}
+	return "", fmt.Errorf("%s is empty", path)
 }
 
 // homePath expands a leading "~/" to the user's home directory.

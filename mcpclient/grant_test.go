@@ -11,8 +11,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -147,5 +149,28 @@ func TestGrantFromConfig(t *testing.T) {
 		if got, err := a(context.Background(), "", ""); err != nil || got != want {
 			t.Errorf("assertion = %q, %v; want %q", got, err, want)
 		}
+	}
+
+	// Enterprise-managed authorization: the ID token is exchanged at the
+	// IdP for an ID-JAG naming the authorization server and the resource.
+	idp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, secret, _ := r.BasicAuth()
+		if r.ParseForm() != nil || r.Form.Get("grant_type") != grantTypeTokenExchange || r.Form.Get("subject_token") != "id.token" ||
+			r.Form.Get("subject_token_type") != tokenTypeIDToken || r.Form.Get("requested_token_type") != tokenTypeIDJAG ||
+			r.Form.Get("audience") != "https://as.example" || r.Form.Get("resource") != "https://e.example/mcp" || id != "idp-client" || secret != "idp-s3cret" {
+			http.Error(w, `{"error":"invalid_request"}`, http.StatusBadRequest)
+			return
+		}
+		fmt.Fprintf(w, `{"access_token":"the.id-jag","issued_token_type":%q,"token_type":"N_A"}`, tokenTypeIDJAG)
+	}))
+	defer idp.Close()
+	if err := os.WriteFile(file, []byte("id.token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("ACPD_TEST_IDP_SECRET", "idp-s3cret")
+	srv = FromConfig(map[string]config.MCPServer{"e": {URL: "https://e.example/mcp",
+		OAuth: &config.MCPOAuth{Grant: "jwt_bearer", IDTokenFile: file, IdPTokenURL: idp.URL, IdPClientID: "idp-client", IdPClientSecretEnv: "ACPD_TEST_IDP_SECRET"}}})
+	if got, err := srv[0].OAuth.Assertion(context.Background(), "https://as.example", "https://e.example/mcp"); err != nil || got != "the.id-jag" {
+		t.Errorf("ID-JAG assertion = %q, %v", got, err)
 	}
 }
