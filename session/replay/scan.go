@@ -8,8 +8,8 @@ import (
 	"acpd/internal/jsonscan"
 )
 
-// scanProbe fills p from raw, which must be valid JSON, as json.Unmarshal
-// would, without decoding what the probe skips: it walks raw's top-level
+// scanProbe fills p from raw as json.Unmarshal would (when raw is valid
+// JSON; otherwise its answer means nothing, but it returns), without decoding what the probe skips: it walks raw's top-level
 // members and, for chunks, those of content. It returns ok false, with p
 // unspecified, when it cannot be sure of giving json.Unmarshal's answer
 // (raw is not an object, a key is escaped, non-ASCII or a case variant of a
@@ -124,7 +124,9 @@ func scanString(val []byte) (string, bool) {
 
 // members calls f with the raw key (between its quotes) and the raw value
 // of each member of the JSON object b, in order, and reports whether b is
-// an object and f returned true for each member. b must be valid JSON.
+// an object and f returned true for each member. On valid JSON that is
+// exact; on anything else it never fails but may call f with values of no
+// meaning (the caller checks validity before trusting its answer).
 func members(b []byte, f func(key, val []byte) bool) bool {
 	i := jsonscan.Space(b, 0)
 	if i >= len(b) || b[i] != '{' {
@@ -132,10 +134,18 @@ func members(b []byte, f func(key, val []byte) bool) bool {
 	}
 	for i = jsonscan.Space(b, i+1); i < len(b) && b[i] == '"'; {
 		kend, _ := jsonscan.StringEnd(b, i)
+		if kend-1 <= i || kend >= len(b) {
+			return false
+		}
 		key := b[i+1 : kend-1]
-		i = jsonscan.Space(b, kend) + 1 // past the colon
-		i = jsonscan.Space(b, i)
+		if i = jsonscan.Space(b, kend); i >= len(b) || b[i] != ':' {
+			return false
+		}
+		i = jsonscan.Space(b, i+1)
 		vend := jsonscan.ValueEnd(b, i)
+		if vend <= i || vend > len(b) {
+			return false
+		}
 		if !f(key, b[i:vend]) {
 			return false
 		}
