@@ -151,4 +151,3 @@ func TestWriteFileAtomicKeepsSpecialBits(t *testing.T) {
 		t.Errorf("mode = %v", fi.Mode())
 	}
 }
-
