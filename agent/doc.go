@@ -21,7 +21,8 @@
 //     update queue and the chunk log), internal/turnslot (one turn per
 //     session), internal/configopts (the settings as ACP shows them),
 //     internal/slash (acpd's slash commands), model.Assembler (a streamed
-//     response), sysprompt, promptin, compact and internal/loopguard.
+//     response), notice (a notice, or a card where the client takes none),
+//     sysprompt, promptin, compact and internal/loopguard.
 //
 // # Concurrency
 //

@@ -9,6 +9,7 @@ import (
 	"acpd/mcpbridge"
 	"acpd/mcpclient"
 	"acpd/model"
+	"acpd/notice"
 	"acpd/permissions"
 	"acpd/tools/mcptools"
 )
@@ -61,7 +62,9 @@ func (b bridgeSession) Notify(u acp.SessionUpdate) { b.s.notify(b.s.a.baseContex
 
 func (b bridgeSession) Send(u acp.SessionUpdate) { b.s.send(b.s.a.baseContext(), u) }
 
-func (b bridgeSession) Card(title, why string) { b.s.card(b.s.a.baseContext(), title, why) }
+func (b bridgeSession) Card(title, why string) {
+	b.s.notify(b.s.a.baseContext(), notice.Card(title, why))
+}
 
 func (b bridgeSession) Notice(sev acp.NoticeSeverity, title string) {
 	b.s.notice(b.s.a.baseContext(), sev, title)

@@ -10,14 +10,6 @@ import (
 	"acpd/tools"
 )
 
-// optionNames are the labels of the permission options offered to the user.
-var optionNames = map[permissions.OptionKind]string{
-	permissions.AllowOnce:    "Allow once",
-	permissions.AllowAlways:  "Always allow",
-	permissions.RejectOnce:   "Reject",
-	permissions.RejectAlways: "Always reject",
-}
-
 // authorize decides whether a tool call may run, asking the user through
 // session/request_permission when the policy says ask. It fails closed: any
 // answer but a selected, offered allow option is a rejection, and so is a
@@ -47,7 +39,7 @@ func (s *sess) authorize(ctx context.Context, tc *tools.Call, call permissions.C
 		}
 	}
 	for _, o := range offered {
-		req.Options = append(req.Options, acp.PermissionOption{OptionID: acp.PermissionOptionID(o.ID), Name: optionNames[o.Kind], Kind: acp.PermissionOptionKind(o.Kind)})
+		req.Options = append(req.Options, acp.PermissionOption{OptionID: acp.PermissionOptionID(o.ID), Name: o.Kind.Label(), Kind: acp.PermissionOptionKind(o.Kind)})
 	}
 	resp, err := peer.RequestPermission(ctx, &req)
 	if err != nil {

@@ -3,8 +3,6 @@ package agent
 import (
 	"context"
 	"os"
-	"path/filepath"
-	"slices"
 
 	"acpd/acp"
 	"acpd/editor"
@@ -72,20 +70,7 @@ func (e toolEnv) ChildEnv() []string { return e.s.childEnv() }
 // session is told once.
 func (e toolEnv) Sandbox() sandbox.Policy {
 	s := e.s
-	p := sandbox.Policy{
-		Mode:     sandbox.Mode(s.cfg.Sandbox.Mode),
-		Roots:    append([]string{s.cwd}, s.dirs...),
-		Writable: s.cfg.Sandbox.Writable,
-		TempDir:  os.TempDir(),
-		Network:  s.cfg.Sandbox.Network,
-		Hidden:   slices.Clone(s.a.opts.Protected),
-	}
-	if p.Mode == "" {
-		p.Mode = sandbox.WorkspaceWrite
-	}
-	if f := s.cfg.Files; len(f) > 0 && filepath.Base(filepath.Dir(f[0])) != ".acpd" {
-		p.Hidden = append(p.Hidden, f[0]) // the user file, wherever --config put it
-	}
+	p := s.cfg.SandboxPolicy(append([]string{s.cwd}, s.dirs...), s.a.opts.Protected)
 	if p.Mode != sandbox.Off {
 		if st := sandbox.Available(); st.Err != nil {
 			s.sandboxNotice.Do(func() {

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"acpd/acp"
@@ -15,8 +14,8 @@ import (
 	"acpd/internal/slash"
 	"acpd/internal/turnslot"
 	"acpd/model"
+	"acpd/notice"
 	"acpd/promptin"
-	"acpd/tools"
 )
 
 // defaultMaxTurnRequests caps model requests per prompt turn when the config
@@ -105,7 +104,7 @@ func (s *sess) runTurn(ctx context.Context, prompt []acp.ContentBlock) (acp.Stop
 	backend, info, resolveErr := s.a.opts.Resolve(st.Model)
 	parts, notes := promptin.Parts(ctx, prompt, info, s.readLinked)
 	for _, n := range notes {
-		s.tell(out, acp.NoticeSeverityWarning, noteTitle(n), n+" Choose a model that takes it in the model selector to include it.")
+		s.tell(out, acp.NoticeSeverityWarning, promptin.NoteTitle(n), n+" Choose a model that takes it in the model selector to include it.")
 	}
 	_, isCommand := slash.Parse(prompt)
 	if st.Title == "" && !isCommand {
@@ -363,57 +362,22 @@ func (s *sess) buildRequest(info model.ModelInfo) *model.Request {
 	}
 }
 
-// noteTitle is the few words titling a prompt note's card: what was not
-// sent.
-func noteTitle(note string) string {
-	switch {
-	case strings.Contains(note, "image"):
-		return "The image was not sent"
-	case strings.Contains(note, "audio"), strings.Contains(note, "recording"):
-		return "The recording was not sent"
-	}
-	return "Part of the prompt was not sent"
-}
-
-// notices reports whether the client shows notice updates.
-func (a *Agent) notices() bool {
-	caps := a.clientCapabilities()
-	return caps.Session != nil && caps.Session.Notices != nil
-}
-
-// notice tells clients that advertise notices about something they should see.
-// Notices are live events, not session history: they are not logged, so
-// session/load never replays them.
+// notice shows clients that take notices something they should see, live
+// (not logged; see package notice).
 func (s *sess) notice(ctx context.Context, sev acp.NoticeSeverity, title string) {
-	if !s.a.notices() {
-		return
+	if notice.Shown(s.a.clientCapabilities()) {
+		s.send(ctx, notice.Notice(sev, title, ""))
 	}
-	s.send(ctx, acp.SessionUpdate{Notice: &acp.Notice{Severity: sev, Title: title}})
 }
 
-// tell shows the user a problem in any editor: a notice (title, why as its
-// description) where the client takes notices, else a card (see card).
-// title says what, in a few words; why says why and how to fix it.
+// tell shows the user a problem in any editor (notice.Tell): title says
+// what, why says why and how to fix it.
 func (s *sess) tell(ctx context.Context, sev acp.NoticeSeverity, title, why string) {
-	if s.a.notices() {
-		n := &acp.Notice{Severity: sev, Title: title}
-		if why != "" {
-			n.Description = &why
-		}
-		s.send(ctx, acp.SessionUpdate{Notice: n})
-		return
+	if u, card := notice.Tell(s.a.clientCapabilities(), sev, title, why); card {
+		s.notify(ctx, u)
+	} else {
+		s.send(ctx, u)
 	}
-	s.card(ctx, title, why)
-}
-
-// card shows a problem as a short failed tool call, which every editor
-// shows: the title says what, the content why and how to fix it.
-func (s *sess) card(ctx context.Context, title, why string) {
-	tc := &acp.ToolCall{ToolCallID: acp.ToolCallID(newID("note_")), Title: title, Kind: acp.ToolKindOther, Status: acp.ToolCallStatusFailed}
-	if why != "" {
-		tc.Content = []acp.ToolCallContent{tools.TextContent(why)}
-	}
-	s.notify(ctx, acp.SessionUpdate{ToolCall: tc})
 }
 
 // modelUnavailable is the auth-required error for a session without a model.

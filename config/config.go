@@ -45,6 +45,7 @@ import (
 
 	"acpd/model"
 	"acpd/permissions"
+	"acpd/sandbox"
 )
 
 // Environment variables read by the loader.
@@ -147,6 +148,29 @@ type SandboxConfig struct {
 	Network bool `toml:"network"`
 	// Writable are extra absolute paths commands may write to.
 	Writable []string `toml:"writable"`
+}
+
+// SandboxPolicy is the policy of the commands of a session with the given
+// roots: c's sandbox mode (workspace-write when unset), network and
+// writable paths, the roots writable, the temp directory os.TempDir, and
+// hidden (a copy) plus the user file when it is not in a .acpd directory
+// (wherever --config put it) unreadable.
+func (c *Config) SandboxPolicy(roots, hidden []string) sandbox.Policy {
+	p := sandbox.Policy{
+		Mode:     sandbox.Mode(c.Sandbox.Mode),
+		Roots:    roots,
+		Writable: c.Sandbox.Writable,
+		TempDir:  os.TempDir(),
+		Network:  c.Sandbox.Network,
+		Hidden:   slices.Clone(hidden),
+	}
+	if p.Mode == "" {
+		p.Mode = sandbox.WorkspaceWrite
+	}
+	if len(c.Files) > 0 && filepath.Base(filepath.Dir(c.Files[0])) != ".acpd" {
+		p.Hidden = append(p.Hidden, c.Files[0])
+	}
+	return p
 }
 
 // PermissionsConfig holds the permission rules, user rules first.

@@ -17,6 +17,23 @@ const (
 	RejectAlways OptionKind = "reject_always"
 )
 
+// Label is how an editor's permission request names an option of kind k
+// ("Allow once", "Always allow", "Reject", "Always reject"); "" for an
+// unknown kind.
+func (k OptionKind) Label() string {
+	switch k {
+	case AllowOnce:
+		return "Allow once"
+	case AllowAlways:
+		return "Always allow"
+	case RejectOnce:
+		return "Reject"
+	case RejectAlways:
+		return "Always reject"
+	}
+	return ""
+}
+
 // Option is one choice offered to the user, as in ACP's PermissionOption
 // (ID is its optionId).
 type Option struct {

@@ -69,3 +69,12 @@ func TestVerdict(t *testing.T) {
 		}
 	}
 }
+
+// Each option kind has its label, an unknown kind none.
+func TestOptionLabel(t *testing.T) {
+	for k, want := range map[OptionKind]string{AllowOnce: "Allow once", AllowAlways: "Always allow", RejectOnce: "Reject", RejectAlways: "Always reject", "other": ""} {
+		if got := k.Label(); got != want {
+			t.Errorf("%q.Label() = %q, want %q", k, got, want)
+		}
+	}
+}

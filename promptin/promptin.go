@@ -105,3 +105,15 @@ func linked(ctx context.Context, l *acp.ResourceLink, read Reader) string {
 	}
 	return fmt.Sprintf("<file path=%q>\n%s\n</file>", u.Path, content)
 }
+
+// NoteTitle is the few words titling the card or notice of one of
+// [Parts]'s notes: what was not sent.
+func NoteTitle(note string) string {
+	switch {
+	case strings.Contains(note, "image"):
+		return "The image was not sent"
+	case strings.Contains(note, "audio"), strings.Contains(note, "recording"):
+		return "The recording was not sent"
+	}
+	return "Part of the prompt was not sent"
+}

@@ -66,3 +66,16 @@ func TestTitle(t *testing.T) {
 		t.Errorf("long title %q", got)
 	}
 }
+
+// A note's title says what was not sent.
+func TestNoteTitle(t *testing.T) {
+	for note, want := range map[string]string{
+		"The model does not take images: the image was left out.":    "The image was not sent",
+		"The model does not take audio: the recording was left out.": "The recording was not sent",
+		"The linked file could not be read: it was left out.":        "Part of the prompt was not sent",
+	} {
+		if got := NoteTitle(note); got != want {
+			t.Errorf("NoteTitle(%q) = %q, want %q", note, got, want)
+		}
+	}
+}

@@ -1,0 +1,30 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"acpd/sandbox"
+)
+
+// The session's command policy takes the configured sandbox, defaults to
+// workspace-write, and hides the user file unless it lives in a .acpd
+// directory, without touching the caller's hidden list.
+func TestSandboxPolicy(t *testing.T) {
+	hidden := []string{"/state"}
+	c := &Config{Sandbox: SandboxConfig{Network: true, Writable: []string{"/w"}}, Files: []string{filepath.Join("/home", "u", "acpd.toml")}}
+	p := c.SandboxPolicy([]string{"/r"}, hidden)
+	want := sandbox.Policy{Mode: sandbox.WorkspaceWrite, Roots: []string{"/r"}, Writable: []string{"/w"}, TempDir: os.TempDir(), Network: true, Hidden: []string{"/state", c.Files[0]}}
+	if p.Mode != want.Mode || !slices.Equal(p.Roots, want.Roots) || !slices.Equal(p.Writable, want.Writable) || p.TempDir != want.TempDir || !p.Network || !slices.Equal(p.Hidden, want.Hidden) {
+		t.Errorf("policy %+v, want %+v", p, want)
+	}
+	if len(hidden) != 1 {
+		t.Errorf("hidden changed: %v", hidden)
+	}
+	c = &Config{Sandbox: SandboxConfig{Mode: "read-only"}, Files: []string{filepath.Join("/p", ".acpd", "config.toml")}}
+	if p := c.SandboxPolicy(nil, hidden); p.Mode != sandbox.ReadOnly || p.Network || !slices.Equal(p.Hidden, hidden) {
+		t.Errorf("policy %+v", p)
+	}
+}
