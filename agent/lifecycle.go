@@ -5,14 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"time"
 
 	"acpd/acp"
 	"acpd/fs"
+	"acpd/internal/authmethods"
 	"acpd/model"
 	"acpd/session"
+	"acpd/session/listing"
 	"acpd/session/replay"
 )
 
@@ -72,7 +71,7 @@ func (h handlers) Initialize(ctx context.Context, p *acp.InitializeRequest) (*ac
 				AdditionalDirectories: &acp.SessionAdditionalDirectoriesCapabilities{},
 			},
 		},
-		AuthMethods: a.authMethods(p.ClientCapabilities),
+		AuthMethods: authmethods.Offered(p.ClientCapabilities),
 		AgentInfo:   &acp.Implementation{Name: a.opts.Name, Title: &title, Version: a.opts.Version},
 	}
 	if a.opts.Logout != nil {
@@ -81,38 +80,10 @@ func (h handlers) Initialize(ctx context.Context, p *acp.InitializeRequest) (*ac
 	return resp, nil
 }
 
-// Authentication method ids.
-const (
-	authEnv   = "acpd-env"
-	authLogin = "acpd-login"
-)
-
-// authMethods offers the "agent" method (re-read the environment and stored
-// keys) always, and the "terminal" method (run `acpd login`) to clients that
-// can run it.
-func (a *Agent) authMethods(caps *acp.ClientCapabilities) []acp.AuthMethod {
-	envDesc := "Use the API keys in acpd's environment (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, …) or stored by `acpd login`."
-	ms := []acp.AuthMethod{{Agent: &acp.AuthMethodAgent{ID: authEnv, Name: "API key from the environment", Description: &envDesc}}}
-	if caps != nil && caps.Meta["terminal-auth"] == true {
-		// Zed before terminal auth methods: it runs the command in a
-		// terminal, then retries (session/new re-reads stored keys).
-		if self, err := os.Executable(); err == nil {
-			ms[0].Agent.Meta = map[string]any{"terminal-auth": map[string]any{"label": "acpd login", "command": self, "args": []string{"login"}}}
-		}
-	}
-	if caps != nil && caps.Auth != nil && caps.Auth.Terminal {
-		loginDesc := "Choose a provider and enter its API key; acpd stores it for later sessions."
-		ms = append(ms, acp.AuthMethod{Terminal: &acp.AuthMethodTerminal{ID: authLogin, Name: "Log in with an API key", Description: &loginDesc, Args: []string{"login"}}})
-	}
-	return ms
-}
-
 func (h handlers) Authenticate(ctx context.Context, p *acp.AuthenticateRequest) (*acp.AuthenticateResponse, error) {
 	a := h.a
-	switch p.MethodID {
-	case authEnv, authLogin:
-	default:
-		return nil, invalidParams("unknown authentication method %q (acpd offers %s and %s)", p.MethodID, authEnv, authLogin)
+	if err := authmethods.Check(p.MethodID); err != nil {
+		return nil, err
 	}
 	if a.opts.Reload != nil {
 		a.opts.Reload()
@@ -302,60 +273,8 @@ func (h handlers) ResumeSession(ctx context.Context, p *acp.ResumeSessionRequest
 	return &acp.ResumeSessionResponse{Modes: s.modeState(), ConfigOptions: s.configOptions()}, nil
 }
 
-// listPage is the number of sessions per session/list page.
-const listPage = 50
-
 func (h handlers) ListSessions(ctx context.Context, p *acp.ListSessionsRequest) (*acp.ListSessionsResponse, error) {
-	a := h.a
-	var f session.Filter
-	if p.Cwd != nil {
-		if !filepath.IsAbs(*p.Cwd) {
-			return nil, invalidParams("cwd must be an absolute path, got %q", *p.Cwd)
-		}
-		f.Cwd = *p.Cwd
-	}
-	metas, err := a.opts.Store.List(f)
-	if err != nil {
-		return nil, err
-	}
-	cursor := ""
-	if p.Cursor != nil {
-		cursor = *p.Cursor
-	}
-	page, next, err := session.Page(metas, cursor, listPage)
-	if err != nil {
-		return nil, invalidParams("invalid cursor")
-	}
-	resp := &acp.ListSessionsResponse{Sessions: []acp.SessionInfo{}}
-	for _, m := range page {
-		info := acp.SessionInfo{SessionID: acp.SessionID(m.ID), Cwd: m.Cwd, AdditionalDirectories: m.AdditionalDirectories}
-		if m.Title != "" {
-			t := m.Title
-			info.Title = &t
-		}
-		if !m.UpdatedAt.IsZero() {
-			u := m.UpdatedAt.UTC().Format(time.RFC3339)
-			info.UpdatedAt = &u
-		}
-		if a.lookup(info.SessionID) == nil {
-			if h := a.opts.Store.Holder(m.ID); h != nil {
-				info.Meta = openElsewhereMeta(h)
-			}
-		}
-		resp.Sessions = append(resp.Sessions, info)
-	}
-	if next != "" {
-		resp.NextCursor = &next
-	}
-	return resp, nil
-}
-
-// openElsewhereMeta is the _meta of a session/list entry whose session is
-// open in another acpd process (or another connection of this one):
-// {"acpd": {"openElsewhere": true, "holder": "acpd pid 1234 (since …)"}}.
-// Loading such a session fails until it is closed there.
-func openElsewhereMeta(h *session.LockedError) map[string]any {
-	return map[string]any{"acpd": map[string]any{"openElsewhere": true, "holder": h.Holder}}
+	return listing.List(h.a.opts.Store, p, func(id acp.SessionID) bool { return h.a.lookup(id) != nil })
 }
 
 func (h handlers) CloseSession(ctx context.Context, p *acp.CloseSessionRequest) (*acp.CloseSessionResponse, error) {

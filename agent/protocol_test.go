@@ -10,6 +10,7 @@ import (
 
 	"acpd/acp"
 	"acpd/session"
+	"acpd/session/listing"
 )
 
 func TestInitializeNegotiatesVersion(t *testing.T) {
@@ -427,14 +428,14 @@ func TestListSessionsPaging(t *testing.T) {
 	if err := c.call(acp.AgentMethodSessionList, acp.ListSessionsRequest{}, &p1); err != nil {
 		t.Fatal(err)
 	}
-	if len(p1.Sessions) != listPage || p1.NextCursor == nil {
-		t.Fatalf("first page: %d sessions, cursor %v; want %d and a cursor", len(p1.Sessions), p1.NextCursor, listPage)
+	if len(p1.Sessions) != listing.PageSize || p1.NextCursor == nil {
+		t.Fatalf("first page: %d sessions, cursor %v; want %d and a cursor", len(p1.Sessions), p1.NextCursor, listing.PageSize)
 	}
 	if err := c.call(acp.AgentMethodSessionList, acp.ListSessionsRequest{Cursor: p1.NextCursor}, &p2); err != nil {
 		t.Fatal(err)
 	}
-	if len(p2.Sessions) != 60-listPage || p2.NextCursor != nil {
-		t.Fatalf("second page: %d sessions, cursor %v; want %d and no cursor", len(p2.Sessions), p2.NextCursor, 60-listPage)
+	if len(p2.Sessions) != 60-listing.PageSize || p2.NextCursor != nil {
+		t.Fatalf("second page: %d sessions, cursor %v; want %d and no cursor", len(p2.Sessions), p2.NextCursor, 60-listing.PageSize)
 	}
 	seen := map[string]bool{}
 	for _, s := range append(p1.Sessions, p2.Sessions...) {

@@ -1,0 +1,49 @@
+// Package authmethods is what acpd offers in initialize's authMethods and
+// accepts in authenticate: the "agent" method [Env] (re-read the
+// environment and the keys `acpd login` stored) always; for Zed before
+// terminal auth methods, the same method carrying the "terminal-auth" _meta
+// that runs `acpd login` in a terminal; and the "terminal" method [Login]
+// (run `acpd login`) for clients that advertise auth.terminal. It keeps no
+// state.
+package authmethods
+
+import (
+	"fmt"
+	"os"
+
+	"acpd/acp"
+)
+
+// The method ids (fixed: clients depend on them).
+const (
+	Env   = "acpd-env"
+	Login = "acpd-login"
+)
+
+// Offered are the methods offered to a client with caps (nil: none known).
+func Offered(caps *acp.ClientCapabilities) []acp.AuthMethod {
+	envDesc := "Use the API keys in acpd's environment (ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, …) or stored by `acpd login`."
+	ms := []acp.AuthMethod{{Agent: &acp.AuthMethodAgent{ID: Env, Name: "API key from the environment", Description: &envDesc}}}
+	if caps != nil && caps.Meta["terminal-auth"] == true {
+		// Zed before terminal auth methods: it runs the command in a
+		// terminal, then retries (session/new re-reads stored keys).
+		if self, err := os.Executable(); err == nil {
+			ms[0].Agent.Meta = map[string]any{"terminal-auth": map[string]any{"label": "acpd login", "command": self, "args": []string{"login"}}}
+		}
+	}
+	if caps != nil && caps.Auth != nil && caps.Auth.Terminal {
+		loginDesc := "Choose a provider and enter its API key; acpd stores it for later sessions."
+		ms = append(ms, acp.AuthMethod{Terminal: &acp.AuthMethodTerminal{ID: Login, Name: "Log in with an API key", Description: &loginDesc, Args: []string{"login"}}})
+	}
+	return ms
+}
+
+// Check is nil for a method acpd accepts and an invalid-params error
+// naming both for any other.
+func Check(id acp.AuthMethodID) error {
+	switch id {
+	case Env, Login:
+		return nil
+	}
+	return &acp.Error{Code: int(acp.ErrorCodeInvalidParams), Message: fmt.Sprintf("unknown authentication method %q (acpd offers %s and %s)", id, Env, Login)}
+}
