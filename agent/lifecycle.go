@@ -277,28 +277,29 @@ func (h handlers) ListSessions(ctx context.Context, p *acp.ListSessionsRequest) 
 	return listing.List(h.a.opts.Store, p, func(id acp.SessionID) bool { return h.a.lookup(id) != nil })
 }
 
-func (h handlers) CloseSession(ctx context.Context, p *acp.CloseSessionRequest) (*acp.CloseSessionResponse, error) {
-	a := h.a
+// unregister makes the open session id unreachable and closes it; it
+// reports whether one was open.
+func (a *Agent) unregister(id acp.SessionID) bool {
 	a.mu.Lock()
-	s := a.sessions[p.SessionID]
-	delete(a.sessions, p.SessionID)
+	s := a.sessions[id]
+	delete(a.sessions, id)
 	a.mu.Unlock()
-	if s == nil {
+	if s != nil {
+		s.close()
+	}
+	return s != nil
+}
+
+func (h handlers) CloseSession(ctx context.Context, p *acp.CloseSessionRequest) (*acp.CloseSessionResponse, error) {
+	if !h.a.unregister(p.SessionID) {
 		return nil, &acp.Error{Code: int(acp.ErrorCodeResourceNotFound), Message: fmt.Sprintf("session %q is not open", p.SessionID)}
 	}
-	s.close()
 	return &acp.CloseSessionResponse{}, nil
 }
 
 func (h handlers) DeleteSession(ctx context.Context, p *acp.DeleteSessionRequest) (*acp.DeleteSessionResponse, error) {
 	a := h.a
-	a.mu.Lock()
-	s := a.sessions[p.SessionID]
-	delete(a.sessions, p.SessionID)
-	a.mu.Unlock()
-	if s != nil {
-		s.close()
-	}
+	a.unregister(p.SessionID)
 	if err := a.opts.Store.Delete(string(p.SessionID)); err != nil {
 		var le *session.LockedError
 		switch {

@@ -2,12 +2,10 @@ package agent
 
 import (
 	"context"
-	"os"
 
 	"acpd/acp"
 	"acpd/editor"
 	"acpd/fs"
-	"acpd/internal/childenv"
 	"acpd/model"
 	"acpd/permissions"
 	"acpd/sandbox"
@@ -91,20 +89,9 @@ func (e toolEnv) SetPlan(p *acp.Plan) {
 }
 
 // childEnv is the base environment of the session's children (commands and
-// stdio MCP servers): Options.Env without the variables the configured
-// providers read their API keys from (api_key_env), whatever their names,
-// unless [env] allow names them.
-func (s *sess) childEnv() []string {
-	base := s.a.opts.Env
-	if base == nil {
-		base = terminal.FilterEnv(os.Environ(), nil)
-	}
-	var keys []string
-	for _, p := range s.cfg.Providers {
-		keys = append(keys, p.APIKeyEnv)
-	}
-	return childenv.Without(base, keys, s.cfg.Env.Allow)
-}
+// stdio MCP servers): Options.Env (the filtered environment when nil)
+// without the providers' key variables (config.Config.ChildEnv).
+func (s *sess) childEnv() []string { return s.cfg.ChildEnv(s.a.opts.Env) }
 
 // wantsTerminalMeta reports Zed's terminal-output extension
 // (clientCapabilities._meta.terminal_output = true).

@@ -43,6 +43,7 @@ import (
 	"strings"
 	"syscall"
 
+	"acpd/internal/childenv"
 	"acpd/model"
 	"acpd/permissions"
 	"acpd/sandbox"
@@ -148,6 +149,22 @@ type SandboxConfig struct {
 	Network bool `toml:"network"`
 	// Writable are extra absolute paths commands may write to.
 	Writable []string `toml:"writable"`
+}
+
+// ChildEnv is the base environment of a session's children (commands and
+// stdio MCP servers): base (nil: os.Environ filtered by childenv.Filter
+// without exceptions) without the variables the configured providers read
+// their API keys from (api_key_env), whatever their names, unless [env]
+// allow names them. base is not modified.
+func (c *Config) ChildEnv(base []string) []string {
+	if base == nil {
+		base = childenv.Filter(os.Environ(), nil)
+	}
+	var keys []string
+	for _, p := range c.Providers {
+		keys = append(keys, p.APIKeyEnv)
+	}
+	return childenv.Without(base, keys, c.Env.Allow)
 }
 
 // SandboxPolicy is the policy of the commands of a session with the given

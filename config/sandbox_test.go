@@ -28,3 +28,19 @@ func TestSandboxPolicy(t *testing.T) {
 		t.Errorf("policy %+v", p)
 	}
 }
+
+// A session's children lose the providers' key variables, whatever their
+// names, unless [env] allow names them.
+func TestChildEnv(t *testing.T) {
+	base := []string{"PATH=/bin", "CORP_LLM=k1", "OTHER_KEY_VAR=k2"}
+	c := &Config{Providers: map[string]Provider{"a": {APIKeyEnv: "CORP_LLM"}, "b": {APIKeyEnv: "OTHER_KEY_VAR"}}, Env: EnvConfig{Allow: []string{"OTHER_*"}}}
+	if got := c.ChildEnv(base); !slices.Equal(got, []string{"PATH=/bin", "OTHER_KEY_VAR=k2"}) {
+		t.Errorf("ChildEnv = %v", got)
+	}
+	if len(base) != 3 {
+		t.Errorf("base changed: %v", base)
+	}
+	if got := (&Config{}).ChildEnv(nil); len(got) == 0 && len(os.Environ()) > 0 {
+		t.Errorf("nil base gave no environment")
+	}
+}
