@@ -244,6 +244,14 @@ type client struct {
 	elicit func(ctx context.Context, req acp.CreateElicitationRequest) (any, error)
 }
 
+// allowingSession starts a client without capabilities that allows every
+// permission request once, and opens a session in e's cwd.
+func (e *testEnv) allowingSession() (*client, acp.SessionID) {
+	c := e.start(nil)
+	c.setPerm(choose(acp.PermissionOptionKindAllowOnce))
+	return c, c.newSession()
+}
+
 // start runs a new Agent on the environment and connects a client to it,
 // initialized with caps (nil: no fs, no terminal). The client is closed at
 // the end of the test.

@@ -39,6 +39,15 @@ type hookFunc func(c *client, ctx context.Context, method string, params json.Ra
 // errPass is returned by a hookFunc that does not handle a message.
 var errPass = errors.New("not handled by the hook")
 
+// sessionCaps is a client's capabilities with the session capabilities sc
+// when on, none (nil) otherwise.
+func sessionCaps(on bool, sc acp.ClientSessionCapabilities) *acp.ClientCapabilities {
+	if !on {
+		return nil
+	}
+	return &acp.ClientCapabilities{Session: &sc}
+}
+
 // startWith is testEnv.start with two changes: adjust, when not nil, edits
 // the ModelInfo the agent's resolver returns (context window, prices,
 // image support), and hook, when not nil, sees every message the client
@@ -781,10 +790,7 @@ func TestCompaction(t *testing.T) {
 			}
 			rec := record(m.backend())
 			env.setModel(mainModel, rec)
-			var caps *acp.ClientCapabilities
-			if advertise {
-				caps = &acp.ClientCapabilities{Session: &acp.ClientSessionCapabilities{Compaction: &acp.CompactionCapabilities{}}}
-			}
+			caps := sessionCaps(advertise, acp.ClientSessionCapabilities{Compaction: &acp.CompactionCapabilities{}})
 			small := func(info *model.ModelInfo) { info.ContextWindow = window }
 			c := env.startWith(caps, small, nil)
 			sid := c.newSession()
@@ -832,13 +838,7 @@ func TestCompaction(t *testing.T) {
 			} else if cu := compactionUpdates(ups); len(cu) > 0 {
 				t.Errorf("client without session.compaction got %v", kinds(cu))
 			}
-			var compacts int
-			for _, r := range sessionRecords(t, env, sid) {
-				if r.Kind == kindCompact {
-					compacts++
-				}
-			}
-			if compacts != 1 {
+			if compacts := recordCount(t, env, sid, kindCompact); compacts != 1 {
 				t.Errorf("%d compact records, want 1", compacts)
 			}
 
@@ -897,13 +897,7 @@ func TestCompactCommand(t *testing.T) {
 			t.Error("the /compact command reached the model")
 		}
 	}
-	var compacts int
-	for _, r := range sessionRecords(t, env, sid) {
-		if r.Kind == kindCompact {
-			compacts++
-		}
-	}
-	if compacts != 1 {
+	if compacts := recordCount(t, env, sid, kindCompact); compacts != 1 {
 		t.Errorf("%d compact records, want 1", compacts)
 	}
 	c.mustPrompt(sid, "go on", acp.StopReasonEndTurn)
@@ -1106,14 +1100,7 @@ func TestRestartAfterRetryableError(t *testing.T) {
 		t.Errorf("agent chunks %q with ids %v, want partial and complete with two ids", texts, ids)
 	}
 	var assistants []model.Message
-	for _, r := range sessionRecords(t, env, sid) {
-		if r.Kind != kindMessage {
-			continue
-		}
-		var m model.Message
-		if err := json.Unmarshal(r.Data, &m); err != nil {
-			t.Fatal(err)
-		}
+	for _, m := range loggedMessages(t, env, sid) {
 		if m.Role == model.RoleAssistant {
 			assistants = append(assistants, m)
 		}
@@ -1224,10 +1211,7 @@ func TestImageToTextOnlyModel(t *testing.T) {
 			env := newEnv(t, "")
 			rec := record(okBackend)
 			env.setModel(mainModel, rec)
-			var caps *acp.ClientCapabilities
-			if notices {
-				caps = &acp.ClientCapabilities{Session: &acp.ClientSessionCapabilities{Notices: &acp.NoticeCapabilities{}}}
-			}
+			caps := sessionCaps(notices, acp.ClientSessionCapabilities{Notices: &acp.NoticeCapabilities{}})
 			noImages := func(info *model.ModelInfo) { info.Images = false }
 			c := env.startWith(caps, noImages, nil)
 			sid := c.newSession()

@@ -108,9 +108,7 @@ func TestEditFileCRLFAndWhitespace(t *testing.T) {
 	env := newEnv(t, "")
 	env.write("w.txt", "one\r\ntwo\r\nthree\r\n")
 	env.write("g.go", "func f() {\n\t\tif x {   \n\t\t\ty()\n\t\t}\n}\n")
-	c := env.start(nil)
-	sid := c.newSession()
-	c.setPerm(choose(acp.PermissionOptionKindAllowOnce))
+	c, sid := env.allowingSession()
 	res, isErr, _ := runTools(t, env, c, sid,
 		toolCallReq{"read_file", map[string]any{"path": "w.txt"}},
 		toolCallReq{"edit_file", map[string]any{"path": "w.txt", "old_string": "one\ntwo", "new_string": "1\n2"}},
@@ -141,9 +139,7 @@ func TestMultiEditAndApplyPatch(t *testing.T) {
 	env.write("m.txt", "a\nb\nc\n")
 	env.write("p.txt", "keep\nold\n")
 	env.write("gone.txt", "bye\n")
-	c := env.start(nil)
-	sid := c.newSession()
-	c.setPerm(choose(acp.PermissionOptionKindAllowOnce))
+	c, sid := env.allowingSession()
 	patchText := "*** Begin Patch\n*** Add File: new/n.txt\n+fresh\n*** Update File: p.txt\n*** Move to: q.txt\n@@\n keep\n-old\n+new\n*** Delete File: gone.txt\n*** End Patch"
 	res, isErr, _ := runTools(t, env, c, sid,
 		toolCallReq{"read_file", map[string]any{"path": "m.txt"}},
@@ -670,9 +666,7 @@ func TestWebFetch(t *testing.T) {
 	}))
 	defer srv.Close()
 	env := newEnv(t, "")
-	c := env.start(nil)
-	sid := c.newSession()
-	c.setPerm(choose(acp.PermissionOptionKindAllowOnce))
+	c, sid := env.allowingSession()
 	res, isErr, _ := runTools(t, env, c, sid,
 		toolCallReq{"web_fetch", map[string]any{"url": srv.URL}},
 		toolCallReq{"web_fetch", map[string]any{"url": "file:///etc/passwd"}},

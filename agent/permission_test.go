@@ -70,9 +70,7 @@ func TestPermissionAnswers(t *testing.T) {
 func TestPermissionRequestShape(t *testing.T) {
 	env := newEnv(t, "")
 	env.setModel(mainModel, toolSeq(writeCall("out.txt", "data")))
-	c := env.start(nil)
-	sid := c.newSession()
-	c.setPerm(choose(acp.PermissionOptionKindAllowOnce))
+	c, sid := env.allowingSession()
 	c.mustPrompt(sid, "write it", acp.StopReasonEndTurn)
 	reqs := c.permissionRequests()
 	if len(reqs) != 1 {

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"acpd/acp"
+	"acpd/model"
 	"acpd/session"
 	"acpd/session/listing"
 )
@@ -550,6 +552,35 @@ func sessionRecords(t *testing.T, env *testEnv, sid acp.SessionID) []session.Rec
 		t.Fatal(err)
 	}
 	return recs
+}
+
+// recordCount is the number of records of kind in sid's log.
+func recordCount(t *testing.T, env *testEnv, sid acp.SessionID, kind string) int {
+	n := 0
+	for _, r := range sessionRecords(t, env, sid) {
+		if r.Kind == kind {
+			n++
+		}
+	}
+	return n
+}
+
+// loggedMessages are the transcript messages of sid's log ("message"
+// records), in order.
+func loggedMessages(t *testing.T, env *testEnv, sid acp.SessionID) []model.Message {
+	t.Helper()
+	var msgs []model.Message
+	for _, r := range sessionRecords(t, env, sid) {
+		if r.Kind != kindMessage {
+			continue
+		}
+		var m model.Message
+		if err := json.Unmarshal(r.Data, &m); err != nil {
+			t.Fatal(err)
+		}
+		msgs = append(msgs, m)
+	}
+	return msgs
 }
 
 func describeRecords(recs []session.Record) string {

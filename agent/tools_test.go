@@ -15,6 +15,24 @@ import (
 	"acpd/sandbox"
 )
 
+// updateContent reports whether match is true for some content of a
+// tool_call_update in ups (with final, only of those carrying the raw
+// output: the call's result). match sees every content in order.
+func updateContent(ups []acp.SessionUpdate, final bool, match func(acp.ToolCallContent) bool) bool {
+	found := false
+	for _, u := range ups {
+		if u.ToolCallUpdate == nil || final && u.ToolCallUpdate.RawOutput == nil {
+			continue
+		}
+		for _, cc := range u.ToolCallUpdate.Content {
+			if match(cc) {
+				found = true
+			}
+		}
+	}
+	return found
+}
+
 // runTools runs one turn that makes the given tool calls and returns the
 // tool results the model received, in call order, and the turn's updates.
 func runTools(t *testing.T, env *testEnv, c *client, sid acp.SessionID, calls ...toolCallReq) ([]string, []bool, []acp.SessionUpdate) {
@@ -92,9 +110,7 @@ func TestReadFileWindow(t *testing.T) {
 
 func TestWriteFileCreates(t *testing.T) {
 	env := newEnv(t, "")
-	c := env.start(nil)
-	c.setPerm(choose(acp.PermissionOptionKindAllowOnce))
-	sid := c.newSession()
+	c, sid := env.allowingSession()
 	res, isErr, ups := runTools(t, env, c, sid, writeCall("dir/new.txt", "hello\n"))
 	if isErr[0] || !strings.Contains(res[0], "Created") {
 		t.Fatalf("write_file: %q", res[0])
@@ -103,15 +119,12 @@ func TestWriteFileCreates(t *testing.T) {
 		t.Fatalf("file: %q %v", data, err)
 	}
 	var diff *acp.Diff
-	for _, u := range ups {
-		if u.ToolCallUpdate != nil {
-			for _, cc := range u.ToolCallUpdate.Content {
-				if cc.Diff != nil {
-					diff = cc.Diff
-				}
-			}
+	updateContent(ups, false, func(cc acp.ToolCallContent) bool {
+		if cc.Diff != nil {
+			diff = cc.Diff
 		}
-	}
+		return false
+	})
 	if diff == nil {
 		t.Fatal("no diff content")
 	}
@@ -133,9 +146,7 @@ func TestEditFile(t *testing.T) {
 	env := newEnv(t, "")
 	env.write("a.txt", "foo\nbar\nfoo\n")
 	env.write("b.txt", "alpha\nbeta\n")
-	c := env.start(nil)
-	sid := c.newSession()
-	c.setPerm(choose(acp.PermissionOptionKindAllowOnce))
+	c, sid := env.allowingSession()
 	res, isErr, _ := runTools(t, env, c, sid,
 		toolCallReq{"read_file", map[string]any{"path": "a.txt"}},
 		toolCallReq{"edit_file", map[string]any{"path": "a.txt", "old_string": "foo", "new_string": "baz"}},
@@ -330,16 +341,9 @@ func TestRunCommandLocal(t *testing.T) {
 		t.Errorf("cat with stdin at EOF: %q", res[3])
 	}
 	// The client saw the output and the exit status.
-	var shown bool
-	for _, u := range ups {
-		if u.ToolCallUpdate != nil && u.ToolCallUpdate.RawOutput != nil {
-			for _, cc := range u.ToolCallUpdate.Content {
-				if cc.Content != nil && cc.Content.Content.Text != nil && strings.Contains(cc.Content.Content.Text.Text, "hello") {
-					shown = true
-				}
-			}
-		}
-	}
+	shown := updateContent(ups, true, func(cc acp.ToolCallContent) bool {
+		return cc.Content != nil && cc.Content.Content.Text != nil && strings.Contains(cc.Content.Content.Text.Text, "hello")
+	})
 	if !shown {
 		t.Error("the command's output is not in its tool_call_update")
 	}
@@ -491,16 +495,7 @@ func TestEditorCapabilities(t *testing.T) {
 	if last := calls[len(calls)-1]; last.method != acp.ClientMethodTerminalRelease || last.id != id {
 		t.Errorf("terminal not released at the end: %+v", calls)
 	}
-	var embedded bool
-	for _, u := range ups {
-		if u.ToolCallUpdate != nil {
-			for _, cc := range u.ToolCallUpdate.Content {
-				if cc.Terminal != nil && cc.Terminal.TerminalID == id {
-					embedded = true
-				}
-			}
-		}
-	}
+	embedded := updateContent(ups, false, func(cc acp.ToolCallContent) bool { return cc.Terminal != nil && cc.Terminal.TerminalID == id })
 	if !embedded {
 		t.Error("no tool_call_update embeds the terminal")
 	}

@@ -157,14 +157,7 @@ func TestModelError(t *testing.T) {
 		t.Errorf("streamed %q", got)
 	}
 	kept := 0
-	for _, r := range sessionRecords(t, env, sid) {
-		if r.Kind != kindMessage {
-			continue
-		}
-		var m model.Message
-		if err := json.Unmarshal(r.Data, &m); err != nil {
-			t.Fatal(err)
-		}
+	for _, m := range loggedMessages(t, env, sid) {
 		if m.Role == model.RoleAssistant && strings.HasPrefix(m.Text(), "partial answer") && m.Interrupted {
 			kept++
 		}
