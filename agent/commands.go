@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"acpd/acp"
+	"acpd/internal/turnerr"
 	"acpd/model"
 	"acpd/permissions"
 )
@@ -22,7 +23,7 @@ func (s *sess) runCommand(ctx context.Context, name string, b model.Backend, inf
 				if ctx.Err() != nil {
 					return acp.StopReasonCancelled, nil
 				}
-				return "", modelError(err)
+				return "", turnerr.Model(err)
 			}
 			msg = "Compacted the conversation: older turns are now a summary."
 		}

@@ -18,13 +18,13 @@
 //     commands, sampling and App views), through mcpbridge.Session
 //     (mcp.go); MCP elicitation, which speaks ACP, is mcp_elicit.go's;
 //   - session/replay (what session/load replays), session/listing
-//     (session/list), internal/authmethods (initialize's auth methods),
-//     internal/outbox (the update queue and the chunk log),
-//     internal/turnslot (one turn per session), internal/configopts (the
-//     settings as ACP shows them), internal/slash (acpd's slash commands),
-//     model.Assembler (a streamed response), notice (a notice, or a card
-//     where the client takes none), sysprompt, promptin, compact and
-//     internal/loopguard.
+//     (session/list), internal/handshake (initialize's reply, the auth
+//     methods), internal/turnerr (a turn's errors), internal/outbox (the
+//     update queue and the chunk log), internal/turnslot (one turn per
+//     session), internal/configopts (the settings as ACP shows them),
+//     internal/slash (acpd's slash commands), model.Assembler (a streamed
+//     response), notice (a notice, or a card where the client takes none),
+//     sysprompt, promptin, compact and internal/loopguard.
 //
 // # Concurrency
 //

@@ -8,7 +8,8 @@ import (
 
 	"acpd/acp"
 	"acpd/fs"
-	"acpd/internal/authmethods"
+	"acpd/internal/handshake"
+	"acpd/internal/turnerr"
 	"acpd/model"
 	"acpd/session"
 	"acpd/session/listing"
@@ -50,39 +51,12 @@ func (h handlers) Initialize(ctx context.Context, p *acp.InitializeRequest) (*ac
 	a.initialized = true
 	a.mu.Unlock()
 	info, _ := a.defaultModelInfo()
-	title := "acpd"
-	resp := &acp.InitializeResponse{
-		// acpd speaks version 1 only; a client asking for more gets 1 and
-		// decides whether it can go on.
-		ProtocolVersion: acp.ProtocolVersion(acp.ProtocolVersion1),
-		AgentCapabilities: &acp.AgentCapabilities{
-			LoadSession: true,
-			PromptCapabilities: &acp.PromptCapabilities{
-				Image:           true,
-				Audio:           info.Audio,
-				EmbeddedContext: true,
-			},
-			McpCapabilities: &acp.McpCapabilities{HTTP: true, Sse: true},
-			SessionCapabilities: &acp.SessionCapabilities{
-				List:                  &acp.SessionListCapabilities{},
-				Resume:                &acp.SessionResumeCapabilities{},
-				Close:                 &acp.SessionCloseCapabilities{},
-				Delete:                &acp.SessionDeleteCapabilities{},
-				AdditionalDirectories: &acp.SessionAdditionalDirectoriesCapabilities{},
-			},
-		},
-		AuthMethods: authmethods.Offered(p.ClientCapabilities),
-		AgentInfo:   &acp.Implementation{Name: a.opts.Name, Title: &title, Version: a.opts.Version},
-	}
-	if a.opts.Logout != nil {
-		resp.AgentCapabilities.Auth = &acp.AgentAuthCapabilities{Logout: &acp.LogoutCapabilities{}}
-	}
-	return resp, nil
+	return handshake.Reply(p.ClientCapabilities, a.opts.Name, a.opts.Version, info.Audio, a.opts.Logout != nil), nil
 }
 
 func (h handlers) Authenticate(ctx context.Context, p *acp.AuthenticateRequest) (*acp.AuthenticateResponse, error) {
 	a := h.a
-	if err := authmethods.Check(p.MethodID); err != nil {
+	if err := handshake.Check(p.MethodID); err != nil {
 		return nil, err
 	}
 	if a.opts.Reload != nil {
@@ -92,7 +66,7 @@ func (h handlers) Authenticate(ctx context.Context, p *acp.AuthenticateRequest) 
 	a.defaultRef, a.modelList = nil, nil
 	a.mu.Unlock()
 	if a.fallbackModel() == "" && a.opts.Config.User().Model == "" {
-		return nil, modelUnavailable("", ErrNoModel)
+		return nil, turnerr.NoModel("", ErrNoModel)
 	}
 	return &acp.AuthenticateResponse{}, nil
 }

@@ -262,9 +262,6 @@ func (s *sess) update(f func(*settings)) settings {
 	return after
 }
 
-// errTurnInProgress answers a prompt that overlaps a running, uncancelled turn.
-var errTurnInProgress = &acp.Error{Code: int(acp.ErrorCodeInvalidParams), Message: "turn in progress: wait for the running prompt to finish or send session/cancel first"}
-
 // abandonedWait bounds how long closing a session waits for abandoned
 // tool calls.
 const abandonedWait = 10 * time.Second

@@ -12,6 +12,7 @@ import (
 	"acpd/compact"
 	"acpd/internal/loopguard"
 	"acpd/internal/slash"
+	"acpd/internal/turnerr"
 	"acpd/internal/turnslot"
 	"acpd/model"
 	"acpd/notice"
@@ -46,7 +47,7 @@ func (h handlers) Prompt(ctx context.Context, p *acp.PromptRequest) (*acp.Prompt
 	case errors.Is(err, turnslot.ErrClosed):
 		return nil, &acp.Error{Code: int(acp.ErrorCodeResourceNotFound), Message: fmt.Sprintf("session %q is closed", s.id)}
 	case errors.Is(err, turnslot.ErrBusy):
-		return nil, errTurnInProgress
+		return nil, turnerr.InProgress
 	case err != nil:
 		return nil, err
 	}
@@ -123,7 +124,7 @@ func (s *sess) runTurn(ctx context.Context, prompt []acp.ContentBlock) (acp.Stop
 			// Other slash commands are for acpd, not the model: they stay
 			// out of the transcript.
 			if cmd == "compact" && resolveErr != nil {
-				return "", modelUnavailable(st.Model, resolveErr)
+				return "", turnerr.NoModel(st.Model, resolveErr)
 			}
 			return s.runCommand(ctx, cmd, backend, info)
 		}
@@ -131,7 +132,7 @@ func (s *sess) runTurn(ctx context.Context, prompt []acp.ContentBlock) (acp.Stop
 	if resolveErr != nil {
 		// The model never saw this prompt: keep it out of the transcript,
 		// so the user's retry does not send it twice.
-		return "", modelUnavailable(st.Model, resolveErr)
+		return "", turnerr.NoModel(st.Model, resolveErr)
 	}
 	if p, stop, ok := s.mcp.PromptTurn(ctx, prompt); ok {
 		// An MCP prompt command: its messages are the user's message.
@@ -197,7 +198,7 @@ func (s *sess) loop(ctx context.Context, backend model.Backend, info model.Model
 				s.a.log.Warn("model stream failed mid-answer; requesting again", "session", s.id, "err", err)
 				continue
 			}
-			return "", modelError(err)
+			return "", turnerr.Model(err)
 		}
 		if len(ts.calls) == 0 {
 			if last {
@@ -378,27 +379,4 @@ func (s *sess) tell(ctx context.Context, sev acp.NoticeSeverity, title, why stri
 	} else {
 		s.send(ctx, u)
 	}
-}
-
-// modelUnavailable is the auth-required error for a session without a model.
-func modelUnavailable(ref string, err error) error {
-	msg := "No model is configured. Set ANTHROPIC_API_KEY, OPENAI_API_KEY (with OPENAI_BASE_URL for compatible servers) or GEMINI_API_KEY, or OLLAMA_HOST for a local Ollama, and choose a model with ACPD_MODEL=provider/model (or --model)."
-	if ref != "" {
-		msg = fmt.Sprintf("Model %q is not available: %v. %s", ref, err, msg)
-	}
-	return &acp.Error{Code: int(acp.ErrorCodeAuthenticationRequired), Message: msg}
-}
-
-// modelError turns a failed model request into the turn's JSON-RPC error,
-// telling the user what to do.
-func modelError(err error) error {
-	var me *model.Error
-	if !errors.As(err, &me) {
-		return &acp.Error{Code: int(acp.ErrorCodeInternalError), Message: "model request failed: " + err.Error()}
-	}
-	code := acp.ErrorCodeInternalError
-	if me.Kind == model.ErrAuth {
-		code = acp.ErrorCodeAuthenticationRequired
-	}
-	return &acp.Error{Code: int(code), Message: me.Error() + ": " + me.Hint()}
 }

@@ -1,4 +1,4 @@
-package authmethods
+package handshake
 
 import (
 	"testing"
@@ -23,5 +23,16 @@ func TestOffered(t *testing.T) {
 	}
 	if err, ok := Check("other").(*acp.Error); !ok || err.Code != int(acp.ErrorCodeInvalidParams) {
 		t.Errorf("Check(other) = %v", err)
+	}
+}
+
+// initialize's reply offers audio and logout only when asked to.
+func TestReply(t *testing.T) {
+	r := Reply(nil, "acpd", "v1", false, false)
+	if r.ProtocolVersion != acp.ProtocolVersion(acp.ProtocolVersion1) || !r.AgentCapabilities.LoadSession || r.AgentCapabilities.PromptCapabilities.Audio || r.AgentCapabilities.Auth != nil || r.AgentInfo.Version != "v1" || len(r.AuthMethods) != 1 {
+		t.Fatalf("reply %+v", r)
+	}
+	if r := Reply(nil, "acpd", "v1", true, true); !r.AgentCapabilities.PromptCapabilities.Audio || r.AgentCapabilities.Auth == nil || r.AgentCapabilities.Auth.Logout == nil {
+		t.Fatalf("audio and logout reply %+v", r.AgentCapabilities)
 	}
 }

@@ -1,11 +1,12 @@
-// Package authmethods is what acpd offers in initialize's authMethods and
-// accepts in authenticate: the "agent" method [Env] (re-read the
+// Package handshake is what acpd says about itself in initialize and
+// accepts in authenticate: its agent capabilities and info ([Reply]), and
+// its authentication methods: the "agent" method [Env] (re-read the
 // environment and the keys `acpd login` stored) always; for Zed before
 // terminal auth methods, the same method carrying the "terminal-auth" _meta
 // that runs `acpd login` in a terminal; and the "terminal" method [Login]
 // (run `acpd login`) for clients that advertise auth.terminal. It keeps no
 // state.
-package authmethods
+package handshake
 
 import (
 	"fmt"
@@ -19,6 +20,38 @@ const (
 	Env   = "acpd-env"
 	Login = "acpd-login"
 )
+
+// Reply is initialize's answer, from the agent name at version, to a
+// client with caps (nil: none advertised): protocol version 1 whatever the
+// client asked for (it decides whether it can go on); session load,
+// resume, list, close, delete and additional directories; images and
+// embedded context in prompts, audio too when audio (the default model
+// takes it); HTTP and SSE MCP servers; logout when logout; and the
+// [Offered] authentication methods.
+func Reply(caps *acp.ClientCapabilities, name, version string, audio, logout bool) *acp.InitializeResponse {
+	title := "acpd"
+	resp := &acp.InitializeResponse{
+		ProtocolVersion: acp.ProtocolVersion(acp.ProtocolVersion1),
+		AgentCapabilities: &acp.AgentCapabilities{
+			LoadSession:        true,
+			PromptCapabilities: &acp.PromptCapabilities{Image: true, Audio: audio, EmbeddedContext: true},
+			McpCapabilities:    &acp.McpCapabilities{HTTP: true, Sse: true},
+			SessionCapabilities: &acp.SessionCapabilities{
+				List:                  &acp.SessionListCapabilities{},
+				Resume:                &acp.SessionResumeCapabilities{},
+				Close:                 &acp.SessionCloseCapabilities{},
+				Delete:                &acp.SessionDeleteCapabilities{},
+				AdditionalDirectories: &acp.SessionAdditionalDirectoriesCapabilities{},
+			},
+		},
+		AuthMethods: Offered(caps),
+		AgentInfo:   &acp.Implementation{Name: name, Title: &title, Version: version},
+	}
+	if logout {
+		resp.AgentCapabilities.Auth = &acp.AgentAuthCapabilities{Logout: &acp.LogoutCapabilities{}}
+	}
+	return resp
+}
 
 // Offered are the methods offered to a client with caps (nil: none known).
 func Offered(caps *acp.ClientCapabilities) []acp.AuthMethod {

@@ -1,0 +1,39 @@
+package turnerr
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"acpd/acp"
+	"acpd/model"
+)
+
+func code(t *testing.T, err error) (int, string) {
+	t.Helper()
+	var ae *acp.Error
+	if !errors.As(err, &ae) {
+		t.Fatalf("%v is not an *acp.Error", err)
+	}
+	return ae.Code, ae.Message
+}
+
+// A missing model asks for authentication and says how to configure one;
+// a model's auth failure asks for authentication too, with the hint; any
+// other failure is internal.
+func TestErrors(t *testing.T) {
+	if c, msg := code(t, NoModel("", nil)); c != int(acp.ErrorCodeAuthenticationRequired) || !strings.HasPrefix(msg, "No model is configured.") {
+		t.Errorf("NoModel: %d %q", c, msg)
+	}
+	if _, msg := code(t, NoModel("x/y", errors.New("gone"))); !strings.HasPrefix(msg, `Model "x/y" is not available: gone. No model`) {
+		t.Errorf("NoModel(ref): %q", msg)
+	}
+	auth := &model.Error{Kind: model.ErrAuth, Message: "bad key"}
+	if c, msg := code(t, Model(fmt.Errorf("turn: %w", auth))); c != int(acp.ErrorCodeAuthenticationRequired) || msg != auth.Error()+": "+auth.Hint() {
+		t.Errorf("Model(auth): %d %q", c, msg)
+	}
+	if c, msg := code(t, Model(errors.New("boom"))); c != int(acp.ErrorCodeInternalError) || msg != "model request failed: boom" {
+		t.Errorf("Model(other): %d %q", c, msg)
+	}
+}
