@@ -244,6 +244,15 @@ type client struct {
 	elicit func(ctx context.Context, req acp.CreateElicitationRequest) (any, error)
 }
 
+// fullSession starts a client without capabilities and opens a session in
+// e's cwd in full mode.
+func (e *testEnv) fullSession() (*client, acp.SessionID) {
+	c := e.start(nil)
+	sid := c.newSession()
+	c.mustMode(sid, modeFull)
+	return c, sid
+}
+
 // allowingSession starts a client without capabilities that allows every
 // permission request once, and opens a session in e's cwd.
 func (e *testEnv) allowingSession() (*client, acp.SessionID) {

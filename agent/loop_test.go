@@ -438,28 +438,12 @@ func TestPermissionDenialReachesModel(t *testing.T) {
 // in which the call has its result, so the next turn is a valid request.
 func TestCancelDuringTool(t *testing.T) {
 	env := newEnv(t, "")
-	c := env.start(nil)
-	sid := c.newSession()
-	c.mustMode(sid, modeFull)
+	c, sid := env.fullSession()
 	pidFile := filepath.Join(env.base, "pid")
 	// The shell records its pid and becomes sleep.
 	cmd := fmt.Sprintf("echo $$ > %[1]s.tmp && mv %[1]s.tmp %[1]s && exec sleep 30", pidFile)
 	env.setModel(mainModel, toolSeq(toolCallReq{"run_command", map[string]any{"command": cmd}}))
-	res := c.promptAsync(sid, "run it")
-	waitFor(t, "the command to start", func() bool { return fileExists(pidFile) })
-	c.notify(acp.AgentMethodSessionCancel, acp.CancelNotification{SessionID: sid})
-	r := await(t, "the cancelled prompt", res)
-	if r.err != nil || r.stop != acp.StopReasonCancelled {
-		t.Fatalf("prompt: %v %q, want cancelled", r.err, r.stop)
-	}
-	data, err := os.ReadFile(pidFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	if err != nil {
-		t.Fatalf("pid file %q", data)
-	}
+	pid := cancelledPids(t, c, sid, pidFile)[0]
 	if testproc.Alive(pid) {
 		t.Errorf("the command (pid %d) survived the cancelled turn", pid)
 	}

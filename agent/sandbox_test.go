@@ -39,9 +39,7 @@ func TestSandboxedCommandsInFullMode(t *testing.T) {
 	if err := os.MkdirAll(env.path(".git/hooks"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	c := env.start(nil)
-	sid := c.newSession()
-	c.mustMode(sid, modeFull)
+	c, sid := env.fullSession()
 	target := filepath.Join(env.outside, "escaped")
 	res, isErr, _ := runTools(t, env, c, sid,
 		toolCallReq{"run_command", map[string]any{"command": "echo in > inside.txt"}},
@@ -91,9 +89,7 @@ func TestSandboxedCommandsInFullMode(t *testing.T) {
 func TestCreatedProtectedPathReported(t *testing.T) {
 	requireSandbox(t)
 	env := newEnv(t, "")
-	c := env.start(nil)
-	sid := c.newSession()
-	c.mustMode(sid, modeFull)
+	c, sid := env.fullSession()
 	res, _, _ := runTools(t, env, c, sid, toolCallReq{"run_command", map[string]any{"command": "mkdir .acpd && echo 'instructions = \"x\"' > .acpd/config.toml"}})
 	if !strings.Contains(res[0], "created .acpd") || !strings.Contains(res[0], "review") {
 		t.Fatalf("result %q does not report the created protected path", res[0])

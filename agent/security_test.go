@@ -62,9 +62,7 @@ func TestRunCommandCwdOutsideAsks(t *testing.T) {
 	if err := os.MkdirAll(env.path(".git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	c := env.start(nil)
-	sid := c.newSession()
-	c.mustMode(sid, modeFull)
+	c, sid := env.fullSession()
 	dirs := []string{env.outside, ".git", env.store.Dir()}
 	var calls []toolCallReq
 	for _, d := range dirs {
@@ -106,9 +104,7 @@ func TestProviderKeyEnvNotInherited(t *testing.T) {
 			conf += "[env]\nallow = [\"WORK_*\"]\n"
 		}
 		env := newEnv(t, conf)
-		c := env.start(nil)
-		sid := c.newSession()
-		c.mustMode(sid, modeFull)
+		c, sid := env.fullSession()
 		res, isErr, _ := runTools(t, env, c, sid, toolCallReq{"run_command", map[string]any{"command": "env"}})
 		if isErr[0] || !strings.Contains(res[0], "PLAIN_SETTING=plain-value") {
 			t.Fatalf("env: %q", res[0])

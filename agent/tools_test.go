@@ -319,9 +319,7 @@ func TestModes(t *testing.T) {
 
 func TestRunCommandLocal(t *testing.T) {
 	env := newEnv(t, "")
-	c := env.start(nil)
-	sid := c.newSession()
-	c.mustMode(sid, modeFull)
+	c, sid := env.fullSession()
 	res, isErr, ups := runTools(t, env, c, sid,
 		toolCallReq{"run_command", map[string]any{"command": "echo hello; echo err >&2; exit 3"}},
 		toolCallReq{"run_command", map[string]any{"command": "pwd"}},
@@ -349,35 +347,47 @@ func TestRunCommandLocal(t *testing.T) {
 	}
 }
 
+// cancelledPids prompts a turn of sid (whose model runs a command that
+// writes pidFile), cancels it once pidFile exists, fails unless the turn
+// stops cancelled, and returns the pids pidFile lists.
+func cancelledPids(t *testing.T, c *client, sid acp.SessionID, pidFile string) []int {
+	t.Helper()
+	res := c.promptAsync(sid, "run it")
+	waitFor(t, "the command to start", func() bool { return fileExists(pidFile) })
+	c.notify(acp.AgentMethodSessionCancel, acp.CancelNotification{SessionID: sid})
+	if r := await(t, "the cancelled prompt", res); r.err != nil || r.stop != acp.StopReasonCancelled {
+		t.Fatalf("prompt: %v %q, want cancelled", r.err, r.stop)
+	}
+	data, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, f := range strings.Fields(string(data)) {
+		pid, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatalf("pid file %q", data)
+		}
+		pids = append(pids, pid)
+	}
+	if len(pids) == 0 {
+		t.Fatalf("pid file %q lists no pid", data)
+	}
+	return pids
+}
+
 // TestRunCommandCancel: cancelling the turn kills the command's process
 // group: nothing it started survives.
 func TestRunCommandCancel(t *testing.T) {
 	env := newEnv(t, "")
-	c := env.start(nil)
-	sid := c.newSession()
-	c.mustMode(sid, modeFull)
+	c, sid := env.fullSession()
 	n := max(*loops/4, 2)
 	for i := range n {
 		pidFile := filepath.Join(env.base, fmt.Sprintf("pids-%d", i))
 		// The shell and a background child record their pids, then wait.
 		cmd := fmt.Sprintf("sleep 60 & echo $! > %[1]s.tmp; echo $$ >> %[1]s.tmp; mv %[1]s.tmp %[1]s; wait", pidFile)
 		env.setModel(mainModel, toolSeq(toolCallReq{"run_command", map[string]any{"command": cmd}}))
-		res := c.promptAsync(sid, "run it")
-		waitFor(t, "the command to start", func() bool { return fileExists(pidFile) })
-		c.notify(acp.AgentMethodSessionCancel, acp.CancelNotification{SessionID: sid})
-		r := await(t, "the cancelled prompt", res)
-		if r.err != nil || r.stop != acp.StopReasonCancelled {
-			t.Fatalf("iteration %d: %v %q, want cancelled", i, r.err, r.stop)
-		}
-		data, err := os.ReadFile(pidFile)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, f := range strings.Fields(string(data)) {
-			pid, err := strconv.Atoi(f)
-			if err != nil {
-				t.Fatalf("pid file %q", data)
-			}
+		for _, pid := range cancelledPids(t, c, sid, pidFile) {
 			if testproc.Alive(pid) {
 				t.Errorf("iteration %d: process %d survived the cancelled turn", i, pid)
 				testproc.Kill(pid)
