@@ -571,9 +571,7 @@ func TestLoopDetection(t *testing.T) {
 		lines = append(lines, `{"type":"text","text":"all green"}`, `{"type":"finish"}`)
 		rec := record(env.script(lines...))
 		env.setModel(mainModel, rec)
-		c := env.start(nil)
-		sid := c.newSession()
-		c.mustMode(sid, "full")
+		c, sid := env.fullSession()
 		c.mustPrompt(sid, "fix it", acp.StopReasonEndTurn)
 		if data, _ := os.ReadFile(env.path("f.txt")); string(data) != "v4\n" {
 			t.Errorf("f.txt = %q: an edit was dropped", data)

@@ -402,9 +402,7 @@ func TestSystemPromptStable(t *testing.T) {
 	))
 	env.write("sub/f", "")
 	env.setModel(mainModel, rec)
-	c := env.start(nil)
-	sid := c.newSession()
-	c.mustMode(sid, "full")
+	c, sid := env.fullSession()
 	c.mustPrompt(sid, "go", acp.StopReasonEndTurn)
 	reqs := rec.requests()
 	if len(reqs) != 5 {

@@ -15,9 +15,7 @@ import (
 // cut), with the whole output saved to a file the note names.
 func TestCommandOutputBounded(t *testing.T) {
 	env := newEnv(t, "")
-	c := env.start(nil)
-	sid := c.newSession()
-	c.mustMode(sid, "full")
+	c, sid := env.fullSession()
 	res, isErr, _ := runTools(t, env, c, sid, toolCallReq{"run_command", map[string]any{"command": "seq 1 20000"}})
 	out := res[0]
 	if isErr[0] || len(out) > 31_000 || !strings.HasPrefix(out, "1\n2\n3\n") || !strings.HasSuffix(out, "19999\n20000\n[exit code 0]\n") {
@@ -67,9 +65,7 @@ func TestCommandOutputBounded(t *testing.T) {
 // still running end with the session.
 func TestBackgroundJobs(t *testing.T) {
 	env := newEnv(t, "")
-	c := env.start(nil)
-	sid := c.newSession()
-	c.mustMode(sid, "full")
+	c, sid := env.fullSession()
 	pidFile := env.path("bg.pid")
 	res, isErr, _ := runTools(t, env, c, sid,
 		toolCallReq{"run_command", map[string]any{"command": "echo serving; sleep 60", "run_in_background": true}},
