@@ -150,6 +150,18 @@ func (a *Agent) fallbackModel() string {
 	})()
 }
 
+// reload re-reads the environment and the stored keys (Options.Reload)
+// and forgets the default model and the model list, so that both are
+// computed again.
+func (a *Agent) reload() {
+	if a.opts.Reload != nil {
+		a.opts.Reload()
+	}
+	a.mu.Lock()
+	a.defaultRef, a.modelList = nil, nil
+	a.mu.Unlock()
+}
+
 // refreshCredentials reloads the stored keys when their stamp changed and
 // then offers every open session the models found since (a
 // config_option_update). It reports whether they changed.
@@ -166,11 +178,8 @@ func (a *Agent) refreshCredentials(ctx context.Context) bool {
 		return false
 	}
 	a.log.Info("stored credentials changed; reloading them")
-	if a.opts.Reload != nil {
-		a.opts.Reload()
-	}
+	a.reload()
 	a.mu.Lock()
-	a.defaultRef, a.modelList = nil, nil
 	open := make([]*sess, 0, len(a.sessions))
 	for _, s := range a.sessions {
 		open = append(open, s)

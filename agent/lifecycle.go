@@ -59,12 +59,7 @@ func (h handlers) Authenticate(ctx context.Context, p *acp.AuthenticateRequest) 
 	if err := handshake.Check(p.MethodID); err != nil {
 		return nil, err
 	}
-	if a.opts.Reload != nil {
-		a.opts.Reload()
-	}
-	a.mu.Lock()
-	a.defaultRef, a.modelList = nil, nil
-	a.mu.Unlock()
+	a.reload()
 	if a.fallbackModel() == "" && a.opts.Config.User().Model == "" {
 		return nil, turnerr.NoModel("", ErrNoModel)
 	}
@@ -79,13 +74,8 @@ func (h handlers) Logout(ctx context.Context, p *acp.LogoutRequest) (*acp.Logout
 	if err := a.opts.Logout(); err != nil {
 		return nil, fmt.Errorf("removing stored keys: %w", err)
 	}
-	if a.opts.Reload != nil {
-		a.opts.Reload()
-	}
 	// The default model may have come from the keys just deleted.
-	a.mu.Lock()
-	a.defaultRef, a.modelList = nil, nil
-	a.mu.Unlock()
+	a.reload()
 	return &acp.LogoutResponse{}, nil
 }
 
