@@ -53,6 +53,20 @@ type storedToken struct {
 	Client *TokenClient `json:"acpd_client,omitempty"`
 }
 
+// read loads the store's file outside [TokenStore.update]: on Windows it
+// holds the store's lock shared while the file is open
+// (atomicfile.ReaderLock), so that no writer's replacement finds it open
+// and fails.
+func (s *TokenStore) read() (map[string]*storedToken, error) {
+	unlock, err := atomicfile.ReaderLock(s.path+".lock", 5*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	return s.load()
+}
+
+// load reads the store's file; a missing file is an empty store.
 func (s *TokenStore) load() (map[string]*storedToken, error) {
 	out := map[string]*storedToken{}
 	b, err := os.ReadFile(s.path)
@@ -79,7 +93,7 @@ func (s *TokenStore) Get(server, rawURL string) *oauth2.Token {
 func (s *TokenStore) get(server, rawURL string) (*oauth2.Token, *TokenClient) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m, err := s.load()
+	m, err := s.read()
 	if err != nil || m[tokenKey(server, rawURL)] == nil {
 		return nil, nil
 	}
@@ -124,7 +138,7 @@ func (s *TokenStore) Delete(server string) (bool, error) {
 func (s *TokenStore) Servers() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m, _ := s.load()
+	m, _ := s.read()
 	seen := map[string]bool{}
 	var out []string
 	for k := range m {
