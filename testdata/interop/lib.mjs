@@ -280,3 +280,34 @@ export function pick(params, kind) {
   assert.ok(opt, `no ${kind} option in ${JSON.stringify(params.options)}`);
   return { outcome: { outcome: "selected", optionId: opt.optionId } };
 }
+
+/**
+ * Runs a terminal/create request's command as an editor does: no shell,
+ * in params.cwd (else cwd), with the editor's environment plus params.env.
+ * Output of both streams goes to onOutput. It sets t.child, t.exit (null
+ * while running; {code: 127} when it could not start, then what `close`
+ * reports) and t.exited, a promise that settles at the first of the two;
+ * onError, if given, sees the start failure.
+ */
+export function startTerminalCommand(t, params, cwd, onOutput, onError) {
+  const env = { ...process.env };
+  for (const e of params.env ?? []) {
+    env[e.name] = e.value;
+  }
+  t.exit = null;
+  t.child = spawn(params.command, params.args ?? [], { cwd: params.cwd ?? cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+  t.child.stdout.on("data", onOutput);
+  t.child.stderr.on("data", onOutput);
+  t.exited = new Promise((resolve) => {
+    t.child.on("error", (err) => {
+      onError?.(err);
+      t.exit = { code: 127, signal: null };
+      resolve();
+    });
+    t.child.on("close", (code, signal) => {
+      t.exit = { code, signal };
+      resolve();
+    });
+  });
+  return t;
+}

@@ -10,11 +10,10 @@
 // `echo hi-from-cmd` and updates the plan; its expect lines prove the model
 // got each tool's result.
 
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 
-import { AcpdProcess, acp, assert, call, initParams, kinds, loadConfig, pick, summary } from "./lib.mjs";
+import { AcpdProcess, acp, assert, call, initParams, kinds, loadConfig, pick, startTerminalCommand, summary } from "./lib.mjs";
 
 const cfg = loadConfig();
 const file = path.join(cfg.project, "a.txt");
@@ -83,16 +82,7 @@ const app = acp
   })
   .onRequest("terminal/create", ({ params }) => {
     const id = `term-${++terminalSeq}`;
-    const env = { ...process.env };
-    for (const e of params.env ?? []) {
-      env[e.name] = e.value;
-    }
-    const child = spawn(params.command, params.args ?? [], {
-      cwd: params.cwd ?? cfg.project,
-      env,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    const t = { sessionId: params.sessionId, params, child, out: Buffer.alloc(0), exit: null };
+    const t = { sessionId: params.sessionId, params, out: Buffer.alloc(0) };
     const add = (chunk) => {
       t.out = Buffer.concat([t.out, chunk]);
       const limit = params.outputByteLimit;
@@ -100,19 +90,7 @@ const app = acp
         t.out = t.out.subarray(t.out.length - limit); // bound memory; keepTail trims exactly
       }
     };
-    child.stdout.on("data", add);
-    child.stderr.on("data", add);
-    t.exited = new Promise((resolve) => {
-      child.on("error", (err) => {
-        add(Buffer.from(String(err)));
-        t.exit = { code: 127, signal: null };
-        resolve();
-      });
-      child.on("close", (code, signal) => {
-        t.exit = { code, signal };
-        resolve();
-      });
-    });
+    startTerminalCommand(t, params, cfg.project, add, (err) => add(Buffer.from(String(err))));
     terminals.set(id, t);
     terminalLog.push({ id, command: params.command, args: params.args ?? [], env: params.env, cwd: params.cwd, calls: ["create"] });
     return { terminalId: id };

@@ -9,11 +9,10 @@
 // (edit_file, multi_edit, write_file, apply_patch) carries the proposed
 // change as diff content, and run_command's title is the command verbatim.
 
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 
-import { AcpdProcess, acp, assert, call, initParams, loadConfig, pick, summary } from "./lib.mjs";
+import { AcpdProcess, acp, assert, call, initParams, loadConfig, pick, startTerminalCommand, summary } from "./lib.mjs";
 
 const cfg = loadConfig();
 const project = fs.realpathSync(cfg.project);
@@ -63,24 +62,8 @@ const app = acp
   .onRequest("terminal/create", ({ params }) => {
     const id = `term-${++terminalSeq}`;
     // As Zed: the command runs with the editor's environment plus env.
-    const env = { ...process.env };
-    for (const e of params.env ?? []) {
-      env[e.name] = e.value;
-    }
-    const child = spawn(params.command, params.args ?? [], { cwd: params.cwd ?? project, env, stdio: ["ignore", "pipe", "pipe"] });
-    const t = { child, out: "", exit: null, calls: ["create"], line: [params.command, ...(params.args ?? [])] };
-    child.stdout.on("data", (c) => (t.out += c));
-    child.stderr.on("data", (c) => (t.out += c));
-    t.exited = new Promise((resolve) => {
-      child.on("error", () => {
-        t.exit = { code: 127, signal: null };
-        resolve();
-      });
-      child.on("close", (code, signal) => {
-        t.exit = { code, signal };
-        resolve();
-      });
-    });
+    const t = { out: "", calls: ["create"], line: [params.command, ...(params.args ?? [])] };
+    startTerminalCommand(t, params, project, (c) => (t.out += c));
     terminals.set(id, t);
     terminalLog.push({ id, calls: t.calls, line: t.line });
     return { terminalId: id };
