@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"acpd/acp"
+	"acpd/agent/internal/mcpbridge"
 	"acpd/config"
-	"acpd/mcpbridge"
 	"acpd/mcpclient"
 	"acpd/model"
 	"acpd/permissions"

@@ -6,10 +6,10 @@ import (
 	"sort"
 
 	"acpd/acp"
+	"acpd/agent/internal/batch"
 	"acpd/model"
 	"acpd/permissions"
 	"acpd/tools"
-	"acpd/tools/batch"
 )
 
 // tools returns the session's tools by name.

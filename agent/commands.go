@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"acpd/acp"
-	"acpd/internal/turnerr"
+	"acpd/agent/internal/turnerr"
 	"acpd/model"
 	"acpd/permissions"
 )

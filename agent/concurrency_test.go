@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"acpd/acp"
+	"acpd/agent/internal/batch"
 	"acpd/model"
 	"acpd/tools"
-	"acpd/tools/batch"
 )
 
 // TestToolPanicFailsTheCall: a tool that panics runs on a goroutine of its

@@ -7,12 +7,12 @@ import (
 	"fmt"
 
 	"acpd/acp"
-	"acpd/fs"
-	"acpd/internal/handshake"
-	"acpd/internal/turnerr"
+	"acpd/agent/internal/handshake"
+	"acpd/agent/internal/listing"
+	"acpd/agent/internal/turnerr"
+	"acpd/files"
 	"acpd/model"
 	"acpd/session"
-	"acpd/session/listing"
 	"acpd/session/replay"
 )
 
@@ -80,9 +80,9 @@ func (h handlers) Logout(ctx context.Context, p *acp.LogoutRequest) (*acp.Logout
 }
 
 // checkDirs validates cwd and additionalDirectories: absolute, existing
-// directories (fs.CheckRoots).
+// directories (files.CheckRoots).
 func checkDirs(cwd string, dirs []string) error {
-	if err := fs.CheckRoots(cwd, dirs); err != nil {
+	if err := files.CheckRoots(cwd, dirs); err != nil {
 		return invalidParams("%v", err)
 	}
 	return nil

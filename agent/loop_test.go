@@ -17,11 +17,11 @@ import (
 	"time"
 
 	"acpd/acp"
+	"acpd/agent/internal/sysprompt"
 	"acpd/compact"
 	"acpd/internal/loopguard"
 	"acpd/internal/testproc"
 	"acpd/model"
-	"acpd/sysprompt"
 )
 
 // Tests of the agent loop: tool scheduling, permissions and cancellation as

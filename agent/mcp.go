@@ -5,11 +5,11 @@ import (
 	"time"
 
 	"acpd/acp"
-	"acpd/internal/slash"
-	"acpd/mcpbridge"
+	"acpd/agent/internal/mcpbridge"
+	"acpd/agent/internal/notice"
+	"acpd/agent/internal/slash"
 	"acpd/mcpclient"
 	"acpd/model"
-	"acpd/notice"
 	"acpd/permissions"
 	"acpd/tools/mcptools"
 )

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"acpd/sysprompt"
+	"acpd/agent/internal/sysprompt"
 )
 
 // systemPrompt is the session's system prompt (see package sysprompt). It

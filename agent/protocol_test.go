@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"acpd/acp"
+	"acpd/agent/internal/listing"
 	"acpd/model"
 	"acpd/session"
-	"acpd/session/listing"
 )
 
 func TestInitializeNegotiatesVersion(t *testing.T) {

@@ -9,16 +9,16 @@ import (
 	"time"
 
 	"acpd/acp"
+	"acpd/agent/internal/editor"
+	"acpd/agent/internal/mcpbridge"
+	"acpd/agent/internal/sysprompt"
+	"acpd/agent/internal/turnslot"
 	"acpd/config"
-	"acpd/editor"
-	"acpd/fs"
+	"acpd/files"
 	"acpd/internal/outbox"
-	"acpd/internal/turnslot"
-	"acpd/mcpbridge"
 	"acpd/model"
 	"acpd/permissions"
 	"acpd/session"
-	"acpd/sysprompt"
 	"acpd/tools"
 )
 
@@ -49,8 +49,8 @@ type sess struct {
 	// abandoned counts tool calls a cancelled turn stopped waiting for.
 	abandoned sync.WaitGroup
 
-	roots  *fs.Roots
-	broker *fs.Broker
+	roots  *files.Roots
+	broker *files.Broker
 	policy *permissions.Policy
 	mcp    *mcpbridge.Bridge // nil without MCP servers
 
@@ -78,7 +78,7 @@ type sess struct {
 // newSess wraps an opened log with the session's file broker and permission
 // policy. On error the caller still owns l.
 func (a *Agent) newSess(l *session.Log, cwd string, dirs []string, cfg *config.Config, mcp []acp.McpServer) (*sess, error) {
-	roots, err := fs.NewRoots(cwd, dirs...)
+	roots, err := files.NewRoots(cwd, dirs...)
 	if err != nil {
 		return nil, invalidParams("session directories: %v", err)
 	}
@@ -100,13 +100,13 @@ func (a *Agent) newSess(l *session.Log, cwd string, dirs []string, cfg *config.C
 	s.chunks = outbox.NewLog(func(u acp.SessionUpdate) { s.appendRecord(kindUpdate, u) })
 	s.out = outbox.NewQueue(s.sendNow)
 	caps := a.clientCapabilities()
-	var ed fs.Editor
+	var ed files.Editor
 	canRead, canWrite := false, false
 	if caps.Fs != nil && (caps.Fs.ReadTextFile || caps.Fs.WriteTextFile) {
 		ed = editor.FS{Conn: a.peer, Session: s.id}
 		canRead, canWrite = caps.Fs.ReadTextFile, caps.Fs.WriteTextFile
 	}
-	s.broker = fs.NewBroker(fs.BrokerOptions{Roots: roots, Editor: ed, CanEditorRead: canRead, CanEditorWrite: canWrite, Logger: a.log})
+	s.broker = files.NewBroker(files.BrokerOptions{Roots: roots, Editor: ed, CanEditorRead: canRead, CanEditorWrite: canWrite, Logger: a.log})
 	s.set = settings{Mode: cfg.Agent.DefaultMode, Model: cfg.Model, Thought: "medium"}
 	if s.set.Model == "" {
 		s.set.Model = a.fallbackModel()

@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"acpd/acp"
-	"acpd/internal/configopts"
+	"acpd/agent/internal/configopts"
 	"acpd/model"
 	"acpd/permissions"
 )

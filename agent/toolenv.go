@@ -4,8 +4,8 @@ import (
 	"context"
 
 	"acpd/acp"
-	"acpd/editor"
-	"acpd/fs"
+	"acpd/agent/internal/editor"
+	"acpd/files"
 	"acpd/model"
 	"acpd/permissions"
 	"acpd/sandbox"
@@ -19,7 +19,7 @@ type toolEnv struct{ s *sess }
 
 var _ tools.Env = toolEnv{}
 
-func (e toolEnv) Resolve(p string) (fs.Resolved, error) {
+func (e toolEnv) Resolve(p string) (files.Resolved, error) {
 	if p == "" {
 		p = "."
 	}
@@ -34,7 +34,7 @@ func (e toolEnv) AuthorizeShowing(ctx context.Context, c *tools.Call, req permis
 	return e.s.authorize(ctx, c, req, upd, preview)
 }
 
-func (e toolEnv) Files() *fs.Broker { return e.s.broker }
+func (e toolEnv) Files() *files.Broker { return e.s.broker }
 
 func (e toolEnv) Jobs() *tools.Jobs { return e.s.jobs }
 

@@ -9,14 +9,14 @@ import (
 	"time"
 
 	"acpd/acp"
+	"acpd/agent/internal/notice"
+	"acpd/agent/internal/promptin"
+	"acpd/agent/internal/slash"
+	"acpd/agent/internal/turnerr"
+	"acpd/agent/internal/turnslot"
 	"acpd/compact"
 	"acpd/internal/loopguard"
-	"acpd/internal/slash"
-	"acpd/internal/turnerr"
-	"acpd/internal/turnslot"
 	"acpd/model"
-	"acpd/notice"
-	"acpd/promptin"
 )
 
 // defaultMaxTurnRequests caps model requests per prompt turn when the config

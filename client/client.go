@@ -7,11 +7,11 @@
 // # Files
 //
 // fs/read_text_file and fs/write_text_file accept only absolute paths whose
-// real location (symlinks resolved, see fs.Roots.Resolve) lies inside one of
+// real location (symlinks resolved, see files.Roots.Resolve) lies inside one of
 // the client's roots; anything else is answered with a JSON-RPC error and
 // nothing is read or written. Reads open the file through an os.Root of the
 // containing root, so a symlink swapped in after the check cannot lead the
-// open outside. Writes replace the file atomically (fs.WriteFileAtomic),
+// open outside. Writes replace the file atomically (files.WriteFileAtomic),
 // creating missing parent directories inside the root.
 //
 // # Terminals
@@ -37,13 +37,13 @@ import (
 	"syscall"
 
 	"acpd/acp"
-	"acpd/fs"
+	"acpd/files"
 	"acpd/sandbox"
 	"acpd/terminal"
 )
 
 // maxReadBytes bounds the content one fs/read_text_file returns.
-const maxReadBytes = fs.MaxFileSize
+const maxReadBytes = files.MaxFileSize
 
 // Options configures a Client.
 type Options struct {
@@ -83,7 +83,7 @@ type Options struct {
 type Client struct {
 	o        Options
 	log      *slog.Logger
-	roots    *fs.Roots
+	roots    *files.Roots
 	rootsErr error
 	terms    *terminal.Manager
 
@@ -111,7 +111,7 @@ func New(o Options) *Client {
 	}
 	c.o.Cwd = cwd
 	if c.rootsErr == nil {
-		c.roots, c.rootsErr = fs.NewRoots(cwd, o.Roots...)
+		c.roots, c.rootsErr = files.NewRoots(cwd, o.Roots...)
 	}
 	if c.rootsErr != nil {
 		lg.Warn("client roots are invalid; file requests will fail", "err", c.rootsErr)
@@ -266,19 +266,19 @@ func refused(path, why string) *acp.Error {
 }
 
 // confine resolves an absolute path and requires it to lie inside a root.
-func (c *Client) confine(p string) (fs.Resolved, error) {
+func (c *Client) confine(p string) (files.Resolved, error) {
 	if c.rootsErr != nil {
-		return fs.Resolved{}, fmt.Errorf("file access is unavailable: %w", c.rootsErr)
+		return files.Resolved{}, fmt.Errorf("file access is unavailable: %w", c.rootsErr)
 	}
 	if !filepath.IsAbs(p) {
-		return fs.Resolved{}, refused(p, "path must be absolute")
+		return files.Resolved{}, refused(p, "path must be absolute")
 	}
 	res, err := c.roots.Resolve(p)
 	if err != nil {
-		return fs.Resolved{}, refused(p, err.Error())
+		return files.Resolved{}, refused(p, err.Error())
 	}
 	if !res.Inside() {
-		return fs.Resolved{}, refused(p, "path is outside the session roots")
+		return files.Resolved{}, refused(p, "path is outside the session roots")
 	}
 	return res, nil
 }
@@ -307,7 +307,7 @@ func (c *Client) readTextFile(ctx context.Context, req acp.ReadTextFileRequest) 
 		return acp.ReadTextFileResponse{}, err
 	}
 	if !st.Mode().IsRegular() {
-		return acp.ReadTextFileResponse{}, refused(req.Path, fs.ErrNotRegular.Error())
+		return acp.ReadTextFileResponse{}, refused(req.Path, files.ErrNotRegular.Error())
 	}
 	content, err := readWindow(ctx, f, req.Line, req.Limit)
 	if err != nil {
@@ -341,7 +341,7 @@ func readWindow(ctx context.Context, r io.Reader, line, limit *uint32) (string, 
 			frag, err = br.ReadSlice('\n')
 			if keep {
 				if len(out)+len(frag) > maxReadBytes {
-					return "", fs.ErrTooLarge
+					return "", files.ErrTooLarge
 				}
 				out = append(out, frag...)
 			}
@@ -378,7 +378,7 @@ func (c *Client) writeTextFile(req acp.WriteTextFileRequest) (acp.WriteTextFileR
 			return acp.WriteTextFileResponse{}, err
 		}
 	}
-	if err := fs.WriteFileAtomic(res.Path, []byte(req.Content), 0o644); err != nil {
+	if err := files.WriteFileAtomic(res.Path, []byte(req.Content), 0o644); err != nil {
 		return acp.WriteTextFileResponse{}, err
 	}
 	return acp.WriteTextFileResponse{}, nil

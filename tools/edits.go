@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"acpd/acp"
-	"acpd/fs"
+	"acpd/files"
 	"acpd/model"
 	"acpd/permissions"
 	"acpd/tools/patch"
@@ -57,7 +57,7 @@ func editResult(env Env, path string, rs []textedit.Result) string {
 
 // replaceFile runs edits on the file through the broker (stale-write rules)
 // and reports the result.
-func replaceFile(ctx context.Context, env Env, c *Call, shown string, t fs.Resolved, edits []textedit.Edit) Result {
+func replaceFile(ctx context.Context, env Env, c *Call, shown string, t files.Resolved, edits []textedit.Edit) Result {
 	var rs []textedit.Result
 	prev, next, err := env.Files().EditFile(ctx, t.Path, func(old string) (out string, err error) {
 		out, rs, err = applyEdits(old, edits)
@@ -90,7 +90,7 @@ func applyEdits(old string, edits []textedit.Edit) (string, []textedit.Result, e
 // peekFile is the current content of an existing file as an edit would see
 // it (through the broker, under its stale check), without writing or
 // recording anything.
-func peekFile(ctx context.Context, env Env, t fs.Resolved) (string, error) {
+func peekFile(ctx context.Context, env Env, t files.Resolved) (string, error) {
 	var content string
 	_, _, err := env.Files().EditFile(ctx, t.Path, func(old string) (string, error) {
 		content = old
@@ -105,8 +105,8 @@ func peekFile(ctx context.Context, env Env, t fs.Resolved) (string, error) {
 // editPreview is the diff edits would make to the file, for the
 // permission request; nil when they do not apply (the error is reported
 // after approval).
-func editPreview(ctx context.Context, env Env, edits []textedit.Edit) func(fs.Resolved) []acp.ToolCallContent {
-	return func(t fs.Resolved) []acp.ToolCallContent {
+func editPreview(ctx context.Context, env Env, edits []textedit.Edit) func(files.Resolved) []acp.ToolCallContent {
+	return func(t files.Resolved) []acp.ToolCallContent {
 		old, err := peekFile(ctx, env, t)
 		if err != nil {
 			return nil
@@ -247,7 +247,7 @@ var errPeek = errors.New("peek")
 // session roots.
 type brokerFiles struct {
 	env      Env
-	resolved map[string]fs.Resolved
+	resolved map[string]files.Resolved
 }
 
 func (f brokerFiles) Read(ctx context.Context, p string) (string, error) {
@@ -283,19 +283,19 @@ func runApplyPatch(ctx context.Context, env Env, c *Call) Result {
 	if err != nil {
 		return Errorf("%v", err)
 	}
-	files := brokerFiles{env: env, resolved: map[string]fs.Resolved{}}
+	bf := brokerFiles{env: env, resolved: map[string]files.Resolved{}}
 	var perm []permissions.Path
 	var locs []acp.ToolCallLocation
 	for _, h := range p.Hunks {
 		for _, path := range []string{h.Path, h.MoveTo} {
-			if _, done := files.resolved[path]; path == "" || done {
+			if _, done := bf.resolved[path]; path == "" || done {
 				continue
 			}
 			t, err := env.Resolve(path)
 			if err != nil {
 				return Errorf("%s: %v", path, err)
 			}
-			files.resolved[path] = t
+			bf.resolved[path] = t
 			perm = append(perm, permPath(t))
 			locs = append(locs, acp.ToolCallLocation{Path: t.Path})
 		}
@@ -306,24 +306,24 @@ func runApplyPatch(ctx context.Context, env Env, c *Call) Result {
 	// The permission request shows the patch's effect when it fits; one
 	// that does not is reported after approval, as without a preview.
 	preview := func() []acp.ToolCallContent {
-		planned, err := patch.Plan(ctx, p, files.Read)
+		planned, err := patch.Plan(ctx, p, bf.Read)
 		if err != nil {
 			return nil
 		}
-		return patchContent(files, planned)
+		return patchContent(bf, planned)
 	}
 	if ok, why := env.AuthorizeShowing(ctx, c, permissions.Call{Tool: c.Name, Kind: acp.ToolKindEdit, Paths: perm}, upd, preview); !ok {
 		return Errorf("%s", why)
 	}
-	changes, err := patch.Apply(ctx, p, files)
-	content := patchContent(files, changes)
+	changes, err := patch.Apply(ctx, p, bf)
+	content := patchContent(bf, changes)
 	var b strings.Builder
 	for _, ch := range changes {
 		verb := map[patch.Op]string{patch.Add: "A", patch.Delete: "D", patch.Update: "M"}[ch.Op]
-		fmt.Fprintf(&b, "%s %s\n", verb, display(env, files.resolved[ch.Path].Path))
+		fmt.Fprintf(&b, "%s %s\n", verb, display(env, bf.resolved[ch.Path].Path))
 	}
 	if err != nil {
-		var se *fs.StaleError
+		var se *files.StaleError
 		var ae *patch.ApplyError
 		switch {
 		case errors.As(err, &ae):
@@ -341,10 +341,10 @@ func runApplyPatch(ctx context.Context, env Env, c *Call) Result {
 }
 
 // patchContent shows a patch's changes as diffs.
-func patchContent(files brokerFiles, changes []patch.Change) []acp.ToolCallContent {
+func patchContent(bf brokerFiles, changes []patch.Change) []acp.ToolCallContent {
 	var content []acp.ToolCallContent
 	for _, ch := range changes {
-		d := &acp.Diff{Path: files.resolved[ch.Path].Path, NewText: ch.New}
+		d := &acp.Diff{Path: bf.resolved[ch.Path].Path, NewText: ch.New}
 		if ch.Op != patch.Add {
 			d.OldText = &ch.Old
 		}

@@ -14,7 +14,7 @@ import (
 	"strings"
 
 	"acpd/acp"
-	"acpd/fs"
+	"acpd/files"
 	"acpd/model"
 	"acpd/permissions"
 	"acpd/tools/clip"
@@ -24,7 +24,7 @@ import (
 const maxListEntries = 1000
 
 // permPath is the permission policy's view of a resolved path.
-func permPath(r fs.Resolved) permissions.Path {
+func permPath(r files.Resolved) permissions.Path {
 	return permissions.Path{Abs: r.Path, Rel: r.Rel, Inside: r.Inside()}
 }
 
@@ -57,7 +57,7 @@ func pathTitle(verb string) func(json.RawMessage) string {
 
 // gate resolves the call's path and asks permission. ok=false means res is
 // the tool's answer.
-func gate(ctx context.Context, env Env, c *Call, path string, kind acp.ToolKind, title string) (fs.Resolved, Result, bool) {
+func gate(ctx context.Context, env Env, c *Call, path string, kind acp.ToolKind, title string) (files.Resolved, Result, bool) {
 	return gatePreview(ctx, env, c, path, kind, title, nil)
 }
 
@@ -66,7 +66,7 @@ func gate(ctx context.Context, env Env, c *Call, path string, kind acp.ToolKind,
 // approves, or nil when it cannot be computed (the call then asks without
 // it and reports any error after approval, so nothing of the file reaches
 // the model before the user allowed the call).
-func gatePreview(ctx context.Context, env Env, c *Call, path string, kind acp.ToolKind, title string, preview func(fs.Resolved) []acp.ToolCallContent) (fs.Resolved, Result, bool) {
+func gatePreview(ctx context.Context, env Env, c *Call, path string, kind acp.ToolKind, title string, preview func(files.Resolved) []acp.ToolCallContent) (files.Resolved, Result, bool) {
 	t, err := env.Resolve(path)
 	if err != nil {
 		return t, Errorf("%v", err), false
@@ -200,7 +200,7 @@ func readImage(env Env, c *Call, abs, shown, mime string) Result {
 // binaryFile reports whether the file on disk at path starts like a binary
 // file (unreadable files are left to the read to report).
 func binaryFile(path string) bool {
-	f, err := fs.OpenRegular(path) // a FIFO must not block
+	f, err := files.OpenRegular(path) // a FIFO must not block
 	if err != nil {
 		return false
 	}
@@ -228,7 +228,7 @@ func writeFileTool() *Tool {
 			if err != nil {
 				return Errorf("invalid write_file arguments: %v", err)
 			}
-			t, res, ok := gatePreview(ctx, env, c, in.Path, acp.ToolKindEdit, "Write "+in.Path, func(t fs.Resolved) []acp.ToolCallContent {
+			t, res, ok := gatePreview(ctx, env, c, in.Path, acp.ToolKindEdit, "Write "+in.Path, func(t files.Resolved) []acp.ToolCallContent {
 				d := &acp.Diff{Path: t.Path, NewText: in.Content}
 				prev, err := peekFile(ctx, env, t)
 				switch {

@@ -18,7 +18,7 @@ import (
 	ignore "github.com/sabhiram/go-gitignore"
 
 	"acpd/acp"
-	"acpd/fs"
+	"acpd/files"
 	"acpd/internal/glob"
 	"acpd/model"
 )
@@ -32,7 +32,7 @@ const (
 )
 
 // tree is the searched tree, opened through the file broker
-// (fs.Broker.OpenTree): every file is read through an os.Root, so nothing a
+// (files.Broker.OpenTree): every file is read through an os.Root, so nothing a
 // search reaches, symbolic links included, leaves the session root.
 type tree struct {
 	root *os.Root
@@ -45,7 +45,7 @@ type tree struct {
 	close  func() error
 }
 
-func openTree(env Env, res fs.Resolved) (*tree, error) {
+func openTree(env Env, res files.Resolved) (*tree, error) {
 	root, rel, err := env.Files().OpenTree(res)
 	if err != nil {
 		return nil, err
@@ -55,7 +55,7 @@ func openTree(env Env, res fs.Resolved) (*tree, error) {
 
 // searchTree gates a search of path (see gate) and opens its tree; when ok
 // is false, res is the tool's answer.
-func searchTree(ctx context.Context, env Env, c *Call, path, title string) (fs.Resolved, *tree, Result, bool) {
+func searchTree(ctx context.Context, env Env, c *Call, path, title string) (files.Resolved, *tree, Result, bool) {
 	t, res, ok := gate(ctx, env, c, path, acp.ToolKindSearch, title)
 	if !ok {
 		return t, nil, res, false
@@ -200,7 +200,7 @@ func (w walker) walk(t *tree, f func(p string) bool) error {
 	return err
 }
 
-// within reports whether p is dir or under it (slash paths of one fs.FS).
+// within reports whether p is dir or under it (slash paths of one files.FS).
 func within(dir, p string) bool {
 	return dir == "." || p == dir || strings.HasPrefix(p, dir+"/")
 }
@@ -335,7 +335,7 @@ func grepTool(o Options) *Tool {
 				if inc != nil && !inc.Match(tr.under(p)) {
 					return true
 				}
-				f, err := fs.OpenRegularIn(tr.root, p)
+				f, err := files.OpenRegularIn(tr.root, p)
 				if err != nil {
 					return true
 				}

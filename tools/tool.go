@@ -27,7 +27,7 @@ import (
 	"strings"
 
 	"acpd/acp"
-	"acpd/fs"
+	"acpd/files"
 	"acpd/model"
 	"acpd/permissions"
 	"acpd/sandbox"
@@ -129,7 +129,7 @@ func Errorf(format string, args ...any) Result {
 type Env interface {
 	// Resolve resolves a tool path (absolute, or relative to the working
 	// directory; "" is the working directory) against the session roots.
-	Resolve(path string) (fs.Resolved, error)
+	Resolve(path string) (files.Resolved, error)
 	// Authorize decides whether the call may run, asking the user when the
 	// policy says so; upd describes the call in the permission request. It
 	// fails closed. On success the call is reported in progress; otherwise
@@ -140,7 +140,7 @@ type Env interface {
 	// and returns the content (diffs) shown in the request, or nil.
 	AuthorizeShowing(ctx context.Context, call *Call, req permissions.Call, upd acp.ToolCallUpdate, preview func() []acp.ToolCallContent) (ok bool, why string)
 	// Files is the session's file broker.
-	Files() *fs.Broker
+	Files() *files.Broker
 	// SawFile records that the agent read or wrote path (a real path), so
 	// it is no longer reported to the model as changed outside the agent.
 	SawFile(path string)

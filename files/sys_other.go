@@ -1,6 +1,6 @@
 //go:build !unix && !windows
 
-package fs
+package files
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package fs
+package files
 
 import (
 	"context"
@@ -188,7 +188,7 @@ func (e *entry) release() { <-e.lock }
 // watchDir). The caller must Close the broker.
 func NewBroker(opts BrokerOptions) *Broker {
 	if opts.Roots == nil {
-		panic("fs.NewBroker: nil Roots")
+		panic("files.NewBroker: nil Roots")
 	}
 	logger := opts.Logger
 	if logger == nil {

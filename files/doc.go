@@ -1,4 +1,4 @@
-// Package fs is acpd's file broker: it confines tool paths to a session's
+// Package files is acpd's file broker: it confines tool paths to a session's
 // roots, reads and writes files for the agent (through the editor's ACP
 // fs/* channel when the editor offers it, on disk otherwise), protects the
 // agent against overwriting files that changed since it last read them, and
@@ -39,4 +39,4 @@
 // the agent last saw; the model is told to read the file again. A watcher on
 // the touched directories additionally catches changes that were reverted
 // before the write (A→B→A) and feeds [Broker.ChangedSince].
-package fs
+package files

@@ -1,5 +1,5 @@
 // Package editor gives a session the editor's side channels over ACP: its
-// file buffers (fs/read_text_file, fs/write_text_file) as an fs.Editor, and
+// file buffers (fs/read_text_file, fs/write_text_file) as an files.Editor, and
 // its terminals (terminal/*) as terminal.Terminals with the same semantics
 // as the local PTY terminals. Every call fails once the connection is gone.
 package editor
@@ -11,7 +11,7 @@ import (
 	"math"
 
 	"acpd/acp"
-	"acpd/fs"
+	"acpd/files"
 	"acpd/terminal"
 )
 
@@ -19,7 +19,7 @@ import (
 type Conn func() (acp.ClientConn, bool)
 
 // FS is the editor's file channel for one session; it implements
-// fs.Editor.
+// files.Editor.
 type FS struct {
 	Conn    Conn
 	Session acp.SessionID
@@ -51,11 +51,11 @@ func (e FS) WriteTextFile(ctx context.Context, path, content string) error {
 }
 
 // notInEditor marks the editor's "resource not found" answer (Zed's for a
-// path outside its worktrees) as fs.ErrNotInEditor, keeping its message.
+// path outside its worktrees) as files.ErrNotInEditor, keeping its message.
 func notInEditor(err error) error {
 	var ae *acp.Error
 	if errors.As(err, &ae) && ae.Code == int(acp.ErrorCodeResourceNotFound) {
-		return fmt.Errorf("%w: %w", fs.ErrNotInEditor, err)
+		return fmt.Errorf("%w: %w", files.ErrNotInEditor, err)
 	}
 	return err
 }

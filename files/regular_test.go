@@ -1,6 +1,6 @@
 //go:build unix
 
-package fs
+package files
 
 import (
 	"errors"
