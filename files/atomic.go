@@ -5,7 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	iofs "io/fs"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -73,20 +73,20 @@ var inflight = struct {
 // path race, and the last rename wins.
 func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	if strings.IndexByte(path, 0) >= 0 {
-		return &iofs.PathError{Op: "write", Path: path, Err: ErrNULInPath}
+		return &fs.PathError{Op: "write", Path: path, Err: ErrNULInPath}
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return err
 	}
-	if fi, err := os.Lstat(abs); err == nil && fi.Mode()&iofs.ModeSymlink != 0 {
+	if fi, err := os.Lstat(abs); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		if abs, err = filepath.EvalSymlinks(abs); err != nil {
 			return err
 		}
 	}
 	dir, name := filepath.Split(abs)
 	if name == "" {
-		return &iofs.PathError{Op: "write", Path: path, Err: errors.New("no file name")}
+		return &fs.PathError{Op: "write", Path: path, Err: errors.New("no file name")}
 	}
 	d, err := os.OpenRoot(dir)
 	if err != nil {
@@ -115,13 +115,13 @@ func holdInflight(name string) (release func()) {
 // addPath makes errors from os.Root operations (which name only the
 // component) mention the full path.
 func addPath(err error, path string) error {
-	var pe *iofs.PathError
+	var pe *fs.PathError
 	if errors.As(err, &pe) {
-		return &iofs.PathError{Op: pe.Op, Path: path, Err: pe.Err}
+		return &fs.PathError{Op: pe.Op, Path: path, Err: pe.Err}
 	}
 	var le *os.LinkError
 	if errors.As(err, &le) {
-		return &iofs.PathError{Op: le.Op, Path: path, Err: le.Err}
+		return &fs.PathError{Op: le.Op, Path: path, Err: le.Err}
 	}
 	return fmt.Errorf("%s: %w", path, err)
 }
@@ -142,13 +142,13 @@ func writeInDir(d *os.Root, name string, data []byte, perm os.FileMode) (err err
 			if err := checkWritable(d, name, fi); err != nil {
 				return err
 			}
-		case fi.Mode()&iofs.ModeSymlink != 0:
+		case fi.Mode()&fs.ModeSymlink != 0:
 			// A symlink appeared after the caller resolved the path: the
 			// rename replaces the link itself, inside this directory.
 		default:
-			return &iofs.PathError{Op: "write", Path: name, Err: errors.New("not a regular file")}
+			return &fs.PathError{Op: "write", Path: name, Err: errors.New("not a regular file")}
 		}
-	} else if !errors.Is(err, iofs.ErrNotExist) {
+	} else if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 
@@ -180,7 +180,7 @@ func writeInDir(d *os.Root, name string, data []byte, perm os.FileMode) (err err
 	}
 	if old != nil {
 		matchOwner(f, old) // before Chmod: chown clears setuid/setgid
-		if err = f.Chmod(old.Mode() & (iofs.ModePerm | iofs.ModeSetuid | iofs.ModeSetgid | iofs.ModeSticky)); err != nil {
+		if err = f.Chmod(old.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)); err != nil {
 			return err
 		}
 	}
@@ -234,7 +234,7 @@ func sweepTemps(d *os.Root) {
 }
 
 // isStaleTemp applies the sweep rule to one directory entry.
-func isStaleTemp(e iofs.DirEntry) bool {
+func isStaleTemp(e fs.DirEntry) bool {
 	n := e.Name()
 	i := strings.LastIndex(n, tempMarker)
 	if !strings.HasPrefix(n, ".") || i < 1 || !e.Type().IsRegular() {

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	iofs "io/fs"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path"
@@ -352,7 +352,7 @@ func (b *Broker) WriteFile(ctx context.Context, path, content string) (prev stri
 		return "", false, err
 	}
 	if res.Rel == "." {
-		return "", false, &iofs.PathError{Op: "write", Path: res.Path, Err: syscall.EISDIR}
+		return "", false, &fs.PathError{Op: "write", Path: res.Path, Err: syscall.EISDIR}
 	}
 	e := b.entry(res.Path)
 	if err := e.acquire(ctx); err != nil {
@@ -404,7 +404,7 @@ func (b *Broker) EditFile(ctx context.Context, path string, edit func(old string
 		return "", "", err
 	}
 	if !existed {
-		return "", "", &iofs.PathError{Op: "edit", Path: res.Path, Err: iofs.ErrNotExist}
+		return "", "", &fs.PathError{Op: "edit", Path: res.Path, Err: fs.ErrNotExist}
 	}
 	if err := b.checkStale(res.Path, e, sha256.Sum256([]byte(prev))); err != nil {
 		return "", "", err
@@ -474,7 +474,7 @@ func (b *Broker) resolve(p string) (Resolved, error) {
 		return Resolved{}, err
 	}
 	if !res.Inside() && b.roots.lexicallyUnder(p) {
-		return Resolved{}, &iofs.PathError{Op: "open", Path: p, Err: fmt.Errorf("%w (%s)", ErrSymlinkEscape, res.Path)}
+		return Resolved{}, &fs.PathError{Op: "open", Path: p, Err: fmt.Errorf("%w (%s)", ErrSymlinkEscape, res.Path)}
 	}
 	return res, nil
 }
@@ -530,13 +530,13 @@ func (b *Broker) current(ctx context.Context, res Resolved) (content string, exi
 		}
 		// Editors report a missing file as a plain JSON-RPC error; ask the
 		// disk. Anything but "does not exist" keeps the editor's error.
-		if _, serr := b.lstat(res); errors.Is(serr, iofs.ErrNotExist) {
+		if _, serr := b.lstat(res); errors.Is(serr, fs.ErrNotExist) {
 			return "", false, nil
 		}
 		return "", false, err
 	}
 	data, err := b.readDisk(ctx, res)
-	if errors.Is(err, iofs.ErrNotExist) {
+	if errors.Is(err, fs.ErrNotExist) {
 		return "", false, nil
 	}
 	if err != nil {
@@ -572,7 +572,7 @@ func (b *Broker) openRead(res Resolved) (*os.File, os.FileInfo, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, nil, &iofs.PathError{Op: "open", Path: res.Path, Err: ErrNotRegular}
+		return nil, nil, &fs.PathError{Op: "open", Path: res.Path, Err: ErrNotRegular}
 	}
 	return f, fi, nil
 }
@@ -585,14 +585,14 @@ func (b *Broker) readDisk(ctx context.Context, res Resolved) ([]byte, error) {
 	}
 	defer f.Close()
 	if fi.Size() > MaxFileSize {
-		return nil, &iofs.PathError{Op: "read", Path: res.Path, Err: ErrTooLarge}
+		return nil, &fs.PathError{Op: "read", Path: res.Path, Err: ErrTooLarge}
 	}
 	data, err := io.ReadAll(io.LimitReader(ctxReader{ctx, f}, MaxFileSize+1))
 	if err != nil {
 		return nil, addPath(err, res.Path)
 	}
 	if len(data) > MaxFileSize {
-		return nil, &iofs.PathError{Op: "read", Path: res.Path, Err: ErrTooLarge}
+		return nil, &fs.PathError{Op: "read", Path: res.Path, Err: ErrTooLarge}
 	}
 	return data, nil
 }

@@ -3,7 +3,7 @@
 package files
 
 import (
-	iofs "io/fs"
+	"io/fs"
 	"strings"
 )
 
@@ -17,7 +17,7 @@ func diskName(dir, name string) string { return name }
 
 // reparseTarget is for Windows reparse points that are not symlinks
 // (junctions); elsewhere there are none.
-func reparseTarget(string, iofs.FileInfo) (string, bool, error) { return "", false, nil }
+func reparseTarget(string, fs.FileInfo) (string, bool, error) { return "", false, nil }
 
 // foldPrefix reports whether s starts with prefix, byte for byte outside
 // Windows.

@@ -5,7 +5,7 @@ package files
 import (
 	"errors"
 	"fmt"
-	iofs "io/fs"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -83,8 +83,8 @@ func diskName(dir, name string) string {
 // a symlink (a junction or mount point: ModeIrregular since Go 1.23) to its
 // final path, so that it is followed like a symlink. ok is false for
 // ordinary entries.
-func reparseTarget(path string, fi iofs.FileInfo) (target string, ok bool, err error) {
-	if fi.Mode()&iofs.ModeIrregular == 0 {
+func reparseTarget(path string, fi fs.FileInfo) (target string, ok bool, err error) {
+	if fi.Mode()&fs.ModeIrregular == 0 {
 		return "", false, nil
 	}
 	p, err := windows.UTF16PtrFromString(path)

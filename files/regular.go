@@ -1,7 +1,7 @@
 package files
 
 import (
-	iofs "io/fs"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -35,7 +35,7 @@ func regular(f *os.File, err error, path string) (*os.File, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, &iofs.PathError{Op: "open", Path: path, Err: ErrNotRegular}
+		return nil, &fs.PathError{Op: "open", Path: path, Err: ErrNotRegular}
 	}
 	return f, nil
 }

@@ -4,7 +4,7 @@ package files
 
 import (
 	"errors"
-	iofs "io/fs"
+	"io/fs"
 	"os"
 )
 
@@ -18,7 +18,7 @@ func openReadOnly(path string) (*os.File, error) { return os.Open(path) }
 // regular file name in d for writing, if any; nothing is written.
 func checkWritable(d *os.Root, name string, _ os.FileInfo) error {
 	probe, err := d.OpenFile(name, os.O_WRONLY, 0)
-	if errors.Is(err, iofs.ErrPermission) {
+	if errors.Is(err, fs.ErrPermission) {
 		return err
 	}
 	if err == nil {

@@ -3,7 +3,7 @@
 package files
 
 import (
-	iofs "io/fs"
+	"io/fs"
 	"os"
 
 	"acpd/internal/atomicfile"
@@ -27,7 +27,7 @@ func openReadOnly(path string) (*os.File, error) { return atomicfile.Open(path) 
 // probe's, makes a concurrent writer's replacement fail.
 func checkWritable(_ *os.Root, name string, fi os.FileInfo) error {
 	if fi.Mode().Perm()&0o200 == 0 {
-		return &iofs.PathError{Op: "open", Path: name, Err: iofs.ErrPermission}
+		return &fs.PathError{Op: "open", Path: name, Err: fs.ErrPermission}
 	}
 	return nil
 }

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	iofs "io/fs"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -328,7 +328,7 @@ func runApplyPatch(ctx context.Context, env Env, c *Call) Result {
 		switch {
 		case errors.As(err, &ae):
 			return Errorf("the patch was not applied, nothing changed: %v", err)
-		case errors.As(err, &se), errors.Is(err, iofs.ErrNotExist):
+		case errors.As(err, &se), errors.Is(err, fs.ErrNotExist):
 			return Errorf("the patch was not applied, nothing changed: %v", err)
 		case len(changes) == 0:
 			return Errorf("the patch was not applied, nothing changed: %v", err)

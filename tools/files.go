@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	iofs "io/fs"
+	"io/fs"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -234,7 +234,7 @@ func writeFileTool() *Tool {
 				switch {
 				case err == nil:
 					d.OldText = &prev
-				case !errors.Is(err, iofs.ErrNotExist):
+				case !errors.Is(err, fs.ErrNotExist):
 					return nil
 				}
 				return []acp.ToolCallContent{{Diff: d}}
@@ -289,7 +289,7 @@ func listDirTool() *Tool {
 				return Errorf("listing %s: %v", in.Path, err)
 			}
 			defer tr.close()
-			ents, err := iofs.ReadDir(tr.fsys, tr.rel)
+			ents, err := fs.ReadDir(tr.fsys, tr.rel)
 			if err != nil {
 				return Errorf("listing %s: %v", in.Path, tr.absErr(err))
 			}
@@ -303,7 +303,7 @@ func listDirTool() *Tool {
 				switch {
 				case e.IsDir():
 					name += "/"
-				case e.Type()&iofs.ModeSymlink != 0:
+				case e.Type()&fs.ModeSymlink != 0:
 					name += "@"
 				}
 				b.WriteString(name)

@@ -6,7 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	iofs "io/fs"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -36,7 +36,7 @@ const (
 // search reaches, symbolic links included, leaves the session root.
 type tree struct {
 	root *os.Root
-	fsys iofs.FS
+	fsys fs.FS
 	base string // the directory fsys is rooted at
 	rel  string // the searched path in fsys ("." for base)
 	// inRoot reports that base is a session root: the .gitignore files
@@ -83,9 +83,9 @@ func (t *tree) under(p string) string {
 
 // absErr names the real path in a path error, as the os package would.
 func (t *tree) absErr(err error) error {
-	var pe *iofs.PathError
+	var pe *fs.PathError
 	if errors.As(err, &pe) {
-		return &iofs.PathError{Op: pe.Op, Path: t.abs(pe.Path), Err: pe.Err}
+		return &fs.PathError{Op: pe.Op, Path: t.abs(pe.Path), Err: pe.Err}
 	}
 	return err
 }
@@ -134,7 +134,7 @@ type ignoreLevel struct {
 
 // gitignore compiles the .gitignore file of dir, a directory of t.
 func (t *tree) gitignore(dir string) (*ignore.GitIgnore, bool) {
-	data, err := iofs.ReadFile(t.fsys, path.Join(dir, ".gitignore"))
+	data, err := fs.ReadFile(t.fsys, path.Join(dir, ".gitignore"))
 	if err != nil {
 		return nil, false
 	}
@@ -158,7 +158,7 @@ func (w walker) walk(t *tree, f func(p string) bool) error {
 		}
 	}
 	stop := errors.New("stop")
-	err := iofs.WalkDir(t.fsys, t.rel, func(p string, d iofs.DirEntry, err error) error {
+	err := fs.WalkDir(t.fsys, t.rel, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == t.rel {
 				return t.absErr(err)
@@ -173,13 +173,13 @@ func (w walker) walk(t *tree, f func(p string) bool) error {
 		}
 		if p != t.rel && ignored(levels, p, d.IsDir()) {
 			if d.IsDir() {
-				return iofs.SkipDir
+				return fs.SkipDir
 			}
 			return nil
 		}
 		if d.IsDir() {
 			if p != t.rel && w.skipped(t.abs(p), d.Name()) {
-				return iofs.SkipDir
+				return fs.SkipDir
 			}
 			if gi, ok := t.gitignore(p); ok {
 				levels = append(levels, ignoreLevel{base: p, gi: gi})
@@ -393,7 +393,7 @@ func grepTool(o Options) *Tool {
 				}
 				return ctx.Err() == nil
 			}
-			if st, err := iofs.Stat(tr.fsys, tr.rel); err == nil && !st.IsDir() {
+			if st, err := fs.Stat(tr.fsys, tr.rel); err == nil && !st.IsDir() {
 				if !st.Mode().IsRegular() {
 					return Errorf("%s is not a regular file (FIFOs, sockets and devices are refused)", display(env, t.Path))
 				}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	iofs "io/fs"
+	"io/fs"
 	"path/filepath"
 	"strings"
 )
@@ -61,7 +61,7 @@ func Plan(ctx context.Context, p *Patch, read func(ctx context.Context, path str
 		switch {
 		case err == nil:
 			s.old, s.cur, s.oldExists, s.curExists = c, c, true, true
-		case errors.Is(err, iofs.ErrNotExist):
+		case errors.Is(err, fs.ErrNotExist):
 		default:
 			return nil, err
 		}

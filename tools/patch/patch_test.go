@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	iofs "io/fs"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -76,7 +76,7 @@ type memFiles struct {
 func (m *memFiles) Read(_ context.Context, p string) (string, error) {
 	c, ok := m.files[filepath.Clean(p)]
 	if !ok {
-		return "", &iofs.PathError{Op: "open", Path: p, Err: iofs.ErrNotExist}
+		return "", &fs.PathError{Op: "open", Path: p, Err: fs.ErrNotExist}
 	}
 	return c, nil
 }
