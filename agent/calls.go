@@ -68,7 +68,7 @@ func (s *sess) toolCallStarted(c *model.StreamedCall) *acp.ToolCall {
 	return tc
 }
 
-// runCalls runs the response's tool calls (package tools/batch) and
+// runCalls runs the response's tool calls (package agent/internal/batch) and
 // appends their results to the transcript. done reports that the turn ends
 // here (with stop).
 func (s *sess) runCalls(ctx context.Context, ts *turnState) (stop acp.StopReason, done bool) {

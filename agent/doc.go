@@ -12,19 +12,20 @@
 //   - tools (the built-in tools), tools/mcptools (MCP tools, resource tools
 //     and prompt commands) and tools/task (the sub-agent): a tool sees its
 //     session only through tools.Env, which toolenv.go implements, and
-//     task.Host; tools/batch runs a response's calls (calls.go);
+//     task.Host; agent/internal/batch runs a response's calls (calls.go);
 //     permission.go asks the user, deciding with package permissions;
-//   - mcpbridge: a session's MCP servers (their start, tools, prompt
-//     commands, sampling and App views), through mcpbridge.Session
+//   - agent/internal/mcpbridge: a session's MCP servers (their start, tools,
+//     prompt commands, sampling and App views), through mcpbridge.Session
 //     (mcp.go); MCP elicitation, which speaks ACP, is mcp_elicit.go's;
-//   - session/replay (what session/load replays), session/listing
-//     (session/list), internal/handshake (initialize's reply, the auth
-//     methods), internal/turnerr (a turn's errors), internal/outbox (the
-//     update queue and the chunk log), internal/turnslot (one turn per
-//     session), internal/configopts (the settings as ACP shows them),
-//     internal/slash (acpd's slash commands), model.Assembler (a streamed
-//     response), notice (a notice, or a card where the client takes none),
-//     sysprompt, promptin, compact and internal/loopguard.
+//   - session/replay (what session/load replays), internal/outbox (the
+//     update queue and the chunk log), model.Assembler (a streamed
+//     response), compact and internal/loopguard;
+//   - under agent/internal, the packages only agent uses: listing
+//     (session/list), handshake (initialize's reply, the auth methods),
+//     turnerr (a turn's errors), turnslot (one turn per session),
+//     configopts (the settings as ACP shows them), slash (acpd's slash
+//     commands), notice (a notice, or a card where the client takes none),
+//     sysprompt, promptin and editor (the editor's fs/* and terminal/*).
 //
 // # Concurrency
 //

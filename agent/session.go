@@ -57,7 +57,7 @@ type sess struct {
 	mu         sync.Mutex
 	set        settings
 	transcript []model.Message
-	// slot holds the running prompt turn (package internal/turnslot).
+	// slot holds the running prompt turn (package agent/internal/turnslot).
 	slot    turnslot.Slot
 	msgSeq  int
 	used    int64           // context tokens of the last response
