@@ -56,6 +56,14 @@ func (s *sess) authorize(ctx context.Context, tc *tools.Call, call permissions.C
 	case resp.Outcome.Cancelled != nil:
 		outcome = "cancelled"
 	}
+	if outcome == "cancelled" {
+		// ACP: a cancelled outcome means the client is cancelling the
+		// turn. End it now, whether or not its session/cancel has been
+		// read yet (agent-shell sends the outcome first), so no further
+		// model request follows.
+		s.slot.Cancel(0)
+		return false, "The user cancelled the turn."
+	}
 	allowed, remember, _ := permissions.Verdict(offered, outcome, optionID, ctx.Err() != nil)
 	if remember {
 		if err := s.policy.Remember(call, d, allowed); err != nil && !errors.Is(err, permissions.ErrCannotRemember) {

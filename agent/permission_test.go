@@ -28,9 +28,6 @@ func TestPermissionAnswers(t *testing.T) {
 		{"forged option id", func(ctx context.Context, req acp.RequestPermissionRequest) (any, error) {
 			return acp.RequestPermissionResponse{Outcome: acp.RequestPermissionOutcome{Selected: &acp.SelectedPermissionOutcome{OptionID: "allow_everything"}}}, nil
 		}, "rejected"},
-		{"cancelled outcome", func(ctx context.Context, req acp.RequestPermissionRequest) (any, error) {
-			return acp.RequestPermissionResponse{Outcome: acp.RequestPermissionOutcome{Cancelled: &acp.RequestPermissionOutcomeCancelled{}}}, nil
-		}, "rejected"},
 		{"unknown outcome shape", func(ctx context.Context, req acp.RequestPermissionRequest) (any, error) {
 			return json.RawMessage(`{"outcome":{"outcome":"approved","optionId":"allow_once"}}`), nil
 		}, "Not allowed"},
@@ -62,6 +59,51 @@ func TestPermissionAnswers(t *testing.T) {
 			if st := finalStatus(ups, res[0].ToolCallID); st != acp.ToolCallStatusFailed {
 				t.Errorf("rejected call ends %q, want failed", st)
 			}
+		})
+	}
+}
+
+// TestPermissionCancelledOutcome: a cancelled outcome means the client is
+// cancelling the turn (ACP), so the turn ends "cancelled" with no further
+// model request, whether the session/cancel comes before the answer, after
+// it (agent-shell), or not at all; the next prompt works.
+func TestPermissionCancelledOutcome(t *testing.T) {
+	for _, order := range []string{"cancel first", "outcome first", "outcome only"} {
+		t.Run(order, func(t *testing.T) {
+			env := newEnv(t, "")
+			rec := record(toolSeq(writeCall("out.txt", "data")))
+			env.setModel(mainModel, rec)
+			c := env.start(nil)
+			var sid acp.SessionID
+			c.setPerm(func(ctx context.Context, req acp.RequestPermissionRequest) (any, error) {
+				if order == "cancel first" {
+					c.notify(acp.AgentMethodSessionCancel, acp.CancelNotification{SessionID: sid})
+				}
+				return acp.RequestPermissionResponse{Outcome: acp.RequestPermissionOutcome{Cancelled: &acp.RequestPermissionOutcomeCancelled{}}}, nil
+			})
+			sid = c.newSession()
+			c.mustPrompt(sid, "write it", acp.StopReasonCancelled)
+			if order == "outcome first" {
+				c.notify(acp.AgentMethodSessionCancel, acp.CancelNotification{SessionID: sid})
+			}
+			if fileExists(env.path("out.txt")) {
+				t.Fatal("write_file ran after a cancelled permission outcome")
+			}
+			if n := len(rec.requests()); n != 1 {
+				t.Errorf("%d model requests, want 1 (none after the cancelled outcome)", n)
+			}
+			for _, u := range c.allUpdates(sid) {
+				if u.ToolCallUpdate != nil {
+					for _, cc := range u.ToolCallUpdate.Content {
+						if cc.Content != nil && cc.Content.Content.Text != nil && strings.Contains(cc.Content.Content.Text.Text, "rejected") {
+							t.Errorf("the card says the user rejected the call: %q", cc.Content.Content.Text.Text)
+						}
+					}
+				}
+			}
+			// The session goes on: the next prompt is a turn of its own.
+			c.setPerm(choose(acp.PermissionOptionKindAllowOnce))
+			c.mustPrompt(sid, "try again", acp.StopReasonEndTurn)
 		})
 	}
 }
