@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"acpd/acp"
@@ -97,6 +98,7 @@ type Agent struct {
 	mu          sync.Mutex
 	clientCaps  acp.ClientCapabilities
 	clientInfo  *acp.Implementation
+	groups      atomic.Bool // the client renders grouped select options (Zed)
 	sessions    map[acp.SessionID]*sess
 	closed      bool
 	sessionsWG  sync.WaitGroup

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"acpd/acp"
 	"acpd/agent/internal/handshake"
@@ -48,6 +49,7 @@ func (h handlers) Initialize(ctx context.Context, p *acp.InitializeRequest) (*ac
 		a.clientCaps = *p.ClientCapabilities
 	}
 	a.clientInfo = p.ClientInfo
+	a.groups.Store(p.ClientInfo != nil && strings.EqualFold(p.ClientInfo.Name, "zed"))
 	a.initialized = true
 	a.mu.Unlock()
 	info, _ := a.defaultModelInfo()

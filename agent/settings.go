@@ -38,8 +38,13 @@ func (s *sess) modelChoices(current string) []string {
 // configOptions is the config-options view of the session's settings.
 func (s *sess) configOptions() []acp.SessionConfigOption {
 	st := s.settings()
-	return configopts.Options(st.Mode, st.Model, st.Thought, s.modelChoices(st.Model), s.a.opts.Describe)
+	return configopts.Options(st.Mode, st.Model, st.Thought, s.modelChoices(st.Model), s.a.opts.Describe, s.a.rendersGroups())
 }
+
+// rendersGroups reports whether the client is known to render grouped
+// select options (Zed); others get the model selector as one flat list,
+// since some (agent-shell) read a group as a single option.
+func (a *Agent) rendersGroups() bool { return a.groups.Load() }
 
 // applySetting validates and applies one setting; it reports the updates to
 // send (and whether the mode changed).

@@ -1221,7 +1221,9 @@ func TestE2ELoginWithoutAuthenticate(t *testing.T) {
 	var init struct {
 		AuthMethods []map[string]any `json:"authMethods"`
 	}
-	p.mustCall("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{"_meta": map[string]any{"terminal-auth": true}}}, &init)
+	// Zed: it offers terminal login and renders grouped selectors.
+	p.mustCall("initialize", map[string]any{"protocolVersion": 1, "clientInfo": map[string]any{"name": "zed", "version": "0.220.0"},
+		"clientCapabilities": map[string]any{"_meta": map[string]any{"terminal-auth": true}}}, &init)
 	var ta map[string]any
 	for _, m := range init.AuthMethods {
 		if meta, ok := m["_meta"].(map[string]any); ok {

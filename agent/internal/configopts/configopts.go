@@ -43,9 +43,11 @@ func Modes(mode string) *acp.SessionModeState {
 }
 
 // Options is the config-options view of the settings mode, ref (the
-// model) and thought: refs are the models offered (grouped by provider
-// when describe is not nil); without any the selector says how to get one.
-func Options(mode, ref, thought string, refs []string, describe func(ref string) (model.ModelInfo, bool)) []acp.SessionConfigOption {
+// model) and thought: refs are the models offered, with human names when
+// describe is not nil, grouped by provider when grouped is true (only for
+// clients known to render groups) and otherwise one flat list naming each
+// model's provider; without any the selector says how to get one.
+func Options(mode, ref, thought string, refs []string, describe func(ref string) (model.ModelInfo, bool), grouped bool) []acp.SessionConfigOption {
 	selectOpt := func(id, name, desc string, cat acp.SessionConfigOptionCategory, cur string, vals [][2]string) acp.SessionConfigOption {
 		opts := make([]acp.SessionConfigSelectOption, 0, len(vals))
 		for _, v := range vals {
@@ -74,8 +76,10 @@ func Options(mode, ref, thought string, refs []string, describe func(ref string)
 	}
 	if len(models) > 0 {
 		o := selectOpt(Model, "Model", "The model answering in this session (provider/model).", acp.SessionConfigOptionCategoryModel, ref, models)
-		if describe != nil {
+		if grouped {
 			o.Select.Options = Grouped(refs, describe)
+		} else {
+			o.Select.Options = Flat(refs, describe)
 		}
 		out = append(out, o)
 	} else {

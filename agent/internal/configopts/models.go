@@ -23,28 +23,13 @@ func Grouped(refs []string, describe func(ref string) (model.ModelInfo, bool)) a
 	var groups []acp.SessionConfigSelectGroup
 	at := map[string]int{}
 	for _, ref := range refs {
-		prov, id, err := model.ParseRef(ref)
-		if err != nil {
-			prov, id = "other", ref
-		}
-		opt := acp.SessionConfigSelectOption{Value: acp.SessionConfigValueID(ref), Name: id}
-		if info, ok := describe(ref); ok {
-			if info.Name != "" && info.Name != id {
-				opt.Name = info.Name
-			}
-			if d := describeModel(info); d != "" {
-				opt.Description = &d
-			}
-		}
+		prov, opt := option(ref, describe)
 		if prov == "ollama" {
 			opt.Name += " (Ollama)"
 		}
 		i, ok := at[prov]
 		if !ok {
-			name := providerNames[prov]
-			if name == "" {
-				name = prov
-			}
+			name := providerName(prov)
 			i = len(groups)
 			at[prov] = i
 			groups = append(groups, acp.SessionConfigSelectGroup{Group: acp.SessionConfigGroupID(prov), Name: name})
@@ -52,6 +37,51 @@ func Grouped(refs []string, describe func(ref string) (model.ModelInfo, bool)) a
 		groups[i].Options = append(groups[i].Options, opt)
 	}
 	return acp.SessionConfigSelectOptions{Grouped: groups}
+}
+
+// Flat is the model selector's options for clients that do not render
+// groups (agent-shell reads a group as one option with no value): one
+// list in the order of refs, each name the model's human name followed by
+// its provider, e.g. "Claude X (Anthropic)"; values stay the references.
+func Flat(refs []string, describe func(ref string) (model.ModelInfo, bool)) acp.SessionConfigSelectOptions {
+	opts := make([]acp.SessionConfigSelectOption, 0, len(refs))
+	for _, ref := range refs {
+		prov, opt := option(ref, describe)
+		opt.Name += " (" + providerName(prov) + ")"
+		opts = append(opts, opt)
+	}
+	return acp.SessionConfigSelectOptions{Ungrouped: opts}
+}
+
+// option is ref's selector option without its provider: the human name
+// when describe knows one (else the model id), and the context window and
+// price as its description.
+func option(ref string, describe func(ref string) (model.ModelInfo, bool)) (provider string, opt acp.SessionConfigSelectOption) {
+	prov, id, err := model.ParseRef(ref)
+	if err != nil {
+		prov, id = "other", ref
+	}
+	opt = acp.SessionConfigSelectOption{Value: acp.SessionConfigValueID(ref), Name: id}
+	if describe == nil {
+		return prov, opt
+	}
+	if info, ok := describe(ref); ok {
+		if info.Name != "" && info.Name != id {
+			opt.Name = info.Name
+		}
+		if d := describeModel(info); d != "" {
+			opt.Description = &d
+		}
+	}
+	return prov, opt
+}
+
+// providerName is a provider's human name (the built-in ones), else its id.
+func providerName(prov string) string {
+	if name := providerNames[prov]; name != "" {
+		return name
+	}
+	return prov
 }
 
 // describeModel is a model's context window and price, e.g. "200K context,
