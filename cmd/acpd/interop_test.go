@@ -354,6 +354,33 @@ func TestInteropZed(t *testing.T) {
 	}
 }
 
+// TestInteropAgentShell drives acpd with an agent-shell-like client
+// (testdata/interop/agent-shell.mjs): the model selector is a flat list
+// with human names, and a "cancelled" permission outcome ends the turn
+// "cancelled" with no further model request, with session/cancel after
+// the outcome or before it.
+func TestInteropAgentShell(t *testing.T) {
+	t.Parallel()
+	r := newInteropRun(t)
+	const rounds = 3
+	var lines []string
+	for i := range 2 * rounds {
+		b, _ := json.Marshal(map[string]any{"type": "tool_done", "toolCallId": fmt.Sprintf("call_%d", i), "toolName": "write_file",
+			"input": map[string]any{"path": fmt.Sprintf("cancelled-%d.txt", i), "content": "x"}})
+		// The next request must be the next round's prompt, never a
+		// continuation of the cancelled turn.
+		lines = append(lines, fmt.Sprintf(`{"type":"expect","contains":"write %d"}`, i), string(b), `{"type":"finish"}`)
+	}
+	lines = append(lines, `{"type":"expect","contains":"still there?"}`, `{"type":"text","text":"Yes."}`, `{"type":"finish"}`)
+	r.addReplay(t, "agent-shell", lines...)
+	r.run(t, "agent-shell", map[string]any{"rounds": rounds})
+	for i := range 2 * rounds {
+		if _, err := os.Stat(filepath.Join(r.project, fmt.Sprintf("cancelled-%d.txt", i))); err == nil {
+			t.Errorf("cancelled-%d.txt was written", i)
+		}
+	}
+}
+
 // TestInteropCodeCompanion drives acpd with a CodeCompanion-like client
 // (testdata/interop/codecompanion.mjs: fs, no terminal): an empty prompt
 // ends the turn without a model request, and a session/cancel sent right
