@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -66,13 +67,16 @@ func derefOr(p *string, def string) string {
 	return *p
 }
 
-// Title derives a session title from the first prompt's text.
+// Title derives a session title from what the user typed in the first
+// prompt: the first paragraph of its first text, without the context an
+// editor attaches after it (a blank line, or a "file:12-14" reference line
+// such as agent-shell's, ends what was typed).
 func Title(prompt []acp.ContentBlock) string {
 	for _, b := range prompt {
 		if b.Text == nil {
 			continue
 		}
-		t := strings.Join(strings.Fields(b.Text.Text), " ")
+		t := strings.Join(strings.Fields(typed(b.Text.Text)), " ")
 		if t == "" {
 			continue
 		}
@@ -84,6 +88,26 @@ func Title(prompt []acp.ContentBlock) string {
 		return t
 	}
 	return ""
+}
+
+// contextRef matches a line that names an attached excerpt, e.g.
+// "demo.txt:1-1" or "src/main.go:12".
+var contextRef = regexp.MustCompile(`^\S+:\d+(-\d+)?:?$`)
+
+// typed is the leading part of text the user typed: its lines up to the
+// first blank line or context reference after some text.
+func typed(text string) string {
+	var kept []string
+	for line := range strings.Lines(text) {
+		l := strings.TrimSpace(line)
+		if len(kept) > 0 && (l == "" || contextRef.MatchString(l)) {
+			break
+		}
+		if l != "" {
+			kept = append(kept, l)
+		}
+	}
+	return strings.Join(kept, " ")
 }
 
 // MaxLinkedBytes caps a file attached to a prompt by a resource link.

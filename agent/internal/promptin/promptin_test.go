@@ -65,6 +65,16 @@ func TestTitle(t *testing.T) {
 	if got := Title([]acp.ContentBlock{{Text: &acp.TextContent{Text: long}}}); len([]rune(got)) > 80 || !strings.HasSuffix(got, "…") {
 		t.Errorf("long title %q", got)
 	}
+	// What the editor attaches after the typed text stays out of the title.
+	for _, text := range []string{
+		"say hello\ndemo.txt:1-1\nold line",
+		"say hello\n\ndemo.txt:1-1\n```\nold line\n```",
+		"\n  say hello\nsrc/main.go:12\n",
+	} {
+		if got := Title([]acp.ContentBlock{{Text: &acp.TextContent{Text: text}}}); got != "say hello" {
+			t.Errorf("Title(%q) = %q, want %q", text, got, "say hello")
+		}
+	}
 }
 
 // A note's title says what was not sent.
