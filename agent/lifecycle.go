@@ -240,7 +240,16 @@ func (h handlers) ResumeSession(ctx context.Context, p *acp.ResumeSessionRequest
 }
 
 func (h handlers) ListSessions(ctx context.Context, p *acp.ListSessionsRequest) (*acp.ListSessionsResponse, error) {
-	return listing.List(h.a.opts.Store, p, func(id acp.SessionID) bool { return h.a.lookup(id) != nil })
+	return listing.List(h.a.opts.Store, p, func(id acp.SessionID) listing.State {
+		s := h.a.lookup(id)
+		switch {
+		case s == nil:
+			return listing.Closed
+		case !s.prompted.Load():
+			return listing.OpenEmpty
+		}
+		return listing.Open
+	})
 }
 
 // unregister makes the open session id unreachable and closes it; it

@@ -625,3 +625,38 @@ func TestCloseDuringTurn(t *testing.T) {
 		}
 	}
 }
+
+// A session open here that never had a prompt (an editor's fresh chat) is
+// not listed, so a /resume list does not start with it; once prompted it
+// is, and sessions stored before are listed as always.
+func TestListSessionsHidesEmptyOpenSession(t *testing.T) {
+	env := newEnv(t, "")
+	env.setModel(mainModel, env.script(`{"type":"text","text":"hi"}`, `{"type":"finish"}`))
+	stored, err := env.store.Create(session.Meta{Cwd: env.cwd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stored.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c := env.start(nil)
+	sid := c.newSession()
+	list := func() map[acp.SessionID]bool {
+		var r acp.ListSessionsResponse
+		if err := c.call(acp.AgentMethodSessionList, acp.ListSessionsRequest{}, &r); err != nil {
+			t.Fatal(err)
+		}
+		ids := map[acp.SessionID]bool{}
+		for _, s := range r.Sessions {
+			ids[s.SessionID] = true
+		}
+		return ids
+	}
+	if got := list(); got[sid] || !got[acp.SessionID(stored.ID())] {
+		t.Errorf("before a prompt: listed %v; want the stored session and not the fresh one %s", got, sid)
+	}
+	c.mustPrompt(sid, "hello", acp.StopReasonEndTurn)
+	if got := list(); !got[sid] || !got[acp.SessionID(stored.ID())] {
+		t.Errorf("after a prompt: listed %v; want both", got)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"acpd/acp"
@@ -58,12 +59,15 @@ type sess struct {
 	set        settings
 	transcript []model.Message
 	// slot holds the running prompt turn (package agent/internal/turnslot).
-	slot    turnslot.Slot
-	msgSeq  int
-	used    int64           // context tokens of the last response
-	cost    float64         // USD spent in this process, when prices are known
-	plan    string          // the latest plan, as text (kept across compaction)
-	changed map[string]bool // files changed outside the agent since it last read them
+	slot turnslot.Slot
+	// prompted: the session has had a prompt (or was stored before this
+	// process opened it); session/list hides an open session until then.
+	prompted atomic.Bool
+	msgSeq   int
+	used     int64           // context tokens of the last response
+	cost     float64         // USD spent in this process, when prices are known
+	plan     string          // the latest plan, as text (kept across compaction)
+	changed  map[string]bool // files changed outside the agent since it last read them
 	// sysPrompt is the system prompt, kept while its inputs stay the same.
 	sysPrompt sysprompt.Cache
 	// jobs are the session's background commands, stopped when it closes.
@@ -121,6 +125,7 @@ func (a *Agent) newSess(l *session.Log, cwd string, dirs []string, cfg *config.C
 // restore applies a stored session's records to s and returns the "update"
 // payloads in order (for session/load to replay).
 func (s *sess) restore(recs []session.Record) ([]json.RawMessage, error) {
+	s.prompted.Store(true)
 	var updates []json.RawMessage
 	s.mu.Lock()
 	defer s.mu.Unlock()

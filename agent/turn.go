@@ -39,6 +39,7 @@ func (h handlers) Prompt(ctx context.Context, p *acp.PromptRequest) (*acp.Prompt
 		// CodeCompanion sends an empty Enter as prompt []: nothing to do.
 		return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
 	}
+	s.prompted.Store(true)
 	t, err := s.slot.Begin(ctx, acp.Arrival(ctx))
 	switch {
 	case errors.Is(err, turnslot.ErrCancelledEarly):

@@ -17,13 +17,27 @@ import (
 // PageSize is the number of sessions per session/list page.
 const PageSize = 50
 
-// List answers p from st. open reports whether a session is open here (in
-// this connection); the others held elsewhere carry
+// State is what this connection knows of a stored session.
+type State int
+
+const (
+	// Closed: not open in this connection.
+	Closed State = iota
+	// Open: open here and in use.
+	Open
+	// OpenEmpty: open here and never prompted (an editor's fresh chat);
+	// it is not listed, since resuming it resumes nothing.
+	OpenEmpty
+)
+
+// List answers p from st. state says whether a session is open here (in
+// this connection), and whether it is still empty (those are left out); the
+// others held elsewhere carry
 // {"acpd": {"openElsewhere": true, "holder": "acpd pid 1234 (since …)"}} as
 // their _meta, since loading them fails until they are closed there. A
 // relative cwd filter and an invalid cursor are invalid-params errors; a
 // store failure is returned as it is.
-func List(st *session.Store, p *acp.ListSessionsRequest, open func(acp.SessionID) bool) (*acp.ListSessionsResponse, error) {
+func List(store *session.Store, p *acp.ListSessionsRequest, state func(acp.SessionID) State) (*acp.ListSessionsResponse, error) {
 	var f session.Filter
 	if p.Cwd != nil {
 		if !filepath.IsAbs(*p.Cwd) {
@@ -31,7 +45,7 @@ func List(st *session.Store, p *acp.ListSessionsRequest, open func(acp.SessionID
 		}
 		f.Cwd = *p.Cwd
 	}
-	metas, err := st.List(f)
+	metas, err := store.List(f)
 	if err != nil {
 		return nil, err
 	}
@@ -46,6 +60,10 @@ func List(st *session.Store, p *acp.ListSessionsRequest, open func(acp.SessionID
 	resp := &acp.ListSessionsResponse{Sessions: []acp.SessionInfo{}}
 	for _, m := range page {
 		info := acp.SessionInfo{SessionID: acp.SessionID(m.ID), Cwd: m.Cwd, AdditionalDirectories: m.AdditionalDirectories}
+		st := state(info.SessionID)
+		if st == OpenEmpty {
+			continue
+		}
 		if m.Title != "" {
 			t := m.Title
 			info.Title = &t
@@ -54,8 +72,8 @@ func List(st *session.Store, p *acp.ListSessionsRequest, open func(acp.SessionID
 			u := m.UpdatedAt.UTC().Format(time.RFC3339)
 			info.UpdatedAt = &u
 		}
-		if !open(info.SessionID) {
-			if h := st.Holder(m.ID); h != nil {
+		if st == Closed {
+			if h := store.Holder(m.ID); h != nil {
 				info.Meta = map[string]any{"acpd": map[string]any{"openElsewhere": true, "holder": h.Holder}}
 			}
 		}
