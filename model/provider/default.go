@@ -94,6 +94,27 @@ func (r *Registry) Default(ctx context.Context) (string, error) {
 	}
 
 	var notes []string
+	// A compatible server named by its base URL variable alone (no key,
+	// e.g. OPENAI_BASE_URL=http://localhost:8080/v1): its first model.
+	for _, s := range specs {
+		if s.baseEnv == "" || s.dialect != dialectOpenAI || strings.TrimSpace(r.getenv(s.baseEnv)) == "" {
+			continue
+		}
+		base, err := r.base(s, nil)
+		if err != nil || !elsewhere(s, base) {
+			continue
+		}
+		lctx, cancel := context.WithTimeout(ctx, r.ollamaWait)
+		ids, err := r.listModels(lctx, base, s.headers)
+		cancel()
+		if err == nil {
+			r.remember(&discovery{provider: s.name, baseURL: base, models: ids})
+			return s.name + "/" + ids[0], nil
+		}
+		r.logger.Warn("provider: a base URL is set but its models cannot be listed", "variable", s.baseEnv, "err", err)
+		notes = append(notes, fmt.Sprintf("%s is set but listing its models failed: %v", s.baseEnv, err))
+	}
+
 	if host := strings.TrimSpace(r.getenv("OLLAMA_HOST")); host != "" {
 		if s, ok := r.spec("ollama"); ok && s.dialect == dialectOpenAI {
 			base, err := r.base(s, nil)

@@ -771,3 +771,28 @@ func BenchmarkResolveCached(b *testing.B) {
 		}
 	}
 }
+
+// OPENAI_BASE_URL alone (a local compatible server, no key): the model
+// resolves, requests carry no Authorization, and Default picks the
+// server's first model. OpenAI's own endpoint still needs the key.
+func TestKeylessCompatibleServer(t *testing.T) {
+	srv := newFakeServer(t)
+	none := OpenCredentials(filepath.Join(t.TempDir(), "none.json"))
+	r := newRegistry(t, Options{Getenv: newEnv("OPENAI_BASE_URL", srv.URL+"/v1").get, Credentials: none})
+	b, _, err := r.Resolve("openai/m1")
+	if err != nil {
+		t.Fatalf("Resolve with OPENAI_BASE_URL and no key: %v", err)
+	}
+	streamText(t, b, "m1")
+	if got := srv.last(t).Header.Get("Authorization"); got != "" {
+		t.Errorf("Authorization = %q, want none", got)
+	}
+	if ref, err := r.Default(context.Background()); err != nil || ref != "openai/m1" {
+		t.Errorf("Default = %q, %v; want openai/m1 (the server's first model)", ref, err)
+	}
+
+	own := newRegistry(t, Options{Getenv: newEnv().get, Credentials: none})
+	if _, _, err := own.Resolve("openai/gpt-5"); !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "OPENAI_API_KEY") {
+		t.Errorf("OpenAI's endpoint without a key: %v, want the missing-key error", err)
+	}
+}

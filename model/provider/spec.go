@@ -209,6 +209,19 @@ func (r *Registry) base(s *spec, found *discovery) (string, error) {
 	return s.baseURL, nil
 }
 
+// elsewhere reports whether s is a built-in provider pointed at another
+// server than its own (a compatible server speaking its dialect).
+// Providers of the configuration need the key they name.
+func elsewhere(s *spec, base string) bool {
+	b, ok := builtins[s.name]
+	if !ok {
+		return false
+	}
+	u, err1 := url.Parse(base)
+	d, err2 := url.Parse(b.baseURL)
+	return err1 == nil && err2 == nil && !strings.EqualFold(u.Host, d.Host)
+}
+
 // checkURL fails unless s is an absolute http or https URL. The error does
 // not quote s, which may hold credentials.
 func checkURL(s string) error {
@@ -377,8 +390,14 @@ func openaiParams(r *Registry, s *spec) (base, key string, headers map[string]st
 	if base, err = r.base(s, r.found); err != nil {
 		return "", "", nil, err
 	}
-	if key, err = r.requireKey(s); err != nil {
+	if key, err = r.key(s); err != nil {
 		return "", "", nil, err
+	}
+	if key == "" && s.needKey && !elsewhere(s, base) {
+		// OpenAI's own API needs a key; a compatible server the user
+		// pointed at (OPENAI_BASE_URL, base_url) may need none, and then
+		// gets no Authorization header.
+		return "", "", nil, r.missingKey(s)
 	}
 	headers = maps.Clone(s.headers)
 	if key != "" && azureHost(base) && !hasHeader(headers, "api-key") && !hasHeader(headers, "Authorization") {
