@@ -29,6 +29,15 @@ func (a *Agent) clientCapabilities() acp.ClientCapabilities {
 	return a.clientCaps
 }
 
+// canLogIn reports whether the client can run acpd's login for the user
+// (a terminal auth method, or Zed's terminal-auth _meta): only such a
+// client is helped by an auth-required error, which it answers with the
+// login; others (CodeCompanion) show it as a raw error and stop.
+func (a *Agent) canLogIn() bool {
+	caps := a.clientCapabilities()
+	return (caps.Auth != nil && caps.Auth.Terminal) || caps.Meta["terminal-auth"] == true
+}
+
 // defaultModelInfo describes the default model, when it resolves.
 func (a *Agent) defaultModelInfo() (model.ModelInfo, bool) {
 	ref := a.opts.Config.User().Model
@@ -63,7 +72,13 @@ func (h handlers) Authenticate(ctx context.Context, p *acp.AuthenticateRequest) 
 	}
 	a.reload()
 	if a.fallbackModel() == "" && a.opts.Config.User().Model == "" {
-		return nil, turnerr.NoModel("", ErrNoModel)
+		if a.canLogIn() {
+			return nil, turnerr.NoModel("", ErrNoModel)
+		}
+		// A client that cannot log in (CodeCompanion authenticates
+		// before session/new) gets its session: the model selector and
+		// the first answer say what to do.
+		a.log.Warn("authenticate: no model is configured; sessions will say how to configure one")
 	}
 	return &acp.AuthenticateResponse{}, nil
 }

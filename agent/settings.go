@@ -6,6 +6,7 @@ import (
 
 	"acpd/acp"
 	"acpd/agent/internal/configopts"
+	"acpd/agent/internal/turnerr"
 	"acpd/model"
 	"acpd/permissions"
 )
@@ -65,7 +66,7 @@ func (s *sess) applySetting(id, value string) error {
 		// An offered model is fine; anything else must at least resolve.
 		if !slices.Contains(s.modelChoices(s.settings().Model), value) {
 			if _, _, err := s.a.opts.Resolve(value); err != nil {
-				return invalidParams("model %q is not available: %v", value, err)
+				return invalidParams("model %q cannot be used: %s", value, turnerr.Reason(err))
 			}
 		}
 		s.update(func(st *settings) { st.Model = value })

@@ -125,7 +125,7 @@ func (s *sess) runTurn(ctx context.Context, prompt []acp.ContentBlock) (acp.Stop
 			// Other slash commands are for acpd, not the model: they stay
 			// out of the transcript.
 			if cmd == "compact" && resolveErr != nil {
-				return "", turnerr.NoModel(st.Model, resolveErr)
+				return "", s.noModel(out, st.Model, resolveErr)
 			}
 			return s.runCommand(ctx, cmd, backend, info)
 		}
@@ -133,7 +133,7 @@ func (s *sess) runTurn(ctx context.Context, prompt []acp.ContentBlock) (acp.Stop
 	if resolveErr != nil {
 		// The model never saw this prompt: keep it out of the transcript,
 		// so the user's retry does not send it twice.
-		return "", turnerr.NoModel(st.Model, resolveErr)
+		return "", s.noModel(out, st.Model, resolveErr)
 	}
 	if p, stop, ok := s.mcp.PromptTurn(ctx, prompt); ok {
 		// An MCP prompt command: its messages are the user's message.
@@ -152,6 +152,20 @@ func (s *sess) runTurn(ctx context.Context, prompt []acp.ContentBlock) (acp.Stop
 		maxReq = defaultMaxTurnRequests
 	}
 	return s.loop(ctx, backend, info, maxReq)
+}
+
+// noModel is the turn's error without a model. A client that cannot log
+// in is also told as the agent's answer, which every editor renders,
+// since it would show the error itself only as a raw error.
+func (s *sess) noModel(ctx context.Context, ref string, err error) error {
+	e := turnerr.NoModel(ref, err)
+	if !s.a.canLogIn() {
+		var ae *acp.Error
+		if errors.As(e, &ae) {
+			s.notify(ctx, acp.SessionUpdate{AgentMessageChunk: textChunk(ae.Message, newID("m_"))})
+		}
+	}
+	return e
 }
 
 // maxRestarts bounds re-requests after a retryable failure that happened

@@ -866,6 +866,51 @@ func runCLIInput(t *testing.T, env []string, stdin string, args ...string) (stri
 	return stderr, code
 }
 
+// TestE2ENoModelCodeCompanion: a CodeCompanion-shaped client (fs, no
+// terminal, no login path) authenticates before session/new with no key
+// anywhere: authenticate succeeds, the session exists and its model
+// selector says what to do, and the first prompt's answer says it too
+// (acpd login, the variables), as the agent's message every editor shows.
+func TestE2ENoModelCodeCompanion(t *testing.T) {
+	t.Parallel()
+	iso := newIsolation(t)
+	project := e2eProject(t)
+	p := startProc(t, withEnv(iso, "ACPD_DISCOVER=0"))
+	p.mustCall("initialize", map[string]any{"protocolVersion": 1, "clientInfo": map[string]any{"name": "CodeCompanion.nvim", "version": "19.22.0"},
+		"clientCapabilities": map[string]any{"fs": map[string]any{"readTextFile": true, "writeTextFile": true}}}, nil)
+	if res, rerr := p.call("authenticate", map[string]any{"methodId": "acpd-env"}); rerr != nil {
+		t.Fatalf("authenticate without a key: %v (%s); want success, the session says what to do", rerr, res)
+	}
+	var created struct {
+		SessionID     string `json:"sessionId"`
+		ConfigOptions []struct {
+			ID           string          `json:"id"`
+			CurrentValue string          `json:"currentValue"`
+			Options      json.RawMessage `json:"options"`
+		} `json:"configOptions"`
+	}
+	p.mustCall("session/new", map[string]any{"cwd": project, "mcpServers": []any{}}, &created)
+	found := false
+	for _, o := range created.ConfigOptions {
+		if o.ID == "model" {
+			found = true
+			if o.CurrentValue != "none" || !strings.Contains(string(o.Options), "acpd login") {
+				t.Errorf("model option without a model: %s %s", o.CurrentValue, o.Options)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("no model config option")
+	}
+	r := p.prompt(created.SessionID, "hello")
+	for _, want := range []string{"acpd login", "ANTHROPIC_API_KEY", "OPENAI_API_KEY"} {
+		if !strings.Contains(r.text(), want) {
+			t.Errorf("the first answer %q does not say %q", r.text(), want)
+		}
+	}
+	p.close()
+}
+
 // TestE2EZeroConfigLogin: with no key, no model and discovery off, a prompt
 // fails with ACP's auth-required error naming the variables to set; `acpd
 // login` then stores a key (0600), ACP authenticate picks it up in the
@@ -880,7 +925,9 @@ func TestE2EZeroConfigLogin(t *testing.T) {
 	env := withEnv(iso, "ACPD_DISCOVER=0", "OPENAI_BASE_URL="+srv.srv.URL+"/v1")
 
 	p := startProc(t, env)
-	p.initialize()
+	// A client that can run acpd login (Zed's terminal auth): the auth
+	// errors are for it.
+	p.mustCall("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{"_meta": map[string]any{"terminal-auth": true}}}, nil)
 	sid := p.newSession(project)
 	r := p.prompt(sid, "hi")
 	if r.err == nil {

@@ -7,6 +7,7 @@ package turnerr
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"acpd/acp"
 	"acpd/model"
@@ -18,13 +19,41 @@ var InProgress = &acp.Error{Code: int(acp.ErrorCodeInvalidParams), Message: "tur
 
 // NoModel is the authentication-required error for a session without a
 // model: ref, when not "", is the model that did not resolve, with err why.
-// The message says how to configure one.
+// The message says how to configure one; for an explicit model it is one
+// sentence: the model asked for, why it cannot be served, what to do.
 func NoModel(ref string, err error) error {
-	msg := "No model is configured. Set ANTHROPIC_API_KEY, OPENAI_API_KEY (with OPENAI_BASE_URL for compatible servers) or GEMINI_API_KEY, or OLLAMA_HOST for a local Ollama, and choose a model with ACPD_MODEL=provider/model (or --model)."
+	msg := "No model is configured. Set ANTHROPIC_API_KEY, OPENAI_API_KEY (with OPENAI_BASE_URL for compatible servers) or GEMINI_API_KEY in acpd's environment, run `acpd login`, or start a local model server (Ollama, LM Studio, llama.cpp, vLLM); choose a model with ACPD_MODEL=provider/model (or --model), then send the prompt again."
 	if ref != "" {
-		msg = fmt.Sprintf("Model %q is not available: %v. %s", ref, err, msg)
+		msg = fmt.Sprintf("Model %q cannot be used: %s; choose another in the model selector (or with ACPD_MODEL=provider/model or --model), or fix its provider, and send the prompt again.", ref, Reason(err))
 	}
 	return &acp.Error{Code: int(acp.ErrorCodeAuthenticationRequired), Message: msg}
+}
+
+// sentinels are the wrapping words of the model resolver's errors, which
+// say nothing the reason does not ("no model configured: model
+// unavailable: openai needs an API key").
+var sentinels = []string{"no model configured: ", "model unavailable: ", "no model configured", "model unavailable"}
+
+// Reason is err's message without the resolver's wrapping sentinels and a
+// trailing period: the part that says why.
+func Reason(err error) string {
+	if err == nil {
+		return "it is not available"
+	}
+	msg := err.Error()
+	for again := true; again; {
+		again = false
+		for _, p := range sentinels {
+			if rest, ok := strings.CutPrefix(msg, p); ok {
+				msg, again = rest, true
+			}
+		}
+	}
+	msg = strings.TrimRight(strings.TrimSpace(msg), ".")
+	if msg == "" {
+		return "no backend serves it"
+	}
+	return msg
 }
 
 // Model turns a failed model request into the turn's error: a *model.Error

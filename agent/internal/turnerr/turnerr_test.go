@@ -26,8 +26,15 @@ func TestErrors(t *testing.T) {
 	if c, msg := code(t, NoModel("", nil)); c != int(acp.ErrorCodeAuthenticationRequired) || !strings.HasPrefix(msg, "No model is configured.") {
 		t.Errorf("NoModel: %d %q", c, msg)
 	}
-	if _, msg := code(t, NoModel("x/y", errors.New("gone"))); !strings.HasPrefix(msg, `Model "x/y" is not available: gone. No model`) {
+	if _, msg := code(t, NoModel("x/y", errors.New("gone"))); !strings.HasPrefix(msg, `Model "x/y" cannot be used: gone; choose another in the model selector`) {
 		t.Errorf("NoModel(ref): %q", msg)
+	}
+	// The resolver's wrapping words are dropped: one sentence, no
+	// "No model is configured" after an explicit model.
+	wrapped := fmt.Errorf("%w: %w", errors.New("no model configured"), errors.New("model unavailable: openai needs an API key: set OPENAI_API_KEY, or store one with `acpd login openai`"))
+	want := "Model \"openai/x\" cannot be used: openai needs an API key: set OPENAI_API_KEY, or store one with `acpd login openai`; choose another in the model selector (or with ACPD_MODEL=provider/model or --model), or fix its provider, and send the prompt again."
+	if _, msg := code(t, NoModel("openai/x", wrapped)); msg != want {
+		t.Errorf("NoModel(wrapped):\n got %q\nwant %q", msg, want)
 	}
 	auth := &model.Error{Kind: model.ErrAuth, Message: "bad key"}
 	if c, msg := code(t, Model(fmt.Errorf("turn: %w", auth))); c != int(acp.ErrorCodeAuthenticationRequired) || msg != auth.Error()+": "+auth.Hint() {
