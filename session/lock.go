@@ -251,5 +251,14 @@ func probeHolder(id, lockPath, logPath string) *LockedError {
 		return &LockedError{ID: id, Holder: "another process"}
 	}
 	defer lf.Close()
-	return lockedBy(id, lf)
+	e := lockedBy(id, lf)
+	if e.PID == 0 {
+		// The holder writes its record before the liveness lock and
+		// clears it only after dropping that lock: a record empty now
+		// means the holder closed the session since the lock was seen.
+		if fi, err := lf.Stat(); err == nil && fi.Size() == 0 {
+			return nil
+		}
+	}
+	return e
 }

@@ -444,10 +444,20 @@ func (s *Store) Holder(id string) *LockedError {
 	if validateID(id) != nil {
 		return nil
 	}
-	if h, ok := heldHere(s.lockKey(id)); ok {
+	key := s.lockKey(id)
+	if h, ok := heldHere(key); ok {
 		return &LockedError{ID: id, PID: h.PID, Holder: h.String()}
 	}
-	return probeHolder(id, s.lockPath(id), s.logPath(id))
+	e := probeHolder(id, s.lockPath(id), s.logPath(id))
+	if e != nil && e.PID == os.Getpid() {
+		// This process opened (or closed) the session while the probe
+		// looked at the files: the in-process table says which.
+		if h, ok := heldHere(key); ok {
+			return &LockedError{ID: id, PID: h.PID, Holder: h.String()}
+		}
+		return nil
+	}
+	return e
 }
 
 // List returns the index entries selected by f, most recently updated first,
