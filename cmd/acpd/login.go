@@ -93,8 +93,22 @@ func newLogoutCmd() *cobra.Command {
 			if len(args) == 1 {
 				p = args[0]
 			}
-			if err := provider.OpenCredentials("").Delete(p); err != nil {
+			creds := provider.OpenCredentials("")
+			stored := creds.Providers()
+			switch {
+			case p == "" && len(stored) == 0:
+				fmt.Fprintln(cmd.ErrOrStderr(), "No stored keys: nothing to delete.")
+				return nil
+			case p != "" && !slices.Contains(stored, p):
+				fmt.Fprintf(cmd.ErrOrStderr(), "No stored key for %s: nothing to delete.\n", p)
+				return nil
+			}
+			if err := creds.Delete(p); err != nil {
 				return err
+			}
+			if p != "" {
+				fmt.Fprintf(cmd.ErrOrStderr(), "Deleted the stored key for %s.\n", p)
+				return nil
 			}
 			fmt.Fprintln(cmd.ErrOrStderr(), "Deleted stored keys.")
 			return nil

@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -57,14 +58,60 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := newRootCmd().ExecuteContext(ctx)
 	stop()
-	if err != nil {
-		var ee exitError
-		if errors.As(err, &ee) {
-			os.Exit(int(ee))
-		}
-		fmt.Fprintln(os.Stderr, "acpd:", err)
-		os.Exit(1)
+	os.Exit(exitStatus(err, os.Stderr))
+}
+
+// exitStatus prints err (unless it only carries a status) and returns the
+// process's exit status: 0 without an error, 2 for a usage error (with a
+// hint to the help), the carried status of an exitError, else 1.
+func exitStatus(err error, stderr io.Writer) int {
+	if err == nil {
+		return 0
 	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		return int(ee)
+	}
+	var ue usageErr
+	if errors.As(err, &ue) {
+		fmt.Fprintf(stderr, "acpd: %v\nRun '%s --help' for usage.\n", ue.err, ue.cmd)
+		return 2
+	}
+	fmt.Fprintln(stderr, "acpd:", err)
+	return 1
+}
+
+// usageErr is a command line the command cannot take (an unknown flag or
+// command, wrong arguments); cmd is the command's path for the help hint.
+type usageErr struct {
+	cmd string
+	err error
+}
+
+func (e usageErr) Error() string { return e.err.Error() }
+func (e usageErr) Unwrap() error { return e.err }
+
+// markUsageErrors makes flag and argument errors of c and its
+// subcommands usageErrs.
+func markUsageErrors(c *cobra.Command) {
+	c.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageErr{cmd: c.CommandPath(), err: err}
+	})
+	var walk func(*cobra.Command)
+	walk = func(c *cobra.Command) {
+		if args := c.Args; args != nil {
+			c.Args = func(cmd *cobra.Command, a []string) error {
+				if err := args(cmd, a); err != nil {
+					return usageErr{cmd: cmd.CommandPath(), err: err}
+				}
+				return nil
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(c)
 }
 
 // exitError carries an exit status through cobra without printing.
@@ -132,5 +179,6 @@ Run without a subcommand (or with "serve") it serves ACP on stdio.`,
 			},
 		},
 	)
+	markUsageErrors(root)
 	return root
 }

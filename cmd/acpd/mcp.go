@@ -227,6 +227,9 @@ func runMCPList(ctx context.Context, g *globalFlags, out, errOut io.Writer, asJS
 	defer m.Close()
 	if len(servers) == 0 {
 		fmt.Fprintln(errOut, "no MCP servers configured (add [mcp_servers.NAME] to the config file; see config/example.toml)")
+		if asJSON {
+			fmt.Fprintln(out, "[]") // still JSON for the pipe
+		}
 		return nil
 	}
 	sctx, cancel := context.WithTimeout(ctx, doctorTimeout)

@@ -46,6 +46,12 @@ func runSandbox(g *globalFlags, cwd string, args []string) error {
 	if cwd, err = filepath.Abs(cwd); err != nil {
 		return err
 	}
+	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
+		if err == nil {
+			return usageErr{cmd: "acpd sandbox", err: fmt.Errorf("--cwd %s is not a directory", cwd)}
+		}
+		return usageErr{cmd: "acpd sandbox", err: fmt.Errorf("--cwd %s: the directory does not exist", cwd)}
+	}
 	cfg, err := loader.ForProject(cwd)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "acpd: warning: project configuration ignored: %v\n", err)

@@ -2,9 +2,11 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -142,7 +144,14 @@ func removeEach(cmd *cobra.Command, ids []string, remove func(id string) error) 
 	failed := false
 	for _, id := range ids {
 		if err := remove(id); err != nil {
-			fmt.Fprintf(cmd.ErrOrStderr(), "acpd: %s: %v\n", id, err)
+			msg := err.Error()
+			switch {
+			case errors.Is(err, session.ErrNotFound):
+				msg = "no session " + id + " (acpd sessions list shows the stored ones)"
+			case !strings.Contains(msg, id):
+				msg = id + ": " + msg
+			}
+			fmt.Fprintln(cmd.ErrOrStderr(), "acpd:", msg)
 			failed = true
 			continue
 		}
