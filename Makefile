@@ -11,12 +11,16 @@ build:
 	CGO_ENABLED=0 $(GO) build -o bin/acpd ./cmd/acpd
 
 # run starts acpd as an editor would and holds a short exchange on its
-# stdin/stdout: initialize, then session/new in this directory.
+# stdin/stdout: initialize, then session/new in this directory; then one
+# prompt turn through `acpd run`, so the replay model's answer shows.
 run: build
 	@printf '%s\n' \
 	  '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}' \
 	  '{"jsonrpc":"2.0","id":2,"method":"session/new","params":{"cwd":"$(CURDIR)","mcpServers":[]}}' \
 	  | ACPD_STATE_DIR=$(CURDIR)/bin/state ./bin/acpd --model replay/testdata/replay/hello.jsonl
+	@echo
+	@echo '# and a prompt turn, with acpd run as the client:'
+	ACPD_STATE_DIR=$(CURDIR)/bin/state ./bin/acpd run --model replay/testdata/replay/hello.jsonl --cwd $(CURDIR) "hello"
 
 # test-deps installs the npm peers the interop tests drive (the official ACP
 # TypeScript SDK, pinned by testdata/package-lock.json).
