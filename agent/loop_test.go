@@ -884,6 +884,20 @@ func TestCompactCommand(t *testing.T) {
 	}
 	c.mustPrompt(sid, "go on", acp.StopReasonEndTurn)
 	checkCompacted(t, rec.last(t), summary)
+	// The user's own request survives verbatim, not only as the summary
+	// (which here does not repeat it).
+	if last := rec.last(t); !strings.Contains(messagesText(last.Messages), "make a plan") {
+		t.Errorf("the request after /compact lost the user's message %q:\n%s", "make a plan", messagesText(last.Messages))
+	}
+}
+
+// messagesText is the text of msgs, one message a line.
+func messagesText(msgs []model.Message) string {
+	var b strings.Builder
+	for _, m := range msgs {
+		fmt.Fprintf(&b, "%s: %s\n", m.Role, m.Text())
+	}
+	return b.String()
 }
 
 // TestCompactionSummaryRequest: the summarisation request offers the main

@@ -1,7 +1,8 @@
 // Package compact shrinks a conversation ([]model.Message) to fit a
 // model's context window: it clears old tool outputs (ClearOldOutputs) and,
 // when that is not enough, has the model summarise the conversation (Run),
-// keeping the current turn's prompt verbatim and its latest exchange. It
+// keeping the current turn's prompt and its latest exchange, and the
+// user's earlier messages (newest first within KeepUserBytes), verbatim. It
 // also renders a transcript for a request without tools (SummaryTranscript,
 // FinalRequest), and says when compaction is due (Threshold) and what a
 // response cost (Cost). Inputs are never modified; nothing here
@@ -11,6 +12,7 @@ package compact
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"acpd/model"
@@ -25,7 +27,7 @@ const Threshold = 0.8
 const Target = 0.5
 
 // Prompt asks for the structured summary compaction keeps.
-const Prompt = `The conversation is about to be compacted to fit the context window: everything above will be replaced by your summary (the user's current request is kept verbatim, and the latest tool calls may be kept). Do not call tools now. Write the summary, so that the work can continue from it alone, under these headings:
+const Prompt = `The conversation is about to be compacted to fit the context window: everything above will be replaced by your summary (the user's own messages are kept verbatim, and the latest tool calls may be kept). Do not call tools now. Write the summary, so that the work can continue from it alone, under these headings:
 
 ## Goal
 What the user wants, in one or two sentences.
@@ -190,12 +192,87 @@ func Run(ctx context.Context, j Job) (next []model.Message, text string, err err
 		text += "\n\nCurrent plan:\n" + j.Plan
 	}
 	if !inTurn {
+		parts := append(withEarlier(nil, UserTexts(msgs, len(msgs), KeepUserBytes)), model.Part{Type: model.PartText, Text: text})
 		return []model.Message{
-			{Role: model.RoleUser, Parts: []model.Part{{Type: model.PartText, Text: text}}},
-			{Role: model.RoleAssistant, Parts: []model.Part{{Type: model.PartText, Text: "Understood; I will continue from this summary."}}},
+			{Role: model.RoleUser, Parts: parts},
+			{Role: model.RoleAssistant, Parts: []model.Part{{Type: model.PartText, Text: ackNote}}},
 		}, text, nil
 	}
 	return turn(cleared, text, j.Window), text, nil
+}
+
+// KeepUserBytes bounds the user's own earlier messages a compacted
+// transcript keeps verbatim (about 20k tokens, as Codex keeps).
+const KeepUserBytes = 80 << 10
+
+// ackNote is the assistant's reply to a summary between turns.
+const ackNote = "Understood; I will continue from this summary."
+
+// UserTexts is what the user wrote in msgs[:end], verbatim: the text parts
+// of the user's prompts (not tool results, not acpd's own notes or
+// summaries), newest first within max bytes, returned oldest first. A
+// summary loses what the user asked in their own words; these keep it.
+func UserTexts(msgs []model.Message, end, max int) []model.Part {
+	var kept []model.Part
+	used := 0
+	for i := end - 1; i >= 0; i-- {
+		if msgs[i].Role != model.RoleUser {
+			continue
+		}
+		texts := userTexts(msgs[i])
+		for k := len(texts) - 1; k >= 0; k-- {
+			if used+len(texts[k]) > max {
+				slices.Reverse(kept)
+				return kept
+			}
+			used += len(texts[k])
+			kept = append(kept, model.Part{Type: model.PartText, Text: texts[k]})
+		}
+	}
+	slices.Reverse(kept)
+	return kept
+}
+
+// userTexts is the user's texts of one message in the order written: a
+// compacted message keeps the earlier ones after earlierNote (after the
+// current prompt, which stays first), so those come first.
+func userTexts(m model.Message) []string {
+	var now, earlier []string
+	in := false
+	for _, p := range m.Parts {
+		switch {
+		case p.Type != model.PartText || strings.TrimSpace(p.Text) == "":
+		case p.Text == earlierNote:
+			in = true
+		case acpdNote(p.Text):
+			in = false
+		case in:
+			earlier = append(earlier, p.Text)
+		default:
+			now = append(now, p.Text)
+		}
+	}
+	return append(earlier, now...)
+}
+
+// earlierNote introduces, in a compacted transcript, the user's earlier
+// messages kept verbatim.
+const earlierNote = "[acpd: the user's earlier messages in this conversation, verbatim, oldest first:]"
+
+// withEarlier is parts followed by the user's earlier texts under
+// earlierNote (none: parts as they are).
+func withEarlier(parts, earlier []model.Part) []model.Part {
+	if len(earlier) == 0 {
+		return parts
+	}
+	out := append(slices.Clone(parts), model.Part{Type: model.PartText, Text: earlierNote})
+	return append(out, earlier...)
+}
+
+// acpdNote reports whether a user message's text is acpd's, not the
+// user's: a summary, a note in brackets ("[acpd: …]"), the continue note.
+func acpdNote(text string) bool {
+	return strings.HasPrefix(text, "[acpd:") || strings.HasPrefix(text, summaryHead) || text == continueNote
 }
 
 // Texts of a compacted turn's first message.
@@ -205,23 +282,37 @@ const (
 	continueNote = "Continue the task from the summary."
 )
 
-// turn is the transcript of a turn being compacted: its prompt
-// verbatim, then the summary (text), then the latest exchange of the turn
-// (from an assistant message to the end) when it fits in about a quarter of
-// the window (at 4 bytes a token). It ends with a user message.
+// turn is the transcript of a turn being compacted: the user's earlier
+// messages verbatim (UserTexts), its prompt verbatim, then the summary
+// (text), then the latest exchange of the turn (from an assistant message
+// to the end) when it fits in about a quarter of the window (at 4 bytes a
+// token). It ends with a user message.
 func turn(msgs []model.Message, text string, window int) []model.Message {
 	p := lastUserPrompt(msgs)
 	head := model.Message{Role: model.RoleUser}
 	if p < len(msgs) {
 		for _, part := range msgs[p].Parts {
 			// A summary from an earlier compaction of this turn is
-			// superseded by the new one, which covers it.
+			// superseded by the new one, which covers it; the earlier
+			// messages kept then are kept again below.
+			if part.Type == model.PartText && part.Text == earlierNote {
+				break
+			}
 			if part.Type == model.PartText && (strings.HasPrefix(part.Text, summaryMark) || part.Text == continueNote) {
 				continue
 			}
 			head.Parts = append(head.Parts, part)
 		}
 	}
+	earlier := UserTexts(msgs, min(p, len(msgs)), KeepUserBytes)
+	if p < len(msgs) {
+		var prior []model.Part
+		for _, t := range userTexts(model.Message{Parts: msgs[p].Parts[len(head.Parts):]}) {
+			prior = append(prior, model.Part{Type: model.PartText, Text: t})
+		}
+		earlier = append(earlier, prior...)
+	}
+	head.Parts = withEarlier(head.Parts, earlier)
 	head.Parts = append(head.Parts, model.Part{Type: model.PartText, Text: summaryMark + strings.TrimPrefix(text, summaryHead) + "]"})
 	// The tail: from the latest assistant message after the prompt whose
 	// exchange fits the budget.
