@@ -323,6 +323,11 @@ type Loader struct {
 	user Config
 	// maxTurnRequests, when positive, overrides agent.max_turn_requests.
 	maxTurnRequests int
+	// userErr is why the user file was not loaded (Fallback), nil when it
+	// was or there is none.
+	userErr error
+	// userPath is the user file Fallback skipped.
+	userPath string
 }
 
 // scalars are the values the environment and flags can set; empty is unset.
@@ -336,10 +341,28 @@ type scalars struct {
 // file named by o.ConfigFile or ACPD_CONFIG does not exist, or when no state
 // directory can be determined (no ACPD_STATE_DIR, XDG_STATE_HOME or HOME).
 func NewLoader(o Overrides, getenv func(string) string) (*Loader, error) {
+	return newLoader(o, getenv, nil)
+}
+
+// Fallback is the Loader of a process that must go on serving although
+// NewLoader failed with cause (a broken user file): defaults, environment
+// and flags, without the user file. [Loader.ForSession] then warns every
+// session with what is wrong (file, line, key) until the file is fixed,
+// and [Loader.UserError] says it. It fails when the environment or flags
+// themselves are invalid.
+func Fallback(o Overrides, getenv func(string) string, cause error) (*Loader, error) {
+	return newLoader(o, getenv, cause)
+}
+
+// UserError is why the user configuration file is not in use (see
+// Fallback), or nil.
+func (l *Loader) UserError() error { return l.userErr }
+
+func newLoader(o Overrides, getenv func(string) string, skip error) (*Loader, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	l := &Loader{getenv: getenv, base: defaults()}
+	l := &Loader{getenv: getenv, base: defaults(), userErr: skip}
 
 	file, explicit := o.ConfigFile, true
 	if file == "" {
@@ -351,7 +374,10 @@ func NewLoader(o Overrides, getenv func(string) string) (*Loader, error) {
 			file = filepath.Join(dir, "config.toml")
 		}
 	}
-	if file != "" {
+	if file != "" && skip != nil {
+		l.userPath, _ = absPath(file, getenv)
+	}
+	if file != "" && skip == nil {
 		abs, err := absPath(file, getenv)
 		if err != nil {
 			return nil, fmt.Errorf("config file %s: %w", file, err)
@@ -438,14 +464,36 @@ func (l *Loader) ForProject(cwd string) (*Config, error) {
 // until someone deletes it. err is non-nil only when cwd is not absolute.
 func (l *Loader) ForSession(cwd string) (c *Config, warning error, err error) {
 	c, warning = l.ForProject(cwd)
-	if warning == nil {
-		return c, nil, nil
+	if warning != nil {
+		if !filepath.IsAbs(cwd) {
+			return nil, nil, warning
+		}
+		c, warning = l.User(), fmt.Errorf("project configuration ignored: %w", warning)
 	}
-	if !filepath.IsAbs(cwd) {
-		return nil, nil, warning
+	if uw := l.userWarning(); uw != nil {
+		warning = errors.Join(uw, warning)
 	}
-	u := l.User()
-	return u, fmt.Errorf("project configuration ignored: %w", warning), nil
+	return c, warning, nil
+}
+
+// userWarning is what a session says while the user file is not in use
+// (Fallback): why, read anew so a fixed file stops the complaint's cause
+// and says that a restart applies it.
+func (l *Loader) userWarning() error {
+	if l.userErr == nil {
+		return nil
+	}
+	if l.userPath != "" {
+		if data, _, err := readFile(l.userPath); err == nil {
+			var c Config = defaults()
+			if err := loadUser(&c, l.userPath, data, l.getenv); err == nil {
+				return fmt.Errorf("user configuration %s is fixed but not in use yet: restart acpd (start a new agent) to apply it", l.userPath)
+			} else {
+				return fmt.Errorf("user configuration ignored (acpd runs with its defaults): %w", err)
+			}
+		}
+	}
+	return fmt.Errorf("user configuration ignored (acpd runs with its defaults): %w", l.userErr)
 }
 
 // WithMaxTurnRequests returns a Loader like l whose configurations cap a

@@ -766,3 +766,46 @@ func TestWindowsPathsInFiles(t *testing.T) {
 		t.Errorf("state.dir = %q, want %q", c.State.Dir, want)
 	}
 }
+
+// Fallback serves without a broken user file; ForSession warns with its
+// file, line and key until the file is fixed, and then says a restart
+// applies it.
+func TestFallbackWarnsEverySession(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "config.toml")
+	if err := os.WriteFile(file, []byte("model = 3\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := func(k string) string {
+		switch k {
+		case "ACPD_CONFIG":
+			return file
+		case "ACPD_STATE_DIR":
+			return filepath.Join(dir, "state")
+		}
+		return ""
+	}
+	_, cause := NewLoader(Overrides{}, env)
+	if cause == nil {
+		t.Fatal("NewLoader accepted model = 3")
+	}
+	l, err := Fallback(Overrides{}, env, cause)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.UserError() == nil || l.User().Model != "" {
+		t.Fatalf("fallback: UserError %v, model %q", l.UserError(), l.User().Model)
+	}
+	for range 2 {
+		_, w, err := l.ForSession(dir)
+		if err != nil || w == nil || !strings.Contains(w.Error(), file+":1") || !strings.Contains(w.Error(), "model") {
+			t.Errorf("ForSession warning %v (err %v), want the file, line and key", w, err)
+		}
+	}
+	if err := os.WriteFile(file, []byte("model = \"openai/x\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, w, _ := l.ForSession(dir); w == nil || !strings.Contains(w.Error(), "restart acpd") {
+		t.Errorf("after the fix: warning %v, want the restart hint", w)
+	}
+}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"net"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -44,6 +46,67 @@ func TestCLIConsistency(t *testing.T) {
 			}
 			if tc.stderrOnce != "" && strings.Count(stderr, tc.stderrOnce) != 1 {
 				t.Errorf("stderr names %q %d times, want once: %s", tc.stderrOnce, strings.Count(stderr, tc.stderrOnce), stderr)
+			}
+		})
+	}
+}
+
+// TestBrokenUserConfig: a broken user config file does not kill the
+// editor's connection: initialize is answered, every session says what is
+// wrong (file, line, key), and acpd sessions and doctor keep working,
+// doctor running every check.
+func TestBrokenUserConfig(t *testing.T) {
+	t.Parallel()
+	iso := newIsolation(t)
+	iso.writeUserConfig(t, "model = 3\n")
+	env := withEnv(iso, "ACPD_DISCOVER=0")
+	project := t.TempDir()
+
+	p := startProc(t, env)
+	p.initialize()
+	for range 2 {
+		p.newSession(project)
+		p.waitUpdate("the broken config's warning", func(kind string, u json.RawMessage) bool {
+			return strings.Contains(string(u), "config.toml:1") && strings.Contains(string(u), "model")
+		})
+	}
+	p.close()
+
+	if _, stderr, code := runCLI(t, env, "sessions", "list"); code != 0 {
+		t.Errorf("acpd sessions list with a broken config: exit %d: %s", code, stderr)
+	}
+	stdout, _, code := runCLI(t, env, "doctor")
+	if code != 1 || !strings.Contains(stdout, "FAIL config") || !strings.Contains(stdout, "config.toml:1") || !strings.Contains(stdout, "state") || !strings.Contains(stdout, "shell") {
+		t.Errorf("acpd doctor with a broken config: exit %d:\n%s", code, stdout)
+	}
+}
+
+// TestDoctorProbesModel: doctor says FAIL model for a plug-in that exits
+// at once and for an endpoint that refuses connections, not "ok".
+func TestDoctorProbesModel(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := l.Addr().String()
+	l.Close()
+	for _, tc := range []struct {
+		name, config string
+		env          []string
+		want         string
+	}{
+		{"dead plug-in", "model = \"dead/m\"\n[providers.dead]\ndialect = \"exec\"\ncommand = [\"sh\", \"-c\", \"exit 3\"]\n", nil, "hello"},
+		{"closed port", "", []string{"OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL=http://" + closed + "/v1", "ACPD_MODEL=openai/gpt-5"}, "does not accept connections"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			iso := newIsolation(t)
+			if tc.config != "" {
+				iso.writeUserConfig(t, tc.config)
+			}
+			stdout, _, code := runCLI(t, withEnv(iso, append([]string{"ACPD_DISCOVER=0"}, tc.env...)...), "doctor")
+			if code != 1 || !strings.Contains(stdout, "FAIL model") || !strings.Contains(stdout, tc.want) {
+				t.Errorf("acpd doctor: exit %d, want FAIL model saying %q:\n%s", code, tc.want, stdout)
 			}
 		})
 	}

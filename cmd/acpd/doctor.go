@@ -38,6 +38,18 @@ cannot do on this platform. Exits 1 when something needs fixing.`,
 	}
 }
 
+// probeTimeout bounds doctor's probe of the model: a plug-in's hello, a
+// connection to the endpoint.
+const probeTimeout = 5 * time.Second
+
+// probeModel checks that ref's plug-in answers or its endpoint accepts
+// connections.
+func probeModel(ctx context.Context, reg *provider.Registry, ref string) error {
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	return reg.Probe(ctx, ref)
+}
+
 func runDoctor(ctx context.Context, g *globalFlags, out io.Writer) error {
 	failed := false
 	line := func(mark, what, detail string) { fmt.Fprintf(out, "%s %-14s %s\n", mark, what, detail) }
@@ -48,17 +60,22 @@ func runDoctor(ctx context.Context, g *globalFlags, out io.Writer) error {
 		}
 		line(mark, what, detail)
 	}
-	loader, err := loadConfig(g)
+	loader, err := loadConfigOrDefaults(g)
 	if err != nil {
 		report(false, "config", err.Error())
 		return exitError(1)
 	}
 	cfg := loader.User()
-	files := "none (defaults)"
-	if len(cfg.Files) > 0 {
-		files = strings.Join(cfg.Files, ", ")
+	if uerr := loader.UserError(); uerr != nil {
+		// Every other check still runs, with the defaults.
+		report(false, "config", uerr.Error()+" (the checks below use the defaults)")
+	} else {
+		files := "none (defaults)"
+		if len(cfg.Files) > 0 {
+			files = strings.Join(cfg.Files, ", ")
+		}
+		report(true, "config", files)
 	}
-	report(true, "config", files)
 	if dir := config.UserDir(os.Getenv); dir != "" {
 		report(true, "config dir", dir)
 	} else {
@@ -110,6 +127,8 @@ func runDoctor(ctx context.Context, g *globalFlags, out io.Writer) error {
 	if err != nil {
 		report(false, "model", err.Error())
 	} else if _, info, err := reg.Resolve(ref); err != nil {
+		report(false, "model", fmt.Sprintf("%s: %v", ref, err))
+	} else if err := probeModel(ctx, reg, ref); err != nil {
 		report(false, "model", fmt.Sprintf("%s: %v", ref, err))
 	} else {
 		detail := ref

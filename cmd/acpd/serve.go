@@ -33,6 +33,28 @@ func loadConfig(g *globalFlags) (*config.Loader, error) {
 	}, os.Getenv)
 }
 
+// loadConfigOrDefaults is loadConfig for the commands that must keep
+// working with a broken user file (serve, sessions, doctor): it then
+// returns a loader without that file (config.Fallback), whose UserError
+// and session warnings say what is wrong.
+func loadConfigOrDefaults(g *globalFlags) (*config.Loader, error) {
+	loader, err := loadConfig(g)
+	if err == nil {
+		return loader, nil
+	}
+	fb, ferr := config.Fallback(config.Overrides{
+		ConfigFile: g.config,
+		Model:      g.model,
+		LogFile:    g.logFile,
+		LogLevel:   g.logLevel,
+		StateDir:   g.stateDir,
+	}, os.Getenv, err)
+	if ferr != nil {
+		return nil, err // the environment or flags are broken too: say the first
+	}
+	return fb, nil
+}
+
 // openLogger returns the process logger: stderr, or the configured file.
 // Logs never go to stdout. It also becomes the handler of slog's default
 // logger, so that the library packages, which log through *slog.Logger,
@@ -89,7 +111,10 @@ or see "acpd --help" for the commands people use (acpd sessions list, …).
 `)
 		return exitError(2)
 	}
-	loader, err := loadConfig(g)
+	// A broken user file must not kill the editor's connection: acpd
+	// answers initialize with its defaults and every session says what is
+	// wrong.
+	loader, err := loadConfigOrDefaults(g)
 	if err != nil {
 		return err
 	}
@@ -99,6 +124,9 @@ or see "acpd --help" for the commands people use (acpd sessions list, …).
 		return err
 	}
 	defer closeLog.Close()
+	if uerr := loader.UserError(); uerr != nil {
+		lg.Error("user configuration ignored; serving with the defaults", "err", uerr)
+	}
 	// From here on stdout carries only protocol bytes: a stray write to fd 1
 	// by any package lands on stderr.
 	proto, err := acp.ProtectStdout()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -85,9 +86,12 @@ func newSessionsCmd(g *globalFlags) *cobra.Command {
 }
 
 func storeFromFlags(g *globalFlags) (*session.Store, error) {
-	loader, err := loadConfig(g)
+	loader, err := loadConfigOrDefaults(g)
 	if err != nil {
 		return nil, err
+	}
+	if uerr := loader.UserError(); uerr != nil {
+		fmt.Fprintln(os.Stderr, "acpd: warning: user configuration ignored:", uerr)
 	}
 	return openStore(loader.User())
 }
