@@ -145,7 +145,7 @@ func (h handlers) SetSessionModel(ctx context.Context, p *acp.SetSessionModelReq
 func (s *sess) sendCommands(ctx context.Context) {
 	if w := s.configWarning; w != nil {
 		s.a.log.Warn("session starts without its project configuration", "session", s.id, "err", w)
-		s.tell(ctx, acp.NoticeSeverityWarning, w.Error(), "The session goes on without that file's settings. Fix the file, then start a new session.")
+		s.tell(ctx, acp.NoticeSeverityWarning, w.Error(), "The session goes on without what this names. Fix the file, then start a new session.")
 	}
 	s.announceCommands(ctx, true)
 }

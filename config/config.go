@@ -98,6 +98,9 @@ type Config struct {
 	MCPServers map[string]MCPServer `toml:"mcp_servers"`
 	// Files lists the configuration files that were loaded, user file first.
 	Files []string `toml:"-"`
+	// Warnings are settings of a project file that were ignored, each
+	// naming file, line and key (a project may only tighten the sandbox).
+	Warnings []error `toml:"-"`
 }
 
 // LogConfig says where acpd logs.
@@ -470,6 +473,9 @@ func (l *Loader) ForSession(cwd string) (c *Config, warning error, err error) {
 		}
 		c, warning = l.User(), fmt.Errorf("project configuration ignored: %w", warning)
 	}
+	if len(c.Warnings) > 0 {
+		warning = errors.Join(append([]error{warning}, c.Warnings...)...)
+	}
 	if uw := l.userWarning(); uw != nil {
 		warning = errors.Join(uw, warning)
 	}
@@ -596,6 +602,7 @@ func (c *Config) clone() Config {
 	d.Permissions.Rules = slices.Clone(c.Permissions.Rules)
 	d.Sandbox.Writable = slices.Clone(c.Sandbox.Writable)
 	d.Files = slices.Clone(c.Files)
+	d.Warnings = slices.Clone(c.Warnings)
 	d.Providers = cloneValues(c.Providers, func(p Provider) Provider {
 		p.Command = slices.Clone(p.Command)
 		p.Headers = maps.Clone(p.Headers)

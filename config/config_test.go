@@ -700,6 +700,18 @@ network = true
 	if c.Sandbox.Mode != "workspace-write" || !c.Sandbox.Network || len(c.Sandbox.Writable) != 2 {
 		t.Errorf("loosened sandbox %+v", c.Sandbox)
 	}
+	// ... but said, with file, line and key, in the session's warning.
+	strict := mustLoader(t, Overrides{}, testEnv(t))
+	root := project(t, "[sandbox]\nmode = \"off\"\nnetwork = true\n")
+	c, w, err := strict.ForSession(root)
+	if err != nil || c.Sandbox.Mode != "workspace-write" || c.Sandbox.Network {
+		t.Fatalf("ForSession: %+v, %v", c.Sandbox, err)
+	}
+	for _, want := range []string{"config.toml:2", `sandbox.mode = "off" would loosen`, "config.toml:3", "sandbox.network = true"} {
+		if w == nil || !strings.Contains(w.Error(), want) {
+			t.Errorf("ForSession warning %v lacks %q", w, want)
+		}
+	}
 	if d := mustLoader(t, Overrides{}, testEnv(t)).User().Sandbox; d.Mode != "workspace-write" || d.Network || d.Writable != nil {
 		t.Errorf("default sandbox %+v", d)
 	}

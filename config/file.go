@@ -124,7 +124,8 @@ func loadProject(c *Config, name string, data []byte) error {
 	if idx.has("agent.default_mode") {
 		c.Agent.DefaultMode = p.Agent.DefaultMode
 	}
-	// The sandbox only tightens.
+	// The sandbox only tightens; what would loosen it is ignored and said.
+	c.Warnings = append(c.Warnings, loosening(name, c, &p, idx)...)
 	if idx.has("sandbox.mode") && sandboxRank(p.Sandbox.Mode) < sandboxRank(c.Sandbox.Mode) {
 		c.Sandbox.Mode = p.Sandbox.Mode
 	}
@@ -137,6 +138,31 @@ func loadProject(c *Config, name string, data []byte) error {
 		})
 	}
 	return nil
+}
+
+// loosening reports the sandbox settings of the project file p that would
+// loosen what c (the user's configuration) sets: a project may only
+// tighten the sandbox, so they are ignored (what tightens still applies),
+// but said, with file and line, as a project's "allow" rule is.
+func loosening(name string, c, p *Config, idx *posIndex) []error {
+	var errs []error
+	if idx.has("sandbox.mode") && sandboxRank(p.Sandbox.Mode) > sandboxRank(c.Sandbox.Mode) {
+		errs = append(errs, idx.errAt(name, "sandbox.mode",
+			`ignored: sandbox.mode = %q would loosen the sandbox (the user configuration has %q; a project may only tighten it)`, p.Sandbox.Mode, c.Sandbox.Mode))
+	}
+	if idx.has("sandbox.network") && p.Sandbox.Network && !c.Sandbox.Network {
+		errs = append(errs, idx.errAt(name, "sandbox.network",
+			`ignored: sandbox.network = true would turn the network on (the user configuration keeps it off; a project may only tighten the sandbox)`))
+	}
+	if idx.has("sandbox.writable") {
+		for _, w := range p.Sandbox.Writable {
+			if !slices.Contains(c.Sandbox.Writable, w) {
+				errs = append(errs, idx.errAt(name, "sandbox.writable",
+					`ignored: sandbox.writable would add %q (a project may only remove writable paths)`, w))
+			}
+		}
+	}
+	return errs
 }
 
 // sandboxRank orders sandbox modes from the strictest.
