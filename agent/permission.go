@@ -62,6 +62,7 @@ func (s *sess) authorize(ctx context.Context, tc *tools.Call, call permissions.C
 		// read yet (agent-shell sends the outcome first), so no further
 		// model request follows.
 		s.slot.Cancel(0)
+		tc.Refusal = "Cancelled."
 		return false, "The user cancelled the turn."
 	}
 	allowed, remember, _ := permissions.Verdict(offered, outcome, optionID, ctx.Err() != nil)
@@ -72,8 +73,10 @@ func (s *sess) authorize(ctx context.Context, tc *tools.Call, call permissions.C
 	}
 	if !allowed {
 		if ctx.Err() != nil {
+			tc.Refusal = "Cancelled."
 			return false, "The user cancelled the turn."
 		}
+		tc.Refusal = "Rejected."
 		return false, fmt.Sprintf("The user rejected this %s call. Do not retry it; ask the user what to do instead.", call.Tool)
 	}
 	s.markRunning(tc)

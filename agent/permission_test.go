@@ -63,6 +63,35 @@ func TestPermissionAnswers(t *testing.T) {
 	}
 }
 
+// TestRejectedCardText: a rejected call's card says "Rejected." to the
+// user, while the model gets the instruction meant for it.
+func TestRejectedCardText(t *testing.T) {
+	env := newEnv(t, "")
+	rec := record(toolSeq(writeCall("out.txt", "data")))
+	env.setModel(mainModel, rec)
+	c := env.start(nil)
+	c.setPerm(choose(acp.PermissionOptionKindRejectOnce))
+	sid := c.newSession()
+	c.mustPrompt(sid, "write it", acp.StopReasonEndTurn)
+	res := toolResults(rec.last(t))
+	if len(res) != 1 || !strings.Contains(resultText(res[0]), "Do not retry it") {
+		t.Fatalf("the model's result: %+v", res)
+	}
+	var card []string
+	for _, u := range c.allUpdates(sid) {
+		if u.ToolCallUpdate != nil && string(u.ToolCallUpdate.ToolCallID) == res[0].ToolCallID {
+			for _, cc := range u.ToolCallUpdate.Content {
+				if cc.Content != nil && cc.Content.Content.Text != nil {
+					card = append(card, cc.Content.Content.Text.Text)
+				}
+			}
+		}
+	}
+	if got := strings.Join(card, "|"); got != "Rejected." {
+		t.Errorf("the rejected call's card shows %q, want %q", got, "Rejected.")
+	}
+}
+
 // TestPermissionCancelledOutcome: a cancelled outcome means the client is
 // cancelling the turn (ACP), so the turn ends "cancelled" with no further
 // model request, whether the session/cancel comes before the answer, after

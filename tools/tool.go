@@ -58,6 +58,10 @@ type Call struct {
 	ID    string
 	Name  string
 	Input json.RawMessage
+	// Refusal is set by Env.Authorize when the user refused the call: what
+	// the editor's card shows instead of the result's text, which is
+	// meant for the model ("Do not retry it; ask the user…").
+	Refusal string
 }
 
 // Result is what a tool returns: text for the model and, optionally,

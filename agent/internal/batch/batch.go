@@ -194,7 +194,11 @@ func run(ctx context.Context, o Options, c Call) tools.Result {
 	case !json.Valid(c.Input):
 		res = tools.Errorf("the arguments of %s are not valid JSON: %s", c.Name, tools.Truncate(string(c.Input), 200))
 	default:
-		res = t.Run(ctx, o.Env, &tools.Call{ID: c.ID, Name: c.Name, Input: c.Input})
+		tc := &tools.Call{ID: c.ID, Name: c.Name, Input: c.Input}
+		res = t.Run(ctx, o.Env, tc)
+		if tc.Refusal != "" && res.IsError && len(res.Content) == 0 {
+			res.Content = []acp.ToolCallContent{tools.TextContent(tc.Refusal)}
+		}
 	}
 	if !res.Bounded {
 		res.Text = tools.Bound(res.Text)
