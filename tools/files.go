@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"acpd/acp"
@@ -146,10 +147,39 @@ func readFileTool() *Tool {
 					return Errorf("%s is a binary file; read_file shows text only", in.Path)
 				}
 			}
-			return Result{Text: clip.Window(lines.Lines, lines.FirstLine, lines.TotalLines, lines.More, clip.WindowBytes), Bounded: true}
+			return Result{Text: clip.Window(lines.Lines, lines.FirstLine, lines.TotalLines, lines.More, clip.WindowBytes), Bounded: true,
+				Content: []acp.ToolCallContent{TextContent(fenced(t.Path, lines.Lines, clip.WindowBytes))}}
 		},
 	}
 }
+
+// fenced is what the editor shows of a file read: the lines (up to about
+// max bytes, as the model's copy) as a fenced Markdown code block with the
+// file's language, without the model's line numbers, which editors that
+// render Markdown misalign. The fence is longer than any run of backticks
+// in the text.
+func fenced(path string, lines []string, max int) string {
+	var body strings.Builder
+	for _, l := range lines {
+		if body.Len() > 0 && body.Len()+len(l)+1 > max {
+			break
+		}
+		body.WriteString(l)
+		body.WriteByte('\n')
+	}
+	fence := "```"
+	for strings.Contains(body.String(), fence) {
+		fence += "`"
+	}
+	lang := strings.TrimPrefix(filepath.Ext(path), ".")
+	if !langName.MatchString(lang) {
+		lang = ""
+	}
+	return fence + lang + "\n" + body.String() + fence
+}
+
+// langName is a file extension usable as a code block's info string.
+var langName = regexp.MustCompile(`^[A-Za-z0-9_+-]{1,16}$`)
 
 // maxImageBytes is the largest image read_file gives the model.
 const maxImageBytes = 5 << 20
