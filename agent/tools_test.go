@@ -345,6 +345,18 @@ func TestRunCommandLocal(t *testing.T) {
 	if !shown {
 		t.Error("the command's output is not in its tool_call_update")
 	}
+	// A successful exit is the card's status, not text in it (the model
+	// still reads "[exit code 0]").
+	if updateContent(ups, true, func(cc acp.ToolCallContent) bool {
+		return cc.Content != nil && cc.Content.Content.Text != nil && strings.Contains(cc.Content.Content.Text.Text, "[exit code 0]")
+	}) {
+		t.Error("a card shows [exit code 0]")
+	}
+	if !updateContent(ups, true, func(cc acp.ToolCallContent) bool {
+		return cc.Content != nil && cc.Content.Content.Text != nil && strings.Contains(cc.Content.Content.Text.Text, "[exit code 3]")
+	}) {
+		t.Error("the failed command's card does not say its exit code")
+	}
 }
 
 // cancelledPids prompts a turn of sid (whose model runs a command that

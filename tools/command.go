@@ -284,6 +284,7 @@ func execCommand(ctx context.Context, o Options, env Env, c *Call, spec terminal
 		raw["truncated"] = true
 	}
 	res := Result{Raw: raw, Bounded: true}
+	card, own := "", false // the card's text, when it differs from the model's
 	switch {
 	case ctx.Err() != nil:
 		raw["cancelled"] = true
@@ -297,6 +298,11 @@ func execCommand(ctx context.Context, o Options, env Env, c *Call, spec terminal
 		fmt.Fprintf(&b, "[waiting for the command failed: %v]\n", waitErr)
 		res.IsError = true
 	case status.ExitCode != nil:
+		if *status.ExitCode == 0 {
+			// The card shows success by its status and rawOutput; only
+			// the model reads it as text.
+			card, own = b.String(), true
+		}
 		fmt.Fprintf(&b, "[exit code %d]\n", *status.ExitCode)
 		res.IsError = *status.ExitCode != 0
 	case status.Signal != nil:
@@ -304,13 +310,16 @@ func execCommand(ctx context.Context, o Options, env Env, c *Call, spec terminal
 		res.IsError = true
 	}
 	res.Text = b.String()
+	if !own {
+		card = res.Text
+	}
 	if editorOwned {
 		// The live terminal stays the call's content to the end; it is
 		// released only after the final update that shows it.
 		res.Content = []acp.ToolCallContent{{Terminal: &acp.Terminal{TerminalID: acp.TerminalID(term.ID())}}}
 		released, res.After = true, release
 	} else {
-		res.Content = []acp.ToolCallContent{TextContent(fence(tailBytes(res.Text, shownOutputBytes)))}
+		res.Content = []acp.ToolCallContent{TextContent(fence(tailBytes(card, shownOutputBytes)))}
 	}
 	return res, text
 }
