@@ -7,14 +7,16 @@
 // first step that applies wins:
 //
 // The policy judges a call by its [Call].Kind (file read, file change,
-// command, no side effects, or other: MCP and unknown tools), never by a
+// command, network fetch, no side effects, or other: MCP and unknown
+// tools), never by a
 // list of tool names; [PolicyOptions].Tools names the tools a rule's Match
 // applies to.
 //
 //  0. A call of kind think (update_plan) is always allowed: it has no side
 //     effects.
 //  1. In plan mode every mutating tool is denied ("plan mode is read-only"):
-//     edits, commands, and MCP or unknown tools not marked [Call].ReadOnly.
+//     edits, commands, fetches, and MCP or unknown tools not marked
+//     [Call].ReadOnly.
 //  2. A deny rule that matches the call denies it.
 //  3. A path outside the workspace roots, or a protected path (a ".git"
 //     or ".acpd" component anywhere, or inside acpd's configuration or state directory,
@@ -29,6 +31,10 @@
 //     ask in "ask" mode and are allowed in "auto-edit" and "full"; commands,
 //     MCP and unknown tools ask except in "full", which allows everything;
 //     MCP and unknown tool calls marked [Call].NoApproval are allowed.
+//     A fetch asks except in "full"; there too it asks, naming the URL,
+//     when the session's sandbox keeps commands off the network
+//     ([Call].Offline): acpd's own network tools obey the commands'
+//     network policy.
 //
 // An unknown mode behaves as "ask". When the [Store] cannot be read nothing is
 // allowed without asking.
@@ -88,9 +94,12 @@
 // Match is a slash-separated glob relative to the root ("docs/**", where "**"
 // matches any number of directories), or an absolute glob when it starts with
 // "/". Path rules match the path given to the tool: a rule on "secrets/**"
-// does not stop grep or glob from searching the root that contains it. An
-// empty Match matches every call of the tool. Tools other than run_command
-// and the file tools take no Match.
+// does not stop grep or glob from searching the root that contains it. For
+// fetch tools (web_fetch) Match is an origin, "scheme://host[:port]", matched
+// against the origin of the fetched URL (see [Origin]): the host may be "*"
+// or start with "*." (any subdomain), the port may be "*", and without a port
+// the scheme's default port is meant. An empty Match matches every call of
+// the tool. Other tools take no Match.
 //
 // # Remembering
 //
@@ -98,7 +107,9 @@
 // covering the call (see [Decision].Remember): one rule per distinct simple
 // command not yet allowed, with its exact words, quoted so that no word acts
 // as a glob; the exact file (relative to the project directory when inside
-// it, absolute otherwise); or the exact tool name. A rejection is stored the
+// it, absolute otherwise); for a fetch, the URL's origin (so a redirect to
+// another origin is decided again); or the exact tool name. A remembered
+// approval of a fetch tool without an origin allows nothing. A rejection is stored the
 // same way, so "always reject" of a line rejects each of its listed commands.
 // Calls that ask for a reason a remembered rule could not lift (protected or
 // outside paths, paths behind symbolic links, ask rules, lines that always

@@ -86,6 +86,14 @@ type Call struct {
 	// after the sandbox denied it something: it asks in every mode, over
 	// any allow rule or remembered choice, and the answer is not remembered.
 	Escalate bool
+	// URL is the URL a fetch tool (kind fetch: web_fetch) reads. Rules and
+	// remembered choices on fetch tools match its origin (see [Origin]).
+	URL string
+	// Offline marks a fetch while the session's sandbox keeps commands off
+	// the network: acpd's own network tools obey the commands' network
+	// policy, so full mode asks before it (naming the URL) instead of
+	// allowing it. A rule or remembered choice for its origin still allows.
+	Offline bool
 	// HintedRead marks an MCP tool whose server says it only reads
 	// (readOnlyHint, not destructive, not open-world): with no rule or
 	// remembered choice deciding, it is allowed in auto-edit mode, and in
@@ -206,6 +214,7 @@ const (
 	classEdit                     // file changes: write_file, edit_file
 	classCommand                  // command lines: run_command
 	classNoop                     // no side effects: update_plan
+	classFetch                    // network reads: web_fetch
 )
 
 // classOf is the class of calls of an ACP tool kind.
@@ -219,6 +228,8 @@ func classOf(k acp.ToolKind) toolClass {
 		return classEdit
 	case acp.ToolKindExecute:
 		return classCommand
+	case acp.ToolKindFetch:
+		return classFetch
 	}
 	return classOther
 }
@@ -229,6 +240,8 @@ type compiledRule struct {
 	tool glob.Pattern
 	cmd  commandPattern
 	path pathGlob
+	// origin is the Match of a rule on a fetch tool.
+	origin originPattern
 	// remembered rules' relative path patterns are relative to the project
 	// directory instead of the workspace root.
 	remembered bool
@@ -252,7 +265,7 @@ func (p *Policy) compileRule(r Rule, remembered bool) (compiledRule, error) {
 		return compiledRule{}, fmt.Errorf("tool %q is not a valid glob: %w", r.Tool, err)
 	}
 	cr := compiledRule{rule: r, tool: tool, remembered: remembered}
-	cmdTool, fileTool := false, false
+	cmdTool, fileTool, fetchTool := false, false, false
 	for name, k := range p.tools {
 		if !cr.toolMatches(name) {
 			continue
@@ -262,15 +275,29 @@ func (p *Policy) compileRule(r Rule, remembered bool) (compiledRule, error) {
 			cmdTool = true
 		case classRead, classEdit:
 			fileTool = true
+		case classFetch:
+			fetchTool = true
 		}
 	}
 	if r.Match == "" {
 		cr.cmd = commandPattern{any: true}
 		cr.path = pathGlob{any: true}
+		cr.origin = originPattern{any: true}
 		return cr, nil
 	}
-	if !cmdTool && !fileTool {
-		return compiledRule{}, fmt.Errorf("match is only meaningful for run_command and the file tools, not for tool %q", r.Tool)
+	if !cmdTool && !fileTool && !fetchTool {
+		return compiledRule{}, fmt.Errorf("match is only meaningful for run_command, the file tools and web_fetch, not for tool %q", r.Tool)
+	}
+	// A rule naming fetch tools matches origins. When it names commands or
+	// files too ("*"), a Match that is no origin only never matches a fetch.
+	cr.origin = originPattern{none: true}
+	if fetchTool {
+		op, err := compileOriginPattern(r.Match)
+		if err == nil {
+			cr.origin = op
+		} else if !cmdTool && !fileTool {
+			return compiledRule{}, err
+		}
 	}
 	if cmdTool {
 		if cr.cmd, err = compileCommandPattern(r.Match); err != nil {
@@ -541,7 +568,7 @@ func (p *Policy) Decide(mode Mode, c Call) Decision {
 	if kind == classNoop {
 		return Decision{Action: Allow, Reason: c.Tool + " has no side effects"}
 	}
-	if mode == ModePlan && (kind == classEdit || kind == classCommand || kind == classOther && !c.ReadOnly) {
+	if mode == ModePlan && (kind == classEdit || kind == classCommand || (kind == classOther || kind == classFetch) && !c.ReadOnly) {
 		return Decision{Action: Deny, Reason: "plan mode is read-only"}
 	}
 	rem, storeErr := p.remembered()
@@ -551,6 +578,8 @@ func (p *Policy) Decide(mode Mode, c Call) Decision {
 		d = p.decideCommand(mode, c, rem)
 	case classRead, classEdit:
 		d = p.decideFiles(mode, kind, c, rem)
+	case classFetch:
+		d = p.decideFetch(mode, c, rem)
 	default:
 		d = p.decideOther(mode, c, rem)
 	}
@@ -857,6 +886,10 @@ func (p *Policy) narrowRules(c Call) []Rule {
 				return nil
 			}
 			out = append(out, r)
+		}
+	case classFetch:
+		if o := Origin(c.URL); o != "" && c.Tool != "" {
+			out = append(out, Rule{Tool: globEscape(c.Tool), Match: o})
 		}
 	default:
 		if c.Tool != "" {
