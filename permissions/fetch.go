@@ -219,9 +219,9 @@ func (p *Policy) decideFetch(mode Mode, c Call, rem []compiledRule) Decision {
 	case mode == ModeFull && c.Offline:
 		d = Decision{Action: Ask, Reason: fmt.Sprintf("the sandbox keeps commands off the network, so fetching %s needs approval in full mode too", shown)}
 	case mode == ModeFull:
-		d = Decision{Action: Allow, Reason: "fetches are allowed in full mode"}
+		d = Decision{Action: Allow, Reason: "fetches are allowed in full mode", Default: true}
 	default:
-		d = Decision{Action: Ask, Reason: fmt.Sprintf("fetching %s needs approval in %s mode", shown, mode)}
+		d = Decision{Action: Ask, Reason: fmt.Sprintf("fetching %s needs approval in %s mode", shown, mode), Default: true}
 	}
 	if d.Action == Ask && p.canRemember() && c.Tool != "" {
 		d.Remember = []Rule{{Tool: globEscape(c.Tool), Match: origin}}

@@ -123,6 +123,11 @@ type Decision struct {
 	// Reason is human-readable; it is shown to the user and, on Deny, given
 	// to the model.
 	Reason string
+	// Default reports that the mode's default decided (step 5): no rule,
+	// remembered choice or safety check did, so Reason names the mode. A
+	// client that decides for its own levels (acpd run's --approve) says so
+	// in its own words instead.
+	Default bool
 	// Remember lists the narrowest rules that would cover this call if the
 	// user answers allow_always or reject_always (their Action is left empty:
 	// Policy.Remember fills it in). Empty when the answer cannot be
@@ -584,7 +589,7 @@ func (p *Policy) Decide(mode Mode, c Call) Decision {
 		d = p.decideOther(mode, c, rem)
 	}
 	if storeErr != nil && d.Action != Deny {
-		d.Remember = nil
+		d.Remember, d.Default = nil, false
 		if d.Action == Allow {
 			d.Action = Ask
 		}
@@ -689,7 +694,7 @@ func (p *Policy) decideFiles(mode Mode, kind toolClass, c Call, rem []compiledRu
 		return Decision{Action: Allow, Reason: "allowed by a rule or a remembered choice"}
 	}
 	act, why := modeDefault(mode, kind)
-	d := Decision{Action: act, Reason: why}
+	d := Decision{Action: act, Reason: why, Default: true}
 	if act == Ask && p.canRemember() {
 		for _, pi := range pending {
 			r, ok := p.narrowFileRule(c.Tool, pi)
@@ -751,10 +756,11 @@ func (p *Policy) decideOther(mode Mode, c Call, rem []compiledRule) Decision {
 		return Decision{Action: Allow, Reason: "allowed by a remembered choice"}
 	}
 	act, why := modeDefault(mode, classOther)
+	dflt := true
 	if act == Ask && c.HintedRead && (mode == ModeAutoEdit || mode == ModeAsk && c.TrustHints) {
-		act, why = Allow, fmt.Sprintf("the server marks %s as read-only", c.Tool)
+		act, why, dflt = Allow, fmt.Sprintf("the server marks %s as read-only", c.Tool), false
 	}
-	d := Decision{Action: act, Reason: why}
+	d := Decision{Action: act, Reason: why, Default: dflt}
 	if act == Ask && p.canRemember() && c.Tool != "" {
 		d.Remember = []Rule{{Tool: globEscape(c.Tool)}}
 	}
@@ -837,14 +843,15 @@ func (p *Policy) decideCommand(mode Mode, c Call, rem []compiledRule) Decision {
 		return Decision{Action: Allow, Reason: "every command is allowed by a rule or a remembered choice"}
 	}
 	act, why := modeDefault(mode, classCommand)
+	dflt := !c.Unsandboxed || mode != ModeFull
 	if act == Allow {
-		return Decision{Action: Allow, Reason: why}
+		return Decision{Action: Allow, Reason: why, Default: dflt}
 	}
 	shown := make([]string, len(pending))
 	for i, sc := range pending {
 		shown[i] = "`" + sc.String() + "`"
 	}
-	d := Decision{Action: act, Reason: fmt.Sprintf("%s (not covered by a rule: %s)", why, strings.Join(shown, ", "))}
+	d := Decision{Action: act, Reason: fmt.Sprintf("%s (not covered by a rule: %s)", why, strings.Join(shown, ", ")), Default: dflt}
 	if p.canRemember() {
 		for _, sc := range pending {
 			words, _ := sc.literalWords() // literal: alwaysAsk is empty

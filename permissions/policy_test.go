@@ -700,3 +700,36 @@ func TestHintedRead(t *testing.T) {
 		t.Errorf("with an ask rule: %+v, want ask", d)
 	}
 }
+
+// TestDecisionDefault: Default marks exactly the decisions the mode's
+// default made, so a client deciding by its own levels can say so.
+func TestDecisionDefault(t *testing.T) {
+	w := newWorkspace(t)
+	p, err := NewPolicy(PolicyOptions{Tools: fetchTools, Rules: []Rule{allowCmd("ls"), {Action: Ask, Tool: "write_file", Match: "go.mod"}}, Protected: []string{w.config}, Project: w.root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit := func(p Path) Call { return Call{Tool: "write_file", Kind: acp.ToolKindEdit, Paths: []Path{p}} }
+	for _, c := range []struct {
+		name string
+		mode Mode
+		call Call
+		want bool
+	}{
+		{"edit in ask mode", ModeAsk, edit(w.in("a.go")), true},
+		{"edit in auto-edit mode", ModeAutoEdit, edit(w.in("a.go")), true},
+		{"edit by an ask rule", ModeAutoEdit, edit(w.in("go.mod")), false},
+		{"edit outside", ModeAutoEdit, edit(w.out(w.outside)), false},
+		{"command", ModeAsk, runCmd("make"), true},
+		{"allowed command", ModeAsk, runCmd("ls"), false},
+		{"unsandboxed command in full mode", ModeFull, Call{Tool: "run_command", Kind: acp.ToolKindExecute, Command: "make", Unsandboxed: true}, false},
+		{"mcp tool", ModeAutoEdit, Call{Tool: "mcp__a__b"}, true},
+		{"fetch", ModeAutoEdit, fetch("https://example.com/"), true},
+		{"offline fetch in full mode", ModeFull, Call{Tool: "web_fetch", Kind: acp.ToolKindFetch, URL: "https://example.com/", Offline: true}, false},
+		{"plan mode", ModePlan, runCmd("make"), false},
+	} {
+		if d := p.Decide(c.mode, c.call); d.Default != c.want {
+			t.Errorf("%s: Default = %v (%s: %s)", c.name, d.Default, d.Action, d.Reason)
+		}
+	}
+}
