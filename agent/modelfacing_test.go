@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -677,6 +678,56 @@ func TestWebFetch(t *testing.T) {
 	}
 	if !isErr[1] || !strings.Contains(res[1], "http or https") {
 		t.Errorf("file URL: %q", res[1])
+	}
+}
+
+// TestWebFetchAlwaysAllowOrigin: the "always allow" option of a fetch names
+// the origin it remembers; afterwards that origin is fetched without
+// asking, and another origin (another port) asks again. In full mode with
+// the sandbox's network off, a fetch asks; refused, the server sees nothing.
+func TestWebFetchAlwaysAllowOrigin(t *testing.T) {
+	var hits atomic.Int32
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Header().Set("Content-Type", "text/plain")
+		fmt.Fprint(w, "page "+r.URL.Path)
+	})
+	srv, other := httptest.NewServer(handler), httptest.NewServer(handler)
+	defer srv.Close()
+	defer other.Close()
+	env := newEnv(t, "[sandbox]\nnetwork = false\n")
+	c := env.start(nil)
+	c.setPerm(choose(acp.PermissionOptionKindAllowAlways))
+	sid := c.newSession()
+	res, isErr, _ := runTools(t, env, c, sid, toolCallReq{"web_fetch", map[string]any{"url": srv.URL + "/a"}})
+	reqs := c.permissionRequests()
+	if isErr[0] || res[0] != "page /a" || len(reqs) != 1 {
+		t.Fatalf("first fetch: %q (%d requests)", res[0], len(reqs))
+	}
+	var always string
+	for _, o := range reqs[0].Options {
+		if o.Kind == acp.PermissionOptionKindAllowAlways {
+			always = o.Name
+		}
+	}
+	if !strings.HasPrefix(always, "Always allow") || !strings.Contains(always, srv.URL) {
+		t.Errorf("the always option does not name the origin: %q", always)
+	}
+	c.setPerm(choose(acp.PermissionOptionKindRejectOnce))
+	c.mustMode(sid, modeFull)
+	res, isErr, _ = runTools(t, env, c, sid,
+		toolCallReq{"web_fetch", map[string]any{"url": srv.URL + "/b"}},
+		toolCallReq{"web_fetch", map[string]any{"url": other.URL + "/exfil?data=1"}},
+	)
+	reqs = c.permissionRequests()
+	if isErr[0] || res[0] != "page /b" {
+		t.Errorf("remembered origin: %q", res[0])
+	}
+	if !isErr[1] || len(reqs) != 2 || reqs[1].ToolCall.Title == nil || !strings.Contains(*reqs[1].ToolCall.Title, other.URL+"/exfil") {
+		t.Errorf("another origin offline in full mode: %q, %d requests", res[1], len(reqs))
+	}
+	if n := hits.Load(); n != 2 {
+		t.Errorf("the servers saw %d requests, want 2 (the refused one must not arrive)", n)
 	}
 }
 

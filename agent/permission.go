@@ -38,8 +38,11 @@ func (s *sess) authorize(ctx context.Context, tc *tools.Call, call permissions.C
 			req.ToolCall.Content = c
 		}
 	}
+	// The "always" options' names say what would be remembered (the
+	// command, the file, a fetch's origin): the user approves no more
+	// than the prompt shows.
 	for _, o := range offered {
-		req.Options = append(req.Options, acp.PermissionOption{OptionID: acp.PermissionOptionID(o.ID), Name: o.Kind.Label(), Kind: acp.PermissionOptionKind(o.Kind)})
+		req.Options = append(req.Options, acp.PermissionOption{OptionID: acp.PermissionOptionID(o.ID), Name: o.Name, Kind: acp.PermissionOptionKind(o.Kind)})
 	}
 	resp, err := peer.RequestPermission(ctx, &req)
 	if err != nil {
