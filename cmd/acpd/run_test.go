@@ -4,11 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -380,5 +383,40 @@ func TestRunAsksOnTerminal(t *testing.T) {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
 		}
+	}
+}
+
+// TestRunFetchRefusal: acpd run refuses a fetch --approve leaves open
+// without a terminal, saying so (not naming a mode the session is not in),
+// and the server sees no request; a --policy rule on the origin allows it.
+func TestRunFetchRefusal(t *testing.T) {
+	t.Parallel()
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		io.WriteString(w, "fetched")
+	}))
+	defer srv.Close()
+	script := `{"type":"tool_done","toolCallId":"call_f","toolName":"web_fetch","input":{"url":"` + srv.URL + `/exfil?data=x"}}
+{"type":"finish"}
+{"type":"text","text":"done"}
+{"type":"finish"}
+`
+	iso, project, scriptFile := runSetup(t, script)
+	_, stderr, code := runCLI(t, iso.Env(), "run", "--mode", "auto-edit", "--cwd", project, "--model", "replay/"+scriptFile, "fetch")
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	wantStderr(t, stderr, `rejected "Fetch `+srv.URL+`/exfil?data=x": --approve ask leaves it to the user`)
+	if strings.Contains(stderr, "ask mode") {
+		t.Errorf("the refusal names ask mode in an auto-edit session:\n%s", stderr)
+	}
+	if n := hits.Load(); n != 0 {
+		t.Fatalf("the refused fetch reached the server (%d requests)", n)
+	}
+	policy := writeFile(t, filepath.Join(t.TempDir(), "policy.toml"), "[[permissions.rules]]\naction = \"allow\"\ntool = \"web_fetch\"\nmatch = \""+srv.URL+"\"\n")
+	_, stderr, code = runCLI(t, iso.Env(), "run", "--mode", "auto-edit", "--policy", policy, "--cwd", project, "--model", "replay/"+scriptFile, "fetch")
+	if code != 0 || hits.Load() != 1 || strings.Contains(stderr, "rejected") {
+		t.Fatalf("exit %d, %d requests; stderr:\n%s", code, hits.Load(), stderr)
 	}
 }

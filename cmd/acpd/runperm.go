@@ -36,6 +36,7 @@ var policyTools = map[string]acp.ToolKind{
 	"write_file":  acp.ToolKindEdit,
 	"edit_file":   acp.ToolKindEdit,
 	"run_command": acp.ToolKindExecute,
+	"web_fetch":   acp.ToolKindFetch,
 }
 
 // maxPolicyBytes bounds a --policy file.
@@ -203,6 +204,12 @@ func callFor(cwd string, t *toolInfo) permissions.Call {
 		c.Tool = "read_file"
 	case acp.ToolKindSearch:
 		c.Tool = "grep"
+	case acp.ToolKindFetch:
+		c.Tool = "web_fetch"
+		if m, ok := t.rawInput.(map[string]any); ok {
+			c.URL, _ = m["url"].(string)
+		}
+		return c
 	default:
 		c.Tool = t.title
 		return c
@@ -294,6 +301,14 @@ func (r *runner) permission(ctx context.Context, req acp.RequestPermissionReques
 		mode = permissions.ModeFull
 	}
 	d := r.policy.Decide(mode, callFor(r.cwd, t))
+	if d.Default {
+		// The policy's mode stands for the --approve level, not for the
+		// session's mode: say which.
+		d.Reason = fmt.Sprintf("--approve %s allows it", r.flags.approve)
+		if d.Action == permissions.Ask {
+			d.Reason = fmt.Sprintf("--approve %s leaves it to the user", r.flags.approve)
+		}
+	}
 	switch {
 	case d.Action == permissions.Deny:
 		res := reject()
