@@ -18,6 +18,11 @@ import (
 // against a long base URL could make it larger than the page).
 const maxMarkdownBytes = 2 * maxFetchBytes
 
+// maxNesting bounds the list, quote and link levels rendered: deeper ones
+// are rendered as the deepest (so a page of nested tags costs no more per
+// byte than any other).
+const maxNesting = 16
+
 // ctxCheckTokens is how many tokens htmlMarkdown reads between checks of
 // its context.
 const ctxCheckTokens = 256
@@ -109,6 +114,8 @@ type mdWriter struct {
 	lists []listLevel
 	quote int
 	links []openLink
+	// deepLists and deepLinks count the levels opened beyond maxNesting.
+	deepLists, deepLinks int
 
 	// pre collects the text of an open <pre> (preDepth of them).
 	pre      strings.Builder
@@ -119,8 +126,8 @@ type mdWriter struct {
 // openLink is an <a> being written.
 type openLink struct {
 	href string // "" for a link that leads nowhere: only its text is kept
-	// at is the length of the output after its "[", and before the
-	// layout before it: a link with no text is taken back.
+	// at is the output's length after its "["; before is the layout
+	// before the "[", restored when the link gets no text (an image).
 	at     int
 	before layout
 }
@@ -217,6 +224,10 @@ func (w *mdWriter) start(z *html.Tokenizer, name string, hasAttr, selfClosing bo
 		w.glued = true
 	case "ul", "ol":
 		w.block(w.listGap())
+		if len(w.lists) == maxNesting {
+			w.deepLists++
+			break
+		}
 		w.lists = append(w.lists, listLevel{ordered: name == "ol"})
 		if n, err := strconv.Atoi(attr(z, hasAttr, "start")); err == nil && name == "ol" && n >= 0 && n < 1e9 {
 			w.lists[len(w.lists)-1].n = n - 1
@@ -227,6 +238,10 @@ func (w *mdWriter) start(z *html.Tokenizer, name string, hasAttr, selfClosing bo
 		w.block(2)
 		w.quote++
 	case "a":
+		if len(w.links) == maxNesting {
+			w.deepLinks++
+			break
+		}
 		l := openLink{href: w.link(attr(z, hasAttr, "href")), before: w.layout()}
 		if l.href != "" {
 			w.write("[")
@@ -270,7 +285,9 @@ func (w *mdWriter) end(name string) {
 	case "h1", "h2", "h3", "h4", "h5", "h6":
 		w.block(2)
 	case "ul", "ol":
-		if len(w.lists) > 0 {
+		if w.deepLists > 0 {
+			w.deepLists--
+		} else if len(w.lists) > 0 {
 			w.lists = w.lists[:len(w.lists)-1]
 		}
 		w.marker = ""
@@ -284,6 +301,10 @@ func (w *mdWriter) end(name string) {
 		}
 		w.block(2)
 	case "a":
+		if w.deepLinks > 0 {
+			w.deepLinks--
+			return
+		}
 		if len(w.links) == 0 {
 			return
 		}
@@ -391,10 +412,12 @@ func (w *mdWriter) lineBreak() {
 	w.space = false
 }
 
-// prefix is what starts a line at the current depth: quote marks, then the
-// list indentation (the marker on an item's first line).
-func (w *mdWriter) prefix() string {
-	p := strings.Repeat("> ", w.quote)
+// writePrefix writes what starts a line at the current depth: quote
+// marks, then the list indentation (the marker on an item's first line).
+func (w *mdWriter) writePrefix() {
+	for range min(w.quote, maxNesting) {
+		w.out.WriteString("> ")
+	}
 	depth := 0
 	for _, l := range w.lists {
 		if l.items {
@@ -402,9 +425,23 @@ func (w *mdWriter) prefix() string {
 		}
 	}
 	if w.marker != "" {
-		return p + strings.Repeat("  ", max(depth-1, 0)) + w.marker
+		depth--
 	}
-	return p + strings.Repeat("  ", depth)
+	for range depth {
+		w.out.WriteString("  ")
+	}
+	w.out.WriteString(w.marker)
+}
+
+// writeQuoteMarks starts an empty line: only the quote marks, without
+// trailing spaces.
+func (w *mdWriter) writeQuoteMarks() {
+	for i := range min(w.quote, maxNesting) {
+		if i > 0 {
+			w.out.WriteByte(' ')
+		}
+		w.out.WriteByte('>')
+	}
 }
 
 // write writes s, after the pending line breaks (with the prefix) or space.
@@ -412,16 +449,14 @@ func (w *mdWriter) write(s string) {
 	if !w.started {
 		w.newlines = 0
 		w.started = true
-		w.out.WriteString(w.prefix())
+		w.writePrefix()
 	} else if w.newlines > 0 {
 		if w.newlines > 1 {
 			w.out.WriteByte('\n')
-			if q := strings.TrimSpace(strings.Repeat("> ", w.quote)); q != "" {
-				w.out.WriteString(q)
-			}
+			w.writeQuoteMarks()
 		}
 		w.out.WriteByte('\n')
-		w.out.WriteString(w.prefix())
+		w.writePrefix()
 	} else if w.space {
 		w.out.WriteByte(' ')
 	} else if w.marker != "" {
@@ -492,7 +527,7 @@ func (w *mdWriter) codeBlock() {
 		if l == "" {
 			// An empty line: only the quote marks, no trailing spaces.
 			w.out.WriteByte('\n')
-			w.out.WriteString(strings.TrimRight(w.prefix(), " "))
+			w.writeQuoteMarks()
 			w.newlines = 0
 			continue
 		}
@@ -525,12 +560,13 @@ func (w *mdWriter) finish() string {
 		w.preDepth = 0
 		w.codeBlock()
 	}
-	s := strings.TrimRightFunc(w.out.String(), unicode.IsSpace)
-	if s == "" {
+	w.out.Truncate(len(bytes.TrimRightFunc(w.out.Bytes(), unicode.IsSpace)))
+	if w.out.Len() == 0 {
 		return ""
 	}
 	if w.cut {
-		s += "\n\n[… the rest of the page was cut: the text is longer than " + strconv.Itoa(maxMarkdownBytes>>20) + " MB …]"
+		w.out.WriteString("\n\n[… the rest of the page was cut: the text is longer than " + strconv.Itoa(maxMarkdownBytes>>20) + " MB …]")
 	}
-	return s + "\n"
+	w.out.WriteByte('\n')
+	return w.out.String()
 }

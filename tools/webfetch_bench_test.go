@@ -32,3 +32,21 @@ func BenchmarkHTMLText(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkHTMLTextNested converts 4.8 MB of nested lists, quotes and
+// links, which the renderer caps at maxNesting levels: no cost per level.
+func BenchmarkHTMLTextNested(b *testing.B) {
+	for name, unit := range map[string]string{
+		"lists":  "<ul><li>item ",
+		"quotes": "<blockquote>quote ",
+		"links":  "<a href=/x>link ",
+	} {
+		b.Run(name, func(b *testing.B) {
+			page := strings.Repeat(unit, 4800<<10/len(unit))
+			b.SetBytes(int64(len(page)))
+			for b.Loop() {
+				htmlText(page)
+			}
+		})
+	}
+}
