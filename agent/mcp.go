@@ -31,7 +31,8 @@ func (s *sess) startMCP() {
 			Elicit:        elicit,
 			ElicitModes:   modes,
 			// Roots: the working directory and the additional directories.
-			Roots: s.dirs,
+			Roots:          s.dirs,
+			ConnectTimeout: time.Duration(max(s.cfg.Agent.MCPStartTimeoutMs, 0)) * time.Millisecond,
 		},
 		Tokens:   s.a.opts.MCPTokens,
 		Grace:    time.Duration(max(s.cfg.Agent.MCPGraceMs, 0)) * time.Millisecond,

@@ -89,3 +89,52 @@ func TestMCPBadServersDoNotHoldTheTurn(t *testing.T) {
 		t.Errorf("after a second prompt: %d unavailable tool calls, want still 1", n)
 	}
 }
+
+// A server that never answers is shown to the user without any prompt:
+// once the grace has passed, a card says it is still starting; after the
+// start timeout it is marked unavailable with the reason, once.
+func TestMCPHangingServerShown(t *testing.T) {
+	env := newEnv(t, "[agent]\nmcp_grace_ms = 300\nmcp_start_timeout_ms = 1500\n")
+	env.setModel(mainModel, toolSeq())
+	c := env.start(nil)
+	var resp acp.NewSessionResponse
+	if err := c.call(acp.AgentMethodSessionNew, acp.NewSessionRequest{Cwd: env.cwd, McpServers: []acp.McpServer{badMCP(t, "silent", "hang")}}, &resp); err != nil {
+		t.Fatalf("session/new: %v", err)
+	}
+	cards := func() (starting, down int, why string) {
+		for _, u := range c.allUpdates(resp.SessionID) {
+			switch tc := u.ToolCall; {
+			case tc == nil:
+			case tc.Title == "MCP server silent is still starting":
+				starting++
+			case tc.Title == "MCP server silent unavailable":
+				down++
+				for _, cc := range tc.Content {
+					if cc.Content != nil && cc.Content.Content.Text != nil {
+						why = cc.Content.Content.Text.Text
+					}
+				}
+			}
+		}
+		return
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		starting, down, why := cards()
+		if down > 0 {
+			if starting != 1 || down != 1 || !strings.Contains(why, "in time") {
+				t.Errorf("cards: %d still starting, %d unavailable (%q); want one of each, saying it did not answer in time", starting, down, why)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no unavailable card 30 s after the start timeout (still-starting cards: %d)", starting)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// A prompt afterwards does not repeat either card.
+	c.mustPrompt(resp.SessionID, "hello", acp.StopReasonEndTurn)
+	if starting, down, _ := cards(); starting != 1 || down != 1 {
+		t.Errorf("after a prompt: %d still starting, %d unavailable cards; want 1 and 1", starting, down)
+	}
+}

@@ -133,6 +133,10 @@ type AgentConfig struct {
 	// MCPGraceMs is how long a prompt waits for MCP servers still starting
 	// before it goes ahead without them, in milliseconds (0: 2000).
 	MCPGraceMs int `toml:"mcp_grace_ms"`
+	// MCPStartTimeoutMs bounds how long an MCP server of the editor's may
+	// take to start before it is marked unavailable, in milliseconds (0:
+	// 30000; a configured server's startup_timeout_sec wins).
+	MCPStartTimeoutMs int `toml:"mcp_start_timeout_ms"`
 }
 
 // EnvConfig controls the environment passed to child processes.

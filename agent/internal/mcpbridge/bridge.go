@@ -103,6 +103,13 @@ type Bridge struct {
 	mu       sync.Mutex
 	errs     []error
 	reported map[string]bool
+	// slow are servers the user was told are still starting (guarded by
+	// mu); started is when the bridge started them.
+	slow    map[string]bool
+	started time.Time
+	// stop ends the watcher (see watch), which done counts.
+	stop context.CancelFunc
+	done sync.WaitGroup
 	// sampleAlways are servers the user allowed to sample for the rest of
 	// the session; sampleUsed is the output tokens sampling reserved.
 	sampleAlways map[string]bool
@@ -132,7 +139,8 @@ func Start(servers []mcpclient.Server, cfg Config, s Session) *Bridge {
 		return nil
 	}
 	b := &Bridge{s: s, id: cfg.SessionID, log: cfg.Logger, grace: cfg.Grace, cmds: cfg.Commands,
-		reported: map[string]bool{}, sampleAlways: map[string]bool{}, replied: make(chan struct{}), authorizing: map[string]int{},
+		reported: map[string]bool{}, slow: map[string]bool{}, started: time.Now(),
+		sampleAlways: map[string]bool{}, replied: make(chan struct{}), authorizing: map[string]int{},
 		urlElicit: cfg.Client.Elicit != nil && slices.Contains(cfg.Client.ElicitModes, "url")}
 	if b.log == nil {
 		b.log = slog.New(slog.DiscardHandler)
@@ -163,7 +171,46 @@ func Start(servers []mcpclient.Server, cfg Config, s Session) *Bridge {
 		b.log.Warn("MCP server failed to start", "session", b.id, "err", err)
 	}
 	b.mu.Unlock()
+	ctx, stop := context.WithCancel(context.Background())
+	b.stop = stop
+	b.done.Add(1)
+	go b.watch(ctx)
 	return b
+}
+
+// watch tells the user about servers that are slow to start without
+// waiting for a prompt: once the grace has passed, each server still
+// starting gets a card saying so (its tools join when it is ready), and
+// one that then goes down (a start timeout, a crash) gets the
+// unavailable card, as Await shows it. It sends nothing before the
+// session's reply, and returns when no server is starting or at Close.
+func (b *Bridge) watch(ctx context.Context) {
+	defer b.done.Done()
+	select {
+	case <-b.replied:
+	case <-ctx.Done():
+		return
+	}
+	for wait := time.Until(b.started.Add(b.grace)); ; wait = time.Hour {
+		b.m.Wait(ctx, max(wait, 0))
+		if ctx.Err() != nil {
+			return
+		}
+		b.report()
+		if !b.starting() {
+			return
+		}
+	}
+}
+
+// starting reports whether a server is still starting.
+func (b *Bridge) starting() bool {
+	for _, st := range b.m.Status() {
+		if st.State == mcpclient.StateStarting {
+			return true
+		}
+	}
+	return false
 }
 
 // Close closes every MCP connection and stops the servers.
@@ -171,6 +218,8 @@ func (b *Bridge) Close() {
 	if b == nil {
 		return
 	}
+	b.stop()
+	b.done.Wait()
 	if err := b.m.Close(); err != nil {
 		b.log.Warn("closing MCP servers", "session", b.id, "err", err)
 	}
@@ -191,20 +240,40 @@ func (b *Bridge) Await(ctx context.Context) {
 	if ctx.Err() != nil {
 		return
 	}
+	b.report()
+}
+
+// report shows the user, once per server and session, each server that
+// is unavailable (a failed tool call titled "MCP server NAME unavailable"
+// with the reason, which every editor shows, and a notice where the
+// editor takes notices) and, once the grace has passed, each that is
+// still starting (not waiting for the user's OAuth).
+func (b *Bridge) report() {
 	type down struct{ name, why string }
 	var news []down
+	var slow []string
+	late := time.Since(b.started) >= b.grace
 	b.mu.Lock()
 	for _, err := range b.errs {
 		news = append(news, down{"", err.Error()})
 	}
 	b.errs = nil
 	for _, st := range b.m.Status() {
-		if st.State == mcpclient.StateDown && !b.reported[st.Name] {
+		switch {
+		case st.State == mcpclient.StateDown && !b.reported[st.Name]:
 			b.reported[st.Name] = true
 			news = append(news, down{st.Name, st.Err})
+		case st.State == mcpclient.StateStarting && late && !b.slow[st.Name] && b.authorizing[st.Name] == 0:
+			b.slow[st.Name] = true
+			slow = append(slow, st.Name)
 		}
 	}
 	b.mu.Unlock()
+	for _, name := range slow {
+		title := fmt.Sprintf("MCP server %s is still starting", name)
+		b.s.Card(title, fmt.Sprintf("%s has not finished starting after %s. The session goes on; its tools join as soon as it is ready, and if it does not start it is marked unavailable here.", name, b.grace.Round(time.Millisecond)))
+		b.s.Notice(acp.NoticeSeverityInfo, title+"; its tools will join when it is ready")
+	}
 	for _, d := range news {
 		title := "MCP server unavailable"
 		if d.name != "" {
