@@ -55,7 +55,8 @@ func (s *sess) toolDefs() []model.ToolDef {
 
 // toolCallStarted is the first tool_call update of a call.
 func (s *sess) toolCallStarted(c *model.StreamedCall) *acp.ToolCall {
-	tc := &acp.ToolCall{ToolCallID: acp.ToolCallID(c.ID), Title: c.Name, Kind: acp.ToolKindOther, Status: acp.ToolCallStatusPending}
+	name := c.Name
+	tc := &acp.ToolCall{ToolCallID: acp.ToolCallID(c.ID), Name: &name, Title: c.Name, Kind: acp.ToolKindOther, Status: acp.ToolCallStatusPending}
 	if t := s.tools()[c.Name]; t != nil {
 		tc.Kind = t.Kind
 		if t.Title != nil && len(c.Input) > 0 {

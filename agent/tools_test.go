@@ -345,6 +345,12 @@ func TestRunCommandLocal(t *testing.T) {
 	if !shown {
 		t.Error("the command's output is not in its tool_call_update")
 	}
+	// Every tool call names its tool (ToolCall.name).
+	for _, u := range ups {
+		if tc := u.ToolCall; tc != nil && (tc.Name == nil || *tc.Name != "run_command") {
+			t.Errorf("tool_call %s names %v, want run_command", tc.ToolCallID, tc.Name)
+		}
+	}
 	// A successful exit is the card's status, not text in it (the model
 	// still reads "[exit code 0]").
 	if updateContent(ups, true, func(cc acp.ToolCallContent) bool {
