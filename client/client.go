@@ -29,6 +29,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -298,6 +299,11 @@ func (c *Client) readTextFile(ctx context.Context, req acp.ReadTextFileRequest) 
 	defer root.Close()
 	// Non-blocking: a FIFO must not hang the request; it is refused below.
 	f, err := root.OpenFile(filepath.FromSlash(res.Rel), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		// As Zed answers: agents take it as "no such file" (the old
+		// content of a file a write creates), not as a failure.
+		return acp.ReadTextFileResponse{}, &acp.Error{Code: int(acp.ErrorCodeResourceNotFound), Message: fmt.Sprintf("Resource not found: %s", req.Path)}
+	}
 	if err != nil {
 		return acp.ReadTextFileResponse{}, err
 	}

@@ -103,6 +103,18 @@ func TestReadTextFileWindow(t *testing.T) {
 	}
 }
 
+// A missing file is ACP's resource-not-found (-32002), as Zed answers, so
+// an agent reading the old content of a file it creates goes on.
+func TestReadMissingFile(t *testing.T) {
+	_, conn, dir := newClient(t, Options{})
+	var res acp.ReadTextFileResponse
+	err := call(t, conn, acp.ClientMethodFsReadTextFile, acp.ReadTextFileRequest{SessionID: "s", Path: filepath.Join(dir, "new.txt")}, &res)
+	var rerr *acp.Error
+	if !errors.As(err, &rerr) || rerr.Code != int(acp.ErrorCodeResourceNotFound) {
+		t.Errorf("reading a missing file: %v, want -32002", err)
+	}
+}
+
 func TestReadLongLine(t *testing.T) {
 	_, conn, dir := newClient(t, Options{})
 	long := strings.Repeat("x", 200<<10)
