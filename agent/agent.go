@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -77,6 +78,9 @@ type Options struct {
 	// Env is the environment commands start from, already filtered of
 	// secrets; nil means terminal.FilterEnv(os.Environ(), nil).
 	Env []string
+	// Getenv reads acpd's own environment (HOME, XDG_CONFIG_HOME,
+	// CODEX_HOME: where custom commands live); nil means os.Getenv.
+	Getenv func(string) string
 	// Logger receives diagnostics; nil discards.
 	Logger *slog.Logger
 	// MaxLineBytes caps one inbound protocol message (0 = acp default).
@@ -99,6 +103,7 @@ type Agent struct {
 	clientCaps  acp.ClientCapabilities
 	clientInfo  *acp.Implementation
 	groups      atomic.Bool // the client renders grouped select options (Zed)
+	getenv      func(string) string
 	sessions    map[acp.SessionID]*sess
 	closed      bool
 	sessionsWG  sync.WaitGroup
@@ -220,8 +225,11 @@ func New(o Options) *Agent {
 	if lg == nil {
 		lg = slog.New(slog.DiscardHandler)
 	}
-	a := &Agent{opts: o, log: lg, sessions: map[acp.SessionID]*sess{}, terms: terminal.NewManager(terminal.ManagerOptions{Logger: lg}),
+	a := &Agent{opts: o, log: lg, getenv: o.Getenv, sessions: map[acp.SessionID]*sess{}, terms: terminal.NewManager(terminal.ManagerOptions{Logger: lg}),
 		builtin: map[string]*tools.Tool{}, toolKinds: map[string]acp.ToolKind{}}
+	if a.getenv == nil {
+		a.getenv = os.Getenv
+	}
 	if o.CredentialsStamp != nil {
 		a.credStamp = o.CredentialsStamp()
 	}

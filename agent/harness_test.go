@@ -149,6 +149,7 @@ func (e *testEnv) newAgent() *Agent {
 		Protected:   []string{config.UserDir(e.getenv), e.store.Dir()},
 		MCPTokens:   mcpclient.OpenTokenStore(filepath.Join(config.UserDir(e.getenv), "mcp-tokens.json")),
 		Env:         terminal.FilterEnv(os.Environ(), nil),
+		Getenv:      e.getenv,
 		Logger:      slog.New(slog.DiscardHandler),
 	})
 }

@@ -7,7 +7,6 @@ import (
 	"acpd/acp"
 	"acpd/agent/internal/mcpbridge"
 	"acpd/agent/internal/notice"
-	"acpd/agent/internal/slash"
 	"acpd/mcpclient"
 	"acpd/model"
 	"acpd/permissions"
@@ -36,7 +35,7 @@ func (s *sess) startMCP() {
 		},
 		Tokens:   s.a.opts.MCPTokens,
 		Grace:    time.Duration(max(s.cfg.Agent.MCPGraceMs, 0)) * time.Millisecond,
-		Commands: slash.Commands(),
+		Commands: s.commands(),
 		Apps:     mcpbridge.RendersApps(s.a.clientCapabilities()),
 		Logger:   s.a.log,
 	}, bridgeSession{s})
@@ -49,7 +48,7 @@ func (s *sess) announceCommands(ctx context.Context, initial bool) {
 	if s.mcp != nil {
 		s.mcp.Announce(initial)
 	} else if initial {
-		s.send(ctx, acp.SessionUpdate{AvailableCommandsUpdate: &acp.AvailableCommandsUpdate{AvailableCommands: slash.Commands()}})
+		s.send(ctx, acp.SessionUpdate{AvailableCommandsUpdate: &acp.AvailableCommandsUpdate{AvailableCommands: s.commands()}})
 	}
 }
 

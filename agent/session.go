@@ -63,11 +63,14 @@ type sess struct {
 	// prompted: the session has had a prompt (or was stored before this
 	// process opened it); session/list hides an open session until then.
 	prompted atomic.Bool
-	msgSeq   int
-	used     int64           // context tokens of the last response
-	cost     float64         // USD spent in this process, when prices are known
-	plan     string          // the latest plan, as text (kept across compaction)
-	changed  map[string]bool // files changed outside the agent since it last read them
+	// cmdKey is the slash command list last announced, encoded (guarded
+	// by mu; "" before the first refresh).
+	cmdKey  string
+	msgSeq  int
+	used    int64           // context tokens of the last response
+	cost    float64         // USD spent in this process, when prices are known
+	plan    string          // the latest plan, as text (kept across compaction)
+	changed map[string]bool // files changed outside the agent since it last read them
 	// sysPrompt is the system prompt, kept while its inputs stay the same.
 	sysPrompt sysprompt.Cache
 	// jobs are the session's background commands, stopped when it closes.

@@ -14,6 +14,7 @@ import (
 	"acpd/agent/internal/slash"
 	"acpd/agent/internal/turnerr"
 	"acpd/agent/internal/turnslot"
+	"acpd/agent/internal/usercmd"
 	"acpd/compact"
 	"acpd/internal/loopguard"
 	"acpd/model"
@@ -135,7 +136,13 @@ func (s *sess) runTurn(ctx context.Context, prompt []acp.ContentBlock) (acp.Stop
 		// so the user's retry does not send it twice.
 		return "", s.noModel(out, st.Model, resolveErr)
 	}
-	if p, stop, ok := s.mcp.PromptTurn(ctx, prompt); ok {
+	if c, args, ok := usercmd.Find(s.refreshCommands(out), prompt); ok {
+		// A custom command (a Markdown file): its prompt, expanded, is
+		// the user's message; blocks after the command's text (attached
+		// files) follow it.
+		rest, _ := promptin.Parts(ctx, prompt[1:], info, s.readLinked)
+		parts = append([]model.Part{{Type: model.PartText, Text: usercmd.Expand(c, args)}}, rest...)
+	} else if p, stop, ok := s.mcp.PromptTurn(ctx, prompt); ok {
 		// An MCP prompt command: its messages are the user's message.
 		if stop != "" {
 			return stop, nil

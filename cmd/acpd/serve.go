@@ -179,6 +179,7 @@ func newLocalAgent(loader *config.Loader, lg *log.Logger) (*agent.Agent, io.Clos
 		Protected:        []string{config.UserDir(os.Getenv), store.Dir()},
 		MCPTokens:        mcpTokens(),
 		Env:              terminal.FilterEnv(os.Environ(), cfg.Env.Allow),
+		Getenv:           os.Getenv,
 		Logger:           slog.New(lg),
 		MaxLineBytes:     cfg.Protocol.MaxLineBytes,
 	}), closeModels, nil

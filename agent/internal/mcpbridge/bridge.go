@@ -346,6 +346,18 @@ func (b *Bridge) Announce(initial bool) {
 	b.s.Send(acp.SessionUpdate{AvailableCommandsUpdate: &acp.AvailableCommandsUpdate{AvailableCommands: cmds}})
 }
 
+// SetCommands replaces the session's own slash commands (custom commands
+// changed on disk) and announces the new list, once the first went out.
+func (b *Bridge) SetCommands(cmds []acp.AvailableCommand) {
+	if b == nil {
+		return
+	}
+	b.cmdMu.Lock()
+	b.cmds = slices.Clone(cmds)
+	b.cmdMu.Unlock()
+	b.Announce(false)
+}
+
 // PromptTurn expands an MCP prompt command (see package mcptools) into the
 // turn's user message. ok reports that the prompt was such a command; then
 // either parts is the message, or stop is set and the turn is over (the
