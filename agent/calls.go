@@ -15,10 +15,14 @@ import (
 // tools returns the session's tools by name.
 func (s *sess) tools() map[string]*tools.Tool {
 	mcp := s.mcp.Tools()
-	if len(mcp) == 0 {
+	hasSkills := len(s.currentSkills()) > 0
+	if len(mcp) == 0 && !hasSkills {
 		return s.a.builtin
 	}
-	all := make(map[string]*tools.Tool, len(s.a.builtin)+len(mcp))
+	all := make(map[string]*tools.Tool, len(s.a.builtin)+len(mcp)+1)
+	if hasSkills {
+		all["skill"] = s.skillTool()
+	}
 	for n, t := range mcp {
 		all[n] = t
 	}

@@ -3,14 +3,17 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"strings"
 
 	"acpd/acp"
+	"acpd/agent/internal/skills"
 	"acpd/agent/internal/slash"
 	"acpd/agent/internal/turnerr"
 	"acpd/agent/internal/usercmd"
 	"acpd/config"
 	"acpd/model"
 	"acpd/permissions"
+	"acpd/tools"
 )
 
 // runCommand runs a slash command (other than /init) as the whole turn.
@@ -57,18 +60,73 @@ func (s *sess) userCommands() []usercmd.Command {
 	return usercmd.Load(usercmd.Sources(config.ProjectRoot(s.cwd), config.UserDir(getenv), home, getenv), reserved)
 }
 
-// commands is every slash command the session offers but the MCP
-// servers' prompts: acpd's own, then the custom ones.
-func (s *sess) commands() []acp.AvailableCommand {
-	return append(slash.Commands(), usercmd.Available(s.userCommands())...)
+// userSkills reads the session's skills (package skills).
+func (s *sess) userSkills() []skills.Skill {
+	getenv := s.a.getenv
+	home := getenv("HOME")
+	if home == "" {
+		home = getenv("USERPROFILE")
+	}
+	return skills.Load(skills.Sources(config.ProjectRoot(s.cwd), config.UserDir(getenv), home))
 }
 
-// refreshCommands reads the custom commands again (at every prompt, so an
-// added or edited file counts from the next one) and announces the list
-// when it changed since the last announcement.
-func (s *sess) refreshCommands(ctx context.Context) []usercmd.Command {
-	cmds := s.userCommands()
-	list := append(slash.Commands(), usercmd.Available(cmds)...)
+// extensions are the session's custom commands and skills as last read.
+type extensions struct {
+	cmds   []usercmd.Command
+	skills []skills.Skill
+}
+
+// commandList is every slash command the session offers but the MCP
+// servers' prompts: acpd's own, the custom ones, then one per skill (a
+// skill whose name is taken is offered as "skill:name").
+func commandList(ext extensions) []acp.AvailableCommand {
+	list := append(slash.Commands(), usercmd.Available(ext.cmds)...)
+	for _, sk := range ext.skills {
+		list = append(list, acp.AvailableCommand{Name: skillCommand(list, sk.Name), Description: "Skill: " + sk.Description,
+			Input: &acp.AvailableCommandInput{Unstructured: &acp.UnstructuredCommandInput{Hint: "what to use it for (optional)"}}})
+	}
+	return list
+}
+
+// skillCommand is the slash command name of skill name: the name, or
+// "skill:name" when list already has it.
+func skillCommand(list []acp.AvailableCommand, name string) string {
+	for _, c := range list {
+		if c.Name == name {
+			return "skill:" + name
+		}
+	}
+	return name
+}
+
+// commands is the session's slash commands, read anew.
+func (s *sess) commands() []acp.AvailableCommand {
+	return commandList(s.loadExtensions())
+}
+
+// loadExtensions reads the custom commands and skills and keeps them as
+// the session's current ones.
+func (s *sess) loadExtensions() extensions {
+	ext := extensions{cmds: s.userCommands(), skills: s.userSkills()}
+	s.mu.Lock()
+	s.ext = ext
+	s.mu.Unlock()
+	return ext
+}
+
+// currentSkills are the skills as last read.
+func (s *sess) currentSkills() []skills.Skill {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ext.skills
+}
+
+// refreshCommands reads the custom commands and skills again (at every
+// prompt, so an added or edited file counts from the next one) and
+// announces the list when it changed since the last announcement.
+func (s *sess) refreshCommands(ctx context.Context) extensions {
+	ext := s.loadExtensions()
+	list := commandList(ext)
 	key, _ := json.Marshal(list)
 	s.mu.Lock()
 	changed := s.cmdKey != "" && s.cmdKey != string(key)
@@ -81,5 +139,64 @@ func (s *sess) refreshCommands(ctx context.Context) []usercmd.Command {
 			s.send(ctx, acp.SessionUpdate{AvailableCommandsUpdate: &acp.AvailableCommandsUpdate{AvailableCommands: list}})
 		}
 	}
-	return cmds
+	return ext
+}
+
+// skillInvoked returns the skill a prompt invokes ("/name args" or
+// "/skill:name args") and the text after its name.
+func skillInvoked(ext extensions, prompt []acp.ContentBlock) (skills.Skill, string, bool) {
+	if len(prompt) == 0 || prompt[0].Text == nil {
+		return skills.Skill{}, "", false
+	}
+	t := strings.TrimSpace(prompt[0].Text.Text)
+	if !strings.HasPrefix(t, "/") {
+		return skills.Skill{}, "", false
+	}
+	name, args, _ := strings.Cut(t[1:], " ")
+	list := commandList(ext)
+	for _, sk := range ext.skills {
+		if cmd := skillCommand(list[:len(list)-len(ext.skills)], sk.Name); cmd == name {
+			return sk, args, true
+		}
+	}
+	return skills.Skill{}, "", false
+}
+
+// skillTool is the tool the model uses a skill with: it returns the
+// skill's instructions, or the whole list for "list".
+func (s *sess) skillTool() *tools.Tool {
+	return &tools.Tool{
+		Def: model.ToolDef{Name: "skill", Description: "Use one of the skills listed in the system prompt: returns its instructions (follow them) and where its bundled files are. Call it with name \"list\" to see every installed skill.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"the skill's name, or \"list\""}},"required":["name"],"additionalProperties":false}`)},
+		Kind:     acp.ToolKindRead,
+		ReadOnly: true,
+		Title: func(in json.RawMessage) string {
+			var v struct{ Name string }
+			if json.Unmarshal(in, &v) == nil && v.Name != "" {
+				return "Skill " + v.Name
+			}
+			return "Skill"
+		},
+		Run: func(ctx context.Context, env tools.Env, c *tools.Call) tools.Result {
+			var in struct {
+				Name string `json:"name"`
+			}
+			if err := json.Unmarshal(c.Input, &in); err != nil || in.Name == "" {
+				return tools.Errorf("invalid skill arguments: want {\"name\": \"…\"}")
+			}
+			sks := s.currentSkills()
+			if in.Name == "list" {
+				return tools.Result{Text: skills.All(sks)}
+			}
+			sk, ok := skills.Find(sks, in.Name)
+			if !ok {
+				return tools.Errorf("no skill named %q; installed:\n%s", in.Name, skills.All(sks))
+			}
+			text, err := skills.Use(sk, "")
+			if err != nil {
+				return tools.Errorf("reading skill %s: %v", sk.Name, err)
+			}
+			return tools.Result{Text: text}
+		},
+	}
 }

@@ -64,3 +64,40 @@ func TestCustomCommands(t *testing.T) {
 		t.Errorf("the new command is not offered: %q", names())
 	}
 }
+
+// A skill is listed by name and description in the system prompt; its
+// body reaches the model only once used, through the skill tool or the
+// user's /name.
+func TestSkills(t *testing.T) {
+	env := newEnv(t, "")
+	env.write(".agents/skills/pdf-forms/SKILL.md", "---\nname: pdf-forms\ndescription: Fill in PDF forms.\n---\nRun scripts/fill.py with the form's fields. SECRET-BODY-MARK\n")
+	rec := record(toolSeq(toolCallReq{"skill", map[string]any{"name": "pdf-forms"}}))
+	env.setModel(mainModel, rec)
+	c, sid := env.fullSession()
+	c.mustPrompt(sid, "fill the form", acp.StopReasonEndTurn)
+	reqs := rec.requests()
+	first := reqs[0]
+	if !strings.Contains(first.System, "- pdf-forms: Fill in PDF forms.") {
+		t.Errorf("the system prompt does not list the skill:\n%s", first.System)
+	}
+	if strings.Contains(first.System, "SECRET-BODY-MARK") || strings.Contains(messagesText(first.Messages), "SECRET-BODY-MARK") {
+		t.Error("the skill's body reached the model before it was used")
+	}
+	found := false
+	for _, d := range first.Tools {
+		found = found || d.Name == "skill"
+	}
+	if !found {
+		t.Error("no skill tool offered")
+	}
+	if res := toolResults(rec.last(t)); len(res) != 1 || !strings.Contains(resultText(res[0]), "SECRET-BODY-MARK") {
+		t.Errorf("the skill tool returned %+v", res)
+	}
+	// The user's /pdf-forms.
+	before := len(rec.requests())
+	c.mustPrompt(sid, "/pdf-forms the tax form", acp.StopReasonEndTurn)
+	msgs := rec.requests()[before].Messages
+	if got := msgs[len(msgs)-1].Text(); !strings.Contains(got, "SECRET-BODY-MARK") || !strings.Contains(got, "the tax form") {
+		t.Errorf("/pdf-forms sent %q", got)
+	}
+}

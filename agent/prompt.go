@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"acpd/agent/internal/skills"
 	"acpd/agent/internal/sysprompt"
 )
 
@@ -14,7 +15,8 @@ import (
 // caches keep hitting; what changes during the session (files changed outside the
 // agent) reaches the model in reminders attached to messages instead.
 func (s *sess) systemPrompt() string {
-	in := sysprompt.Input{Mode: s.settings().Mode, Cwd: s.cwd, MCPStatus: s.mcp.StatusPrompt(), Instructions: s.cfg.Instructions}
+	in := sysprompt.Input{Mode: s.settings().Mode, Cwd: s.cwd, MCPStatus: s.mcp.StatusPrompt(), Instructions: s.cfg.Instructions,
+		Skills: skills.Listing(s.currentSkills(), skills.ListingBudget)}
 	return s.sysPrompt.Prompt(in, func() string { return sysprompt.Facts(s.a.baseContext(), s.cwd, s.dirs, s.childEnv()) })
 }
 

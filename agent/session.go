@@ -65,7 +65,9 @@ type sess struct {
 	prompted atomic.Bool
 	// cmdKey is the slash command list last announced, encoded (guarded
 	// by mu; "" before the first refresh).
-	cmdKey  string
+	cmdKey string
+	// ext are the custom commands and skills as last read (guarded by mu).
+	ext     extensions
 	msgSeq  int
 	used    int64           // context tokens of the last response
 	cost    float64         // USD spent in this process, when prices are known

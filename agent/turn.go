@@ -11,6 +11,7 @@ import (
 	"acpd/acp"
 	"acpd/agent/internal/notice"
 	"acpd/agent/internal/promptin"
+	"acpd/agent/internal/skills"
 	"acpd/agent/internal/slash"
 	"acpd/agent/internal/turnerr"
 	"acpd/agent/internal/turnslot"
@@ -136,12 +137,22 @@ func (s *sess) runTurn(ctx context.Context, prompt []acp.ContentBlock) (acp.Stop
 		// so the user's retry does not send it twice.
 		return "", s.noModel(out, st.Model, resolveErr)
 	}
-	if c, args, ok := usercmd.Find(s.refreshCommands(out), prompt); ok {
+	ext := s.refreshCommands(out)
+	if c, args, ok := usercmd.Find(ext.cmds, prompt); ok {
 		// A custom command (a Markdown file): its prompt, expanded, is
 		// the user's message; blocks after the command's text (attached
 		// files) follow it.
 		rest, _ := promptin.Parts(ctx, prompt[1:], info, s.readLinked)
 		parts = append([]model.Part{{Type: model.PartText, Text: usercmd.Expand(c, args)}}, rest...)
+	} else if sk, args, ok := skillInvoked(ext, prompt); ok {
+		// /skill-name: the skill's instructions, read now, are the
+		// user's message.
+		text, err := skills.Use(sk, args)
+		if err != nil {
+			text = fmt.Sprintf("The user asked for skill %s, which cannot be read: %v", sk.Name, err)
+		}
+		rest, _ := promptin.Parts(ctx, prompt[1:], info, s.readLinked)
+		parts = append([]model.Part{{Type: model.PartText, Text: text}}, rest...)
 	} else if p, stop, ok := s.mcp.PromptTurn(ctx, prompt); ok {
 		// An MCP prompt command: its messages are the user's message.
 		if stop != "" {

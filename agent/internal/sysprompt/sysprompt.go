@@ -104,6 +104,9 @@ type Input struct {
 	MCPStatus string
 	// Instructions are the configuration's instructions; "" for none.
 	Instructions string
+	// Skills lists the installed skills (names and descriptions); "" for
+	// none.
+	Skills string
 }
 
 // Build returns the system prompt for in.
@@ -121,6 +124,10 @@ func Build(in Input) string {
 	if in.MCPStatus != "" {
 		b.WriteString("\n# MCP servers\n")
 		b.WriteString(strings.TrimPrefix(in.MCPStatus, "\n"))
+	}
+	if in.Skills != "" {
+		b.WriteString("\n# Skills\n")
+		b.WriteString(in.Skills)
 	}
 	if in.Instructions != "" {
 		b.WriteString("\n# Instructions from the user's configuration\n")

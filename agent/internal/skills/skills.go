@@ -1,0 +1,250 @@
+// Package skills reads Agent Skills: directories holding a SKILL.md whose
+// frontmatter gives the skill's name and description, and whose body is
+// the instructions a model follows when it uses the skill, with bundled
+// files beside it. acpd reads .agents/skills and .acpd/skills in the
+// project, skills in acpd's config directory and, for people switching,
+// .claude/skills in the project and in the home directory.
+//
+// Progressive disclosure, as the format intends: the system prompt lists
+// only names and descriptions (within a budget, [Listing]); the body is
+// read when the model uses the skill (the skill tool, or the user's
+// /name); bundled files are read on demand with the ordinary file tools.
+//
+// The package keeps no state and is safe for concurrent use.
+package skills
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Skill is one skill found on disk.
+type Skill struct {
+	// Name is the frontmatter's name (lower case letters, digits and
+	// hyphens, as the format requires).
+	Name string
+	// Description says what the skill does and when to use it.
+	Description string
+	// Dir is the skill's directory; Path its SKILL.md.
+	Dir, Path string
+}
+
+// Sources are the skill directories for a project rooted at root, most
+// precedent first.
+func Sources(root, configDir, home string) []string {
+	var out []string
+	if root != "" {
+		out = append(out, filepath.Join(root, ".agents", "skills"), filepath.Join(root, ".acpd", "skills"))
+	}
+	if configDir != "" {
+		out = append(out, filepath.Join(configDir, "skills"))
+	}
+	if root != "" {
+		out = append(out, filepath.Join(root, ".claude", "skills"))
+	}
+	if home != "" {
+		out = append(out, filepath.Join(home, ".agents", "skills"), filepath.Join(home, ".claude", "skills"))
+	}
+	return out
+}
+
+// maxSkillFile caps a SKILL.md.
+const maxSkillFile = 256 << 10
+
+// Load reads the skills of the source directories (each holding one
+// directory per skill), the most precedent first; a later skill with a
+// name already taken is skipped, as is a SKILL.md whose frontmatter lacks
+// a valid name or a description.
+func Load(sources []string) []Skill {
+	var out []Skill
+	seen := map[string]bool{}
+	for _, src := range sources {
+		entries, err := os.ReadDir(src)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			if !e.IsDir() && e.Type()&os.ModeSymlink == 0 {
+				continue
+			}
+			dir := filepath.Join(src, e.Name())
+			path := filepath.Join(dir, "SKILL.md")
+			sk, err := read(path)
+			if err != nil || seen[sk.Name] {
+				continue
+			}
+			seen[sk.Name] = true
+			sk.Dir, sk.Path = dir, path
+			out = append(out, sk)
+		}
+	}
+	return out
+}
+
+// read parses a SKILL.md's frontmatter.
+func read(path string) (Skill, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return Skill{}, err
+	}
+	if !st.Mode().IsRegular() || st.Size() > maxSkillFile {
+		return Skill{}, fmt.Errorf("%s: not a regular file of at most %d bytes", path, maxSkillFile)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Skill{}, err
+	}
+	front, _, ok := split(string(data))
+	if !ok {
+		return Skill{}, fmt.Errorf("%s: no frontmatter", path)
+	}
+	sk := Skill{}
+	sc := bufio.NewScanner(strings.NewReader(front))
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok || strings.HasPrefix(k, " ") {
+			continue
+		}
+		v = unquote(strings.TrimSpace(v))
+		switch strings.TrimSpace(k) {
+		case "name":
+			sk.Name = v
+		case "description":
+			sk.Description = v
+		}
+	}
+	if err := Validate(sk.Name, sk.Description); err != nil {
+		return Skill{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return sk, nil
+}
+
+// Validate checks a skill's frontmatter as the Agent Skills format
+// requires: a name of 1-64 lower case letters, digits and hyphens (not
+// starting or ending with one, no "--"), and a description of 1-1024
+// characters.
+func Validate(name, description string) error {
+	if name == "" || len(name) > 64 || strings.HasPrefix(name, "-") || strings.HasSuffix(name, "-") || strings.Contains(name, "--") {
+		return fmt.Errorf("invalid skill name %q", name)
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
+			return fmt.Errorf("invalid skill name %q (lower case letters, digits and hyphens)", name)
+		}
+	}
+	if n := utf8.RuneCountInString(strings.TrimSpace(description)); n == 0 || n > 1024 {
+		return fmt.Errorf("skill %s: the description must have 1 to 1024 characters", name)
+	}
+	return nil
+}
+
+// split cuts a SKILL.md into frontmatter and body.
+func split(text string) (front, body string, ok bool) {
+	text = strings.TrimPrefix(strings.ReplaceAll(text, "\r\n", "\n"), "\ufeff")
+	rest, ok := strings.CutPrefix(text, "---\n")
+	if !ok {
+		return "", text, false
+	}
+	front, body, ok = strings.Cut(rest, "\n---")
+	if !ok {
+		return "", text, false
+	}
+	body = strings.TrimLeft(strings.TrimPrefix(body, "-"), "\n")
+	if i := strings.IndexByte(body, '\n'); i >= 0 && strings.TrimSpace(body[:i]) == "" {
+		body = body[i+1:]
+	}
+	return front, strings.TrimSpace(body), true
+}
+
+func unquote(s string) string {
+	if len(s) >= 2 && (s[0] == '"' && s[len(s)-1] == '"' || s[0] == '\'' && s[len(s)-1] == '\'') {
+		if u, err := strconv.Unquote(`"` + s[1:len(s)-1] + `"`); err == nil {
+			return u
+		}
+		return s[1 : len(s)-1]
+	}
+	return s
+}
+
+// Body reads the skill's instructions (its SKILL.md after the
+// frontmatter), at use time.
+func Body(sk Skill) (string, error) {
+	data, err := os.ReadFile(sk.Path)
+	if err != nil {
+		return "", err
+	}
+	if len(data) > maxSkillFile {
+		return "", fmt.Errorf("%s is larger than %d bytes", sk.Path, maxSkillFile)
+	}
+	_, body, _ := split(string(data))
+	return body, nil
+}
+
+// Use is what the model is given when it uses sk: the instructions, where
+// the bundled files are, and, when not empty, the user's request for it.
+func Use(sk Skill, args string) (string, error) {
+	body, err := Body(sk)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Skill %q (its files are in %s; read them with the file tools when the instructions refer to them):\n\n%s\n", sk.Name, sk.Dir, body)
+	if args = strings.TrimSpace(args); args != "" {
+		fmt.Fprintf(&b, "\nThe user's request for this skill: %s\n", args)
+	}
+	return b.String(), nil
+}
+
+// ListingBudget bounds the skills' part of the system prompt.
+const ListingBudget = 8 << 10
+
+// Listing is the system prompt's list of skills: names and descriptions,
+// in order, within budget bytes; the rest are named by the count the
+// skill tool lists. "" without skills.
+func Listing(sks []Skill, budget int) string {
+	if len(sks) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("Skills are instructions for particular tasks. When a task matches a skill's description, call the skill tool with its name first and follow what it returns.\n")
+	shown := 0
+	for _, sk := range sks {
+		line := fmt.Sprintf("- %s: %s\n", sk.Name, strings.Join(strings.Fields(sk.Description), " "))
+		if b.Len()+len(line) > budget {
+			break
+		}
+		b.WriteString(line)
+		shown++
+	}
+	if rest := len(sks) - shown; rest > 0 {
+		fmt.Fprintf(&b, "(%d more skills: call the skill tool with name \"list\" to see them all.)\n", rest)
+	}
+	return b.String()
+}
+
+// Find returns the skill named name.
+func Find(sks []Skill, name string) (Skill, bool) {
+	i := slices.IndexFunc(sks, func(s Skill) bool { return s.Name == name })
+	if i < 0 {
+		return Skill{}, false
+	}
+	return sks[i], true
+}
+
+// All is every skill, one per line, for the skill tool's "list".
+func All(sks []Skill) string {
+	var b strings.Builder
+	for _, sk := range sks {
+		fmt.Fprintf(&b, "- %s: %s\n", sk.Name, strings.Join(strings.Fields(sk.Description), " "))
+	}
+	if b.Len() == 0 {
+		return "No skills are installed."
+	}
+	return b.String()
+}
