@@ -30,7 +30,7 @@ func (s *sess) runCommand(ctx context.Context, name string, b model.Backend, inf
 				if ctx.Err() != nil {
 					return acp.StopReasonCancelled, nil
 				}
-				return "", turnerr.Model(err)
+				return "", turnerr.ModelOf(s.settings().Model, err)
 			}
 			msg = "Compacted the conversation: older turns are now a summary."
 		}

@@ -231,7 +231,7 @@ func (s *sess) loop(ctx context.Context, backend model.Backend, info model.Model
 				s.a.log.Warn("model stream failed mid-answer; requesting again", "session", s.id, "err", err)
 				continue
 			}
-			return "", turnerr.Model(err)
+			return "", turnerr.ModelOf(s.settings().Model, err)
 		}
 		if len(ts.calls) == 0 {
 			if last {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -128,7 +129,7 @@ func runDoctor(ctx context.Context, g *globalFlags, out io.Writer) error {
 		report(false, "model", err.Error())
 	} else if _, info, err := reg.Resolve(ref); err != nil {
 		report(false, "model", fmt.Sprintf("%s: %v", ref, err))
-	} else if err := probeModel(ctx, reg, ref); err != nil {
+	} else if err := probeModel(ctx, reg, ref); err != nil && !errors.As(err, new(*provider.UnreachableError)) {
 		report(false, "model", fmt.Sprintf("%s: %v", ref, err))
 	} else {
 		detail := ref
@@ -136,6 +137,9 @@ func runDoctor(ctx context.Context, g *globalFlags, out io.Writer) error {
 			detail += fmt.Sprintf(" (context %d tokens)", info.ContextWindow)
 		}
 		report(true, "model", detail)
+		if err != nil {
+			line("note", "model", err.Error())
+		}
 	}
 	sh := cmdshell.Find()
 	detail := sh.String()

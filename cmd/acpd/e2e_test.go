@@ -1231,6 +1231,15 @@ func TestE2ELoginAdvice(t *testing.T) {
 				t.Fatalf("the error %q gives no `acpd login` advice", r.err.Message)
 			}
 			args := strings.Fields(m[1])[1:]
+			// Before the login the built-in provider, pointed at a
+			// compatible server by OPENAI_BASE_URL, asked it without a key
+			// (no Authorization at all); the server refused.
+			for _, fr := range srv.requests() {
+				if got := fr.Header.Get("Authorization"); got != "" {
+					t.Errorf("Authorization %q before the login, want none", got)
+				}
+			}
+			before := len(srv.requests())
 			if errOut, code := runCLIInput(t, iso.Env(), key+"\n", args...); code != 0 {
 				t.Fatalf("the advised %q: exit %d: %s", m[1], code, errOut)
 			}
@@ -1241,7 +1250,7 @@ func TestE2ELoginAdvice(t *testing.T) {
 			}
 			p.close()
 			p.validate(loadSchema(t, true), true)
-			for _, fr := range srv.requests() {
+			for _, fr := range srv.requests()[before:] {
 				if got := fr.Header.Get("Authorization"); got != "Bearer "+key {
 					t.Errorf("Authorization %q, want the stored key", got)
 				}

@@ -2,9 +2,11 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
+	"syscall"
 
 	"acpd/model"
 )
@@ -61,7 +63,25 @@ func (r *Registry) Probe(ctx context.Context, ref string) error {
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "tcp", host)
 	if err != nil {
-		return fmt.Errorf("endpoint %s does not accept connections: %w", redactURL(base), err)
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			return fmt.Errorf("endpoint %s does not accept connections: %w", redactURL(base), err)
+		}
+		// No name, no route, no answer: maybe only from here.
+		return &UnreachableError{Endpoint: redactURL(base), Err: err}
 	}
 	return c.Close()
 }
+
+// UnreachableError is a probe that could not reach the endpoint at all (no
+// name resolution, no route, no answer in time), which may say more
+// about the machine's network than about the configuration.
+type UnreachableError struct {
+	Endpoint string
+	Err      error
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("endpoint %s is not reachable from here: %v", e.Endpoint, e.Err)
+}
+
+func (e *UnreachableError) Unwrap() error { return e.Err }

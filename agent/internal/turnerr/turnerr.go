@@ -70,3 +70,17 @@ func Model(err error) error {
 	}
 	return &acp.Error{Code: int(code), Message: me.Error() + ": " + me.Hint()}
 }
+
+// ModelOf is Model for a request to the model ref ("provider/model"): a
+// refused key also says how to store another (`acpd login PROVIDER`),
+// since the provider's answer alone does not.
+func ModelOf(ref string, err error) error {
+	e := Model(err)
+	var me *model.Error
+	var ae *acp.Error
+	prov, _, perr := model.ParseRef(ref)
+	if perr != nil || !errors.As(err, &me) || me.Kind != model.ErrAuth || !errors.As(e, &ae) {
+		return e
+	}
+	return &acp.Error{Code: ae.Code, Message: fmt.Sprintf("%s. Store a key for %s with `acpd login %s`, or set its API key in acpd's environment.", strings.TrimRight(ae.Message, ". "), prov, prov)}
+}

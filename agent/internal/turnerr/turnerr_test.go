@@ -40,6 +40,12 @@ func TestErrors(t *testing.T) {
 	if c, msg := code(t, Model(fmt.Errorf("turn: %w", auth))); c != int(acp.ErrorCodeAuthenticationRequired) || msg != auth.Error()+": "+auth.Hint() {
 		t.Errorf("Model(auth): %d %q", c, msg)
 	}
+	if c, msg := code(t, ModelOf("openai/x", fmt.Errorf("turn: %w", auth))); c != int(acp.ErrorCodeAuthenticationRequired) || !strings.Contains(msg, "`acpd login openai`") || !strings.HasPrefix(msg, auth.Error()) {
+		t.Errorf("ModelOf(auth): %d %q", c, msg)
+	}
+	if _, msg := code(t, ModelOf("openai/x", errors.New("boom"))); msg != "model request failed: boom" {
+		t.Errorf("ModelOf(other): %q", msg)
+	}
 	if c, msg := code(t, Model(errors.New("boom"))); c != int(acp.ErrorCodeInternalError) || msg != "model request failed: boom" {
 		t.Errorf("Model(other): %d %q", c, msg)
 	}
