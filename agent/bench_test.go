@@ -58,7 +58,7 @@ func newBench(b *testing.B, backend model.Backend, info model.ModelInfo, onUpdat
 	if err != nil {
 		b.Fatal(err)
 	}
-	store, err := session.Open(loader.User().State.Dir)
+	store, err := session.Open(b.Context(), loader.User().State.Dir)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -322,7 +322,7 @@ func loadFixture(b *testing.B, store *session.Store, cwd string, n int) (acp.Ses
 func BenchmarkLoad10k(b *testing.B) {
 	const n = 10_000
 	bc := newBench(b, backendFunc(func(context.Context, *model.Request, func(model.Event, error) bool) {}), model.ModelInfo{ID: "main"}, nil)
-	store, err := session.Open(filepath.Join(filepath.Dir(bc.cwd), "state", "acpd"))
+	store, err := session.Open(b.Context(), filepath.Join(filepath.Dir(bc.cwd), "state", "acpd"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -364,7 +364,7 @@ func BenchmarkLoad10k(b *testing.B) {
 func BenchmarkListSessions1000(b *testing.B) {
 	const n = 1000
 	bc := newBench(b, backendFunc(func(context.Context, *model.Request, func(model.Event, error) bool) {}), model.ModelInfo{ID: "main"}, nil)
-	store, err := session.Open(filepath.Join(filepath.Dir(bc.cwd), "state", "acpd"))
+	store, err := session.Open(b.Context(), filepath.Join(filepath.Dir(bc.cwd), "state", "acpd"))
 	if err != nil {
 		b.Fatal(err)
 	}

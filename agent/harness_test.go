@@ -107,7 +107,7 @@ func newEnv(t *testing.T, userConfig string) *testEnv {
 	if e.loader, err = config.NewLoader(config.Overrides{}, e.getenv); err != nil {
 		t.Fatal(err)
 	}
-	if e.store, err = session.Open(e.loader.User().State.Dir); err != nil {
+	if e.store, err = session.Open(context.Background(), e.loader.User().State.Dir); err != nil {
 		t.Fatal(err)
 	}
 	if e.perms, err = permissions.OpenStore(filepath.Join(e.store.Dir(), "permissions.json")); err != nil {

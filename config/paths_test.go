@@ -1,6 +1,7 @@
 package config
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 )
@@ -37,6 +38,24 @@ func TestUserDirsPerPlatform(t *testing.T) {
 	for p, want := range map[string]bool{`C:\x`: true, `c:/x`: true, `\\srv\share`: true, `C:x`: false, `\x`: false, `\\\x`: false, `rel`: false, ``: false} {
 		if windowsAbs(p) != want {
 			t.Errorf("windowsAbs(%q) = %v", p, !want)
+		}
+	}
+}
+
+// TestDefaultStateDirFromEnvironment: the session store's default
+// directory as acpd's own environment gives it (moved here from session,
+// which no longer knows a default).
+func TestDefaultStateDirFromEnvironment(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", "/xdg/state")
+	if d := DefaultStateDir(os.Getenv); d != "/xdg/state/acpd" {
+		t.Fatalf("XDG: %q", d)
+	}
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	for _, v := range []string{"", "relative/path"} {
+		t.Setenv("XDG_STATE_HOME", v)
+		if d := DefaultStateDir(os.Getenv); d != filepath.Join(home, ".local/state/acpd") {
+			t.Fatalf("XDG_STATE_HOME=%q: %q", v, d)
 		}
 	}
 }

@@ -109,7 +109,7 @@ func BenchmarkStore(b *testing.B) {
 		s := fixtureStore(b, n)
 		b.Run(fmt.Sprintf("Open/%d", n), func(b *testing.B) {
 			for b.Loop() {
-				if _, err := Open(s.Dir()); err != nil {
+				if _, err := Open(b.Context(), s.Dir()); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -24,7 +24,7 @@ func listIDs(t *testing.T, s *Store) []string {
 // journal appends, compactions, deletions and a line torn by a crash.
 func TestListCacheSeesOtherStores(t *testing.T) {
 	a := newStore(t)
-	b, err := Open(a.Dir())
+	b, err := Open(t.Context(), a.Dir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,8 @@
 //
 // # Layout
 //
-// A store is a directory (DefaultDir: $XDG_STATE_HOME/acpd, else
-// ~/.local/state/acpd) holding:
+// A store is a directory its caller names (acpd's is its state directory,
+// $XDG_STATE_HOME/acpd, else ~/.local/state/acpd) holding:
 //
 //	index.json            id → Meta snapshot, replaced atomically
 //	index.jsonl           append-only journal of index changes since then

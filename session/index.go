@@ -167,11 +167,12 @@ func sameVersion(a, b os.FileInfo) bool {
 }
 
 // withIndexLock runs fn under the index lock: this Store's mutex plus an
-// exclusive flock on index.lock.
+// exclusive flock on index.lock (waited for at most lockIndexTimeout, or
+// until the store's context ends).
 func (s *Store) withIndexLock(fn func() error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	lf, err := lockWait(s.indexLockPath())
+	lf, err := lockWait(s.ctx, s.indexLockPath())
 	if err != nil {
 		return err
 	}

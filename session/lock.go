@@ -1,7 +1,9 @@
 package session
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -169,31 +171,21 @@ func writeHolder(f *os.File, h holderInfo) error {
 // holder is stuck (e.g. stopped); failing beats hanging forever.
 const lockIndexTimeout = 30 * time.Second
 
-// lockWait takes an exclusive lock on the file at path, polling with
-// backoff for at most lockIndexTimeout.
-func lockWait(path string) (*os.File, error) {
+// lockWait takes an exclusive lock on the file at path, waiting for at
+// most lockIndexTimeout, or until ctx ends.
+func lockWait(ctx context.Context, path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
 	}
-	deadline := time.Now().Add(lockIndexTimeout)
-	delay := 500 * time.Microsecond
-	for {
-		ok, err := filelock.TryLock(f)
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("session: lock %s: %w", path, err)
-		}
-		if ok {
-			return f, nil
-		}
-		if time.Now().After(deadline) {
-			f.Close()
+	if err := filelock.Poll(ctx, lockIndexTimeout, func() (bool, error) { return filelock.TryLock(f) }); err != nil {
+		f.Close()
+		if errors.Is(err, filelock.ErrTimeout) {
 			return nil, fmt.Errorf("session: %s still locked after %v", path, lockIndexTimeout)
 		}
-		time.Sleep(delay)
-		delay = min(2*delay, 20*time.Millisecond)
+		return nil, fmt.Errorf("session: lock %s: %w", path, err)
 	}
+	return f, nil
 }
 
 // liveWait bounds how long holdLive waits for a log's liveness lock.
@@ -203,23 +195,13 @@ const liveWait = time.Second
 // id whose session lock the caller holds (warning when it cannot). The
 // lock lasts until f is closed, which Log does before releasing the session
 // lock. Only probes (Store.Holder) compete for it, each holding a shared lock
-// for two system calls, so it waits with backoff for at most liveWait. Not
-// getting it leaves the session open but reported as not open by probes: the
-// session lock alone decides who may open a session.
+// for two system calls, so it waits for at most liveWait (or until the
+// store's context ends). Not getting it leaves the session open but
+// reported as not open by probes: the session lock alone decides who may
+// open a session.
 func (s *Store) holdLive(f *os.File, id string) {
-	deadline := time.Now().Add(liveWait)
-	delay := 50 * time.Microsecond
-	for {
-		ok, err := filelock.TryLock(f)
-		if ok {
-			return
-		}
-		if err != nil || time.Now().After(deadline) {
-			s.logger.Warn("session: liveness lock not taken; listings may show the session as not open", "id", id, "err", err)
-			return
-		}
-		time.Sleep(delay)
-		delay = min(2*delay, 10*time.Millisecond)
+	if err := filelock.Poll(s.ctx, liveWait, func() (bool, error) { return filelock.TryLock(f) }); err != nil {
+		s.logger.Warn("session: liveness lock not taken; listings may show the session as not open", "id", id, "err", err)
 	}
 }
 

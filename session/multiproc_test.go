@@ -41,7 +41,7 @@ func TestHelperProcess(t *testing.T) {
 	if role == "" {
 		t.Skip("helper process only")
 	}
-	s, err := Open(os.Getenv(helperDir))
+	s, err := Open(t.Context(), os.Getenv(helperDir))
 	if err != nil {
 		helperFail(err)
 	}

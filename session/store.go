@@ -1,6 +1,7 @@
 package session
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,7 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"acpd/config"
 	"acpd/internal/atomicfile"
 )
 
@@ -99,33 +99,24 @@ type Filter struct {
 // Stores in any number of processes may use the same directory at once. Its
 // methods are safe for concurrent use.
 type Store struct {
-	dir    string // absolute
-	key    string // dir with symlinks resolved: identifies locks in-process
+	dir    string          // absolute
+	ctx    context.Context // ends the store's lock waits
+	key    string          // dir with symlinks resolved: identifies locks in-process
 	logger *slog.Logger
 	mu     sync.Mutex // serialises this Store's index updates in-process
 	cache  indexCache // guarded by mu
 }
 
-// DefaultDir returns the default store directory, config.DefaultStateDir:
-// $XDG_STATE_HOME/acpd when XDG_STATE_HOME is absolute, else
-// ~/.local/state/acpd (%LOCALAPPDATA%\acpd on Windows).
-func DefaultDir() (string, error) {
-	if d := config.DefaultStateDir(os.Getenv); d != "" {
-		return d, nil
-	}
-	return "", errors.New("session: no state directory: set XDG_STATE_HOME or HOME (LOCALAPPDATA on Windows)")
-}
-
-// Open opens the store rooted at dir (DefaultDir when dir is empty), creating
-// dir and dir/sessions with mode 0700 if needed. Warnings (index rebuilt, torn
-// tail dropped) go to slog.Default().
-func Open(dir string) (*Store, error) {
+// Open opens the store rooted at dir, creating dir and dir/sessions with
+// mode 0700 if needed. The caller names the directory (acpd's
+// configuration does: state.dir, by default its state directory). ctx
+// bounds every wait of the store and its Logs for a lock another process
+// holds: once ctx ends, an operation waiting for the index lock fails with
+// its cause; it is not otherwise used. Warnings (index rebuilt, torn tail
+// dropped) go to slog.Default().
+func Open(ctx context.Context, dir string) (*Store, error) {
 	if dir == "" {
-		d, err := DefaultDir()
-		if err != nil {
-			return nil, err
-		}
-		dir = d
+		return nil, errors.New("session: no store directory")
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -134,7 +125,7 @@ func Open(dir string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, fmt.Errorf("session: create store: %w", err)
 	}
-	s := &Store{dir: abs, logger: slog.Default()}
+	s := &Store{dir: abs, ctx: ctx, logger: slog.Default()}
 	for _, d := range []string{abs, s.sessionsDir()} {
 		if err := ensureDir(d); err != nil {
 			return nil, fmt.Errorf("session: create store: %w", err)

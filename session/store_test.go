@@ -17,7 +17,7 @@ import (
 
 func newStore(t testing.TB) *Store {
 	t.Helper()
-	s, err := Open(filepath.Join(t.TempDir(), "state"))
+	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "state"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -481,7 +481,7 @@ func TestLockInProcess(t *testing.T) {
 	if err := os.Symlink(s.Dir(), link); err != nil {
 		t.Fatal(err)
 	}
-	s2, err := Open(link)
+	s2, err := Open(t.Context(), link)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -799,7 +799,7 @@ func TestConcurrentStoresSameProcess(t *testing.T) {
 	errs := make([]error, stores)
 	for i := range stores {
 		wg.Go(func() {
-			s, err := Open(dir)
+			s, err := Open(t.Context(), dir)
 			if err != nil {
 				errs[i] = err
 				return
@@ -824,7 +824,7 @@ func TestConcurrentStoresSameProcess(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s, err := Open(dir)
+	s, err := Open(t.Context(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -846,18 +846,11 @@ func TestConcurrentStoresSameProcess(t *testing.T) {
 	}
 }
 
-func TestDefaultDir(t *testing.T) {
-	t.Setenv("XDG_STATE_HOME", "/xdg/state")
-	if d, err := DefaultDir(); err != nil || d != "/xdg/state/acpd" {
-		t.Fatalf("XDG: %q %v", d, err)
-	}
-	home := t.TempDir()
-	t.Setenv("HOME", home)
-	for _, v := range []string{"", "relative/path"} {
-		t.Setenv("XDG_STATE_HOME", v)
-		if d, err := DefaultDir(); err != nil || d != filepath.Join(home, ".local/state/acpd") {
-			t.Fatalf("XDG_STATE_HOME=%q: %q %v", v, d, err)
-		}
+// TestOpenNeedsDir: the store has no directory of its own choosing (the
+// caller's configuration names it).
+func TestOpenNeedsDir(t *testing.T) {
+	if _, err := Open(t.Context(), ""); err == nil {
+		t.Fatal("Open(\"\") succeeded")
 	}
 }
 

@@ -102,7 +102,7 @@ func runDoctor(ctx context.Context, g *globalFlags, out io.Writer) error {
 			report(true, "project root", config.ProjectRoot(cwd))
 		}
 	}
-	store, err := openStore(cfg)
+	store, err := openStore(ctx, cfg)
 	if err != nil {
 		report(false, "state", err.Error())
 	} else {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"time"
@@ -26,7 +27,7 @@ func newPermissionsCmd(g *globalFlags) *cobra.Command {
 		Short: "List remembered choices",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ps, err := permissionsStore(g)
+			ps, err := permissionsStore(cmd.Context(), g)
 			if err != nil {
 				return err
 			}
@@ -60,7 +61,7 @@ func newPermissionsCmd(g *globalFlags) *cobra.Command {
 		Short: "Forget remembered choices",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ps, err := permissionsStore(g)
+			ps, err := permissionsStore(cmd.Context(), g)
 			if err != nil {
 				return err
 			}
@@ -71,8 +72,8 @@ func newPermissionsCmd(g *globalFlags) *cobra.Command {
 	return cmd
 }
 
-func permissionsStore(g *globalFlags) (*permissions.Store, error) {
-	store, err := storeFromFlags(g)
+func permissionsStore(ctx context.Context, g *globalFlags) (*permissions.Store, error) {
+	store, err := storeFromFlags(ctx, g)
 	if err != nil {
 		return nil, err
 	}

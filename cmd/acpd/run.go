@@ -283,7 +283,7 @@ func (r *runner) run(ctx context.Context, loader *config.Loader, argv []string, 
 	cfg := loader.User()
 	var transport client.Transport
 	if argv == nil {
-		a, closeModels, err := newLocalAgent(loader, r.log)
+		a, closeModels, err := newLocalAgent(ctx, loader, r.log)
 		if err != nil {
 			return err
 		}

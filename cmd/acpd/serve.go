@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -93,13 +94,18 @@ func orDefault(s, def string) string {
 	return s
 }
 
-// openStore opens the session store named by the configuration.
-func openStore(cfg *config.Config) (*session.Store, error) {
+// openStore opens the session store named by the configuration (whose
+// state directory defaults to config.DefaultStateDir); ctx bounds its
+// waits for another process's locks.
+func openStore(ctx context.Context, cfg *config.Config) (*session.Store, error) {
 	dir := cfg.State.Dir
 	if dir == "" {
 		dir = config.DefaultStateDir(os.Getenv)
 	}
-	return session.Open(dir)
+	if dir == "" {
+		return nil, errors.New("no state directory: set state.dir, ACPD_STATE_DIR, XDG_STATE_HOME or HOME (LOCALAPPDATA on Windows)")
+	}
+	return session.Open(ctx, dir)
 }
 
 // runServe serves ACP on stdin/stdout until stdin closes.
@@ -133,7 +139,7 @@ or see "acpd --help" for the commands people use (acpd sessions list, …).
 	if err != nil {
 		return fmt.Errorf("protecting stdout: %w", err)
 	}
-	a, closeAgent, err := newLocalAgent(loader, lg)
+	a, closeAgent, err := newLocalAgent(ctx, loader, lg)
 	if err != nil {
 		return err
 	}
@@ -147,9 +153,9 @@ or see "acpd --help" for the commands people use (acpd sessions list, …).
 // newLocalAgent builds acpd's own agent from the configuration: for serve,
 // and for `acpd run` without --agent. The closer releases the model
 // backends (exec plug-ins, the recording file).
-func newLocalAgent(loader *config.Loader, lg *log.Logger) (*agent.Agent, io.Closer, error) {
+func newLocalAgent(ctx context.Context, loader *config.Loader, lg *log.Logger) (*agent.Agent, io.Closer, error) {
 	cfg := loader.User()
-	store, err := openStore(cfg)
+	store, err := openStore(ctx, cfg)
 	if err != nil {
 		return nil, nil, err
 	}

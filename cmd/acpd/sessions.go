@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,7 +29,7 @@ func newSessionsCmd(g *globalFlags) *cobra.Command {
 		Short: "List stored sessions, newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			store, err := storeFromFlags(g)
+			store, err := storeFromFlags(cmd.Context(), g)
 			if err != nil {
 				return err
 			}
@@ -54,7 +55,7 @@ func newSessionsCmd(g *globalFlags) *cobra.Command {
 		Short: "Print a session's conversation",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			store, err := storeFromFlags(g)
+			store, err := storeFromFlags(cmd.Context(), g)
 			if err != nil {
 				return err
 			}
@@ -74,7 +75,7 @@ func newSessionsCmd(g *globalFlags) *cobra.Command {
 		Short: "Remove stored sessions (refused while a session is open in an acpd process)",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			store, err := storeFromFlags(g)
+			store, err := storeFromFlags(cmd.Context(), g)
 			if err != nil {
 				return err
 			}
@@ -85,7 +86,7 @@ func newSessionsCmd(g *globalFlags) *cobra.Command {
 	return cmd
 }
 
-func storeFromFlags(g *globalFlags) (*session.Store, error) {
+func storeFromFlags(ctx context.Context, g *globalFlags) (*session.Store, error) {
 	loader, err := loadConfigOrDefaults(g)
 	if err != nil {
 		return nil, err
@@ -93,7 +94,7 @@ func storeFromFlags(g *globalFlags) (*session.Store, error) {
 	if uerr := loader.UserError(); uerr != nil {
 		fmt.Fprintln(os.Stderr, "acpd: warning: user configuration ignored:", uerr)
 	}
-	return openStore(loader.User())
+	return openStore(ctx, loader.User())
 }
 
 // printSession renders the model-facing transcript for people.

@@ -11,6 +11,7 @@
 package filelock
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -18,8 +19,16 @@ import (
 	"time"
 )
 
-// lockPoll is how often a contended lock is retried.
-const lockPoll = 10 * time.Millisecond
+// The backoff of [Poll]: the first retry after minPoll, doubling up to
+// maxPoll.
+const (
+	minPoll = 50 * time.Microsecond
+	maxPoll = 10 * time.Millisecond
+)
+
+// ErrTimeout is returned (wrapped) by a wait for a lock that lasted its
+// whole timeout.
+var ErrTimeout = errors.New("timed out")
 
 // Lock takes an exclusive lock on path (created 0600 if missing), waiting
 // at most timeout for another holder. The returned function releases the
@@ -54,20 +63,47 @@ func RLock(path string, timeout time.Duration) (unlock func(), err error) {
 // wait takes a lock on f with try, polling until timeout; it closes f
 // unless it returns the lock.
 func wait(f *os.File, path string, timeout time.Duration, try func(*os.File) (bool, error)) (unlock func(), err error) {
+	err = Poll(context.Background(), timeout, func() (bool, error) { return try(f) })
+	if err != nil {
+		f.Close()
+		if errors.Is(err, ErrTimeout) {
+			return nil, fmt.Errorf("%w after %v waiting for %s (held by another acpd process)", ErrTimeout, timeout, path)
+		}
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return func() { _ = f.Close() }, nil // closing releases the lock
+}
+
+// Poll is the one wait for a contended lock: it calls try until try
+// reports success (nil) or fails (its error), pausing between calls with
+// a backoff from 50µs to 10ms. It gives up with [ErrTimeout] once timeout
+// has passed, and with ctx's cause as soon as ctx ends; a try that
+// succeeds at once never looks at either.
+func Poll(ctx context.Context, timeout time.Duration, try func() (bool, error)) error {
 	deadline := time.Now().Add(timeout)
-	for {
-		ok, err := try(f)
+	var timer *time.Timer
+	for delay := minPoll; ; delay = min(2*delay, maxPoll) {
+		ok, err := try()
 		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("lock %s: %w", path, err)
+			return err
 		}
 		if ok {
-			return func() { _ = f.Close() }, nil // closing releases the lock
+			return nil
 		}
-		if time.Now().After(deadline) {
-			f.Close()
-			return nil, fmt.Errorf("timed out after %v waiting for %s (held by another acpd process)", timeout, path)
+		left := time.Until(deadline)
+		if left <= 0 {
+			return ErrTimeout
 		}
-		time.Sleep(lockPoll)
+		if timer == nil {
+			timer = time.NewTimer(min(delay, left))
+			defer timer.Stop()
+		} else {
+			timer.Reset(min(delay, left))
+		}
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
 	}
 }
