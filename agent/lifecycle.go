@@ -10,11 +10,11 @@ import (
 	"acpd/acp"
 	"acpd/agent/internal/handshake"
 	"acpd/agent/internal/listing"
+	"acpd/agent/internal/replay"
 	"acpd/agent/internal/turnerr"
 	"acpd/files"
 	"acpd/model"
 	"acpd/session"
-	"acpd/session/replay"
 )
 
 func (a *Agent) connection() *acp.Conn {
