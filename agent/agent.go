@@ -14,7 +14,7 @@ import (
 	"acpd/acp"
 	"acpd/agent/internal/mcpbridge"
 	"acpd/config"
-	"acpd/mcpclient"
+	"acpd/mcpclient/oauth"
 	"acpd/model"
 	"acpd/permissions"
 	"acpd/session"
@@ -74,7 +74,7 @@ type Options struct {
 	Protected []string
 	// MCPTokens, if set, holds the OAuth tokens of MCP servers (`acpd mcp
 	// login`); HTTP servers without an Authorization header use them.
-	MCPTokens *mcpclient.TokenStore
+	MCPTokens *oauth.TokenStore
 	// Env is the environment commands start from, already filtered of
 	// secrets; nil means terminal.FilterEnv(os.Environ(), nil).
 	Env []string

@@ -18,7 +18,7 @@ import (
 
 	"acpd/acp"
 	"acpd/config"
-	"acpd/mcpclient"
+	"acpd/mcpclient/oauth"
 	"acpd/model"
 	"acpd/model/replay"
 	"acpd/permissions"
@@ -147,7 +147,7 @@ func (e *testEnv) newAgent() *Agent {
 		Models:      func(context.Context) []string { return []string{mainModel, otherModel} },
 		Permissions: e.perms,
 		Protected:   []string{config.UserDir(e.getenv), e.store.Dir()},
-		MCPTokens:   mcpclient.OpenTokenStore(filepath.Join(config.UserDir(e.getenv), "mcp-tokens.json")),
+		MCPTokens:   oauth.OpenTokenStore(filepath.Join(config.UserDir(e.getenv), "mcp-tokens.json")),
 		Env:         terminal.FilterEnv(os.Environ(), nil),
 		Getenv:      e.getenv,
 		Logger:      slog.New(slog.DiscardHandler),

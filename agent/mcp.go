@@ -18,7 +18,7 @@ import (
 // only in the modes the editor shows (mcp_elicit.go).
 func (s *sess) startMCP() {
 	elicit, modes := s.elicitation()
-	s.mcp = mcpbridge.Start(mcptools.Servers(s.mcpServers, s.cfg.MCPServers), mcpbridge.Config{
+	s.mcp = mcpbridge.Start(mcptools.Servers(s.mcpServers, s.cfg.MCPClientServers()), mcpbridge.Config{
 		SessionID: s.id,
 		Client: mcpclient.Options{
 			ClientName:    s.a.opts.Name,

@@ -12,7 +12,7 @@ import (
 	"acpd/acp"
 	"acpd/config"
 	"acpd/internal/oauthtest"
-	"acpd/mcpclient"
+	"acpd/mcpclient/oauth"
 )
 
 // guardedMCP serves an MCP server with the tool "hello" behind a small
@@ -103,7 +103,7 @@ func TestMCPOAuthURLElicitation(t *testing.T) {
 		}
 		return false
 	})
-	store := mcpclient.OpenTokenStore(filepath.Join(config.UserDir(env.getenv), "mcp-tokens.json"))
+	store := oauth.OpenTokenStore(filepath.Join(config.UserDir(env.getenv), "mcp-tokens.json"))
 	if tok := store.Get("guarded", as.URL); tok == nil || tok.AccessToken == "" {
 		t.Error("the token was not stored")
 	}

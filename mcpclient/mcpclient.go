@@ -30,6 +30,9 @@ import (
 
 	"acpd/internal/childenv"
 	"acpd/internal/tailbuf"
+	"acpd/mcpclient/internal/deadline"
+	"acpd/mcpclient/internal/origin"
+	"acpd/mcpclient/oauth"
 )
 
 // Transport names accepted in [Server.Transport].
@@ -127,7 +130,7 @@ type Server struct {
 	// server; ToolTimeout replaces both call timeouts.
 	StartupTimeout, ToolTimeout time.Duration
 	// OAuth, if set, authorizes requests to a streamable HTTP server.
-	OAuth *OAuth
+	OAuth *oauth.Config
 }
 
 // Options configure a [Manager].
@@ -511,7 +514,7 @@ func (m *Manager) launchAfter(parent context.Context, s *srv, timeout, delay tim
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
-		ctx, cancel := withExtendableTimeout(parent, timeout+delay)
+		ctx, cancel := deadline.WithTimeout(parent, timeout+delay)
 		defer cancel()
 		m.attempt(ctx, s, delay)
 	}()
@@ -1108,15 +1111,11 @@ func (m *Manager) connectOnce(ctx context.Context, s Server, version string) (_ 
 				// Tokens are DPoP-bound where the authorization server
 				// supports it: the OAuth requests and the server's share
 				// the key.
-				d, err := newDPoP()
+				h, rt, err := oauth.NewHandler(s.OAuth, hc.Transport)
 				if err != nil {
 					return nil, false, err
 				}
-				h, err := oauthHandler(s.OAuth, &http.Client{Transport: d.transport(http.DefaultTransport)})
-				if err != nil {
-					return nil, false, err
-				}
-				st.HTTPClient = &http.Client{Transport: d.transport(hc.Transport)}
+				st.HTTPClient = &http.Client{Transport: rt}
 				st.OAuthHandler = h
 			}
 			tt.inner = st
@@ -1300,7 +1299,7 @@ func httpClient(endpoint string, headers map[string]string) (*http.Client, *http
 	}
 	ht := &headerTransport{base: tr, headers: h}
 	if u, err := url.Parse(endpoint); err == nil {
-		ht.origin = origin(u)
+		ht.origin = origin.Of(u)
 	}
 	return &http.Client{Transport: ht}, tr
 }
@@ -1312,27 +1311,13 @@ type headerTransport struct {
 }
 
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if len(t.headers) > 0 && t.origin != "" && origin(req.URL) == t.origin {
+	if len(t.headers) > 0 && t.origin != "" && origin.Of(req.URL) == t.origin {
 		req = req.Clone(req.Context())
 		for k, v := range t.headers {
 			req.Header[k] = v
 		}
 	}
 	return t.base.RoundTrip(req)
-}
-
-// origin returns u's scheme and host with the port made explicit.
-func origin(u *url.URL) string {
-	port := u.Port()
-	if port == "" {
-		switch strings.ToLower(u.Scheme) {
-		case "http":
-			port = "80"
-		case "https":
-			port = "443"
-		}
-	}
-	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Hostname()) + ":" + port
 }
 
 // envValue returns the last value of name in env.

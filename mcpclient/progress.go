@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"acpd/mcpclient/internal/deadline"
 )
 
 // progressInterval is the shortest time between two progress callbacks of
@@ -39,7 +41,7 @@ type callState struct {
 
 // begin registers a call: the returned context ends after short (or long,
 // counted from now, once the server reports progress; or later, see
-// [extendDeadline]) with an ErrTimeout cause.
+// [deadline.Extend]) with an ErrTimeout cause.
 func (t *progressTable) begin(ctx context.Context, short, long time.Duration, onUpdate func(Progress)) (context.Context, *callState) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	t.mu.Lock()
@@ -59,7 +61,7 @@ func (t *progressTable) begin(ctx context.Context, short, long time.Duration, on
 		defer t.mu.Unlock()
 		t.postponeLocked(cs, time.Now().Add(d))
 	}
-	return context.WithValue(ctx, extendKey{}, extend), cs
+	return deadline.WithExtender(ctx, extend), cs
 }
 
 // postponeLocked moves cs's deadline to dl if that is later and the call

@@ -11,21 +11,22 @@ import (
 	"time"
 
 	"acpd/internal/oauthtest"
+	"acpd/mcpclient/oauth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // guarded starts an OAuth-protected server with the tool "hello", and
 // returns it with a loopback listener and an empty token store.
-func guarded(t *testing.T) (*oauthtest.Server, *Loopback, *TokenStore) {
+func guarded(t *testing.T) (*oauthtest.Server, *oauth.Loopback, *oauth.TokenStore) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "guarded", Version: "1"}, nil)
 	srv.AddTool(textTool("hello", "hi"))
 	as := oauthtest.New(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
-	l, err := NewLoopback()
+	l, err := oauth.NewLoopback()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	return as, l, OpenTokenStore(filepath.Join(t.TempDir(), "tokens.json"))
+	return as, l, oauth.OpenTokenStore(filepath.Join(t.TempDir(), "tokens.json"))
 }
 
 // TestSessionOAuth: an HTTP server that needs authorization while a
@@ -76,7 +77,7 @@ func TestSessionOAuth(t *testing.T) {
 		default:
 		}
 	}})
-	servers := WithSessionOAuth([]Server{{Name: "guarded", URL: as.URL, Transport: TransportHTTP}}, store, l, show)
+	servers := WithSessionOAuth([]Server{{Name: "guarded", URL: as.URL, Transport: TransportHTTP}}, store, l, show, nil)
 	if errs := m.Add(servers); len(errs) > 0 {
 		t.Fatal(errs)
 	}
@@ -104,7 +105,7 @@ func TestSessionOAuth(t *testing.T) {
 		t.Errorf("show saw %d redirects, want 2", len(causes))
 	}
 	for _, c := range causes {
-		if !errors.Is(c, ErrAuthorizationReceived) {
+		if !errors.Is(c, oauth.ErrAuthorizationReceived) {
 			t.Errorf("show's context ended with %v", c)
 		}
 	}
@@ -116,7 +117,7 @@ func TestSessionOAuthDeclined(t *testing.T) {
 	as, l, store := guarded(t)
 	m := newTestManager(t, Options{})
 	servers := WithSessionOAuth([]Server{{Name: "guarded", URL: as.URL, Transport: TransportHTTP}}, store, l,
-		func(context.Context, string, string) error { return errors.New("the user declined") })
+		func(context.Context, string, string) error { return errors.New("the user declined") }, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	errs := m.Start(ctx, servers)
@@ -146,7 +147,7 @@ func TestStoredOAuthRefresh(t *testing.T) {
 		return err
 	}
 	first := newTestManager(t, Options{})
-	startOK(t, first, WithSessionOAuth([]Server{{Name: "guarded", URL: as.URL, Transport: TransportHTTP}}, store, l, visitor)...)
+	startOK(t, first, WithSessionOAuth([]Server{{Name: "guarded", URL: as.URL, Transport: TransportHTTP}}, store, l, visitor, nil)...)
 	first.Close()
 
 	asked := make(chan string, 1)
@@ -155,7 +156,7 @@ func TestStoredOAuthRefresh(t *testing.T) {
 		func(_ context.Context, server, _ string) error {
 			asked <- server
 			return errors.New("asked again")
-		})...)
+		}, nil)...)
 	if res := call(t, second, "mcp__guarded__hello", `{}`); res.IsError || res.Text != "hi" {
 		t.Errorf("call = %+v", res)
 	}
@@ -169,7 +170,7 @@ func TestStoredOAuthRefresh(t *testing.T) {
 
 	as.Revoke()
 	third := newTestManager(t, Options{})
-	startOK(t, third, WithSessionOAuth([]Server{{Name: "guarded", URL: as.URL, Transport: TransportHTTP}}, store, l, visitor)...)
+	startOK(t, third, WithSessionOAuth([]Server{{Name: "guarded", URL: as.URL, Transport: TransportHTTP}}, store, l, visitor, nil)...)
 	if res := call(t, third, "mcp__guarded__hello", `{}`); res.IsError || res.Text != "hi" || as.Granted() != 2 {
 		t.Errorf("after revocation: call = %+v, %d authorizations (want 2)", res, as.Granted())
 	}

@@ -148,7 +148,7 @@ func runDoctor(ctx context.Context, g *globalFlags, out io.Writer) error {
 	}
 	report(true, "shell", detail)
 	reportSandbox(report, func(what, detail string) { line("note", what, detail) }, cfg)
-	if servers := mcpclient.FromConfig(cfg.MCPServers); len(servers) > 0 {
+	if servers := cfg.MCPClientServers(); len(servers) > 0 {
 		cwd, _ := os.Getwd()
 		m := mcpclient.NewManager(mcpclient.Options{ClientName: "acpd doctor", ClientVersion: acpdVersion(), Logger: lg, BaseEnv: terminal.FilterEnv(os.Environ(), cfg.Env.Allow), Dir: cwd, StateDir: cfg.State.Dir})
 		for _, srv := range servers {

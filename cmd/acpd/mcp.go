@@ -15,6 +15,7 @@ import (
 
 	"acpd/config"
 	"acpd/mcpclient"
+	"acpd/mcpclient/oauth"
 	"acpd/terminal"
 )
 
@@ -78,8 +79,8 @@ func newMCPCmd(g *globalFlags) *cobra.Command {
 
 // mcpTokens is the store of MCP servers' OAuth tokens, next to the stored
 // API keys.
-func mcpTokens() *mcpclient.TokenStore {
-	return mcpclient.OpenTokenStore(filepath.Join(config.UserDir(os.Getenv), "mcp-tokens.json"))
+func mcpTokens() *oauth.TokenStore {
+	return oauth.OpenTokenStore(filepath.Join(config.UserDir(os.Getenv), "mcp-tokens.json"))
 }
 
 // runMCPLogin runs the OAuth authorization of one configured HTTP server:
@@ -108,28 +109,31 @@ func runMCPLogin(ctx context.Context, g *globalFlags, out, errOut io.Writer, nam
 	if srv.Transport != mcpclient.TransportHTTP {
 		return fmt.Errorf("MCP server %q is not a streamable HTTP server; only those use OAuth", name)
 	}
-	l, err := mcpclient.NewLoopback()
+	l, err := oauth.NewLoopback()
 	if err != nil {
 		return err
 	}
 	defer l.Close()
 	store := mcpTokens()
+	// A token that cannot be stored fails the login (no OnSaveError):
+	// the error ends Start, and the command, saying why.
 	saved := false
-	stored := func(err error) {
-		if err != nil {
-			fmt.Fprintln(errOut, "acpd: storing the token:", err)
-			return
+	stored := func(err error) error {
+		if err == nil {
+			saved = true
 		}
-		saved = true
+		return err
 	}
-	srv.OAuth = &mcpclient.OAuth{
+	srv.OAuth = &oauth.Config{
 		RedirectURL: l.RedirectURL,
 		Authorize: l.Authorize(func(u string) {
 			fmt.Fprintf(errOut, "Open this URL in a browser to authorize acpd with %s:\n\n  %s\n\nWaiting for the authorization (up to 5 minutes)…\n", name, u)
 		}),
-		SaveToken: func(t *oauth2.Token) { stored(store.Save(srv.Name, srv.URL, t)) },
+		SaveToken: func(t *oauth2.Token) error { return stored(store.Save(srv.Name, srv.URL, t)) },
 		// The client too, so that sessions refresh the token.
-		SaveTokenClient: func(t *oauth2.Token, c *mcpclient.TokenClient) { stored(store.SaveWithClient(srv.Name, srv.URL, t, c)) },
+		SaveTokenClient: func(t *oauth2.Token, c *oauth.TokenClient) error {
+			return stored(store.SaveWithClient(srv.Name, srv.URL, t, c))
+		},
 	}
 	sctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
@@ -155,7 +159,7 @@ func mcpManager(g *globalFlags) (*mcpclient.Manager, []mcpclient.Server, error) 
 	cwd, _ := os.Getwd()
 	m := mcpclient.NewManager(mcpclient.Options{ClientName: "acpd", ClientVersion: acpdVersion(), Logger: slog.New(slog.DiscardHandler),
 		BaseEnv: terminal.FilterEnv(os.Environ(), cfg.Env.Allow), Dir: cwd, StateDir: cfg.State.Dir})
-	return m, mcpclient.WithStoredOAuth(mcpclient.FromConfig(cfg.MCPServers), mcpTokens()), nil
+	return m, mcpclient.WithStoredOAuth(cfg.MCPClientServers(), mcpTokens(), nil), nil
 }
 
 // runMCPCall connects to one configured server, calls one of its tools

@@ -1,4 +1,4 @@
-package mcpclient
+package oauth
 
 import (
 	"bytes"
@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"acpd/mcpclient/internal/origin"
 )
 
 // dpop makes one server's OAuth tokens sender-constrained (RFC 9449,
@@ -60,7 +62,7 @@ func (d *dpop) proof(method string, u *url.URL, accessToken string) (string, err
 	}
 	claims := map[string]any{"jti": b64(jti), "htm": method, "htu": htu.String(), "iat": time.Now().Unix()}
 	d.mu.Lock()
-	if n := d.nonces[origin(u)]; n != "" {
+	if n := d.nonces[origin.Of(u)]; n != "" {
 		claims["nonce"] = n
 	}
 	d.mu.Unlock()
@@ -126,7 +128,7 @@ func (t *dpopTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		nonce := resp.Header.Get("DPoP-Nonce")
 		if nonce != "" {
 			d.mu.Lock()
-			d.nonces[origin(req.URL)] = nonce
+			d.nonces[origin.Of(req.URL)] = nonce
 			d.mu.Unlock()
 		}
 		body := peek(resp)

@@ -1,4 +1,4 @@
-package mcpclient
+package oauth
 
 import (
 	"crypto/ecdsa"

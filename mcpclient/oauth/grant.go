@@ -1,4 +1,4 @@
-package mcpclient
+package oauth
 
 import (
 	"context"
@@ -27,14 +27,14 @@ import (
 	"golang.org/x/oauth2"
 )
 
-// The grants of [OAuth.Grant] besides the authorization code flow.
+// The grants of [Config.Grant] besides the authorization code flow.
 const (
 	// GrantClientCredentials is the client credentials grant (RFC 6749
 	// §4.4, MCP's OAuth client-credentials extension): a service account
 	// with a client secret or a private key, no person involved.
 	GrantClientCredentials = "client_credentials"
 	// GrantJWTBearer is the JWT bearer grant (RFC 7523): the assertion
-	// comes from [OAuth.Assertion], a workload identity token or the ID-JAG
+	// comes from [Config.Assertion], a workload identity token or the ID-JAG
 	// of an enterprise IdP's token exchange ([IDJAGAssertion]).
 	GrantJWTBearer = "jwt_bearer"
 )
@@ -56,7 +56,7 @@ const (
 // token endpoint for a token and hands it out until it expires, then asks
 // again.
 type grantHandler struct {
-	o  *OAuth
+	o  *Config
 	hc *http.Client
 
 	mu  sync.Mutex
@@ -87,8 +87,10 @@ func (h *grantHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 	}
 	var src oauth2.TokenSource = oauth2.ReuseTokenSource(tok, g)
 	if h.o.SaveToken != nil {
-		h.o.SaveToken(tok)
-		src = &savingSource{inner: src, save: h.o.SaveToken, last: tok.AccessToken}
+		if err := h.o.saveFailed(h.o.SaveToken(tok)); err != nil {
+			return err
+		}
+		src = &savingSource{inner: src, o: h.o, last: tok.AccessToken}
 	}
 	h.mu.Lock()
 	h.src = src
@@ -390,7 +392,7 @@ type IdentityProvider struct {
 	Scopes []string
 }
 
-// IDJAGAssertion returns an [OAuth.Assertion] for [GrantJWTBearer] that
+// IDJAGAssertion returns an [Config.Assertion] for [GrantJWTBearer] that
 // performs enterprise-managed authorization (cross-app access): an RFC
 // 8693 token exchange at idp of the user's ID token for an ID-JAG whose
 // audience is the MCP server's authorization server and whose resource is

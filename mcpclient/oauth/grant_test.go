@@ -1,4 +1,4 @@
-package mcpclient
+package oauth
 
 import (
 	"context"
@@ -19,8 +19,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"acpd/config"
 )
 
 // TestClientAssertion: a private_key_jwt assertion verifies with the
@@ -116,19 +114,23 @@ func decode(t *testing.T, part string, v any) {
 	}
 }
 
+// configured is a server list of one server with g's setup, as
+// config.MCPClientServers returns it.
+func configured(g GrantConfig) []struct{ OAuth *Config } {
+	return []struct{ OAuth *Config }{{OAuth: g.Config()}}
+}
+
 // TestGrantFromConfig: an [mcp_servers.NAME.oauth] table becomes the
 // grant; a missing secret fails the connection with the variable's name
 // (never a value), and the assertion file is read for every grant.
 func TestGrantFromConfig(t *testing.T) {
 	t.Setenv("ACPD_TEST_CC_SECRET", "")
-	srv := FromConfig(map[string]config.MCPServer{"b": {URL: "https://b.example/mcp",
-		OAuth: &config.MCPOAuth{Grant: "client_credentials", ClientID: "c", ClientSecretEnv: "ACPD_TEST_CC_SECRET"}}})
+	srv := configured(GrantConfig{Grant: "client_credentials", ClientID: "c", ClientSecretEnv: "ACPD_TEST_CC_SECRET"})
 	if _, err := oauthHandler(srv[0].OAuth, http.DefaultClient); err == nil || !strings.Contains(err.Error(), "ACPD_TEST_CC_SECRET is not set") {
 		t.Errorf("missing secret: %v", err)
 	}
 	t.Setenv("ACPD_TEST_CC_SECRET", "s3cret")
-	srv = FromConfig(map[string]config.MCPServer{"b": {URL: "https://b.example/mcp",
-		OAuth: &config.MCPOAuth{Grant: "client_credentials", ClientID: "c", ClientSecretEnv: "ACPD_TEST_CC_SECRET", Scopes: []string{"x"}}}})
+	srv = configured(GrantConfig{Grant: "client_credentials", ClientID: "c", ClientSecretEnv: "ACPD_TEST_CC_SECRET", Scopes: []string{"x"}})
 	if o := srv[0].OAuth; o.ClientSecret != "s3cret" || o.Grant != GrantClientCredentials || len(o.Scopes) != 1 {
 		t.Errorf("OAuth = %+v", o)
 	}
@@ -136,8 +138,7 @@ func TestGrantFromConfig(t *testing.T) {
 		t.Error(err)
 	}
 	file := filepath.Join(t.TempDir(), "token")
-	srv = FromConfig(map[string]config.MCPServer{"w": {URL: "https://w.example/mcp",
-		OAuth: &config.MCPOAuth{Grant: "jwt_bearer", AssertionFile: file}}})
+	srv = configured(GrantConfig{Grant: "jwt_bearer", AssertionFile: file})
 	a := srv[0].OAuth.Assertion
 	if _, err := a(context.Background(), "", ""); err == nil {
 		t.Error("a missing assertion file gave an assertion")
@@ -168,8 +169,7 @@ func TestGrantFromConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("ACPD_TEST_IDP_SECRET", "idp-s3cret")
-	srv = FromConfig(map[string]config.MCPServer{"e": {URL: "https://e.example/mcp",
-		OAuth: &config.MCPOAuth{Grant: "jwt_bearer", IDTokenFile: file, IdPTokenURL: idp.URL, IdPClientID: "idp-client", IdPClientSecretEnv: "ACPD_TEST_IDP_SECRET"}}})
+	srv = configured(GrantConfig{Grant: "jwt_bearer", IDTokenFile: file, IdPTokenURL: idp.URL, IdPClientID: "idp-client", IdPClientSecretEnv: "ACPD_TEST_IDP_SECRET"})
 	if got, err := srv[0].OAuth.Assertion(context.Background(), "https://as.example", "https://e.example/mcp"); err != nil || got != "the.id-jag" {
 		t.Errorf("ID-JAG assertion = %q, %v", got, err)
 	}

@@ -1,4 +1,4 @@
-package mcpclient
+package oauth
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
+
+	"acpd/mcpclient/internal/deadline"
 )
 
 // OAuth configures the authorization of a streamable HTTP server (MCP's
@@ -24,7 +26,7 @@ import (
 // whichever the authorization server supports, and step-up to the scopes a
 // 403 asks for. Grant selects a grant that needs no person instead: the
 // client credentials grant or the JWT bearer grant.
-type OAuth struct {
+type Config struct {
 	// Grant is "" for the authorization code flow, [GrantClientCredentials]
 	// or [GrantJWTBearer].
 	Grant string
@@ -60,13 +62,20 @@ type OAuth struct {
 	// Token is a token obtained before (nil: none); SaveToken, if set, is
 	// called with every new token (it must keep it secret).
 	Token     *oauth2.Token
-	SaveToken func(*oauth2.Token)
+	SaveToken func(*oauth2.Token) error
 	// TokenClient is the client Token was issued to: with it (and a
 	// refresh token) an expired Token is refreshed, not authorized anew.
 	// SaveTokenClient, if set, is called instead of SaveToken with the
 	// first token of an authorization and its client.
 	TokenClient     *TokenClient
-	SaveTokenClient func(*oauth2.Token, *TokenClient)
+	SaveTokenClient func(*oauth2.Token, *TokenClient) error
+	// OnSaveError, if set, hears of a SaveToken or SaveTokenClient that
+	// failed (with the error, which names no token): the new token is used
+	// all the same, but a later process will not have it. Nil means a
+	// failed save fails the request that obtained the token with that
+	// error (what a login wants). It may be called concurrently and must
+	// return promptly.
+	OnSaveError func(error)
 
 	// setupErr is why a configured grant cannot work (a missing secret).
 	setupErr error
@@ -79,9 +88,27 @@ const AuthorizationTimeout = 5 * time.Minute
 // tokenRefreshTimeout bounds one refresh of a stored token.
 const tokenRefreshTimeout = 30 * time.Second
 
+// NewHandler returns the handler that authorizes one connection to a
+// streamable HTTP server with o, and the transport for the server's own
+// requests: base, with the tokens DPoP-bound where the authorization
+// server supports it (the OAuth requests, made over
+// http.DefaultTransport, and the server's share one key per call). It
+// fails when o cannot work (a missing secret, no way to authorize).
+func NewHandler(o *Config, base http.RoundTripper) (auth.OAuthHandler, http.RoundTripper, error) {
+	d, err := newDPoP()
+	if err != nil {
+		return nil, nil, err
+	}
+	h, err := oauthHandler(o, &http.Client{Transport: d.transport(http.DefaultTransport)})
+	if err != nil {
+		return nil, nil, err
+	}
+	return h, d.transport(base), nil
+}
+
 // oauthHandler returns the handler for o: the SDK's authorization code
 // flow, or acpd's of Grant; its requests go through hc.
-func oauthHandler(o *OAuth, hc *http.Client) (auth.OAuthHandler, error) {
+func oauthHandler(o *Config, hc *http.Client) (auth.OAuthHandler, error) {
 	if o.setupErr != nil {
 		return nil, o.setupErr
 	}
@@ -112,7 +139,7 @@ func oauthHandler(o *OAuth, hc *http.Client) (auth.OAuthHandler, error) {
 		RedirectURL: o.RedirectURL,
 		AuthorizationCodeFetcher: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
 			// A person needs longer than a handshake or a call may take.
-			extendDeadline(ctx, AuthorizationTimeout)
+			deadline.Extend(ctx, AuthorizationTimeout)
 			ctx, cancel := context.WithTimeoutCause(ctx, AuthorizationTimeout, errors.New("no authorization within "+AuthorizationTimeout.String()))
 			defer cancel()
 			q, err := o.Authorize(ctx, args.URL)
@@ -129,10 +156,13 @@ func oauthHandler(o *OAuth, hc *http.Client) (auth.OAuthHandler, error) {
 		},
 		NewTokenSource: func(ctx context.Context, c *oauth2.Config, t *oauth2.Token) (oauth2.TokenSource, error) {
 			if o.SaveTokenClient != nil {
-				o.SaveTokenClient(t, &TokenClient{ClientID: c.ClientID, ClientSecret: c.ClientSecret, TokenURL: c.Endpoint.TokenURL, AuthStyle: c.Endpoint.AuthStyle})
-				return &savingSource{inner: c.TokenSource(ctx, t), save: o.SaveToken, last: t.AccessToken}, nil
+				err := o.SaveTokenClient(t, &TokenClient{ClientID: c.ClientID, ClientSecret: c.ClientSecret, TokenURL: c.Endpoint.TokenURL, AuthStyle: c.Endpoint.AuthStyle})
+				if err := o.saveFailed(err); err != nil {
+					return nil, err
+				}
+				return &savingSource{inner: c.TokenSource(ctx, t), o: o, last: t.AccessToken}, nil
 			}
-			return &savingSource{inner: c.TokenSource(ctx, t), save: o.SaveToken}, nil
+			return &savingSource{inner: c.TokenSource(ctx, t), o: o}, nil
 		},
 	}
 	if o.ClientMetadataURL != "" {
@@ -149,25 +179,42 @@ func oauthHandler(o *OAuth, hc *http.Client) (auth.OAuthHandler, error) {
 		// Refreshed (before it expires) with the client it was issued to.
 		c := &oauth2.Config{ClientID: tc.ClientID, ClientSecret: tc.ClientSecret, Endpoint: oauth2.Endpoint{TokenURL: tc.TokenURL, AuthStyle: tc.AuthStyle}}
 		ctx := context.WithValue(context.Background(), oauth2.HTTPClient, &http.Client{Timeout: tokenRefreshTimeout})
-		cfg.InitialTokenSource = &savingSource{inner: c.TokenSource(ctx, o.Token), save: o.SaveToken, last: o.Token.AccessToken}
+		cfg.InitialTokenSource = &savingSource{inner: c.TokenSource(ctx, o.Token), o: o, last: o.Token.AccessToken}
 	case o.Token != nil && o.Token.AccessToken != "":
 		cfg.InitialTokenSource = oauth2.StaticTokenSource(o.Token)
 	}
 	return auth.NewAuthorizationCodeHandler(cfg)
 }
 
+// saveFailed handles the outcome err of a SaveToken or SaveTokenClient:
+// nil when it worked or OnSaveError took the failure, else the failure.
+func (o *Config) saveFailed(err error) error {
+	if err == nil {
+		return nil
+	}
+	err = fmt.Errorf("storing the OAuth token: %w", err)
+	if o.OnSaveError != nil {
+		o.OnSaveError(err)
+		return nil
+	}
+	return err
+}
+
 // savingSource hands out the inner source's tokens and reports each new
-// one (a refresh) to save.
+// one (a refresh) to o.SaveToken. A new token whose save failed is handed
+// out all the same when o.OnSaveError took the failure; else the failure
+// is Token's error, once: the token is handed out from the next call on
+// (it is valid, and the failure was reported).
 type savingSource struct {
 	inner oauth2.TokenSource
-	save  func(*oauth2.Token)
+	o     *Config
 	mu    sync.Mutex
 	last  string
 }
 
 func (s *savingSource) Token() (*oauth2.Token, error) {
 	t, err := s.inner.Token()
-	if err != nil || s.save == nil {
+	if err != nil || s.o.SaveToken == nil {
 		return t, err
 	}
 	s.mu.Lock()
@@ -175,12 +222,14 @@ func (s *savingSource) Token() (*oauth2.Token, error) {
 	s.last = t.AccessToken
 	s.mu.Unlock()
 	if fresh {
-		s.save(t)
+		if err := s.o.saveFailed(s.o.SaveToken(t)); err != nil {
+			return nil, err
+		}
 	}
 	return t, nil
 }
 
-// Loopback is a redirect listener on 127.0.0.1 for [OAuth]: RedirectURL
+// Loopback is a redirect listener on 127.0.0.1 for [Config]: RedirectURL
 // points at it, and Authorize calls show with the authorization URL (to
 // print it, or open it in the editor) and waits for the browser to come
 // back with the code. Several authorizations may wait at once: a redirect

@@ -1,4 +1,4 @@
-package mcpclient
+package oauth
 
 import (
 	"context"
@@ -40,7 +40,7 @@ func TestLoopback(t *testing.T) {
 	if _, err := l.Authorize(func(string) {})(ctx2, "https://auth.example/"); err == nil {
 		t.Error("Authorize without a redirect returned no error")
 	}
-	if _, err := oauthHandler(&OAuth{}, http.DefaultClient); err == nil {
+	if _, err := oauthHandler(&Config{}, http.DefaultClient); err == nil {
 		t.Error("OAuth without a redirect URL was accepted")
 	}
 }

@@ -1,4 +1,4 @@
-package mcpclient
+package oauth
 
 import (
 	"context"
@@ -175,70 +175,38 @@ func (s *TokenStore) update(change func(map[string]*storedToken)) error {
 	return atomicfile.WriteFile(s.path, append(b, '\n'), 0o600)
 }
 
-// StoredOAuth returns the OAuth setup a session uses for an HTTP server:
-// the stored token (refreshed and saved back), and no person to ask: a
-// server that needs a new authorization fails with ErrLoginRequired
-// naming `acpd mcp login`.
-func StoredOAuth(store *TokenStore, s Server) *OAuth {
-	tok, client := store.get(s.Name, s.URL)
-	return &OAuth{
+// Stored returns the setup a session uses for the HTTP server named
+// server at rawURL: the stored token (refreshed and saved back), and no
+// person to ask: a server that needs a new authorization fails with
+// ErrLoginRequired naming `acpd mcp login`.
+func Stored(store *TokenStore, server, rawURL string) *Config {
+	tok, client := store.get(server, rawURL)
+	return &Config{
 		RedirectURL: "http://127.0.0.1/callback",
 		Token:       tok,
 		TokenClient: client,
-		SaveToken:   func(t *oauth2.Token) { _ = store.Save(s.Name, s.URL, t) },
-		SaveTokenClient: func(t *oauth2.Token, c *TokenClient) {
-			_ = store.SaveWithClient(s.Name, s.URL, t, c)
+		SaveToken:   func(t *oauth2.Token) error { return store.Save(server, rawURL, t) },
+		SaveTokenClient: func(t *oauth2.Token, c *TokenClient) error {
+			return store.SaveWithClient(server, rawURL, t, c)
 		},
 		Authorize: func(context.Context, string) (url.Values, error) {
-			return nil, fmt.Errorf("%w: run `acpd mcp login %s`", ErrLoginRequired, s.Name)
+			return nil, fmt.Errorf("%w: run `acpd mcp login %s`", ErrLoginRequired, server)
 		},
 	}
 }
 
-// SessionOAuth is [StoredOAuth] for a session whose user can authorize
-// the server: when it needs a new authorization, show is called with the
-// server's name and the authorization URL while l receives the redirect.
-// show runs until it returns or its context ends: an error abandons the
+// Session is [Stored] for a session whose user can authorize the server:
+// when it needs a new authorization, show is called with the server's
+// name and the authorization URL while l receives the redirect. show runs
+// until it returns or its context ends: an error abandons the
 // authorization, and once the redirect arrived its context ends with the
 // cause [ErrAuthorizationReceived]. The wait lasts at most
 // [AuthorizationTimeout].
-func SessionOAuth(store *TokenStore, s Server, l *Loopback, show func(ctx context.Context, server, authURL string) error) *OAuth {
-	o := StoredOAuth(store, s)
+func Session(store *TokenStore, server, rawURL string, l *Loopback, show func(ctx context.Context, server, authURL string) error) *Config {
+	o := Stored(store, server, rawURL)
 	o.RedirectURL = l.RedirectURL
 	o.Authorize = func(ctx context.Context, authURL string) (url.Values, error) {
-		return l.wait(ctx, authURL, func(ctx context.Context, u string) error { return show(ctx, s.Name, u) })
+		return l.wait(ctx, authURL, func(ctx context.Context, u string) error { return show(ctx, server, u) })
 	}
 	return o
-}
-
-// WithStoredOAuth gives every streamable HTTP server without an OAuth
-// setup or a configured Authorization header the [StoredOAuth] of store.
-func WithStoredOAuth(servers []Server, store *TokenStore) []Server {
-	return withOAuth(servers, func(s Server) *OAuth { return StoredOAuth(store, s) })
-}
-
-// WithSessionOAuth is [WithStoredOAuth] with the [SessionOAuth] of store,
-// l and show.
-func WithSessionOAuth(servers []Server, store *TokenStore, l *Loopback, show func(ctx context.Context, server, authURL string) error) []Server {
-	return withOAuth(servers, func(s Server) *OAuth { return SessionOAuth(store, s, l, show) })
-}
-
-func withOAuth(servers []Server, oauth func(Server) *OAuth) []Server {
-	out := make([]Server, len(servers))
-	for i, s := range servers {
-		if transportOf(s) == TransportHTTP && s.OAuth == nil && !hasAuthHeader(s.Headers) {
-			s.OAuth = oauth(s)
-		}
-		out[i] = s
-	}
-	return out
-}
-
-func hasAuthHeader(h map[string]string) bool {
-	for k := range h {
-		if strings.EqualFold(k, "Authorization") {
-			return true
-		}
-	}
-	return false
 }

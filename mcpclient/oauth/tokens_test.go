@@ -1,4 +1,4 @@
-package mcpclient
+package oauth
 
 import (
 	"os"
@@ -44,14 +44,5 @@ func TestTokenStore(t *testing.T) {
 	}
 	if got := s.Servers(); !slices.Equal(got, []string{"b"}) {
 		t.Errorf("Servers after Delete = %v", got)
-	}
-
-	servers := WithStoredOAuth([]Server{
-		{Name: "h", URL: "https://h.example/mcp", Transport: TransportHTTP},
-		{Name: "k", URL: "https://k.example/mcp", Transport: TransportHTTP, Headers: map[string]string{"authorization": "Bearer x"}},
-		{Name: "s", Command: "srv"},
-	}, s)
-	if servers[0].OAuth == nil || servers[1].OAuth != nil || servers[2].OAuth != nil {
-		t.Errorf("WithStoredOAuth = %+v", servers)
 	}
 }

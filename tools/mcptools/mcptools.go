@@ -14,17 +14,17 @@ import (
 	"strings"
 
 	"acpd/acp"
-	"acpd/config"
 	"acpd/mcpclient"
 	"acpd/model"
 	"acpd/permissions"
 	"acpd/tools"
 )
 
-// Servers converts the editor's MCP servers and then the configuration's,
-// leaving out configured servers whose name the editor already uses.
-func Servers(editor []acp.McpServer, cfg map[string]config.MCPServer) []mcpclient.Server {
-	return append(mcpServers(editor), configServers(cfg, editor)...)
+// Servers converts the editor's MCP servers and follows them with the
+// configuration's (config.Config.MCPClientServers), leaving out configured
+// servers whose name the editor already uses.
+func Servers(editor []acp.McpServer, configured []mcpclient.Server) []mcpclient.Server {
+	return append(mcpServers(editor), configServers(configured, editor)...)
 }
 
 // mcpServers converts the editor's MCP server list.
@@ -47,15 +47,15 @@ func mcpServers(in []acp.McpServer) []mcpclient.Server {
 	return out
 }
 
-// configServers converts the configuration's MCP servers, leaving out
-// those whose name the editor already uses.
-func configServers(cfg map[string]config.MCPServer, editor []acp.McpServer) []mcpclient.Server {
+// configServers returns the configuration's MCP servers, leaving out those
+// whose name the editor already uses.
+func configServers(configured []mcpclient.Server, editor []acp.McpServer) []mcpclient.Server {
 	taken := map[string]bool{}
 	for _, s := range mcpServers(editor) {
 		taken[s.Name] = true
 	}
 	var out []mcpclient.Server
-	for _, srv := range mcpclient.FromConfig(cfg) {
+	for _, srv := range configured {
 		if !taken[srv.Name] {
 			out = append(out, srv)
 		}

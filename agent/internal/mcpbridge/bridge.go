@@ -32,6 +32,7 @@ import (
 
 	"acpd/acp"
 	"acpd/mcpclient"
+	"acpd/mcpclient/oauth"
 	"acpd/model"
 	"acpd/permissions"
 	"acpd/tools"
@@ -74,7 +75,7 @@ type Config struct {
 	// session's.
 	Client mcpclient.Options
 	// Tokens, if set, holds the servers' stored OAuth tokens.
-	Tokens *mcpclient.TokenStore
+	Tokens *oauth.TokenStore
 	// Grace bounds how long a prompt waits for servers still starting;
 	// zero or less means mcpclient.DefaultGrace.
 	Grace time.Duration
@@ -98,10 +99,12 @@ type Bridge struct {
 	// apps is the MCP Apps state when the client renders views, else nil.
 	apps *mcptools.Apps
 
-	// mu guards errs (servers that could not even be started) and
+	// mu guards errs (servers that could not even be started), unsaved
+	// (OAuth tokens that could not be stored, not yet shown) and
 	// reported (servers whose unavailability the user was shown).
 	mu       sync.Mutex
 	errs     []error
+	unsaved  []unsavedToken
 	reported map[string]bool
 	// slow are servers the user was told are still starting (guarded by
 	// mu); started is when the bridge started them.
@@ -126,7 +129,7 @@ type Bridge struct {
 	// listener); urlElicit says the editor shows URL elicitations;
 	// authorizing counts the authorizations under way per server (guarded
 	// by mu).
-	loopback    *mcpclient.Loopback
+	loopback    *oauth.Loopback
 	urlElicit   bool
 	authorizing map[string]int
 }
@@ -258,6 +261,8 @@ func (b *Bridge) report() {
 		news = append(news, down{"", err.Error()})
 	}
 	b.errs = nil
+	unsaved := b.unsaved
+	b.unsaved = nil
 	for _, st := range b.m.Status() {
 		switch {
 		case st.State == mcpclient.StateDown && !b.reported[st.Name]:
@@ -282,6 +287,12 @@ func (b *Bridge) report() {
 		text := d.why + "\n\nThe session goes on without this server's tools. Check its command, URL or credentials in the editor's or acpd's configuration (`acpd mcp list` shows every server's state), then start a new session."
 		b.s.Card(title, text)
 		b.s.Notice(acp.NoticeSeverityWarning, title+": "+d.why)
+	}
+	for _, u := range unsaved {
+		title := fmt.Sprintf("MCP server %s: OAuth token not stored", u.server)
+		text := u.err.Error() + "\n\nThis session goes on with the new token, but the next one will not have it: make the token store writable, or run `acpd mcp login " + u.server + "` then."
+		b.s.Card(title, text)
+		b.s.Notice(acp.NoticeSeverityError, title+": "+u.err.Error())
 	}
 }
 

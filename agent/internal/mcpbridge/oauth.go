@@ -8,6 +8,7 @@ import (
 
 	"acpd/acp"
 	"acpd/mcpclient"
+	"acpd/mcpclient/oauth"
 )
 
 // withOAuth gives the session's streamable HTTP servers their stored OAuth
@@ -15,17 +16,34 @@ import (
 // through b.authorize, with a redirect listener on 127.0.0.1. Without a
 // listener (none could be opened) a server that needs authorization fails
 // naming `acpd mcp login`.
-func (b *Bridge) withOAuth(servers []mcpclient.Server, tokens *mcpclient.TokenStore) []mcpclient.Server {
+func (b *Bridge) withOAuth(servers []mcpclient.Server, tokens *oauth.TokenStore) []mcpclient.Server {
 	if !slices.ContainsFunc(servers, func(s mcpclient.Server) bool { return s.Transport == mcpclient.TransportHTTP }) {
-		return mcpclient.WithStoredOAuth(servers, tokens)
+		return mcpclient.WithStoredOAuth(servers, tokens, b.tokenNotSaved)
 	}
-	l, err := mcpclient.NewLoopback()
+	l, err := oauth.NewLoopback()
 	if err != nil {
 		b.log.Warn("no redirect listener for MCP authorization; servers that need one fail", "session", b.id, "err", err)
-		return mcpclient.WithStoredOAuth(servers, tokens)
+		return mcpclient.WithStoredOAuth(servers, tokens, b.tokenNotSaved)
 	}
 	b.loopback = l
-	return mcpclient.WithSessionOAuth(servers, tokens, l, b.authorize)
+	return mcpclient.WithSessionOAuth(servers, tokens, l, b.authorize, b.tokenNotSaved)
+}
+
+// unsavedToken is a server's new OAuth token that could not be stored.
+type unsavedToken struct {
+	server string
+	err    error
+}
+
+// tokenNotSaved hears of a server's new OAuth token (a refresh, or an
+// authorization) that the token store could not keep: it is logged at
+// error level and remembered until the next prompt's Await shows it (the
+// session goes on with the token).
+func (b *Bridge) tokenNotSaved(server string, err error) {
+	b.log.Error("MCP OAuth token not stored; the next session will not have it", "session", b.id, "server", server, "err", err)
+	b.mu.Lock()
+	b.unsaved = append(b.unsaved, unsavedToken{server, err})
+	b.mu.Unlock()
 }
 
 // authorize shows the user the authorization page of an MCP server that
@@ -65,7 +83,7 @@ func (b *Bridge) authorize(ctx context.Context, server, authURL string) error {
 			// Accepted, or the wait ended first (the redirect may come
 			// back before the editor answers).
 			<-ctx.Done()
-			if errors.Is(context.Cause(ctx), mcpclient.ErrAuthorizationReceived) {
+			if errors.Is(context.Cause(ctx), oauth.ErrAuthorizationReceived) {
 				if err := peer.CompleteElicitation(context.WithoutCancel(ctx), &acp.CompleteElicitationNotification{ElicitationID: id}); err != nil {
 					b.log.Debug("elicitation/complete not sent", "session", b.id, "err", err)
 				}

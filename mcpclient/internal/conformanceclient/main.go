@@ -24,6 +24,7 @@ import (
 	"github.com/charmbracelet/log"
 
 	"acpd/mcpclient"
+	"acpd/mcpclient/oauth"
 )
 
 // serverName is the Server.Name the scenario's server is registered under.
@@ -240,8 +241,8 @@ func run(ctx context.Context, url string, sc scenario) (err error) {
 // reads the code from the redirect; a pre-registered client comes in
 // MCP_CONFORMANCE_CONTEXT, as do the credentials of the grants that need
 // no person (client credentials, JWT bearer).
-func conformanceOAuth(name string) (*mcpclient.OAuth, error) {
-	o := &mcpclient.OAuth{
+func conformanceOAuth(name string) (*oauth.Config, error) {
+	o := &oauth.Config{
 		RedirectURL:       "http://localhost:3000/callback",
 		ClientMetadataURL: "https://conformance-test.local/client-metadata.json",
 		Authorize: func(ctx context.Context, authURL string) (neturl.Values, error) {
@@ -279,9 +280,9 @@ func conformanceOAuth(name string) (*mcpclient.OAuth, error) {
 	o.ClientID, o.ClientSecret = cc.ClientID, cc.ClientSecret
 	switch name {
 	case "auth/client-credentials-basic", "auth/client-credentials-jwt":
-		o.Grant = mcpclient.GrantClientCredentials
+		o.Grant = oauth.GrantClientCredentials
 		if cc.PrivateKeyPEM != "" {
-			k, err := mcpclient.ParseClientKey([]byte(cc.PrivateKeyPEM))
+			k, err := oauth.ParseClientKey([]byte(cc.PrivateKeyPEM))
 			if err != nil {
 				return nil, err
 			}
@@ -290,14 +291,14 @@ func conformanceOAuth(name string) (*mcpclient.OAuth, error) {
 	case "auth/cross-app-access-complete-flow", "auth/enterprise-managed-authorization":
 		// The user's ID token from the enterprise IdP, exchanged there
 		// for an ID-JAG.
-		o.Grant = mcpclient.GrantJWTBearer
-		o.Assertion = mcpclient.IDJAGAssertion(nil, mcpclient.IdentityProvider{
+		o.Grant = oauth.GrantJWTBearer
+		o.Assertion = oauth.IDJAGAssertion(nil, oauth.IdentityProvider{
 			TokenURL: cc.IdPTokenEndpoint, ClientID: cc.IdPClientID,
 			IDToken: func(context.Context) (string, error) { return cc.IdPIDToken, nil },
 		})
 	case "auth/wif-jwt-bearer":
 		// A workload identity token, as a platform would mount it.
-		o.Grant = mcpclient.GrantJWTBearer
+		o.Grant = oauth.GrantJWTBearer
 		o.Assertion = func(context.Context, string, string) (string, error) { return cc.ValidJWT, nil }
 	}
 	return o, nil
