@@ -1,15 +1,31 @@
-// Package mcpclient connects acpd to the MCP (Model Context Protocol) servers
-// an editor names in session/new and offers their tools to the model.
+// Package mcpclient connects one session's MCP (Model Context Protocol)
+// servers and serves them to acpd: a [Manager] owns the connections of the
+// [Server]s its caller describes in plain values (the editor's list and
+// the configuration's, converted by their owners: tools/mcptools, config),
+// and knows neither ACP nor acpd's configuration.
 //
 // It is built on the official MCP Go SDK (github.com/modelcontextprotocol/go-sdk),
 // which implements the stdio, streamable HTTP and SSE transports, the
 // initialize/discover lifecycle, request cancellation and protocol version
-// negotiation. This package adds what a coding agent needs on top: launching
-// stdio servers with a controlled environment, per-server HTTP headers,
-// model-safe unique tool names, tracking tools/list_changed, and owning every
-// connection and child process until [Manager.Close]. It also exposes the
-// servers' prompts (as slash-command-friendly names, tracking
-// prompts/list_changed) and resources, bounded for a model's context.
+// negotiation. On top of it the Manager:
+//
+//   - connects each server on its own (readiness with a grace, see
+//     [Manager.Wait]; restarts with backoff; a stdio server that dies on
+//     server/discover reconnected with initialize, a verdict remembered in
+//     Options.StateDir), launching stdio servers with a controlled
+//     environment and sending per-server HTTP headers to their origin only;
+//   - offers their tools under model-safe unique names, tracking
+//     tools/list_changed, and calls them with progress and timeouts;
+//   - exposes their prompts (slash-command-friendly names, tracking
+//     prompts/list_changed), resources (bounded for a model's context),
+//     completions and subscriptions, and MCP Apps views;
+//   - serves what servers ask back (sampling, elicitation, roots, logging)
+//     through the hooks of [Options];
+//   - authorizes HTTP servers with OAuth through package
+//     acpd/mcpclient/oauth ([Server.OAuth]; [WithStoredOAuth] and
+//     [WithSessionOAuth] give servers the stored tokens' setups);
+//   - owns every connection, goroutine and child process until
+//     [Manager.Close], which waits for them.
 package mcpclient
 
 import (

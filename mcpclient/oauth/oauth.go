@@ -18,7 +18,7 @@ import (
 	"acpd/mcpclient/internal/deadline"
 )
 
-// OAuth configures the authorization of a streamable HTTP server (MCP's
+// Config configures the authorization of a streamable HTTP server (MCP's
 // authorization specification) through the MCP SDK's authorization-code
 // flow with PKCE: protected-resource metadata discovery (also from
 // WWW-Authenticate), authorization server metadata, then a pre-registered

@@ -1,8 +1,9 @@
 // Package mcptools offers a session's MCP servers to the model and the
 // user: their tools as model tools (with the resource tools
 // mcp_list_resources and mcp_read_resource), and their prompts as slash
-// commands. It converts between ACP's and acpd's MCP server descriptions
-// and mcpclient's; the connections themselves are mcpclient's.
+// commands. It converts ACP's MCP server descriptions into mcpclient's
+// (config converts the configuration's); the connections themselves are
+// mcpclient's.
 package mcptools
 
 import (
