@@ -5,6 +5,9 @@ import (
 	"reflect"
 	"regexp"
 	"testing"
+	"time"
+
+	"acpd/mcpclient"
 )
 
 func TestMCPServers(t *testing.T) {
@@ -58,4 +61,32 @@ func TestProjectFileCannotAddMCPServers(t *testing.T) {
 	_, err := mustLoader(t, Overrides{}, e).ForProject(root)
 	pf := filepath.Join(root, ".acpd", "config.toml")
 	wantErr(t, err, "(?m)^"+regexp.QuoteMeta(pf)+`:1:2: not allowed in a project file: mcp_servers `)
+}
+
+// TestMCPClientServers: the configured servers as mcpclient takes them,
+// sorted by name: argv split into command and arguments, the environment
+// as sorted NAME=value entries, the transport filled in, the timeouts as
+// durations and an oauth table as its grant.
+func TestMCPClientServers(t *testing.T) {
+	t.Setenv("ACPD_TEST_MCP_SECRET", "s3cret")
+	c := &Config{MCPServers: map[string]MCPServer{
+		"web":  {URL: "https://w.example/mcp", ToolTimeoutSec: 7, OAuth: &MCPOAuth{Grant: "client_credentials", ClientID: "c", ClientSecretEnv: "ACPD_TEST_MCP_SECRET"}},
+		"cli":  {Command: []string{"srv", "--root", "/x"}, Env: map[string]string{"B": "2", "A": "1"}, StartupTimeoutSec: 3},
+		"feed": {URL: "https://f.example/sse", Transport: "sse", TrustAnnotations: true},
+	}}
+	got := c.MCPClientServers()
+	if len(got) != 3 || got[0].Name != "cli" || got[1].Name != "feed" || got[2].Name != "web" {
+		t.Fatalf("servers = %+v", got)
+	}
+	if s := got[0]; s.Command != "srv" || !reflect.DeepEqual(s.Args, []string{"--root", "/x"}) || !reflect.DeepEqual(s.Env, []string{"A=1", "B=2"}) ||
+		s.Transport != mcpclient.TransportStdio || s.StartupTimeout != 3*time.Second || s.OAuth != nil {
+		t.Errorf("stdio server = %+v", s)
+	}
+	if s := got[1]; s.Transport != mcpclient.TransportSSE || !s.TrustAnnotations {
+		t.Errorf("sse server = %+v", s)
+	}
+	if s := got[2]; s.Transport != mcpclient.TransportHTTP || s.ToolTimeout != 7*time.Second || s.OAuth == nil ||
+		s.OAuth.Grant != "client_credentials" || s.OAuth.ClientID != "c" || s.OAuth.ClientSecret != "s3cret" {
+		t.Errorf("http server = %+v (OAuth %+v)", s, s.OAuth)
+	}
 }
