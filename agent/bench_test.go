@@ -301,7 +301,7 @@ func loadFixture(b *testing.B, store *session.Store, cwd string, n int) (acp.Ses
 		case 8:
 			u = acp.SessionUpdate{ToolCall: &acp.ToolCall{ToolCallID: acp.ToolCallID(fmt.Sprintf("c%d", i)), Title: "Read parser.go", Kind: acp.ToolKindRead, Status: acp.ToolCallStatusPending}}
 		case 9:
-			u = acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(fmt.Sprintf("c%d", i-1)), Status: statusp(acp.ToolCallStatusCompleted)}}
+			u = acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(fmt.Sprintf("c%d", i-1)), Status: new(acp.ToolCallStatusCompleted)}}
 		default:
 			u = acp.SessionUpdate{AgentMessageChunk: textChunk(fmt.Sprintf("token %d of the answer ", i), msg)}
 		}

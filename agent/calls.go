@@ -115,7 +115,7 @@ func (s *sess) closeCalls(ts *turnState, reason string) {
 	parts := make([]model.Part, 0, len(ts.calls))
 	for _, c := range ts.calls {
 		parts = append(parts, tools.Errorf("%s", reason).Part(c.ID))
-		s.notify(out, acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(c.ID), Status: statusp(acp.ToolCallStatusFailed)}})
+		s.notify(out, acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(c.ID), Status: new(acp.ToolCallStatusFailed)}})
 	}
 	s.appendMessage(model.Message{Role: model.RoleUser, Parts: parts})
 }

@@ -88,5 +88,5 @@ func (s *sess) authorize(ctx context.Context, tc *tools.Call, call permissions.C
 
 // markRunning reports that a call's approval is settled and it runs.
 func (s *sess) markRunning(t *tools.Call) {
-	s.notify(s.a.baseContext(), acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(t.ID), Status: statusp(acp.ToolCallStatusInProgress)}})
+	s.notify(s.a.baseContext(), acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(t.ID), Status: new(acp.ToolCallStatusInProgress)}})
 }

@@ -337,13 +337,11 @@ func (s *sess) stream(ctx context.Context, b model.Backend, info model.ModelInfo
 		if len(c.Input) > 0 {
 			ts.calls = append(ts.calls, c)
 		} else if ts.shown[c.ID] {
-			s.notify(out, acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(c.ID), Status: statusp(acp.ToolCallStatusFailed)}})
+			s.notify(out, acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(c.ID), Status: new(acp.ToolCallStatusFailed)}})
 		}
 	}
 	return ts, streamErr
 }
-
-func statusp(s acp.ToolCallStatus) *acp.ToolCallStatus { return &s }
 
 func msgID(id string) *acp.MessageID {
 	m := acp.MessageID(id)

@@ -211,7 +211,7 @@ func jobOutputTool() *Tool {
 			if err != nil {
 				return Errorf("%v", err)
 			}
-			env.Update(acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(c.ID), Status: statusp(acp.ToolCallStatusInProgress)})
+			env.Update(acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(c.ID), Status: new(acp.ToolCallStatusInProgress)})
 			text, _, err := jobReport(ctx, env, jb)
 			if err != nil {
 				return Errorf("reading job %s: %v", in.ID, err)
@@ -241,7 +241,7 @@ func jobStopTool() *Tool {
 			if err != nil {
 				return Errorf("%v", err)
 			}
-			env.Update(acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(c.ID), Status: statusp(acp.ToolCallStatusInProgress)})
+			env.Update(acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(c.ID), Status: new(acp.ToolCallStatusInProgress)})
 			kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 			defer cancel()
 			if err := jb.term.Kill(kctx); err != nil {

@@ -26,7 +26,7 @@ func planTool() *Tool {
 		Run: func(ctx context.Context, env Env, c *Call) Result {
 			// Needing no approval, the call runs at once (other tools
 			// report in_progress once permission is granted).
-			env.Update(acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(c.ID), Status: statusp(acp.ToolCallStatusInProgress)})
+			env.Update(acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(c.ID), Status: new(acp.ToolCallStatusInProgress)})
 			plan, err := decodePlan(c.Input)
 			if err != nil {
 				return Errorf("invalid update_plan arguments: %v", err)

@@ -332,5 +332,3 @@ func Truncate(s string, n int) string {
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 func schema(s string) json.RawMessage { return json.RawMessage(s) }
-
-func statusp(s acp.ToolCallStatus) *acp.ToolCallStatus { return &s }

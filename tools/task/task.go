@@ -78,8 +78,6 @@ func Tool() *tools.Tool {
 	}
 }
 
-func statusp(s acp.ToolCallStatus) *acp.ToolCallStatus { return &s }
-
 func run(ctx context.Context, env tools.Env, c *tools.Call) tools.Result {
 	in, err := tools.DecodeInput[struct {
 		Description string `json:"description"`
@@ -95,7 +93,7 @@ func run(ctx context.Context, env tools.Env, c *tools.Call) tools.Result {
 	if !ok {
 		return tools.Errorf("task is not available here")
 	}
-	env.Update(acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(c.ID), Status: statusp(acp.ToolCallStatusInProgress)})
+	env.Update(acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(c.ID), Status: new(acp.ToolCallStatusInProgress)})
 	sub, err := h.SubAgent()
 	if err != nil {
 		return tools.Errorf("the model is not available: %v", err)
