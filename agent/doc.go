@@ -15,25 +15,43 @@
 //     task.Host; agent/internal/batch runs a response's calls (calls.go);
 //     permission.go asks the user, deciding with package permissions;
 //   - agent/internal/mcpbridge: a session's MCP servers (their start, tools,
-//     prompt commands, sampling and App views), through mcpbridge.Session
-//     (mcp.go); MCP elicitation, which speaks ACP, is mcp_elicit.go's;
-//   - session/replay (what session/load replays), internal/outbox (the
-//     update queue and the chunk log), model.Assembler (a streamed
-//     response), compact and internal/loopguard;
-//   - under agent/internal, the packages only agent uses: listing
-//     (session/list), handshake (initialize's reply, the auth methods),
-//     turnerr (a turn's errors), turnslot (one turn per session),
-//     configopts (the settings as ACP shows them), slash (acpd's slash
-//     commands), notice (a notice, or a card where the client takes none),
-//     sysprompt, promptin and editor (the editor's fs/* and terminal/*).
+//     prompt commands, sampling, OAuth and App views), through
+//     mcpbridge.Session (mcp.go); MCP elicitation, which speaks ACP, is
+//     mcp_elicit.go's;
+//   - internal/outbox (the update queue and the chunk log), model.Assembler
+//     (a streamed response), compact and internal/loopguard;
+//   - under agent/internal, the packages only agent uses: replay (what
+//     session/load replays), listing (session/list), handshake
+//     (initialize's reply, the auth methods), turnerr (a turn's errors),
+//     turnslot (one turn per session), configopts (the settings as ACP
+//     shows them), slash (acpd's slash commands), notice (a notice, or a
+//     card where the client takes none), sysprompt, promptin and editor
+//     (the editor's fs/* and terminal/*).
 //
 // # Concurrency
 //
 // One [Agent] serves one connection. Requests run concurrently (the acp
-// package gives each its own goroutine); each [session] guards its own state
-// with a mutex, and at most one prompt turn runs per session at a time. A turn
-// owns every goroutine it starts and waits for them before its reply is sent,
-// so no session/update of a turn follows the turn's reply.
+// package gives each its own goroutine); each session guards its own state
+// with a mutex, and at most one prompt turn runs per session at a time
+// (agent/internal/turnslot).
+//
+// A turn owns every goroutine it starts and waits for them before its
+// reply is sent, so no session/update of a turn follows the turn's reply,
+// with one exception: abandoned tool calls. Once a turn is cancelled, its
+// running tool calls get batch.AbandonGrace (1 s) to return; a call that
+// does not (stuck where its context cannot reach, such as a blocking
+// system call) is abandoned: the turn ends without it, the call's result
+// in the transcript says it was abandoned and its tool_call_update says
+// failed. From then on the session owns the call's goroutine (sess.abandoned,
+// handed over through batch.Options.Abandon), not the turn: later turns do
+// not wait for it, and it may still send its own tool_call_updates after
+// the cancelled turn's reply. Closing the session (session/close, a
+// failed session/new or load, the end of [Agent.Serve]) cancels and awaits
+// the running turn, then waits for the abandoned calls, at most
+// abandonedWait (10 s), before it closes the session's jobs, MCP servers,
+// file broker and log; a call still stuck then is logged and left to the
+// process, which nothing can make it leave sooner, with the one goroutine
+// that waits for it.
 //
 // # Persistence
 //
@@ -41,7 +59,7 @@
 // session) with three record kinds:
 //
 //   - "update": a session/update payload exactly as the client was shown it
-//     (replayed by session/load, see package session/replay);
+//     (replayed by session/load, see package agent/internal/replay);
 //   - "message": one model-facing transcript message (model.Message), so a
 //     loaded or resumed session continues with the model exactly;
 //   - "meta": a change of mode, model, reasoning level or title.
