@@ -209,21 +209,26 @@ func TestExitsImmediately(t *testing.T) {
 // the reason, keeps its tools listed, and is restarted on the next call;
 // after too many restarts it stays down.
 func TestKilledMidCall(t *testing.T) {
-	old := restartBase
-	restartBase = 20 * time.Millisecond
-	defer func() { restartBase = old }()
 	before := children(t)
 	s, _ := badServer(t, "victim", "ok")
-	m := newTestManager(t, Options{})
+	m := newTestManager(t, Options{restartBase: 20 * time.Millisecond})
 	startOK(t, m, s)
 
 	pid, _ := strconv.Atoi(call(t, m, "mcp__victim__pid", `{}`).Text)
 	done := make(chan error, 1)
+	sleeping := make(chan struct{})
+	var once sync.Once
 	go func() {
-		_, err := m.Call(context.Background(), "mcp__victim__sleep", []byte(`{"seconds":60}`))
+		_, err := m.CallTool(context.Background(), "mcp__victim__sleep", []byte(`{"seconds":60,"announce":true}`), CallOptions{OnProgress: func(Progress) {
+			once.Do(func() { close(sleeping) })
+		}})
 		done <- err
 	}()
-	time.Sleep(200 * time.Millisecond)
+	select {
+	case <-sleeping: // the server is in the call
+	case err := <-done:
+		t.Fatalf("the sleep call ended before the kill: %v", err)
+	}
 	killed := time.Now()
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -237,9 +242,7 @@ func TestKilledMidCall(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the call did not fail after the server was killed")
 	}
-	for statusOf(m, "victim").State != StateRestarting {
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitFor(t, "the killed server to restart", func() bool { return statusOf(m, "victim").State == StateRestarting })
 	if _, ok := findTool(m.Tools(), "mcp__victim__echo"); !ok {
 		t.Errorf("tools while restarting = %v", toolNames(m))
 	}
@@ -254,9 +257,7 @@ func TestKilledMidCall(t *testing.T) {
 	for range 5 {
 		pid, _ := strconv.Atoi(call(t, m, "mcp__victim__pid", `{}`).Text)
 		syscall.Kill(pid, syscall.SIGKILL)
-		for statusOf(m, "victim").State != StateRestarting {
-			time.Sleep(10 * time.Millisecond)
-		}
+		waitFor(t, "the killed server to restart", func() bool { return statusOf(m, "victim").State == StateRestarting })
 	}
 	_, err := m.Call(context.Background(), "mcp__victim__echo", nil)
 	if !errors.Is(err, ErrUnavailable) && !errors.Is(err, ErrUnknownTool) {
@@ -283,8 +284,11 @@ func TestCallTimeout(t *testing.T) {
 		t.Fatalf("err = %v, want ErrTimeout", err)
 	}
 	t.Logf("timed out after %v: %v", time.Since(start), err)
-	// The server is single-threaded: let it finish the sleep first.
-	time.Sleep(time.Second)
+	// The server is single-threaded: it reads (and logs) the cancellation
+	// once its sleep is over, and only then answers the next call.
+	waitFor(t, "notifications/cancelled in the server's log", func() bool {
+		return slices.Contains(methods(t, logFile), "notifications/cancelled")
+	})
 	if res := call(t, m, "mcp__slow__echo", `{"text":"x"}`); res.Text != "x" {
 		t.Errorf("echo = %+v", res)
 	}

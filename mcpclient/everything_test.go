@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -144,12 +145,20 @@ func TestCancelLongRunning(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
+	running := make(chan struct{})
+	var once sync.Once
 	go func() {
 		// An hour-long operation: only cancellation ends this call in time.
-		_, err := m.Call(ctx, "mcp__everything__trigger-long-running-operation", json.RawMessage(`{"duration":3600,"steps":2}`))
+		// Its first progress (after a second) says it reached the server.
+		_, err := m.CallTool(ctx, "mcp__everything__trigger-long-running-operation", json.RawMessage(`{"duration":3600,"steps":3600}`),
+			CallOptions{OnProgress: func(Progress) { once.Do(func() { close(running) }) }})
 		done <- err
 	}()
-	time.Sleep(200 * time.Millisecond) // let the request reach the server
+	select {
+	case <-running:
+	case err := <-done:
+		t.Fatalf("the long call ended before the cancel: %v", err)
+	}
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("canceled call returned %v", err)
@@ -277,6 +286,20 @@ func TestHTTPTransports(t *testing.T) {
 }
 
 // children lists the PIDs whose parent is this process, zombies included.
+// waitFor waits for cond, which the test cannot be told of otherwise (a
+// state of a server or of the file it logs to), checking every few
+// milliseconds for at most 30 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 func children(t *testing.T) []int {
 	t.Helper()
 	if runtime.GOOS != "linux" {
@@ -351,7 +374,7 @@ func TestUnresponsiveServer(t *testing.T) {
 	m2 := NewManager(Options{BaseEnv: baseEnv(node), Logger: testLogger()})
 	got := make(chan []error, 1)
 	go func() { got <- m2.Start(context.Background(), []Server{silent}) }()
-	time.Sleep(100 * time.Millisecond)
+	waitFor(t, "the silent server's process", func() bool { return len(children(t)) > len(before) })
 	if err := m2.Close(); err != nil {
 		t.Errorf("Close: %v", err)
 	}

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // TestServerExit checks that a stdio server that dies is reaped, keeps its
@@ -27,9 +26,7 @@ func TestServerExit(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	for statusOf(m, "doomed").State != StateRestarting {
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitFor(t, "the killed server to restart", func() bool { return statusOf(m, "doomed").State == StateRestarting })
 	if st := statusOf(m, "doomed"); !strings.Contains(st.Err, "killed") {
 		t.Errorf("status = %+v, want the kill named", st)
 	}

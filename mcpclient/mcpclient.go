@@ -89,9 +89,9 @@ const (
 )
 
 // restartBase is the delay before the first restart; it doubles with each
-// further restart within restartWindow, up to maxBackoff. A variable for
-// tests.
-var restartBase = 500 * time.Millisecond
+// further restart within restartWindow, up to maxBackoff. Tests shorten
+// it with Options.restartBase.
+const restartBase = 500 * time.Millisecond
 
 // ErrClosed is returned (wrapped) by [Manager.Start] and [Manager.Call]
 // after [Manager.Close].
@@ -215,6 +215,10 @@ type Options struct {
 	// Apps advertises the MCP Apps extension ([AppsExtension]) to servers:
 	// set it only when the client can render MCP App views.
 	Apps bool
+
+	// restartBase replaces the first restart's delay (the package's tests
+	// shorten it); zero means restartBase.
+	restartBase time.Duration
 }
 
 // Tool is one tool a connected server offers.
@@ -366,6 +370,9 @@ func NewManager(opts Options) *Manager {
 	}
 	if opts.ClientVersion == "" {
 		opts.ClientVersion = "dev"
+	}
+	if opts.restartBase <= 0 {
+		opts.restartBase = restartBase
 	}
 	if opts.ConnectTimeout <= 0 {
 		opts.ConnectTimeout = DefaultConnectTimeout
@@ -719,7 +726,7 @@ func (m *Manager) live(ctx context.Context, s *srv) (*conn, error) {
 					m.notifyPromptsChanged()
 					continue
 				}
-				delay := min(restartBase<<len(s.restarts), maxBackoff)
+				delay := min(m.opts.restartBase<<len(s.restarts), maxBackoff)
 				s.restarts = append(s.restarts, now)
 				s.connecting = make(chan struct{})
 				m.log.Info("restarting server", "server", s.cfg.Name, "delay", delay)

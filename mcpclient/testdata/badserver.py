@@ -13,8 +13,9 @@ Modes:
   notjsonrpc  answers with a JSON line that is not JSON-RPC
   ok          a working legacy server (answers server/discover with -32601)
 
-Every working mode offers the tools echo {text}, pid {}, sleep {seconds}
-and progress {steps}. With LOGFILE, each received method is appended to it
+Every working mode offers the tools echo {text}, pid {}, sleep {seconds,
+announce} and progress {steps}; sleep with announce first sends a progress
+notification (progress 0, "sleeping"), so a test knows the call arrived. With LOGFILE, each received method is appended to it
 (one per line), so tests can see what the client sent.
 """
 import json
@@ -29,7 +30,7 @@ VERSIONS = ["2025-06-18", "2025-03-26", "2024-11-05"]
 TOOLS = [
     {"name": "echo", "description": "echo text", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}},
     {"name": "pid", "description": "the server's process id", "inputSchema": {"type": "object"}},
-    {"name": "sleep", "description": "sleep", "inputSchema": {"type": "object", "properties": {"seconds": {"type": "number"}}}},
+    {"name": "sleep", "description": "sleep", "inputSchema": {"type": "object", "properties": {"seconds": {"type": "number"}, "announce": {"type": "boolean"}}}},
     {"name": "progress", "description": "report progress", "inputSchema": {"type": "object", "properties": {"steps": {"type": "integer"}}}},
 ]
 
@@ -67,6 +68,10 @@ def call_tool(mid, params):
     elif name == "pid":
         result(mid, text(str(os.getpid())))
     elif name == "sleep":
+        token = (params.get("_meta") or {}).get("progressToken")
+        if args.get("announce") and token is not None:
+            send({"jsonrpc": "2.0", "method": "notifications/progress",
+                  "params": {"progressToken": token, "progress": 0, "message": "sleeping"}})
         time.sleep(float(args.get("seconds", 60)))
         result(mid, text("slept"))
     elif name == "progress":
