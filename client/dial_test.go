@@ -199,16 +199,44 @@ func dialTest(t *testing.T, tr Transport, o Options) *Conn {
 	return c
 }
 
+// texts collects the agent's message texts; [texts.wait] waits for one.
 type texts struct {
-	mu sync.Mutex
-	l  []string
+	mu      sync.Mutex
+	l       []string
+	changed chan struct{} // closed and replaced at every add
 }
 
 func (x *texts) add(n acp.SessionNotification) {
 	if c := n.Update.AgentMessageChunk; c != nil && c.Content.Text != nil {
 		x.mu.Lock()
 		x.l = append(x.l, c.Content.Text.Text)
+		if x.changed != nil {
+			close(x.changed)
+			x.changed = nil
+		}
 		x.mu.Unlock()
+	}
+}
+
+// wait returns once text has arrived, failing t when ctx ends first.
+func (x *texts) wait(t *testing.T, ctx context.Context, text string) {
+	t.Helper()
+	for {
+		x.mu.Lock()
+		if slices.Contains(x.l, text) {
+			x.mu.Unlock()
+			return
+		}
+		if x.changed == nil {
+			x.changed = make(chan struct{})
+		}
+		ch := x.changed
+		x.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			t.Fatalf("no %q from the agent (%q so far): %v", text, x.get(), context.Cause(ctx))
+		}
 	}
 }
 
@@ -305,9 +333,7 @@ func TestDialCancelAndLoad(t *testing.T) {
 		}
 		done <- res
 	}()
-	for !slices.Contains(got.get(), "waiting") {
-		time.Sleep(5 * time.Millisecond)
-	}
+	got.wait(t, ctx, "waiting")
 	if err := s.Cancel(ctx); err != nil {
 		t.Fatal(err)
 	}
