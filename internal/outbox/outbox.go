@@ -76,7 +76,7 @@ func (k chunkKey) update(text string) acp.SessionUpdate { return TextChunk(k.tho
 
 // TextChunk is the update that carries merged text: an agent message (or,
 // with thought, thought) chunk of message msg. Replayed merged chunks have
-// the same shape (package session/replay).
+// the same shape (package agent/internal/replay).
 func TextChunk(thought bool, msg, text string) acp.SessionUpdate {
 	id := acp.MessageID(msg)
 	c := &acp.ContentChunk{Content: acp.ContentBlock{Text: &acp.TextContent{Text: text}}, MessageID: &id}
