@@ -66,7 +66,7 @@ func TestTokenNotStoredOnAuthorization(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	errs := m.Start(ctx, WithSessionOAuth(servers, store, l, visit, nil))
-	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "storing the OAuth token") || !strings.Contains(errs[0].Error(), "not a directory") {
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "storing the OAuth token") || !strings.Contains(errs[0].Error(), file) {
 		t.Fatalf("Start with an unwritable store = %v, want the store's error", errs)
 	}
 
@@ -76,7 +76,7 @@ func TestTokenNotStoredOnAuthorization(t *testing.T) {
 	if res := call(t, m2, "mcp__guarded__hello", `{}`); res.IsError || res.Text != "hi" {
 		t.Errorf("call with the unstored token = %+v", res)
 	}
-	if got := failed.of("guarded"); len(got) == 0 || !strings.Contains(got[0].Error(), "not a directory") {
+	if got := failed.of("guarded"); len(got) == 0 || !strings.Contains(got[0].Error(), file) {
 		t.Errorf("saveFailed heard %v, want the store's error", got)
 	}
 }
