@@ -47,3 +47,20 @@ func FuzzFromEnv(f *testing.F) {
 		}
 	})
 }
+
+// FuzzConfigEntries feeds arbitrary git config text (a model may write
+// .gitmodules, and a repository's configuration may be anyone's) to the
+// reader gitPaths uses: it must not panic, and every key and section it
+// returns is lower-cased.
+func FuzzConfigEntries(f *testing.F) {
+	f.Add("[core]\n\thooksPath = .husky\n[include]\npath = ../x\n")
+	f.Add("[submodule \"a\"]\n\tpath = lib/a\n\turl = x\n")
+	f.Add("[includeIf \"gitdir:~/w/\"] path=\"~/w.inc\"\n[")
+	f.Fuzz(func(t *testing.T, text string) {
+		for _, e := range configEntries([]byte(text)) {
+			if e.key != strings.ToLower(e.key) {
+				t.Fatalf("key %q not lower-cased", e.key)
+			}
+		}
+	})
+}

@@ -218,13 +218,8 @@ func apply(req helperRequest, args []string) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("private mounts: %w", err)
 	}
-	for _, p := range pl.readOnly {
-		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err := bindReadOnly(p, p); err != nil {
-			return fmt.Errorf("protect %s: %w", p, err)
-		}
+	if err := protectPaths(pl); err != nil {
+		return err
 	}
 	for _, h := range pl.hidden {
 		if err := hide(h); err != nil {

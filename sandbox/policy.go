@@ -40,9 +40,14 @@ func (m Mode) rank() int {
 }
 
 // DefaultProtected are the paths, relative to each session root, that stay
-// read-only inside a writable root: git hooks and git configuration (both run
-// code outside the sandbox later) and acpd's project configuration.
-var DefaultProtected = []string{".git/hooks", ".git/config", ".acpd"}
+// read-only inside a writable root: the whole git directory (its hooks,
+// configuration, commondir, info, objects/info/alternates … all make git
+// run code or read configuration outside the sandbox later), and acpd's
+// project configuration. A ".git" entry also protects every git
+// indirection found from it (see gitPaths): the git directory and common
+// directory of a linked worktree's `.git` file, submodules' `.git` files
+// and the files the repository configuration includes.
+var DefaultProtected = []string{".git", ".acpd"}
 
 // Policy is the one description of what a sandboxed command may do; every
 // platform backend renders it (Linux: Landlock plus namespaces, macOS: a
@@ -101,7 +106,14 @@ type plan struct {
 	// missing ones joined to their resolved root).
 	readOnly []string
 	// hidden paths that exist.
-	hidden  []string
+	hidden []string
+	// locked are the ancestors of readOnly and hidden paths that lie in a
+	// writable tree, shallowest first: a backend keeps them from being
+	// renamed or removed, so that a protected path cannot be replaced by
+	// moving a directory above it away (Linux: each is bind-mounted onto
+	// itself, and a mount point cannot be renamed; Seatbelt: unlink is
+	// denied on them).
+	locked  []string
 	network bool
 }
 
@@ -148,17 +160,26 @@ func (p Policy) resolve() (plan, error) {
 				continue
 			}
 			for _, rel := range prot {
-				r, ok, err := real(filepath.Join(rr, rel))
-				if err != nil {
-					return pl, err
+				paths := []string{filepath.Join(rr, rel)}
+				if filepath.Base(rel) == ".git" {
+					paths = gitPaths(paths[0])
 				}
-				if !ok {
-					// Kept for backends that can deny a missing
-					// path (Seatbelt); mounts skip it.
-					r = filepath.Join(rr, rel)
-				}
-				if !slices.Contains(pl.readOnly, r) {
-					pl.readOnly = append(pl.readOnly, r)
+				for i, path := range paths {
+					r, ok, err := real(path)
+					if err != nil {
+						return pl, err
+					}
+					if !ok {
+						if i > 0 {
+							continue
+						}
+						// Kept for backends that can deny a missing
+						// path (Seatbelt); mounts skip it.
+						r = path
+					}
+					if !slices.Contains(pl.readOnly, r) {
+						pl.readOnly = append(pl.readOnly, r)
+					}
 				}
 			}
 		}
@@ -167,6 +188,18 @@ func (p Policy) resolve() (plan, error) {
 		r, ok, err := real(h)
 		if err != nil {
 			return pl, err
+		}
+		if !ok {
+			// A hidden directory that does not exist yet (acpd's
+			// configuration before the first `acpd login`) is
+			// created, empty and private, so that a command cannot
+			// create it with contents of its choosing.
+			if err := os.MkdirAll(h, 0o700); err != nil {
+				return pl, fmt.Errorf("sandbox: creating %s: %w", h, err)
+			}
+			if r, ok, err = real(h); err != nil {
+				return pl, err
+			}
 		}
 		if ok && !slices.Contains(pl.hidden, r) {
 			pl.hidden = append(pl.hidden, r)
@@ -194,7 +227,27 @@ func (p Policy) resolve() (plan, error) {
 		}
 		return false
 	})
+	pl.locked = pl.ancestors()
 	return pl, nil
+}
+
+// ancestors returns the directories above pl's read-only and hidden paths
+// that lie inside a writable tree (and so could be renamed or removed),
+// shallowest first, each once.
+func (pl plan) ancestors() []string {
+	var out []string
+	for _, q := range slices.Concat(pl.readOnly, pl.hidden) {
+		for a := filepath.Dir(q); a != filepath.Dir(a); a = filepath.Dir(a) {
+			if !slices.Contains(out, a) && slices.ContainsFunc(pl.writable, func(w string) bool { return within(a, w) }) &&
+				!slices.ContainsFunc(pl.readOnly, func(r string) bool { return within(a, r) }) {
+				out = append(out, a)
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b string) int {
+		return strings.Count(a, string(filepath.Separator)) - strings.Count(b, string(filepath.Separator))
+	})
+	return out
 }
 
 // real returns the absolute, symlink-resolved form of path, and false when
@@ -204,7 +257,9 @@ func real(path string) (string, bool, error) {
 		return "", false, fmt.Errorf("sandbox: path %q is not absolute", path)
 	}
 	r, err := filepath.EvalSymlinks(path)
-	if errors.Is(err, os.ErrNotExist) {
+	if errors.Is(err, os.ErrNotExist) || isNotDir(err) {
+		// ENOTDIR: a path below a file (.git/hooks where .git is a
+		// worktree's file) does not exist either.
 		return "", false, nil
 	}
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -52,9 +53,14 @@ func TestResolve(t *testing.T) {
 	if !slices.Equal(pl.writable, []string{root}) {
 		t.Errorf("writable %q", pl.writable)
 	}
-	want := []string{filepath.Join(root, ".git", "hooks"), filepath.Join(root, ".git", "config"), filepath.Join(root, ".acpd")}
+	want := []string{filepath.Join(root, ".git"), filepath.Join(root, ".acpd")}
 	if !slices.Equal(pl.readOnly, want) {
 		t.Errorf("read-only %q, want %q", pl.readOnly, want)
+	}
+	// The root itself is the only writable ancestor of its protected paths
+	// (the hidden dir is not in a writable tree).
+	if !slices.Equal(pl.locked, []string{root}) {
+		t.Errorf("locked %q", pl.locked)
 	}
 	if !slices.Equal(pl.hidden, []string{hidden}) {
 		t.Errorf("hidden %q", pl.hidden)
@@ -64,5 +70,63 @@ func TestResolve(t *testing.T) {
 	}
 	if _, err := (Policy{Mode: "bogus"}).resolve(); err == nil {
 		t.Error("unknown mode accepted")
+	}
+}
+
+// TestGitPaths: every git indirection is found from a root's .git: a
+// worktree's gitdir file and commondir, submodules' .git files, included
+// configuration and a hooks path in the work tree.
+func TestGitPaths(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	main := filepath.Join(base, "main")
+	wt := filepath.Join(base, "wt")
+	gd := filepath.Join(main, ".git", "worktrees", "wt")
+	files := map[string]string{
+		filepath.Join(wt, ".git"):                 "gitdir: " + gd + "\n",
+		filepath.Join(gd, "commondir"):            "../..\n",
+		filepath.Join(gd, "HEAD"):                 "ref: refs/heads/wt\n",
+		filepath.Join(main, ".git", "config"):     "[core]\n\thooksPath = .husky\n[include]\n\tpath = ../shared.inc\n[core]\n\tfsmonitor = tools/fsmon --fast\n",
+		filepath.Join(main, "shared.inc"):         "",
+		filepath.Join(wt, ".husky", "pre-commit"): "",
+		filepath.Join(wt, "tools", "fsmon"):       "",
+		filepath.Join(wt, ".gitmodules"):          "[submodule \"lib\"]\n\tpath = lib\n[submodule \"evil\"]\n\tpath = ../../etc\n",
+		filepath.Join(wt, "lib", ".git"):          "gitdir: ../.git/modules/lib\n",
+	}
+	for p, c := range files {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := gitPaths(filepath.Join(wt, ".git"))
+	for _, want := range []string{
+		filepath.Join(wt, ".git"), gd, filepath.Join(main, ".git"),
+		filepath.Join(main, "shared.inc"), filepath.Join(wt, ".husky"), filepath.Join(wt, "tools", "fsmon"),
+		filepath.Join(wt, "lib", ".git"),
+	} {
+		if !slices.Contains(got, want) {
+			t.Errorf("gitPaths misses %s: %q", want, got)
+		}
+	}
+	for _, p := range got {
+		if strings.HasPrefix(p, "/etc") {
+			t.Errorf("a .gitmodules path escaped: %s", p)
+		}
+	}
+	// A session rooted in the worktree resolves (it used to fail with
+	// "not a directory") and protects all of them.
+	pl, err := (Policy{Mode: WorkspaceWrite, Roots: []string{wt}}).resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{filepath.Join(wt, ".git"), gd, filepath.Join(main, ".git")} {
+		if !slices.Contains(pl.readOnly, want) {
+			t.Errorf("read-only misses %s: %q", want, pl.readOnly)
+		}
 	}
 }

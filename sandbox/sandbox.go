@@ -215,8 +215,9 @@ func (pl plan) MarshalJSON() ([]byte, error) {
 		Writable []string `json:"writable,omitempty"`
 		ReadOnly []string `json:"readOnly,omitempty"`
 		Hidden   []string `json:"hidden,omitempty"`
+		Locked   []string `json:"locked,omitempty"`
 		Network  bool     `json:"network,omitempty"`
-	}{pl.writable, pl.readOnly, pl.hidden, pl.network})
+	}{pl.writable, pl.readOnly, pl.hidden, pl.locked, pl.network})
 }
 
 func (pl *plan) UnmarshalJSON(b []byte) error {
@@ -224,12 +225,13 @@ func (pl *plan) UnmarshalJSON(b []byte) error {
 		Writable []string `json:"writable"`
 		ReadOnly []string `json:"readOnly"`
 		Hidden   []string `json:"hidden"`
+		Locked   []string `json:"locked"`
 		Network  bool     `json:"network"`
 	}
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
-	*pl = plan{writable: v.Writable, readOnly: v.ReadOnly, hidden: v.Hidden, network: v.Network}
+	*pl = plan{writable: v.Writable, readOnly: v.ReadOnly, hidden: v.Hidden, locked: v.Locked, network: v.Network}
 	return nil
 }
 

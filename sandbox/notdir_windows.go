@@ -1,0 +1,3 @@
+package sandbox
+
+func isNotDir(error) bool { return false }
