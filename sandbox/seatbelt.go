@@ -58,8 +58,36 @@ func seatbeltProfile(pl plan) (profile string, params []string) {
 			fmt.Fprintf(&b, "(allow file-write* (require-all %s %s))\n", tree, strings.Join(protected, " "))
 		}
 	}
+	// Seatbelt takes the last matching rule: these denials come after the
+	// writes allowed above. Renaming or removing a directory above a
+	// protected or hidden path (to put a directory of the command's
+	// choosing in its place) is refused, as the Linux backend's mount
+	// points refuse it.
+	if len(pl.locked) > 0 {
+		var locked []string
+		for i, a := range pl.locked {
+			locked = append(locked, fmt.Sprintf("(literal %s)", param("LOCKED", i, a)))
+		}
+		fmt.Fprintf(&b, "(deny file-write-unlink %s)\n", strings.Join(locked, " "))
+	}
+	// Unix sockets: none of the host's is reachable, whether the network
+	// is on or off (services behind them act for their clients outside the
+	// sandbox: container engines, SSH and GPG agents, tmux), except the
+	// system's name resolver when the network is on.
 	if pl.network {
-		b.WriteString("(allow network*)\n(allow system-socket)\n")
+		b.WriteString(seatbeltNetwork)
+	}
+	b.WriteString("(deny network-outbound (remote unix-socket))\n")
+	if pl.network {
+		b.WriteString("(allow network-outbound (remote unix-socket (path-literal \"/private/var/run/mDNSResponder\")))\n")
 	}
 	return b.String(), params
 }
+
+// seatbeltNetwork is what the network on allows: IP in and out, and the
+// sockets to do it.
+const seatbeltNetwork = `(allow network-outbound (remote ip "*:*"))
+(allow network-inbound (local ip "*:*"))
+(allow network-bind (local ip "*:*"))
+(allow system-socket)
+`

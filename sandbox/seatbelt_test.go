@@ -4,6 +4,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -13,8 +14,12 @@ var update = flag.Bool("update", false, "rewrite golden files")
 func TestSeatbeltProfileGolden(t *testing.T) {
 	pl := plan{
 		writable: []string{"/Users/me/proj", "/private/tmp"},
-		readOnly: []string{"/Users/me/proj/.git/hooks", "/Users/me/proj/.git/config", "/Users/me/proj/.acpd"},
+		readOnly: []string{"/Users/me/proj/.git", "/Users/me/proj/.acpd"},
 		hidden:   []string{"/Users/me/.config/acpd", "/Users/me/.local/state/acpd"},
+	}
+	pl.locked = pl.ancestors()
+	if !slices.Equal(pl.locked, []string{"/Users/me/proj"}) {
+		t.Fatalf("locked %q", pl.locked)
 	}
 	profile, params := seatbeltProfile(pl)
 	got := profile + "\n# params\n"
@@ -24,6 +29,16 @@ func TestSeatbeltProfileGolden(t *testing.T) {
 	got += "\n# network on, nothing writable or hidden\n"
 	p2, _ := seatbeltProfile(plan{network: true})
 	got += p2
+	// The session root at the home folder: acpd's own directories and
+	// the project's .git keep every ancestor from being renamed.
+	home := plan{
+		writable: []string{"/Users/me"},
+		readOnly: []string{"/Users/me/src/proj/.git", "/Users/me/.acpd"},
+		hidden:   []string{"/Users/me/.config/acpd", "/Users/me/.local/state/acpd"},
+	}
+	home.locked = home.ancestors()
+	p3, params3 := seatbeltProfile(home)
+	got += "\n# root at home\n" + p3 + "\n# params\n" + strings.Join(params3, "\n") + "\n"
 	golden := filepath.Join("testdata", "seatbelt.golden")
 	if *update {
 		if err := os.MkdirAll("testdata", 0o755); err != nil {
