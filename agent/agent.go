@@ -72,6 +72,12 @@ type Options struct {
 	// Protected are directories whose contents always need permission
 	// (acpd's configuration and state).
 	Protected []string
+	// Outputs is the directory under which each session keeps the whole
+	// outputs of its commands (run_command's saved files), in a private
+	// directory of its own removed with the session
+	// (config.OutputsDir); it is hidden from sandboxed commands. "" uses
+	// the temp directory, which sandboxed commands can read.
+	Outputs string
 	// MCPTokens, if set, holds the OAuth tokens of MCP servers (`acpd mcp
 	// login`); HTTP servers without an Authorization header use them.
 	MCPTokens *oauth.TokenStore

@@ -147,6 +147,7 @@ func (e *testEnv) newAgent() *Agent {
 		Models:      func(context.Context) []string { return []string{mainModel, otherModel} },
 		Permissions: e.perms,
 		Protected:   []string{config.UserDir(e.getenv), e.store.Dir()},
+		Outputs:     filepath.Join(e.base, "outputs"),
 		MCPTokens:   oauth.OpenTokenStore(filepath.Join(config.UserDir(e.getenv), "mcp-tokens.json")),
 		Env:         terminal.FilterEnv(os.Environ(), nil),
 		Getenv:      e.getenv,

@@ -4,6 +4,7 @@ package agent
 
 import (
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -34,12 +35,22 @@ func TestCommandOutputBounded(t *testing.T) {
 	if err != nil || !strings.HasPrefix(string(data), "1\n2\n") || !strings.HasSuffix(string(data), "\n20000\n") || strings.Count(string(data), "\n") != 20000 {
 		t.Errorf("saved output: %v, %d lines", err, strings.Count(string(data), "\n"))
 	}
+	// It is kept in the session's own private directory under the
+	// outputs directory (hidden from sandboxed commands), not in the
+	// shared temp directory.
+	dir := filepath.Dir(name)
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 || filepath.Dir(dir) != filepath.Join(env.base, "outputs") {
+		t.Errorf("saved in %s (%v, %v), want a 0700 directory in %s", dir, fi, err, filepath.Join(env.base, "outputs"))
+	}
 	defer func() {
-		// The saved output ends with the session.
+		// The saved output ends with the session, its directory too.
 		c.close()
 		if _, err := os.Stat(name); err == nil {
 			os.Remove(name)
 			t.Error("the saved output outlived the session")
+		}
+		if _, err := os.Stat(dir); err == nil {
+			t.Error("the session's output directory outlived the session")
 		}
 	}()
 	// The model reads the saved output as the note says, without being

@@ -105,7 +105,7 @@ func (a *Agent) newSess(l *session.Log, cwd string, dirs []string, cfg *config.C
 	if err != nil {
 		return nil, invalidParams("permission rules: %v", err)
 	}
-	s := &sess{a: a, id: acp.SessionID(l.ID()), cwd: cwd, dirs: dirs, log: l, cfg: cfg, mcpServers: mcp, roots: roots, policy: policy, jobs: tools.NewJobs(a.log)}
+	s := &sess{a: a, id: acp.SessionID(l.ID()), cwd: cwd, dirs: dirs, log: l, cfg: cfg, mcpServers: mcp, roots: roots, policy: policy, jobs: tools.NewJobs(a.log, a.opts.Outputs)}
 	s.chunks = outbox.NewLog(func(u acp.SessionUpdate) { s.appendRecord(kindUpdate, u) })
 	s.out = outbox.NewQueue(s.sendNow)
 	caps := a.clientCapabilities()

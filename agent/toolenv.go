@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"slices"
 
 	"acpd/acp"
 	"acpd/agent/internal/editor"
@@ -64,11 +65,15 @@ func (e toolEnv) ChildEnv() []string { return e.s.childEnv() }
 
 // Sandbox is the session's command sandbox: the configured mode, network
 // and extra paths, the session roots writable, acpd's configuration and
-// state hidden. Where none is available although one is configured, the
+// state and every session's saved command outputs hidden. Where none is available although one is configured, the
 // session is told once.
 func (e toolEnv) Sandbox() sandbox.Policy {
 	s := e.s
-	p := s.cfg.SandboxPolicy(append([]string{s.cwd}, s.dirs...), s.a.opts.Protected)
+	hidden := slices.Clone(s.a.opts.Protected)
+	if s.a.opts.Outputs != "" {
+		hidden = append(hidden, s.a.opts.Outputs)
+	}
+	p := s.cfg.SandboxPolicy(append([]string{s.cwd}, s.dirs...), hidden)
 	if p.Mode != sandbox.Off {
 		if st := sandbox.Available(); st.Err != nil {
 			s.sandboxNotice.Do(func() {

@@ -26,6 +26,23 @@ func DefaultStateDir(getenv func(string) string) string {
 	return userDir(runtime.GOOS, getenv, "XDG_STATE_HOME", ".local/state", "LOCALAPPDATA", "Local")
 }
 
+// OutputsDir returns the directory under which acpd's sessions keep the
+// whole outputs of their commands, each session in a private directory of
+// its own: $XDG_CACHE_HOME/acpd/outputs when XDG_CACHE_HOME is absolute,
+// else $HOME/.cache/acpd/outputs; "" on Windows (the temp directory is
+// used) and when no variable is usable. Sandboxed commands cannot read it
+// (it is hidden like acpd's configuration and state).
+func OutputsDir(getenv func(string) string) string {
+	if runtime.GOOS == "windows" {
+		return ""
+	}
+	d := userDir(runtime.GOOS, getenv, "XDG_CACHE_HOME", ".cache", "", "")
+	if d == "" {
+		return ""
+	}
+	return path.Join(d, "outputs")
+}
+
 // userDir implements UserDir and DefaultStateDir for goos. Relative values
 // are ignored, as the XDG base directory specification requires.
 func userDir(goos string, getenv func(string) string, xdgVar, homeRel, winVar, winAppData string) string {

@@ -175,6 +175,12 @@ func runCommand(ctx context.Context, o Options, env Env, c *Call) Result {
 	if pol.Mode == sandbox.Off || unsandboxed || !res.IsError || ctx.Err() != nil {
 		return res
 	}
+	// A write the sandbox refused into a protected path (git add and
+	// commit write .git): say so, naming the path, so that the model asks
+	// instead of retrying variants.
+	if note := pol.Explain(output, dir.Path); note != "" {
+		res.Text += note + "\n"
+	}
 	denial := sandbox.Denied(output)
 	if denial == "" {
 		return res

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"acpd/acp"
 	"acpd/model"
@@ -34,6 +35,59 @@ type Jobs struct {
 	// savedReal are their real paths (temporary directories are often
 	// behind symbolic links, as /tmp is on macOS), for IsSaved.
 	savedReal map[string]bool
+	// outputs is where the session's private directory of saved outputs
+	// is made (see NewJobs); dir is that directory, once made.
+	outputs, dir string
+}
+
+// outputsMaxAge bounds how long a session's saved outputs outlive it when
+// acpd could not remove them (it was killed): older session directories
+// are removed when another session saves its first output.
+const outputsMaxAge = 24 * time.Hour
+
+// outputFile creates a file for a whole command output in the session's
+// private directory (mode 0700, made on first use under j.outputs, or the
+// temp directory when that is "").
+func (j *Jobs) outputFile() (*os.File, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.closed {
+		return nil, errJobsClosed
+	}
+	if j.dir == "" {
+		parent := j.outputs
+		if parent == "" {
+			parent = os.TempDir()
+		} else {
+			if err := os.MkdirAll(parent, 0o700); err != nil {
+				return nil, err
+			}
+			sweepOutputs(parent, time.Now().Add(-outputsMaxAge))
+		}
+		d, err := os.MkdirTemp(parent, "acpd-session-*")
+		if err != nil {
+			return nil, err
+		}
+		j.dir = d
+	}
+	return os.CreateTemp(j.dir, "output-*.txt")
+}
+
+// sweepOutputs removes the session directories in parent last changed
+// before cutoff.
+func sweepOutputs(parent string, cutoff time.Time) {
+	ents, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), "acpd-session-") {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && fi.ModTime().Before(cutoff) {
+			_ = os.RemoveAll(filepath.Join(parent, e.Name()))
+		}
+	}
 }
 
 func (j *Jobs) addSaved(name string) {
@@ -69,12 +123,17 @@ type job struct {
 }
 
 // NewJobs returns an empty job table; log (nil: discard) receives
-// diagnostics.
-func NewJobs(log *slog.Logger) *Jobs {
+// diagnostics. Whole command outputs are saved in a private directory
+// (0700) the session makes under outputs, which must be hidden from
+// sandboxed commands, so that no other session's commands can read them;
+// Close removes it, and directories left by sessions that could not (acpd
+// was killed) are removed after a day. With outputs "" the directory is
+// made in the temp directory, which sandboxed commands can read.
+func NewJobs(log *slog.Logger, outputs string) *Jobs {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Jobs{log: log, jobs: map[string]*job{}}
+	return &Jobs{log: log, jobs: map[string]*job{}, outputs: outputs}
 }
 
 var errJobsClosed = errors.New("the session is closing")
@@ -126,11 +185,14 @@ func (j *Jobs) Close(ctx context.Context) {
 	j.closed = true
 	all := j.jobs
 	j.jobs = map[string]*job{}
-	saved := j.saved
+	saved, dir := j.saved, j.dir
 	j.saved = nil
 	j.mu.Unlock()
 	for _, f := range saved {
 		_ = os.Remove(f)
+	}
+	if dir != "" {
+		_ = os.RemoveAll(dir)
 	}
 	var wg sync.WaitGroup
 	for _, jb := range all {
@@ -271,14 +333,14 @@ func jobTitle(verb string) func(json.RawMessage) string {
 }
 
 // boundOutput bounds command output for the model (see clip.HeadTail); when
-// it cuts, the whole output is saved to a temporary file named in the note
-// (removed when the session ends).
+// it cuts, the whole output is saved to a file in the session's private
+// output directory, named in the note (removed when the session ends).
 func boundOutput(env Env, text string) (string, bool) {
 	if len(text) <= clip.OutputBytes {
 		return text, false
 	}
 	saved := ""
-	if f, err := os.CreateTemp("", "acpd-output-*.txt"); err == nil {
+	if f, err := env.Jobs().outputFile(); err == nil {
 		_, werr := f.WriteString(text)
 		if cerr := f.Close(); werr == nil && cerr == nil {
 			saved = f.Name()

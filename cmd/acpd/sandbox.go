@@ -83,8 +83,8 @@ func runSandbox(g *globalFlags, cwd string, args []string) error {
 
 // sessionPolicy is the sandbox policy of a session with the given roots:
 // the configured mode, network and extra writable paths; acpd's
-// configuration directory, user configuration file and state directory
-// hidden.
+// configuration directory, user configuration file, state directory and
+// the sessions' saved command outputs hidden.
 func sessionPolicy(cfg *config.Config, roots []string) sandbox.Policy {
 	p := sandbox.Policy{
 		Mode:     sandbox.Mode(cfg.Sandbox.Mode),
@@ -104,6 +104,9 @@ func sessionPolicy(cfg *config.Config, roots []string) sandbox.Policy {
 	}
 	if cfg.State.Dir != "" {
 		p.Hidden = append(p.Hidden, cfg.State.Dir)
+	}
+	if d := config.OutputsDir(os.Getenv); d != "" {
+		p.Hidden = append(p.Hidden, d) // sessions' saved command outputs
 	}
 	return p
 }

@@ -183,6 +183,7 @@ func newLocalAgent(ctx context.Context, loader *config.Loader, lg *log.Logger) (
 		CredentialsStamp: credentialsStamp,
 		Permissions:      perms,
 		Protected:        []string{config.UserDir(os.Getenv), store.Dir()},
+		Outputs:          config.OutputsDir(os.Getenv),
 		MCPTokens:        mcpTokens(),
 		Env:              terminal.FilterEnv(os.Environ(), cfg.Env.Allow),
 		Getenv:           os.Getenv,
