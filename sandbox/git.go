@@ -71,6 +71,52 @@ func gitPaths(dotgit string) []string {
 	return out
 }
 
+// Bounds of nestedGits' search.
+const (
+	maxNestedDepth = 4
+	maxNestedDirs  = 20000
+)
+
+// nestedGits returns the .git entries (directories or files) found below
+// root, breadth first (shallow repositories first), at most maxNestedDepth
+// levels down and looking at no more than maxNestedDirs directories: the
+// repositories inside a session root (a home folder holding projects, a
+// monorepo with vendored clones) whose git the user runs later. It does
+// not descend into .git directories or follow symbolic links.
+// Repositories beyond the bounds are not found (the package documentation
+// says so).
+func nestedGits(root string) []string {
+	var found []string
+	level := []string{root}
+	seen := 0
+	for depth := 1; depth <= maxNestedDepth && len(level) > 0; depth++ {
+		var next []string
+		for _, dir := range level {
+			if seen++; seen > maxNestedDirs {
+				return found
+			}
+			ents, err := os.ReadDir(dir)
+			if err != nil {
+				continue
+			}
+			for _, e := range ents {
+				p := filepath.Join(dir, e.Name())
+				if e.Name() == ".git" {
+					if dir != root {
+						found = append(found, p)
+					}
+					continue
+				}
+				if e.IsDir() {
+					next = append(next, p)
+				}
+			}
+		}
+		level = next
+	}
+	return found
+}
+
 // gitDir returns the git directory of dotgit: dotgit itself when it is a
 // directory, the target of its `gitdir:` line when it is a file, "" when
 // neither.

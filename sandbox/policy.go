@@ -46,7 +46,9 @@ func (m Mode) rank() int {
 // project configuration. A ".git" entry also protects every git
 // indirection found from it (see gitPaths): the git directory and common
 // directory of a linked worktree's `.git` file, submodules' `.git` files
-// and the files the repository configuration includes.
+// and the files the repository configuration includes) and every .git of
+// the repositories nested in the root (a home folder holding projects),
+// found at most three levels down within a bounded search (nestedGits).
 var DefaultProtected = []string{".git", ".acpd"}
 
 // Policy is the one description of what a sandboxed command may do; every
@@ -161,8 +163,11 @@ func (p Policy) resolve() (plan, error) {
 			}
 			for _, rel := range prot {
 				paths := []string{filepath.Join(rr, rel)}
-				if filepath.Base(rel) == ".git" {
+				if rel == ".git" {
 					paths = gitPaths(paths[0])
+					for _, n := range nestedGits(rr) {
+						paths = append(paths, gitPaths(n)...)
+					}
 				}
 				for i, path := range paths {
 					r, ok, err := real(path)

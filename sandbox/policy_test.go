@@ -130,3 +130,38 @@ func TestGitPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestNestedRepositoriesProtected: the .git of repositories inside a root
+// (a session rooted at a home folder) are protected, shallow ones first,
+// and the search does not enter .git directories.
+func TestNestedRepositoriesProtected(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"src/a/.git/modules/x/.git", "b/.git", "deep/1/2/3/4/.git"} {
+		if err := os.MkdirAll(filepath.Join(base, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(base, "src", "wt.git"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := nestedGits(base)
+	want := []string{filepath.Join(base, "b", ".git"), filepath.Join(base, "src", "a", ".git")}
+	if !slices.Equal(got, want) {
+		t.Fatalf("nested %q, want %q", got, want)
+	}
+	pl, err := (Policy{Mode: WorkspaceWrite, Roots: []string{base}}).resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range want {
+		if !slices.Contains(pl.readOnly, w) {
+			t.Errorf("%s not read-only: %q", w, pl.readOnly)
+		}
+	}
+	if !slices.Contains(pl.locked, filepath.Join(base, "src", "a")) || !slices.Contains(pl.locked, filepath.Join(base, "src")) {
+		t.Errorf("the ancestors of a nested .git are not locked: %q", pl.locked)
+	}
+}

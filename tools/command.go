@@ -166,10 +166,7 @@ func runCommand(ctx context.Context, o Options, env Env, c *Call) Result {
 	res, output := execCommand(ctx, o, env, c, spec, timeout)
 	for _, p := range unprotected {
 		if _, err := os.Lstat(p); err == nil {
-			res.Text += fmt.Sprintf("[warning: the command created %s, a protected path the sandbox could not guard because it did not exist; the user should review it]\n", display(env, p))
-			if len(res.Content) > 0 && res.Content[0].Terminal == nil {
-				res.Content = []acp.ToolCallContent{TextContent(fence(tailBytes(res.Text, shownOutputBytes)))}
-			}
+			addNote(&res, fmt.Sprintf("[warning: the command created %s, a protected path the sandbox could not guard because it did not exist; the user should review it]", display(env, p)))
 		}
 	}
 	if pol.Mode == sandbox.Off || unsandboxed || !res.IsError || ctx.Err() != nil {
@@ -179,7 +176,7 @@ func runCommand(ctx context.Context, o Options, env Env, c *Call) Result {
 	// commit write .git): say so, naming the path, so that the model asks
 	// instead of retrying variants.
 	if note := pol.Explain(output, dir.Path); note != "" {
-		res.Text += note + "\n"
+		addNote(&res, note)
 	}
 	denial := sandbox.Denied(output)
 	if denial == "" {
@@ -206,6 +203,16 @@ func runCommand(ctx context.Context, o Options, env Env, c *Call) Result {
 	res, _ = execCommand(ctx, o, env, c, spec, timeout)
 	res.Text = fmt.Sprintf("[the sandbox denied: %s; the user approved running the command outside the sandbox]\n", denial) + res.Text
 	return res
+}
+
+// addNote appends a line of acpd's own to a command's result, for the
+// model and, where the result shows the output as text (not a terminal),
+// for the user.
+func addNote(res *Result, note string) {
+	res.Text += note + "\n"
+	if len(res.Content) > 0 && res.Content[0].Terminal == nil {
+		res.Content = []acp.ToolCallContent{TextContent(fence(tailBytes(res.Text, shownOutputBytes)))}
+	}
 }
 
 // execCommand starts spec, streams its output to the client and waits for

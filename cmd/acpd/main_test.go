@@ -201,6 +201,13 @@ func startProc(tb testing.TB, env []string, args ...string) *proc {
 	tb.Helper()
 	cmd := exec.Command(acpdBinary(tb), args...)
 	cmd.Env = env
+	return startCmd(tb, cmd)
+}
+
+// startCmd starts cmd, an acpd binary with its arguments, environment and
+// credentials set, as a proc.
+func startCmd(tb testing.TB, cmd *exec.Cmd) *proc {
+	tb.Helper()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		tb.Fatal(err)
