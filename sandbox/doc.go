@@ -1,10 +1,18 @@
 // Package sandbox runs commands confined by the operating system.
 //
 // A [Policy] is the one description of the confinement: reads anywhere
-// except acpd's own configuration and state directories (keys, sessions);
-// writes only inside the session roots, the temp directory and configured
-// extra paths, where the protected paths (.git/hooks, .git/config, .acpd)
-// stay read-only; the network on or off. [Policy.Wrap] rewrites an
+// except acpd's own configuration and state directories (keys, sessions)
+// and the sessions' saved command outputs; writes only inside the session
+// roots, the temp directory and configured extra paths, where the
+// protected paths stay read-only: all of .git (with every git indirection
+// found from it: a worktree's `gitdir:` file, its git and common
+// directories, submodules' .git files, included configuration, a hooks
+// path; and the .git of repositories nested in a root), and .acpd; no
+// directory above a protected or hidden path can be renamed or removed;
+// the network on or off. [Policy.Protects] says whether, and why, a
+// command cannot write a path (a `git commit` needs to run outside the
+// sandbox); [Policy.Explain] turns a refused write in a command's output
+// into a note naming the protected path. [Policy.Wrap] rewrites an
 // [os/exec.Cmd] so that it starts confined; programs that wrap commands must
 // call [Init] first thing in main (and in TestMain), because on Linux the
 // confinement is applied by this very binary re-executed as a helper.
@@ -27,11 +35,21 @@
 // off (SysProcAttr Cloneflags and uid/gid maps: the helper is root only
 // inside its user namespace, mapped to the caller's uid). The helper
 //
-//   - makes its mounts private, bind-mounts each existing protected path
-//     read-only over itself, and covers each hidden directory with an empty
-//     read-only tmpfs of mode 000 (a hidden file with /dev/null), as
-//     bubblewrap does: Landlock can only grant, so it cannot carve a
-//     read-only or invisible folder out of a readable or writable tree;
+//   - makes its mounts private, bind-mounts every directory above a
+//     protected or hidden path that lies in a writable tree onto itself
+//     (shallowest first, recursively): the kernel refuses to rename or
+//     remove a mount point of the caller's namespace (EBUSY), so `mv .git
+//     .git.old` or `mv ~/.config ~/.config.moved` fails and no directory
+//     of the command's choosing can take a protected path's place; then
+//     bind-mounts each existing protected path read-only over itself, and
+//     covers each hidden directory with an empty read-only tmpfs of mode
+//     000 (a hidden file with /dev/null), as bubblewrap does: Landlock can
+//     only grant, so it cannot carve a read-only or invisible folder out of
+//     a readable or writable tree; a side effect of the locked ancestors is
+//     that renaming a file across one of them fails with EXDEV (mv copies
+//     instead);
+//   - sets GIT_OPTIONAL_LOCKS=0, so `git status` does not try to refresh
+//     the read-only index;
 //   - below Landlock ABI 9, covers every Unix socket found in /run, /tmp
 //     and /var/tmp (and $SSH_AUTH_SOCK) with a read-only /dev/null: through
 //     them services outside the sandbox act for their clients (D-Bus and
@@ -55,15 +73,20 @@
 // UDP and Multipath TCP, which the namespace covers on every kernel.
 //
 // What it guarantees: a command cannot write outside the writable trees or
-// into protected paths that exist when it starts, cannot read the hidden
-// directories, cannot reach the network when it is off, and cannot read
+// into protected paths that exist when it starts, nor rename or remove
+// them or any directory above them, cannot read the hidden directories
+// (missing ones are created, empty and private, before it starts), cannot reach the network when it is off, and cannot read
 // /proc/PID/environ of acpd or signal it, even when acpd runs as root
 // (Landlock denies ptrace-mode access to processes outside the sandbox, and
 // the command holds no capabilities in acpd's user namespace). Limits: a
 // protected path that does not exist yet when the command starts (a .acpd
-// directory in a project without one, a .git created by the command itself)
-// is not protected from that command; the permission layer still asks for
-// file tools writing there. The helper needs Landlock ABI 3 (Linux 6.2) and
+// directory in a project without one, a .git created by the command itself,
+// `git init` included) is not protected from that command (the caller warns
+// when one appeared: [Policy.Unprotected]); the permission layer still asks
+// for file tools writing there. Repositories nested deeper than three
+// levels below a root, or beyond the first 20,000 directories searched, are
+// not found. Git configuration that names programs by a bare command name
+// (not a path) is not followed. The helper needs Landlock ABI 3 (Linux 6.2) and
 // unprivileged user namespaces; without either, [Available] says why and
 // Wrap fails with [ErrUnavailable].
 //
@@ -72,7 +95,10 @@
 // Wrap runs the command through /usr/bin/sandbox-exec with a generated
 // Seatbelt profile (deny by default; paths passed as -D parameters, never
 // spliced into the profile text). Seatbelt matches paths, so protected
-// paths are denied whether or not they exist. Processes outside the sandbox
+// paths are denied whether or not they exist. The same plan is rendered:
+// the locked ancestors get `file-write-unlink` denied (a rename or removal
+// of them is refused), and no Unix socket of the host can be connected to
+// (only the system's name resolver, with the network on). Processes outside the sandbox
 // are neither signalled nor inspected (process-info is limited to the same
 // sandbox); macOS has no /proc.
 //

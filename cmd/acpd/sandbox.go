@@ -21,9 +21,9 @@ func newSandboxCmd(g *globalFlags) *cobra.Command {
 		Short: "Run a command under the sandbox policy of a session",
 		Long: `Run a command as acpd runs the model's commands: inside the OS sandbox
 ([sandbox] in the configuration: writes only in the project, the temp
-directory and the configured paths; .git/hooks, .git/config and .acpd/
-read-only; acpd's config and state hidden; the network off unless
-allowed), with the environment minus secrets. The exit status is the
+directory and the configured paths; .git (as a whole, with its
+indirections) and .acpd/ read-only and not movable; acpd's config, state
+and saved outputs hidden; the network off unless allowed), with the environment minus secrets. The exit status is the
 command's. acpd refuses to run the command when no sandbox is available,
 unless the configured mode is "off".`,
 		Args: cobra.MinimumNArgs(1),
