@@ -27,8 +27,14 @@ func probe() Status {
 	return st
 }
 
-// wrap runs cmd through sandbox-exec with the rendered profile.
+// wrap runs cmd through sandbox-exec with the rendered profile, with
+// GIT_OPTIONAL_LOCKS=0 (git status does not try to refresh the read-only
+// index).
 func wrap(pl plan, cmd *exec.Cmd) error {
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	cmd.Env = append(cmd.Env, "GIT_OPTIONAL_LOCKS=0")
 	profile, params := seatbeltProfile(pl)
 	args := []string{"sandbox-exec", "-p", profile}
 	args = append(args, params...)
@@ -52,7 +58,11 @@ func stage1(req helperRequest, args []string) error {
 			return err
 		}
 	}
-	err := syscall.Exec(cmd.Path, cmd.Args, os.Environ())
+	env := cmd.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	err := syscall.Exec(cmd.Path, cmd.Args, env)
 	return fmt.Errorf("exec %s: %w", cmd.Path, err)
 }
 

@@ -82,7 +82,8 @@ const (
 // levels down and looking at no more than maxNestedDirs directories: the
 // repositories inside a session root (a home folder holding projects, a
 // monorepo with vendored clones) whose git the user runs later. It does
-// not descend into .git directories or follow symbolic links.
+// not descend into .git directories or node_modules (thousands of
+// directories, and package managers strip .git) or follow symbolic links.
 // Repositories beyond the bounds are not found (the package documentation
 // says so).
 func nestedGits(root string) []string {
@@ -107,7 +108,7 @@ func nestedGits(root string) []string {
 					}
 					continue
 				}
-				if e.IsDir() {
+				if e.IsDir() && e.Name() != "node_modules" {
 					next = append(next, p)
 				}
 			}

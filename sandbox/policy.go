@@ -126,7 +126,12 @@ var errOff = errors.New("sandbox: mode is off")
 // writable root that does not exist cannot be written anyway; a protected
 // path that does not exist cannot be mounted over: see the package
 // documentation), except protected paths.
-func (p Policy) resolve() (plan, error) {
+func (p Policy) resolve() (plan, error) { return p.resolvePlan(true) }
+
+// resolvePlan is resolve; without nested it does not search the roots for
+// nested repositories (for callers that only look at the roots' own
+// protected paths).
+func (p Policy) resolvePlan(nested bool) (plan, error) {
 	var pl plan
 	switch p.Mode {
 	case Off:
@@ -165,8 +170,10 @@ func (p Policy) resolve() (plan, error) {
 				paths := []string{filepath.Join(rr, rel)}
 				if rel == ".git" {
 					paths = gitPaths(paths[0])
-					for _, n := range nestedGits(rr) {
-						paths = append(paths, gitPaths(n)...)
+					if nested {
+						for _, n := range nestedGits(rr) {
+							paths = append(paths, gitPaths(n)...)
+						}
 					}
 				}
 				for i, path := range paths {
@@ -325,7 +332,7 @@ func (p Policy) Unprotected() []string {
 	if p.Mode != WorkspaceWrite {
 		return nil
 	}
-	pl, err := p.resolve()
+	pl, err := p.resolvePlan(false) // nested repositories exist
 	if err != nil {
 		return nil
 	}

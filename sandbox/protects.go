@@ -31,6 +31,11 @@ func (p Policy) protects(path string) (why string, named bool) {
 	if err != nil {
 		return "", false
 	}
+	return p.protectsIn(pl, path)
+}
+
+// protectsIn is protects against pl, p resolved.
+func (p Policy) protectsIn(pl plan, path string) (why string, named bool) {
 	path = resolveExisting(path)
 	for _, h := range pl.hidden {
 		if within(path, h) {
@@ -101,6 +106,7 @@ func (p Policy) Explain(output, dir string) string {
 	if p.Mode == Off {
 		return ""
 	}
+	var pl *plan // resolved once, on the first refusal
 	for line := range strings.Lines(output) {
 		if !slices.ContainsFunc(refusals, func(r string) bool { return strings.Contains(line, r) }) {
 			continue
@@ -119,7 +125,14 @@ func (p Policy) Explain(output, dir string) string {
 				}
 				tok = filepath.Join(dir, tok)
 			}
-			if why, named := p.protects(tok); named {
+			if pl == nil {
+				r, err := p.resolve()
+				if err != nil {
+					return ""
+				}
+				pl = &r
+			}
+			if why, named := p.protectsIn(*pl, tok); named {
 				return "[sandbox: " + why + "]"
 			}
 		}
