@@ -176,7 +176,8 @@ func (c *Config) ChildEnv(base []string) []string {
 
 // SandboxPolicy is the policy of the commands of a session with the given
 // roots: c's sandbox mode (workspace-write when unset), network and
-// writable paths, the roots writable, the temp directory os.TempDir, and
+// writable paths, the roots writable, the temp directory os.TempDir, the
+// user's git configuration read-only (sandbox.UserGitConfig), and
 // hidden (a copy) plus the user file when it is not in a .acpd directory
 // (wherever --config put it) unreadable.
 func (c *Config) SandboxPolicy(roots, hidden []string) sandbox.Policy {
@@ -186,6 +187,7 @@ func (c *Config) SandboxPolicy(roots, hidden []string) sandbox.Policy {
 		Writable: c.Sandbox.Writable,
 		TempDir:  os.TempDir(),
 		Network:  c.Sandbox.Network,
+		ReadOnly: sandbox.UserGitConfig(),
 		Hidden:   slices.Clone(hidden),
 	}
 	if p.Mode == "" {

@@ -23,6 +23,11 @@ func TestSandboxPolicy(t *testing.T) {
 	if len(hidden) != 1 {
 		t.Errorf("hidden changed: %v", hidden)
 	}
+	// The user's git configuration stays read-only (a root at the home
+	// folder could plant a core.fsmonitor there).
+	if !slices.Equal(p.ReadOnly, sandbox.UserGitConfig()) || len(p.ReadOnly) == 0 {
+		t.Errorf("read-only %q, want the user's git configuration", p.ReadOnly)
+	}
 	c = &Config{Sandbox: SandboxConfig{Mode: "read-only"}, Files: []string{filepath.Join("/p", ".acpd", "config.toml")}}
 	if p := c.SandboxPolicy(nil, hidden); p.Mode != sandbox.ReadOnly || p.Network || !slices.Equal(p.Hidden, hidden) {
 		t.Errorf("policy %+v", p)

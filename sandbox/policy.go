@@ -39,6 +39,25 @@ func (m Mode) rank() int {
 	return 2
 }
 
+// UserGitConfig returns the user's global git configuration files, which
+// git reads in every repository (a core.fsmonitor there runs on every `git
+// status`): ~/.gitconfig and $XDG_CONFIG_HOME/git (~/.config/git). A
+// policy keeps them read-only (Policy.ReadOnly) for sessions whose roots
+// contain them (a session rooted at the home folder).
+func UserGitConfig() []string {
+	var out []string
+	home, err := os.UserHomeDir()
+	if err == nil && filepath.IsAbs(home) {
+		out = append(out, filepath.Join(home, ".gitconfig"))
+	}
+	if x := os.Getenv("XDG_CONFIG_HOME"); filepath.IsAbs(x) {
+		out = append(out, filepath.Join(x, "git"))
+	} else if err == nil && filepath.IsAbs(home) {
+		out = append(out, filepath.Join(home, ".config", "git"))
+	}
+	return out
+}
+
 // DefaultProtected are the paths, relative to each session root, that stay
 // read-only inside a writable root: the whole git directory (its hooks,
 // configuration, commondir, info, objects/info/alternates … all make git
@@ -70,6 +89,9 @@ type Policy struct {
 	// Protected are paths relative to each root that stay read-only;
 	// nil means DefaultProtected.
 	Protected []string `json:"protected,omitempty"`
+	// ReadOnly are absolute paths that stay read-only where they lie in a
+	// writable tree (the user's git configuration: UserGitConfig).
+	ReadOnly []string `json:"readOnly,omitempty"`
 	// Hidden are absolute paths that commands can neither read nor write:
 	// acpd's configuration and state directories (keys, sessions).
 	Hidden []string `json:"hidden,omitempty"`
@@ -193,6 +215,20 @@ func (p Policy) resolvePlan(nested bool) (plan, error) {
 						pl.readOnly = append(pl.readOnly, r)
 					}
 				}
+			}
+		}
+	}
+	if p.Mode == WorkspaceWrite {
+		for _, ro := range p.ReadOnly {
+			r, ok, err := real(ro)
+			if err != nil {
+				return pl, err
+			}
+			if !ok {
+				r = resolveExisting(ro) // kept as the missing root paths are
+			}
+			if slices.ContainsFunc(pl.writable, func(w string) bool { return within(r, w) }) && !slices.Contains(pl.readOnly, r) {
+				pl.readOnly = append(pl.readOnly, r)
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -329,5 +330,34 @@ func TestAncestorRenameRace(t *testing.T) {
 func attacker() {
 	if n, err := strconv.Atoi(os.Getenv(attackerEnv)); err == nil {
 		renameRace(os.Args[1:], n)
+	}
+}
+
+// TestUserGitConfigReadOnly: in a session rooted at the home folder the
+// user's global git configuration is read (git sees user.name) but cannot
+// be changed or replaced; a missing one is reported by Unprotected.
+func TestUserGitConfigReadOnly(t *testing.T) {
+	requireSandbox(t)
+	requireGit(t)
+	w := newWorld(t)
+	home := w.root
+	global := filepath.Join(home, ".gitconfig")
+	if err := os.WriteFile(global, []byte("[user]\n\tname = Someone\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := w.policy()
+	p.ReadOnly = []string{global, filepath.Join(home, ".config", "git")}
+	run := func(script string) string { return "export HOME=" + home + "; " + script }
+	if out := mustRun(t, p, home, run(`git config --global user.name`)); strings.TrimSpace(out) != "Someone" {
+		t.Fatalf("git config read: %q", out)
+	}
+	mustFail(t, p, home, run(`git config --global core.fsmonitor "touch pwned"`))
+	mustFail(t, p, home, run(`mv .gitconfig g`))
+	mustFail(t, p, home, run(`echo x > .gitconfig`))
+	if b, _ := os.ReadFile(global); !strings.Contains(string(b), "Someone") || strings.Contains(string(b), "fsmonitor") {
+		t.Fatalf(".gitconfig changed: %s", b)
+	}
+	if got := p.Unprotected(); !slices.Contains(got, filepath.Join(home, ".config", "git")) || slices.Contains(got, global) {
+		t.Errorf("Unprotected = %q, want the missing ~/.config/git", got)
 	}
 }

@@ -92,6 +92,7 @@ func sessionPolicy(cfg *config.Config, roots []string) sandbox.Policy {
 		Writable: cfg.Sandbox.Writable,
 		TempDir:  os.TempDir(),
 		Network:  cfg.Sandbox.Network,
+		ReadOnly: sandbox.UserGitConfig(),
 	}
 	if p.Mode == "" {
 		p.Mode = sandbox.WorkspaceWrite
