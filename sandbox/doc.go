@@ -81,8 +81,9 @@
 // the command holds no capabilities in acpd's user namespace). Limits: a
 // protected path that does not exist yet when the command starts (a .acpd
 // directory in a project without one, a .git created by the command itself,
-// `git init` included) is not protected from that command (the caller warns
-// when one appeared: [Policy.Unprotected]); the permission layer still asks
+// `git init` included, or a .git file planted in a subdirectory, which git
+// run later in that subdirectory reads) is not protected from that command
+// (the caller warns when a root's own one appeared: [Policy.Unprotected]); the permission layer still asks
 // for file tools writing there. Repositories nested deeper than three
 // levels below a root, or beyond the first 20,000 directories searched, are
 // not found. Git configuration that names programs by a bare command name
