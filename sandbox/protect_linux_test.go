@@ -170,6 +170,11 @@ func TestAncestorRenameRefused(t *testing.T) {
 		`mv src/proj src/p`,
 		`mv src/proj/.acpd src/proj/a`,
 		`mkdir x && mv -T x .config`,
+		// A nested user and mount namespace (unshare then umount in the
+		// same process, which holds every capability in it) cannot
+		// unlock them: the mounts it inherits are locked (MNT_LOCKED),
+		// umount fails with EINVAL.
+		`perl -e 'syscall(272, 0x10020000) == 0 or die "unshare: $!"; for my $p (".config/acpd", ".config", "src/proj") { my $q = $p; syscall(166, $q, 2) } rename(".config", ".config.moved") or die "rename: $!"'`,
 	} {
 		mustFail(t, p, home, attack)
 	}
