@@ -173,7 +173,7 @@ func TestAncestorRenameRefused(t *testing.T) {
 		// A nested user and mount namespace (unshare then umount in the
 		// same process, which holds every capability in it) cannot
 		// unlock them: the mounts it inherits are locked (MNT_LOCKED),
-		// umount fails with EINVAL.
+		// umount fails with EINVAL. (x86-64 system call numbers.)
 		`perl -e 'syscall(272, 0x10020000) == 0 or die "unshare: $!"; for my $p (".config/acpd", ".config", "src/proj") { my $q = $p; syscall(166, $q, 2) } rename(".config", ".config.moved") or die "rename: $!"'`,
 	} {
 		mustFail(t, p, home, attack)
@@ -219,6 +219,19 @@ func TestProtects(t *testing.T) {
 		if !ok || !strings.Contains(why, want) {
 			t.Errorf("Protects(%s) = %q, %v; want %q", path, why, ok, want)
 		}
+	}
+	sub := filepath.Join(w.root, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if gd, ok := p.ProtectedGitDir(sub); !ok || gd != filepath.Join(w.root, ".git") {
+		t.Errorf("ProtectedGitDir(%s) = %q, %v", sub, gd, ok)
+	}
+	if gd, ok := p.ProtectedGitDir(w.outside); ok {
+		t.Errorf("ProtectedGitDir outside any repository = %q", gd)
+	}
+	if _, ok := (Policy{Mode: Off}).ProtectedGitDir(sub); ok {
+		t.Error("ProtectedGitDir with the sandbox off")
 	}
 	if why, ok := p.Protects(filepath.Join(w.root, "f")); ok {
 		t.Errorf("a project file is protected: %s", why)

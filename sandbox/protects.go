@@ -139,3 +139,37 @@ func (p Policy) Explain(output, dir string) string {
 	}
 	return ""
 }
+
+// ProtectedGitDir returns the git directory of the repository dir (an
+// absolute path) is in, when sandboxed commands cannot write it: git
+// commands that write (add, commit, checkout, fetch, stash …) run in dir
+// would fail inside the sandbox, so a caller can ask to run them outside
+// it up front. For a linked worktree it is the worktree's git directory
+// (the common directory is protected too). ok is false when dir is in no
+// repository or its git directory is writable (mode Off, or a .git the
+// sandbox could not protect).
+func (p Policy) ProtectedGitDir(dir string) (gitDirectory string, ok bool) {
+	if p.Mode == Off || !filepath.IsAbs(dir) {
+		return "", false
+	}
+	for d := filepath.Clean(dir); ; {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			gd := gitDir(filepath.Join(d, ".git"))
+			if gd == "" {
+				return "", false
+			}
+			if _, named := p.protects(filepath.Join(gd, "index.lock")); named {
+				return gd, true
+			}
+			if p.Mode == ReadOnly {
+				return gd, true
+			}
+			return "", false
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", false
+		}
+		d = parent
+	}
+}
