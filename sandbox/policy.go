@@ -242,8 +242,10 @@ func (p Policy) resolvePlan(nested bool) (plan, error) {
 			// configuration before the first `acpd login`) is
 			// created, empty and private, so that a command cannot
 			// create it with contents of its choosing.
+			// Where acpd cannot create it (a read-only home), no
+			// command can either: there is nothing to hide.
 			if err := os.MkdirAll(h, 0o700); err != nil {
-				return pl, fmt.Errorf("sandbox: creating %s: %w", h, err)
+				continue
 			}
 			if r, ok, err = real(h); err != nil {
 				return pl, err
