@@ -271,6 +271,10 @@ func TestNetwork(t *testing.T) {
 		t.Fatalf("connect with network on: %q", out)
 	}
 	mustRun(t, p, w.root, fmt.Sprintf("echo arrived > /dev/udp/127.0.0.1/%d", uport))
+	// The datagram was sent when the command ended: the deadline only
+	// keeps a lost one from hanging the test (set anew: the commands
+	// above may have taken long on a loaded machine).
+	udp.SetReadDeadline(time.Now().Add(10 * time.Second))
 	if n, _, err := udp.ReadFrom(buf); err != nil || string(buf[:n]) != "arrived\n" {
 		t.Fatalf("datagram with network on: %q (%v)", buf[:n], err)
 	}
