@@ -103,13 +103,16 @@ func commandTitle(in json.RawMessage) string {
 	return p.Command
 }
 
+// runCommandInput is run_command's arguments.
+type runCommandInput struct {
+	Command    string `json:"command"`
+	Cwd        string `json:"cwd"`
+	TimeoutMS  int64  `json:"timeout_ms"`
+	Background bool   `json:"run_in_background"`
+}
+
 func runCommand(ctx context.Context, o Options, env Env, c *Call) Result {
-	in, err := DecodeInput[struct {
-		Command    string `json:"command"`
-		Cwd        string `json:"cwd"`
-		TimeoutMS  int64  `json:"timeout_ms"`
-		Background bool   `json:"run_in_background"`
-	}](c.Input)
+	in, err := DecodeInput[runCommandInput](c.Input)
 	if err != nil {
 		return Errorf("invalid run_command arguments: %v", err)
 	}

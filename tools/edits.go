@@ -119,6 +119,14 @@ func editPreview(ctx context.Context, env Env, edits []textedit.Edit) func(files
 	}
 }
 
+// editFileInput is edit_file's arguments.
+type editFileInput struct {
+	Path       string `json:"path"`
+	OldString  string `json:"old_string"`
+	NewString  string `json:"new_string"`
+	ReplaceAll bool   `json:"replace_all"`
+}
+
 func editFileTool() *Tool {
 	return &Tool{
 		Def: model.ToolDef{
@@ -132,12 +140,7 @@ func editFileTool() *Tool {
 		Kind:  acp.ToolKindEdit,
 		Title: pathTitle("Edit"),
 		Run: func(ctx context.Context, env Env, c *Call) Result {
-			in, err := DecodeInput[struct {
-				Path       string `json:"path"`
-				OldString  string `json:"old_string"`
-				NewString  string `json:"new_string"`
-				ReplaceAll bool   `json:"replace_all"`
-			}](c.Input)
+			in, err := DecodeInput[editFileInput](c.Input)
 			if err != nil {
 				return Errorf("invalid edit_file arguments: %v", err)
 			}
@@ -157,6 +160,19 @@ func editFileTool() *Tool {
 	}
 }
 
+// multiEditInput is multi_edit's arguments.
+type multiEditInput struct {
+	Path  string          `json:"path"`
+	Edits []multiEditStep `json:"edits"`
+}
+
+// multiEditStep is one edit of multi_edit.
+type multiEditStep struct {
+	OldString  string `json:"old_string"`
+	NewString  string `json:"new_string"`
+	ReplaceAll bool   `json:"replace_all"`
+}
+
 func multiEditTool() *Tool {
 	return &Tool{
 		Def: model.ToolDef{
@@ -168,15 +184,7 @@ func multiEditTool() *Tool {
 		Kind:  acp.ToolKindEdit,
 		Title: pathTitle("Edit"),
 		Run: func(ctx context.Context, env Env, c *Call) Result {
-			type edit struct {
-				OldString  string `json:"old_string"`
-				NewString  string `json:"new_string"`
-				ReplaceAll bool   `json:"replace_all"`
-			}
-			in, err := DecodeInput[struct {
-				Path  string `json:"path"`
-				Edits []edit `json:"edits"`
-			}](c.Input)
+			in, err := DecodeInput[multiEditInput](c.Input)
 			if err != nil {
 				return Errorf("invalid multi_edit arguments: %v", err)
 			}
@@ -272,10 +280,13 @@ func (f brokerFiles) Remove(ctx context.Context, p string) error {
 	return nil
 }
 
+// applyPatchInput is apply_patch's arguments.
+type applyPatchInput struct {
+	Input string `json:"input"`
+}
+
 func runApplyPatch(ctx context.Context, env Env, c *Call) Result {
-	in, err := DecodeInput[struct {
-		Input string `json:"input"`
-	}](c.Input)
+	in, err := DecodeInput[applyPatchInput](c.Input)
 	if err != nil {
 		return Errorf("invalid apply_patch arguments: %v", err)
 	}

@@ -102,6 +102,13 @@ func location(env Env, c *Call, path string, line int) {
 	env.Update(acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(c.ID), Locations: []acp.ToolCallLocation{loc}})
 }
 
+// readFileInput is read_file's arguments.
+type readFileInput struct {
+	Path   string `json:"path"`
+	Offset int    `json:"offset"`
+	Limit  int    `json:"limit"`
+}
+
 func readFileTool() *Tool {
 	return &Tool{
 		Def: model.ToolDef{
@@ -115,11 +122,7 @@ func readFileTool() *Tool {
 		ReadOnly: true,
 		Title:    pathTitle("Read"),
 		Run: func(ctx context.Context, env Env, c *Call) Result {
-			in, err := DecodeInput[struct {
-				Path   string `json:"path"`
-				Offset int    `json:"offset"`
-				Limit  int    `json:"limit"`
-			}](c.Input)
+			in, err := DecodeInput[readFileInput](c.Input)
 			if err != nil {
 				return Errorf("invalid read_file arguments: %v", err)
 			}
@@ -240,6 +243,12 @@ func binaryFile(path string) bool {
 	return clip.Binary(buf[:n])
 }
 
+// writeFileInput is write_file's arguments.
+type writeFileInput struct {
+	Path    string `json:"path"`
+	Content string `json:"content"`
+}
+
 func writeFileTool() *Tool {
 	return &Tool{
 		Def: model.ToolDef{
@@ -251,10 +260,7 @@ func writeFileTool() *Tool {
 		Kind:  acp.ToolKindEdit,
 		Title: pathTitle("Write"),
 		Run: func(ctx context.Context, env Env, c *Call) Result {
-			in, err := DecodeInput[struct {
-				Path    string `json:"path"`
-				Content string `json:"content"`
-			}](c.Input)
+			in, err := DecodeInput[writeFileInput](c.Input)
 			if err != nil {
 				return Errorf("invalid write_file arguments: %v", err)
 			}
@@ -293,6 +299,11 @@ func writeFileTool() *Tool {
 	}
 }
 
+// listDirInput is list_dir's arguments.
+type listDirInput struct {
+	Path string `json:"path"`
+}
+
 func listDirTool() *Tool {
 	return &Tool{
 		Def: model.ToolDef{
@@ -304,9 +315,7 @@ func listDirTool() *Tool {
 		ReadOnly: true,
 		Title:    pathTitle("List"),
 		Run: func(ctx context.Context, env Env, c *Call) Result {
-			in, err := DecodeInput[struct {
-				Path string `json:"path"`
-			}](c.Input)
+			in, err := DecodeInput[listDirInput](c.Input)
 			if err != nil {
 				return Errorf("invalid list_dir arguments: %v", err)
 			}

@@ -252,6 +252,11 @@ func jobReport(ctx context.Context, env Env, jb *job) (string, bool, error) {
 	return b.String(), exited, nil
 }
 
+// jobInput is job_output's and job_stop's arguments.
+type jobInput struct {
+	ID string `json:"id"`
+}
+
 func jobOutputTool() *Tool {
 	return &Tool{
 		Def: model.ToolDef{
@@ -263,9 +268,7 @@ func jobOutputTool() *Tool {
 		ReadOnly: true,
 		Title:    jobTitle("Output of"),
 		Run: func(ctx context.Context, env Env, c *Call) Result {
-			in, err := DecodeInput[struct {
-				ID string `json:"id"`
-			}](c.Input)
+			in, err := DecodeInput[jobInput](c.Input)
 			if err != nil {
 				return Errorf("invalid job_output arguments: %v", err)
 			}
@@ -293,9 +296,7 @@ func jobStopTool() *Tool {
 		Kind:  acp.ToolKindExecute,
 		Title: jobTitle("Stop"),
 		Run: func(ctx context.Context, env Env, c *Call) Result {
-			in, err := DecodeInput[struct {
-				ID string `json:"id"`
-			}](c.Input)
+			in, err := DecodeInput[jobInput](c.Input)
 			if err != nil {
 				return Errorf("invalid job_stop arguments: %v", err)
 			}

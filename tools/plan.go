@@ -46,15 +46,19 @@ type planStep struct {
 	Priority string `json:"priority"`
 }
 
+// planInput is update_plan's arguments: acpd's entries, or Codex's plan
+// (not in the schema, accepted as Codex models write it).
+type planInput struct {
+	Entries     []planStep `json:"entries"`
+	Plan        []planStep `json:"plan"`
+	Explanation string     `json:"explanation"`
+}
+
 // decodePlan reads update_plan's arguments: {"entries": [...]} or Codex's
 // {"plan": [{"step", "status"}], "explanation"}. Priority defaults to
 // medium; at most one step may be in progress.
 func decodePlan(in json.RawMessage) (*acp.Plan, error) {
-	args, err := DecodeInput[struct {
-		Entries     []planStep `json:"entries"`
-		Plan        []planStep `json:"plan"`
-		Explanation string     `json:"explanation"`
-	}](in)
+	args, err := DecodeInput[planInput](in)
 	if err != nil {
 		return nil, err
 	}

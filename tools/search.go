@@ -224,6 +224,12 @@ func ignored(levels []ignoreLevel, p string, dir bool) bool {
 	return false
 }
 
+// globInput is glob's arguments.
+type globInput struct {
+	Pattern string `json:"pattern"`
+	Path    string `json:"path"`
+}
+
 func globTool(o Options) *Tool {
 	return &Tool{
 		Def: model.ToolDef{
@@ -235,10 +241,7 @@ func globTool(o Options) *Tool {
 		ReadOnly: true,
 		Title:    pathTitle("Find"),
 		Run: func(ctx context.Context, env Env, c *Call) Result {
-			in, err := DecodeInput[struct {
-				Pattern string `json:"pattern"`
-				Path    string `json:"path"`
-			}](c.Input)
+			in, err := DecodeInput[globInput](c.Input)
 			if err != nil {
 				return Errorf("invalid glob arguments: %v", err)
 			}
@@ -280,6 +283,15 @@ func globTool(o Options) *Tool {
 	}
 }
 
+// grepInput is grep's arguments.
+type grepInput struct {
+	Pattern   string `json:"pattern"`
+	Path      string `json:"path"`
+	Include   string `json:"include"`
+	FilesOnly bool   `json:"files_only"`
+	Context   int    `json:"context"`
+}
+
 func grepTool(o Options) *Tool {
 	return &Tool{
 		Def: model.ToolDef{
@@ -294,13 +306,7 @@ func grepTool(o Options) *Tool {
 		ReadOnly: true,
 		Title:    pathTitle("Search"),
 		Run: func(ctx context.Context, env Env, c *Call) Result {
-			in, err := DecodeInput[struct {
-				Pattern   string `json:"pattern"`
-				Path      string `json:"path"`
-				Include   string `json:"include"`
-				FilesOnly bool   `json:"files_only"`
-				Context   int    `json:"context"`
-			}](c.Input)
+			in, err := DecodeInput[grepInput](c.Input)
 			if err != nil {
 				return Errorf("invalid grep arguments: %v", err)
 			}
