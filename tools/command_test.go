@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 
 	"acpd/acp"
 	"acpd/permissions"
+	"acpd/sandbox"
 )
 
 // shellEnv is an env in full mode (commands run without asking) for
@@ -208,5 +210,32 @@ func TestCommandTitle(t *testing.T) {
 		if got := tool.Title(json.RawMessage(in)); got != want {
 			t.Errorf("title of %s = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// In the OS sandbox a command writes inside the session roots but not
+// elsewhere; running it outside the sandbox needs the user's approval,
+// and refused, the write stays undone.
+func TestRunCommandSandboxed(t *testing.T) {
+	e := shellEnv(t)
+	if st := sandbox.Available(); st.Err != nil {
+		t.Skipf("no OS sandbox: %v", st.Err)
+	}
+	e.sandbox = sandbox.Policy{Mode: sandbox.WorkspaceWrite, Roots: []string{e.dir}}
+	mustOK(t, e.run(t.Context(), "run_command", command(t, "echo in > inside.txt")))
+	if got := e.read("inside.txt"); got != "in\n" {
+		t.Fatalf("inside.txt = %q", got)
+	}
+	out := filepath.Join(t.TempDir(), "outside.txt")
+	e.answer = permissions.RejectOnce
+	res := e.run(t.Context(), "run_command", command(t, "echo out > "+out))
+	if !res.IsError {
+		t.Fatalf("a write outside the roots succeeded in the sandbox: %+v", res)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatalf("the sandboxed command wrote outside the roots: %v", err)
+	}
+	if asked := e.requests(); len(asked) != 1 || !asked[0].req.Escalate {
+		t.Fatalf("requests %+v", asked)
 	}
 }

@@ -83,7 +83,7 @@ func newTestEnv(t *testing.T, mode permissions.Mode) *testEnv {
 		t: t, dir: dir, roots: roots, policy: pol, mode: mode, answer: permissions.AllowOnce,
 		broker:   files.NewBroker(files.BrokerOptions{Roots: roots}),
 		terms:    terminal.NewManager(terminal.ManagerOptions{KillGrace: 200 * time.Millisecond}),
-		jobs:     NewJobs(nil),
+		jobs:     NewJobs(nil, filepath.Join(t.TempDir(), "outputs")),
 		sandbox:  sandbox.Policy{Mode: sandbox.Off},
 		childEnv: append(terminal.FilterEnv(os.Environ(), nil), "ACPD_TOOLS_TEST=marked"),
 	}

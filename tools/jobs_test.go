@@ -2,53 +2,103 @@ package tools
 
 import (
 	"context"
-	"os"
-	"path/filepath"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
+
+	"acpd/permissions"
 )
 
-// TestSavedOutputsPrivate: a session's saved outputs go to a 0700
-// directory of its own under the outputs directory, which Close removes;
-// directories older than outputsMaxAge left by earlier sessions are swept,
-// newer ones (other live sessions') kept.
-func TestSavedOutputsPrivate(t *testing.T) {
-	outputs := filepath.Join(t.TempDir(), "outputs")
-	if err := os.MkdirAll(outputs, 0o700); err != nil {
-		t.Fatal(err)
+// startBackground starts line as a background job and returns its id.
+func startBackground(t *testing.T, e *testEnv, line string) string {
+	t.Helper()
+	res := e.run(t.Context(), "run_command", command(t, line, "run_in_background", true))
+	got := mustOK(t, res)
+	raw, _ := res.Raw.(map[string]any)
+	id, _ := raw["jobId"].(string)
+	if id == "" || !strings.HasPrefix(got, "Started background job "+id+".") || !strings.Contains(got, fmt.Sprintf(`job_output {"id": %q}`, id)) {
+		t.Fatalf("start: %q, raw %v", got, res.Raw)
 	}
-	stale := filepath.Join(outputs, "acpd-session-stale")
-	live := filepath.Join(outputs, "acpd-session-live")
-	for _, d := range []string{stale, live} {
-		if err := os.Mkdir(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	old := time.Now().Add(-outputsMaxAge - time.Hour)
-	if err := os.Chtimes(stale, old, old); err != nil {
-		t.Fatal(err)
-	}
-	j := NewJobs(nil, outputs)
-	f, err := j.outputFile()
+	return id
+}
+
+// waitJob waits for the job id to exit.
+func waitJob(t *testing.T, e *testEnv, id string) {
+	t.Helper()
+	jb, err := e.jobs.get(id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.Close()
-	dir := filepath.Dir(f.Name())
-	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 || filepath.Dir(dir) != outputs {
-		t.Fatalf("output in %s: %v %v", dir, fi, err)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if _, err := jb.term.WaitForExit(ctx); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := os.Stat(stale); err == nil {
-		t.Error("a stale session directory was not swept")
+}
+
+// A background job answers at once; job_output shows its output and
+// whether it runs; job_stop kills it, shows its last output and forgets it.
+func TestBackgroundJobs(t *testing.T) {
+	e := shellEnv(t)
+	done := startBackground(t, e, "echo built; exit 4")
+	waitJob(t, e, done)
+	res := e.run(t.Context(), "job_output", input(t, map[string]string{"id": done}))
+	if got := mustOK(t, res); got != "built\n[job "+done+" exited with code 4]\n" || !res.Bounded {
+		t.Fatalf("job_output of an ended job: %q", got)
 	}
-	if _, err := os.Stat(live); err != nil {
-		t.Error("a recent session directory was swept")
+
+	running := startBackground(t, e, "sleep 60")
+	if running == done {
+		t.Fatalf("two jobs share the id %s", done)
 	}
-	j.Close(context.Background())
-	if _, err := os.Stat(dir); err == nil {
-		t.Error("Close left the session's output directory")
+	if got := mustOK(t, e.run(t.Context(), "job_output", input(t, map[string]string{"id": running}))); got != "[job "+running+" is still running]\n" {
+		t.Fatalf("job_output of a running job: %q", got)
 	}
-	if _, err := j.outputFile(); err == nil {
-		t.Error("an output saved after Close")
+	got := mustOK(t, e.run(t.Context(), "job_stop", input(t, map[string]string{"id": running})))
+	if !strings.HasPrefix(got, "Stopped.\n[job "+running+" was killed by ") {
+		t.Fatalf("job_stop: %q", got)
 	}
+	mustFail(t, e.run(t.Context(), "job_output", input(t, map[string]string{"id": running})), fmt.Sprintf("no background job %q; the jobs are %s", running, done))
+	mustFail(t, e.run(t.Context(), "job_stop", `{"id":"job99"}`), `no background job "job99"`)
+	mustFail(t, e.run(t.Context(), "job_output", `{"job":"job1"}`), `unknown argument "job"`)
+	mustFail(t, e.run(t.Context(), "job_stop", `{"id":1}`), "invalid job_stop arguments")
+	if title := jobTitle("Stop")([]byte(`{"id":"job2"}`)); title != "Stop job2" {
+		t.Fatalf("title %q", title)
+	}
+}
+
+// At most maxJobs jobs run at once; when the session closes they are
+// stopped and later jobs are refused.
+func TestBackgroundJobsBounded(t *testing.T) {
+	e := shellEnv(t)
+	var ids []string
+	for range maxJobs {
+		ids = append(ids, startBackground(t, e, "sleep 60"))
+	}
+	mustFail(t, e.run(t.Context(), "run_command", command(t, "sleep 60", "run_in_background", true)), fmt.Sprintf("%d background jobs are running already", maxJobs))
+	var terms []string
+	for _, id := range ids {
+		jb, err := e.jobs.get(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		terms = append(terms, jb.term.ID())
+	}
+	e.jobs.Close(t.Context())
+	for _, id := range terms {
+		if _, ok := e.terms.Get(id); ok {
+			t.Fatalf("terminal %s outlived the session's close", id)
+		}
+	}
+	mustFail(t, e.run(t.Context(), "job_output", input(t, map[string]string{"id": ids[0]})), "none is running")
+	mustFail(t, e.run(t.Context(), "run_command", command(t, "sleep 60", "run_in_background", true)), "the session is closing")
+}
+
+// A background command asks permission like any other; refused, no job.
+func TestBackgroundJobAsks(t *testing.T) {
+	e := shellEnv(t)
+	e.mode, e.answer = permissions.ModeAsk, permissions.RejectOnce
+	mustFail(t, e.run(t.Context(), "run_command", command(t, "sleep 60", "run_in_background", true)), "rejected")
+	mustFail(t, e.run(t.Context(), "job_output", `{"id":"job1"}`), "none is running")
 }
