@@ -46,6 +46,7 @@ func exitCode(r Result) int {
 // shows the output alone for a success. The environment is the session's
 // children's, with pagers off; standard input is at end of file.
 func TestRunCommandOutput(t *testing.T) {
+	t.Parallel()
 	e := shellEnv(t)
 	res := e.run(t.Context(), "run_command", command(t, `printf 'a\nb\n'; echo "$ACPD_TOOLS_TEST $PAGER $GIT_TERMINAL_PROMPT"; cat`))
 	if got := mustOK(t, res); got != "a\nb\nmarked cat 0\n[exit code 0]\n" || !res.Bounded || exitCode(res) != 0 {
@@ -82,6 +83,7 @@ func TestRunCommandOutput(t *testing.T) {
 
 // run_command's refusals start nothing.
 func TestRunCommandRefusals(t *testing.T) {
+	t.Parallel()
 	e := shellEnv(t)
 	e.write("file.txt", "")
 	for _, tc := range []struct{ in, want string }{
@@ -114,6 +116,7 @@ func TestRunCommandRefusals(t *testing.T) {
 
 // A command over its time limit is killed, with its output so far.
 func TestRunCommandTimeout(t *testing.T) {
+	t.Parallel()
 	e := shellEnv(t)
 	res := e.run(t.Context(), "run_command", command(t, "echo begun; sleep 60", "timeout_ms", 300))
 	raw, _ := res.Raw.(map[string]any)
@@ -125,6 +128,7 @@ func TestRunCommandTimeout(t *testing.T) {
 // Cancelling the turn stops the command, whose output so far is kept; the
 // client sees the output stream while the command runs.
 func TestRunCommandCancel(t *testing.T) {
+	t.Parallel()
 	e := shellEnv(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -146,6 +150,7 @@ func TestRunCommandCancel(t *testing.T) {
 // With Zed's terminal_output extension, the client is told the terminal,
 // sent all of its output and its exit status through _meta.
 func TestRunCommandOutputMeta(t *testing.T) {
+	t.Parallel()
 	e := shellEnv(t)
 	e.outputMeta = true
 	mustOK(t, e.run(t.Context(), "run_command", command(t, "echo one; echo two")))
@@ -175,6 +180,7 @@ func TestRunCommandOutputMeta(t *testing.T) {
 // a file the note names, which read_file reads without asking and which
 // the session removes when it ends.
 func TestRunCommandLongOutput(t *testing.T) {
+	t.Parallel()
 	e := shellEnv(t)
 	res := e.run(t.Context(), "run_command", command(t, `i=0; while [ $i -lt 5000 ]; do echo "line $i of the output"; i=$((i+1)); done`))
 	got := mustOK(t, res)
@@ -201,6 +207,7 @@ func TestRunCommandLongOutput(t *testing.T) {
 
 // The title is the command line verbatim, every line of it.
 func TestCommandTitle(t *testing.T) {
+	t.Parallel()
 	tool := runCommandTool(Options{})
 	for in, want := range map[string]string{
 		`{"command":"make\nrm -rf /"}`: "make\nrm -rf /",
@@ -217,6 +224,7 @@ func TestCommandTitle(t *testing.T) {
 // elsewhere; running it outside the sandbox needs the user's approval,
 // and refused, the write stays undone.
 func TestRunCommandSandboxed(t *testing.T) {
+	t.Parallel()
 	e := shellEnv(t)
 	if st := sandbox.Available(); st.Err != nil {
 		t.Skipf("no OS sandbox: %v", st.Err)

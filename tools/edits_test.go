@@ -19,6 +19,7 @@ func (e *testEnv) readIn(name string) {
 // edit_file replaces one occurrence, says where, shows the region and
 // returns the diff; the file on disk changes and is recorded as seen.
 func TestEditFile(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, permissions.ModeAutoEdit)
 	p := e.write("a.go", "package a\n\nfunc A() int {\n\treturn 1\n}\n")
 	e.readIn("a.go")
@@ -57,6 +58,7 @@ func TestEditFile(t *testing.T) {
 // edit_file's refusals change nothing: an empty or no-op old_string, no
 // match, several matches, a file changed since it was read, a missing file.
 func TestEditFileRefusals(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, permissions.ModeAutoEdit)
 	e.write("a.txt", "one\ntwo\none\n")
 	e.readIn("a.txt")
@@ -84,6 +86,7 @@ func TestEditFileRefusals(t *testing.T) {
 // In ask mode the permission request shows the edit's diff; an edit that
 // does not apply asks without one and reports the error after approval.
 func TestEditFileAsksWithDiff(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, permissions.ModeAsk)
 	e.write("a.txt", "alpha\n")
 	e.readIn("a.txt")
@@ -105,6 +108,7 @@ func TestEditFileAsksWithDiff(t *testing.T) {
 
 // multi_edit applies its edits in order, all or none.
 func TestMultiEdit(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, permissions.ModeAutoEdit)
 	e.write("a.txt", "a\nb\nc\n")
 	e.readIn("a.txt")
@@ -135,6 +139,7 @@ func TestMultiEdit(t *testing.T) {
 // apply_patch adds, updates and deletes files in one step and lists them
 // with their diffs; a patch that does not fit changes nothing.
 func TestApplyPatch(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, permissions.ModeAutoEdit)
 	e.write("src/app.py", "def greet():\n    print(\"hi\")\n")
 	e.write("old.txt", "bye\n")
@@ -190,6 +195,7 @@ func TestApplyPatch(t *testing.T) {
 // In ask mode apply_patch asks once for all its paths, showing the diffs;
 // refused, nothing changes.
 func TestApplyPatchAsks(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, permissions.ModeAsk)
 	e.write("a.txt", "a\n")
 	e.readIn("a.txt")

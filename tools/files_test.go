@@ -39,6 +39,7 @@ func TestFenced(t *testing.T) {
 // read_file shows a window of numbered lines with a footer saying where to
 // read on, reports the first line's location and records the file as seen.
 func TestReadFileWindow(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, permissions.ModeAsk)
 	var body strings.Builder
 	for i := 1; i <= 10; i++ {
@@ -93,6 +94,7 @@ func TestReadFileWindow(t *testing.T) {
 // read_file refuses directories, binary files (NUL at the start or later)
 // and bad arguments, and names a missing file.
 func TestReadFileRefusals(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, permissions.ModeAsk)
 	e.write("dir/x.txt", "x\n")
 	e.write("blob.bin", "\x00\x01\x02ELF")
@@ -123,6 +125,7 @@ var tinyPNG = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x0
 // An image is given to the model as an image part; one over the limit is
 // refused; a file named .png that is not an image is read as text.
 func TestReadFileImage(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, permissions.ModeAsk)
 	p := e.write("logo.png", string(tinyPNG))
 	res := e.run(t.Context(), "read_file", `{"path":"logo.png"}`)
@@ -152,6 +155,7 @@ func TestReadFileImage(t *testing.T) {
 // A read outside the project asks; refused, nothing of the file is shown.
 // A command output the session saved reads without asking.
 func TestReadFileOutsideAsks(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, permissions.ModeAsk)
 	outside := filepath.Join(t.TempDir(), "secret.txt")
 	if err := os.WriteFile(outside, []byte("k3y\n"), 0o600); err != nil {
@@ -188,6 +192,7 @@ func TestReadFileOutsideAsks(t *testing.T) {
 // write_file creates files (and their directories) and replaces read ones,
 // with a diff; an existing file never read is refused as stale.
 func TestWriteFile(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, permissions.ModeAutoEdit)
 	res := e.run(t.Context(), "write_file", `{"path":"new/dir/a.txt","content":"one\ntwo\n"}`)
 	if got := mustOK(t, res); got != "Created new/dir/a.txt (8 bytes, 2 lines)." {
@@ -218,6 +223,7 @@ func TestWriteFile(t *testing.T) {
 // In ask mode the permission request shows the write's diff; refused,
 // nothing is written.
 func TestWriteFileAsksWithDiff(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, permissions.ModeAsk)
 	e.write("a.txt", "old\n")
 	mustOK(t, e.run(t.Context(), "read_file", `{"path":"a.txt"}`))
@@ -249,6 +255,7 @@ func TestWriteFileAsksWithDiff(t *testing.T) {
 // list_dir marks directories with / and symbolic links with @, says when a
 // directory is empty and bounds long listings.
 func TestListDir(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, permissions.ModeAsk)
 	e.write("b.txt", "")
 	e.write("a/x.txt", "")

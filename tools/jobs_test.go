@@ -40,6 +40,7 @@ func waitJob(t *testing.T, e *testEnv, id string) {
 // A background job answers at once; job_output shows its output and
 // whether it runs; job_stop kills it, shows its last output and forgets it.
 func TestBackgroundJobs(t *testing.T) {
+	t.Parallel()
 	e := shellEnv(t)
 	done := startBackground(t, e, "echo built; exit 4")
 	waitJob(t, e, done)
@@ -71,6 +72,7 @@ func TestBackgroundJobs(t *testing.T) {
 // At most maxJobs jobs run at once; when the session closes they are
 // stopped and later jobs are refused.
 func TestBackgroundJobsBounded(t *testing.T) {
+	t.Parallel()
 	e := shellEnv(t)
 	var ids []string
 	for range maxJobs {
@@ -97,6 +99,7 @@ func TestBackgroundJobsBounded(t *testing.T) {
 
 // A background command asks permission like any other; refused, no job.
 func TestBackgroundJobAsks(t *testing.T) {
+	t.Parallel()
 	e := shellEnv(t)
 	e.mode, e.answer = permissions.ModeAsk, permissions.RejectOnce
 	mustFail(t, e.run(t.Context(), "run_command", command(t, "sleep 60", "run_in_background", true)), "rejected")

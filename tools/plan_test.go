@@ -11,6 +11,7 @@ import (
 // reports itself in progress and answers with the plan as text; Codex's
 // {plan: [{step, status}]} is read too.
 func TestUpdatePlan(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, permissions.ModePlan) // needs no permission, even in plan mode
 	res := e.run(t.Context(), "update_plan", `{"entries":[{"content":"Read the code","status":"completed","priority":"high"},{"content":"Fix it","status":"in_progress"},{"content":"Test","status":"pending","priority":"low"}]}`)
 	if got := mustOK(t, res); got != "Plan updated:\n1. [completed] Read the code\n2. [in_progress] Fix it\n3. [pending] Test\n" {
@@ -41,6 +42,7 @@ func TestUpdatePlan(t *testing.T) {
 
 // A bad plan is refused with what to fix, and the session's plan stays.
 func TestUpdatePlanRefusals(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, permissions.ModeAsk)
 	for _, tc := range []struct{ in, want string }{
 		{`{}`, "entries is missing"},

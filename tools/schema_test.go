@@ -37,6 +37,7 @@ var toolInputs = map[string]struct {
 // property, the required properties exist, and objects close
 // additionalProperties, as DecodeInput refuses unknown arguments.
 func TestToolSchemas(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	for _, tool := range Builtin(Options{}) {
 		name := tool.Def.Name
@@ -64,6 +65,7 @@ func TestToolSchemas(t *testing.T) {
 
 // The check finds each kind of mismatch.
 func TestSchemaProblems(t *testing.T) {
+	t.Parallel()
 	type in struct {
 		Path  string   `json:"path"`
 		Count int      `json:"count"`

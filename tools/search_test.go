@@ -32,6 +32,7 @@ func searchProject(t *testing.T) *testEnv {
 // glob matches at any depth with **, relative to the searched directory,
 // and skips what .gitignore ignores, .git and protected directories.
 func TestGlob(t *testing.T) {
+	t.Parallel()
 	e := searchProject(t)
 	if got := mustOK(t, e.run(t.Context(), "glob", `{"pattern":"**/*.go"}`)); got != "main.go\npkg/sub/keep.go\npkg/util.go\n" {
 		t.Fatalf("**/*.go = %q", got)
@@ -60,6 +61,7 @@ func TestGlob(t *testing.T) {
 // grep prints path:line: text per match (paths relative to the working
 // directory), skipping ignored, binary, .git and protected files.
 func TestGrep(t *testing.T) {
+	t.Parallel()
 	e := searchProject(t)
 	want := "main.go:4: \tprintln(\"hello\")\npkg/util.go:3: // Hello says hello.\npkg/util.go:4: func Hello() string { return \"hello\" }\nweb/app.ts:1: const hello = 1\n"
 	if got := mustOK(t, e.run(t.Context(), "grep", `{"pattern":"hello\\b"}`)); got != want {
@@ -96,6 +98,7 @@ func TestGrep(t *testing.T) {
 // With context N, grep shows N lines around each match, groups apart
 // separated by "--" and overlapping ones merged; long lines are cut.
 func TestGrepContext(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, permissions.ModeAsk)
 	var b strings.Builder
 	for i := 1; i <= 12; i++ {
@@ -129,6 +132,7 @@ func TestGrepContext(t *testing.T) {
 
 // A search outside the project asks; refused, nothing is searched.
 func TestSearchOutsideAsks(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, permissions.ModeAsk)
 	out := t.TempDir()
 	if err := os.WriteFile(filepath.Join(out, "secret.txt"), []byte("k3y\n"), 0o600); err != nil {

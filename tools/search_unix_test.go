@@ -12,6 +12,7 @@ import (
 // grep refuses a FIFO named as its path (reading it would block) and
 // skips FIFOs in a tree.
 func TestGrepFIFO(t *testing.T) {
+	t.Parallel()
 	e := newTestEnv(t, permissions.ModeAsk)
 	e.write("a.txt", "hello\n")
 	if err := syscall.Mkfifo(e.path("pipe"), 0o600); err != nil {
