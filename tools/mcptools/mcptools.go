@@ -258,6 +258,17 @@ const (
 	ReadResource  = "mcp_read_resource"
 )
 
+// listResourcesInput is mcp_list_resources's arguments.
+type listResourcesInput struct {
+	Server string `json:"server"`
+}
+
+// readResourceInput is mcp_read_resource's arguments.
+type readResourceInput struct {
+	Server string `json:"server"`
+	URI    string `json:"uri"`
+}
+
 // resourceTools returns the resource tools of m.
 func resourceTools(m *mcpclient.Manager) []*tools.Tool {
 	list := &tools.Tool{
@@ -277,9 +288,7 @@ func resourceTools(m *mcpclient.Manager) []*tools.Tool {
 			return "List MCP resources"
 		},
 		Run: func(ctx context.Context, env tools.Env, tc *tools.Call) tools.Result {
-			in, err := tools.DecodeInput[struct {
-				Server string `json:"server"`
-			}](tc.Input)
+			in, err := tools.DecodeInput[listResourcesInput](tc.Input)
 			if err != nil {
 				return tools.Errorf("invalid %s arguments: %v", ListResources, err)
 			}
@@ -356,10 +365,7 @@ func resourceTools(m *mcpclient.Manager) []*tools.Tool {
 			return "Read MCP resource"
 		},
 		Run: func(ctx context.Context, env tools.Env, tc *tools.Call) tools.Result {
-			in, err := tools.DecodeInput[struct {
-				Server string `json:"server"`
-				URI    string `json:"uri"`
-			}](tc.Input)
+			in, err := tools.DecodeInput[readResourceInput](tc.Input)
 			if err != nil || in.Server == "" || in.URI == "" {
 				if err == nil {
 					err = fmt.Errorf("server and uri are required")

@@ -53,6 +53,12 @@ var names = []string{"glob", "grep", "list_dir", "read_file"}
 
 const prompt = `You are a read-only exploration sub-agent of acpd, a coding agent. Another agent gave you a task: find the information it asks for in the project, using the read and search tools (glob, grep, list_dir, read_file; independent calls in one response run in parallel). You cannot edit files or run commands. Be thorough but quick. Then answer with a concise report: the facts found, with path:line references and short quotes where useful, and what you could not find. The report is all the other agent sees.`
 
+// input is the task tool's arguments.
+type input struct {
+	Description string `json:"description"`
+	Prompt      string `json:"prompt"`
+}
+
 // Tool returns the "task" tool.
 func Tool() *tools.Tool {
 	return &tools.Tool{
@@ -65,10 +71,7 @@ func Tool() *tools.Tool {
 		Kind:     acp.ToolKindThink,
 		ReadOnly: true,
 		Title: func(in json.RawMessage) string {
-			v, _ := tools.DecodeInput[struct {
-				Description string `json:"description"`
-				Prompt      string `json:"prompt"`
-			}](in)
+			v, _ := tools.DecodeInput[input](in)
 			if v.Description != "" {
 				return "Explore: " + tools.Truncate(v.Description, 80)
 			}
@@ -79,10 +82,7 @@ func Tool() *tools.Tool {
 }
 
 func run(ctx context.Context, env tools.Env, c *tools.Call) tools.Result {
-	in, err := tools.DecodeInput[struct {
-		Description string `json:"description"`
-		Prompt      string `json:"prompt"`
-	}](c.Input)
+	in, err := tools.DecodeInput[input](c.Input)
 	if err != nil {
 		return tools.Errorf("invalid task arguments: %v", err)
 	}
