@@ -27,8 +27,11 @@ run: build
 test-deps:
 	cd testdata && npm ci --no-audit --no-fund --loglevel=error
 
+# vet also runs internal/noreach: no code reaches into another package's
+# unexported state (unsafe, reflect's writable pointers, go:linkname).
 vet:
 	$(GO) vet ./...
+	$(GO) run ./internal/noreach
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './testdata/node_modules/*')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 

@@ -48,7 +48,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"reflect"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -56,8 +55,6 @@ import (
 	"sync/atomic"
 
 	"github.com/sourcegraph/jsonrpc2"
-
-	"acpd/internal/jsonscan"
 )
 
 // Handler serves one inbound request or notification. For notifications the
@@ -178,6 +175,11 @@ type Conn struct {
 	done      chan struct{} // closed when reading ended and all handlers returned
 
 	nextID atomic.Uint64
+	// next is the message read last, waiting for the library to hand its
+	// ticket to Handle (see handOff).
+	handoffMu sync.Mutex
+	next      *inbound
+	ticket    []byte // the ticket's buffer, reused by the read loop
 	// arrivals numbers inbound requests and notifications on the read
 	// loop, in the order they were read (see Arrival).
 	arrivals atomic.Uint64
@@ -538,68 +540,66 @@ func (s *objectStream) ReadObject(v any) error {
 			c.routeResponse(&e)
 			continue
 		}
-		// The line is reused for the next one: copy what the request keeps.
-		req := &jsonrpc2.Request{Method: e.method, Notif: e.kind == kindNotification}
-		if e.params != nil {
-			p := cloneRaw(e.params)
-			req.Params = &p
-		}
+		// The line is reused for the next one: copy what the message keeps.
+		m := &inbound{method: e.method, conn: c, params: cloneRaw(e.params), arrival: c.arrivals.Add(1)}
 		if e.kind == kindRequest {
-			id := cloneRaw(e.id)
-			req.ID = libraryID(id)
-			req.ExtraFields = []jsonrpc2.RequestField{{Name: rawIDField, Value: id}}
+			m.id = cloneRaw(e.id)
 		}
-		return setRequest(v, req)
+		return s.handOff(v, m, e.rawMethod)
 	}
 }
 
-// rawIDField names the RequestField that carries a request's id exactly as
-// received (a json.RawMessage); jsonrpc2.ID holds it too when it can.
-const rawIDField = "id"
+// handOff passes m to the library's read loop through its public API: v is
+// the library's message, and the library decodes into it, with its own
+// json.Unmarshal, a ticket: a request (or, for a notification, a
+// notification) with m's method, no params and, for a request, m's arrival
+// number as its id. The library's decoding cannot carry m itself (it
+// re-encodes params, losing the duplicate keys the strict Unmarshal must
+// see, and cannot represent every valid id: negative, fractional, huge,
+// null), so m waits in s.next for Handle, which the library calls with the
+// ticket before it reads again (jsonrpc2.Handler: "While it is running, the
+// connection does not process any other requests or responses"). Handle
+// takes m only if the ticket matches it.
+func (s *objectStream) handOff(v any, m *inbound, rawMethod []byte) error {
+	c := (*Conn)(s)
+	t := append(s.ticket[:0], `{"jsonrpc":"2.0","method":`...)
+	t = append(t, rawMethod...)
+	if m.id != nil {
+		t = append(t, `,"id":`...)
+		t = strconv.AppendUint(t, m.arrival, 10)
+	}
+	t = append(t, '}')
+	if cap(t) <= retainLimit {
+		s.ticket = t
+	} else {
+		s.ticket = nil
+	}
+	c.handoffMu.Lock()
+	c.next = m
+	c.handoffMu.Unlock()
+	if err := json.Unmarshal(t, v); err != nil {
+		err = fmt.Errorf("acp: jsonrpc2 cannot decode a request ticket: %w", err)
+		c.log.Error("internal error", "err", err)
+		c.endRead(err)
+		return err
+	}
+	return nil
+}
 
-// libraryID returns id as a jsonrpc2.ID: strings, and integers that fit in
-// a uint64. Other ids (negative, fractional, huge, null) leave it zero.
-func libraryID(raw json.RawMessage) jsonrpc2.ID {
+// takeInbound returns the message whose ticket req is (see handOff), or nil
+// if req is not the ticket of the message last read.
+func (c *Conn) takeInbound(req *jsonrpc2.Request) *inbound {
+	c.handoffMu.Lock()
+	m := c.next
+	c.next = nil
+	c.handoffMu.Unlock()
 	switch {
-	case raw[0] == '"':
-		_, complex := jsonscan.StringEnd(raw, 0)
-		return jsonrpc2.ID{Str: unquote(raw, complex), IsString: true}
-	default:
-		n, err := strconv.ParseUint(string(raw), 10, 64)
-		if err != nil {
-			return jsonrpc2.ID{}
-		}
-		return jsonrpc2.ID{Num: n}
+	case m == nil, req.Method != m.method, req.Notif != (m.id == nil):
+		return nil
+	case !req.Notif && (req.ID.IsString || req.ID.Num != m.arrival):
+		return nil
 	}
-}
-
-// rawID returns the id of an inbound request as received.
-func rawID(req *jsonrpc2.Request) json.RawMessage {
-	for _, f := range req.ExtraFields {
-		if raw, ok := f.Value.(json.RawMessage); ok && f.Name == rawIDField {
-			return raw
-		}
-	}
-	return nil
-}
-
-// setRequest stores req into the message the library's read loop passes to
-// ReadObject (a pointer to its unexported anyMessage, which the library
-// fills with json.Unmarshal, a lossy decoding for ACP: see the package doc).
-// The layout is checked once against the pinned library version; a library
-// whose message no longer has a request field of type *jsonrpc2.Request
-// fails every connection loudly instead of being fed a lossy message.
-func setRequest(v any, req *jsonrpc2.Request) error {
-	rv := reflect.ValueOf(v)
-	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
-		return fmt.Errorf("acp: jsonrpc2 passed %T to ReadObject; this package supports the message layout of jsonrpc2 v0.2", v)
-	}
-	f, ok := rv.Type().Elem().FieldByName("request")
-	if !ok || f.Type != reflect.TypeFor[*jsonrpc2.Request]() {
-		return fmt.Errorf("acp: jsonrpc2's message %T has no request field; this package supports the message layout of jsonrpc2 v0.2", v)
-	}
-	*(**jsonrpc2.Request)(rv.Elem().FieldByIndex(f.Index).Addr().UnsafePointer()) = req
-	return nil
+	return m
 }
 
 // WriteObject implements jsonrpc2.ObjectStream. This package sends all its
@@ -688,18 +688,18 @@ func (c *Conn) writeResponse(ctx context.Context, resp wireResponse) {
 // rpcHandler receives the library's dispatch on the read loop.
 type rpcHandler struct{ c *Conn }
 
-// Handle implements jsonrpc2.Handler for the requests ReadObject decoded.
+// Handle implements jsonrpc2.Handler for the tickets ReadObject decoded.
 func (h rpcHandler) Handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) {
 	c := h.c
-	m := &inbound{method: req.Method, conn: c, arrival: c.arrivals.Add(1)}
-	if req.Params != nil {
-		m.params = *req.Params
+	m := c.takeInbound(req)
+	if m == nil {
+		c.log.Error("internal error: jsonrpc2 handed over a request this connection did not read", "method", clip(req.Method))
+		return
 	}
-	if req.Notif {
+	if m.id == nil {
 		c.dispatchNotification(m)
 		return
 	}
-	m.id = rawID(req)
 	key, ok := idKey(m.id)
 	if !ok {
 		c.log.Error("internal error: request without its id", "method", clip(m.method))

@@ -1277,23 +1277,48 @@ func BenchmarkRoundTrip(b *testing.B) {
 	}
 }
 
-// TestSetRequestChecksLayout: the stream stores requests into the library's
-// message only when its layout is the one this package was written for.
-func TestSetRequestChecksLayout(t *testing.T) {
-	var wrong struct{ request string }
-	if err := setRequest(&wrong, &jsonrpc2.Request{}); err == nil {
-		t.Error("setRequest accepted a message without a *jsonrpc2.Request field")
+// TestHandOffChecksTicket: Handle takes the message the stream read last
+// only when the library hands it that message's ticket; a request the
+// connection did not read is never dispatched.
+func TestHandOffChecksTicket(t *testing.T) {
+	called := make(chan string, 1)
+	p := newPeer(t, func(_ *Conn, _ context.Context, method string, _ json.RawMessage) (any, error) {
+		called <- method
+		return nil, nil
+	}, Options{})
+	c := p.conn
+	req := &inbound{method: "m", id: json.RawMessage(`-1.5`), arrival: 7, conn: c}
+	note := &inbound{method: "n", arrival: 8, conn: c}
+	for _, tc := range []struct {
+		name string
+		next *inbound
+		got  *jsonrpc2.Request
+		ok   bool
+	}{
+		{"nothing read", nil, &jsonrpc2.Request{Method: "m", ID: jsonrpc2.ID{Num: 7}}, false},
+		{"request", req, &jsonrpc2.Request{Method: "m", ID: jsonrpc2.ID{Num: 7}}, true},
+		{"other id", req, &jsonrpc2.Request{Method: "m", ID: jsonrpc2.ID{Num: 6}}, false},
+		{"string id", req, &jsonrpc2.Request{Method: "m", ID: jsonrpc2.ID{Str: "7", IsString: true}}, false},
+		{"other method", req, &jsonrpc2.Request{Method: "x", ID: jsonrpc2.ID{Num: 7}}, false},
+		{"request for a notification", note, &jsonrpc2.Request{Method: "n", ID: jsonrpc2.ID{Num: 8}}, false},
+		{"notification for a request", req, &jsonrpc2.Request{Method: "m", Notif: true}, false},
+		{"notification", note, &jsonrpc2.Request{Method: "n", Notif: true}, true},
+	} {
+		c.handoffMu.Lock()
+		c.next = tc.next
+		c.handoffMu.Unlock()
+		if m := c.takeInbound(tc.got); (m != nil) != tc.ok || (m != nil && m != tc.next) {
+			t.Errorf("%s: takeInbound = %v, want ok=%v", tc.name, m, tc.ok)
+		}
+		if c.next != nil {
+			t.Errorf("%s: the slot was not emptied", tc.name)
+		}
 	}
-	if err := setRequest(struct{}{}, &jsonrpc2.Request{}); err == nil {
-		t.Error("setRequest accepted a non-pointer")
-	}
-	var right struct {
-		request  *jsonrpc2.Request
-		response *jsonrpc2.Response
-	}
-	req := &jsonrpc2.Request{Method: "m"}
-	if err := setRequest(&right, req); err != nil || right.request != req {
-		t.Errorf("setRequest = %v, stored %v", err, right.request)
+	rpcHandler{c}.Handle(context.Background(), nil, &jsonrpc2.Request{Method: "m", ID: jsonrpc2.ID{Num: 1}})
+	// A real message still goes through, and is the first the handler sees.
+	p.send(`{"jsonrpc":"2.0","method" : "real","params":{}}`)
+	if got := <-called; got != "real" {
+		t.Fatalf("handler called for %q, want only the message read", got)
 	}
 }
 

@@ -309,9 +309,12 @@ type envelope struct {
 	kind   msgKind
 	id     []byte // raw id JSON; nil when absent
 	method string
-	params []byte // raw params JSON; nil when absent
-	result []byte // responses
-	errObj []byte // responses
+	// rawMethod is the method as received (a JSON string); requests and
+	// notifications only.
+	rawMethod []byte
+	params    []byte // raw params JSON; nil when absent
+	result    []byte // responses
+	errObj    []byte // responses
 
 	// kindInvalid: the error response to send.
 	code    int
@@ -433,7 +436,7 @@ func decodeEnvelope(line []byte) envelope {
 	}
 	m := vals[keyMethod]
 	_, complex := jsonscan.StringEnd(m, 0)
-	e := envelope{kind: kindNotification, method: unquote(m, complex), params: vals[keyParams]}
+	e := envelope{kind: kindNotification, method: unquote(m, complex), rawMethod: m, params: vals[keyParams]}
 	if id != nil {
 		e.kind = kindRequest
 		e.id = id
