@@ -8,24 +8,16 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"acpd/internal/testpeers"
 )
 
-// schemaRel is the schema location relative to the module root; it must match
-// the default of internal/schemagen.
-const schemaRel = "testdata/node_modules/@agentclientprotocol/sdk/schema/v1/schema.json"
-
-// schemaFile returns the path of the installed ACP schema. It skips the test
-// when the schema is missing, except under CI=true where it fails.
+// schemaFile returns the path of the installed ACP schema (the default of
+// internal/schemagen). It skips the test when the schema is missing, except
+// under CI=true where it fails, as every test of an npm peer does.
 func schemaFile(t testing.TB) string {
 	t.Helper()
-	p := filepath.Join("..", filepath.FromSlash(schemaRel))
-	if _, err := os.Stat(p); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("ACP schema missing under CI (%v); run: cd testdata && npm ci", err)
-		}
-		t.Skipf("ACP schema not installed (%v); run: cd testdata && npm ci", err)
-	}
-	return p
+	return testpeers.ACPSchema(t)
 }
 
 // TestGeneratedTypesUpToDate regenerates types_gen.go and methods_gen.go

@@ -58,3 +58,14 @@ func missing(tb testing.TB, what string, err error) {
 	}
 	tb.Skipf("%s unavailable (%v); %s", what, err, InstallHint)
 }
+
+// ACPSchema returns the path of the ACP JSON schema of the pinned
+// @agentclientprotocol/sdk (what acp/internal/schemagen generates from).
+func ACPSchema(tb testing.TB) string {
+	tb.Helper()
+	p := filepath.Join(ModulesDir(tb), "@agentclientprotocol", "sdk", "schema", "v1", "schema.json")
+	if _, err := os.Stat(p); err != nil {
+		missing(tb, "the ACP schema", err)
+	}
+	return p
+}
