@@ -11,6 +11,7 @@ import (
 
 	"github.com/charmbracelet/log"
 
+	"acpd/acp/jsonrpc"
 	"acpd/internal/syncbuf"
 )
 
@@ -54,7 +55,7 @@ func (*loadingAgent) LoadSession(context.Context, *LoadSessionRequest) (*LoadSes
 }
 
 func code(err error) int {
-	var e *Error
+	var e *jsonrpc.Error
 	if errors.As(err, &e) {
 		return e.Code
 	}
@@ -142,14 +143,14 @@ func TestClientSideKeepsUnknownVariants(t *testing.T) {
 	c := &updatesClient{}
 	var mu sync.Mutex
 	h := ClientHandler(c)
-	p := newPeer(t, func(conn *Conn, ctx context.Context, method string, params json.RawMessage) (any, error) {
+	p := newPeer(t, func(conn *jsonrpc.Conn, ctx context.Context, method string, params json.RawMessage) (any, error) {
 		if method == "ping" {
 			return "pong", nil
 		}
 		mu.Lock()
 		defer mu.Unlock()
 		return h(ctx, method, params)
-	}, Options{Logger: slog.New(log.NewWithOptions(&logs, log.Options{Level: log.InfoLevel}))})
+	}, jsonrpc.Options{Logger: slog.New(log.NewWithOptions(&logs, log.Options{Level: log.InfoLevel}))})
 
 	// codex-acp's initialize reply: an auth method of a type this schema lacks.
 	type result struct {

@@ -5,6 +5,8 @@ package acp
 import (
 	"context"
 	"encoding/json"
+
+	"acpd/acp/jsonrpc"
 )
 
 // Agent is what every ACP agent handles: the methods of the schema that no
@@ -135,12 +137,12 @@ type AgentSetSessionModel interface {
 	SetSessionModel(ctx context.Context, params *SetSessionModelRequest) (*SetSessionModelResponse, error)
 }
 
-// AgentHandler returns the Handler serving the ACP methods agents handle with h.
+// AgentHandler returns the jsonrpc.Handler serving the ACP methods agents handle with h.
 // Params are decoded with Unmarshal (absent or null params as {}); params that
-// do not decode are answered ErrInvalidParams. The optional methods h does not
+// do not decode are answered jsonrpc.ErrInvalidParams. The optional methods h does not
 // implement (see the Agent* interfaces) and unknown methods are answered
-// ErrMethodNotFound (-32601).
-func AgentHandler(h Agent) Handler {
+// jsonrpc.ErrMethodNotFound (-32601).
+func AgentHandler(h Agent) jsonrpc.Handler {
 	optCloseSession, _ := h.(AgentCloseSession)
 	optDeleteSession, _ := h.(AgentDeleteSession)
 	optListSessions, _ := h.(AgentListSessions)
@@ -200,7 +202,7 @@ func AgentHandler(h Agent) Handler {
 			}
 			return serveRequest(ctx, params, false, optSetSessionModel.SetSessionModel)
 		}
-		return nil, ErrMethodNotFound(method)
+		return nil, jsonrpc.ErrMethodNotFound(method)
 	}
 }
 
@@ -431,14 +433,14 @@ type ClientWriteTextFile interface {
 	WriteTextFile(ctx context.Context, params *WriteTextFileRequest) (*WriteTextFileResponse, error)
 }
 
-// ClientHandler returns the Handler serving the ACP methods clients handle with h.
+// ClientHandler returns the jsonrpc.Handler serving the ACP methods clients handle with h.
 // Params are decoded with UnmarshalLenient (absent or null params as {}): a
 // variant of a union this schema does not define is kept in its Other field.
-// Params that do not decode are answered ErrInvalidParams. The optional
+// Params that do not decode are answered jsonrpc.ErrInvalidParams. The optional
 // methods h does not implement (see the Client* interfaces) and unknown methods
-// are answered ErrMethodNotFound (-32601); for notifications the connection
+// are answered jsonrpc.ErrMethodNotFound (-32601); for notifications the connection
 // then only logs at debug level.
-func ClientHandler(h Client) Handler {
+func ClientHandler(h Client) jsonrpc.Handler {
 	optCompleteElicitation, _ := h.(ClientCompleteElicitation)
 	optCreateElicitation, _ := h.(ClientCreateElicitation)
 	optCreateTerminal, _ := h.(ClientCreateTerminal)
@@ -500,7 +502,7 @@ func ClientHandler(h Client) Handler {
 			}
 			return serveRequest(ctx, params, true, optWriteTextFile.WriteTextFile)
 		}
-		return nil, ErrMethodNotFound(method)
+		return nil, jsonrpc.ErrMethodNotFound(method)
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"acpd/acp/jsonrpc"
 )
 
 // newOf maps a $defs name to a constructor of the Go value it decodes into.
@@ -26,7 +28,7 @@ var newOf = map[string]func() any{
 	"ElicitationPropertySchema":     func() any { return new(ElicitationPropertySchema) },
 	"ElicitationUrlMode":            func() any { return new(ElicitationURLMode) },
 	"EmbeddedResourceResource":      func() any { return new(EmbeddedResourceResource) },
-	"Error":                         func() any { return new(Error) },
+	"Error":                         func() any { return new(jsonrpc.Error) },
 	"InitializeRequest":             func() any { return new(InitializeRequest) },
 	"InitializeResponse":            func() any { return new(InitializeResponse) },
 	"McpServer":                     func() any { return new(McpServer) },
@@ -365,7 +367,7 @@ func TestTypesOpenEnumsAndOther(t *testing.T) {
 	if got := n.Update.CompactionUpdate.Status; got != CompactionStatus("paused") {
 		t.Errorf("open enum value lost: %q", got)
 	}
-	var e Error
+	var e jsonrpc.Error
 	mustDecode(t, `{"code":-31999,"message":"x"}`, &e)
 	if e.Code != -31999 {
 		t.Errorf("open error code lost: %d", e.Code)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"acpd/acp"
+	"acpd/acp/jsonrpc"
 	"acpd/agent/internal/mcpbridge"
 	"acpd/config"
 	"acpd/mcpclient/oauth"
@@ -97,7 +98,7 @@ type Options struct {
 type Agent struct {
 	opts Options
 	log  *slog.Logger
-	conn *acp.Conn
+	conn *jsonrpc.Conn
 	// terms owns the local PTY terminals of every session.
 	terms *terminal.Manager
 	// builtin are the built-in tools by name; toolKinds their kinds, for
@@ -260,7 +261,7 @@ func (a *Agent) Serve(ctx context.Context, r io.Reader, w io.WriteCloser) error 
 	a.baseCtx, a.cancelAll = ctx, cancel
 	a.mu.Unlock()
 	in := &inputWatch{r: r, ended: make(chan struct{})}
-	conn := acp.NewConn(ctx, in, w, mcpbridge.WithApps(acp.AgentHandler(handlers{a}), a.bridge), acp.Options{
+	conn := jsonrpc.NewConn(ctx, in, w, mcpbridge.WithApps(acp.AgentHandler(handlers{a}), a.bridge), jsonrpc.Options{
 		MaxLineBytes: a.opts.MaxLineBytes,
 		Logger:       a.log,
 		Immediate:    func(method string) bool { return method == acp.AgentMethodSessionCancel },
@@ -374,7 +375,7 @@ var _ interface {
 // (Options.Immediate), so it must not block.
 func (h handlers) Cancel(ctx context.Context, p *acp.CancelNotification) error {
 	if s := h.a.lookup(p.SessionID); s != nil {
-		s.slot.Cancel(acp.Arrival(ctx))
+		s.slot.Cancel(jsonrpc.Arrival(ctx))
 	}
 	return nil
 }
@@ -400,7 +401,7 @@ func (a *Agent) mustSession(id acp.SessionID) (*sess, error) {
 	if s := a.lookup(id); s != nil {
 		return s, nil
 	}
-	return nil, &acp.Error{Code: int(acp.ErrorCodeResourceNotFound), Message: fmt.Sprintf("session %q is not open in this connection (use session/load or session/resume)", id)}
+	return nil, &jsonrpc.Error{Code: int(acp.ErrorCodeResourceNotFound), Message: fmt.Sprintf("session %q is not open in this connection (use session/load or session/resume)", id)}
 }
 
 // bridge returns the MCP bridge of the open session id (see
@@ -414,5 +415,5 @@ func (a *Agent) bridge(id acp.SessionID) (*mcpbridge.Bridge, error) {
 }
 
 func invalidParams(format string, args ...any) error {
-	return &acp.Error{Code: int(acp.ErrorCodeInvalidParams), Message: fmt.Sprintf(format, args...)}
+	return &jsonrpc.Error{Code: int(acp.ErrorCodeInvalidParams), Message: fmt.Sprintf(format, args...)}
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"acpd/acp"
+	"acpd/acp/jsonrpc"
 	"acpd/config"
 	"acpd/model"
 	"acpd/session"
@@ -30,7 +31,7 @@ import (
 type benchConn struct {
 	b      *testing.B
 	agent  *Agent
-	conn   *acp.Conn
+	conn   *jsonrpc.Conn
 	out    io.Closer // client → agent
 	served chan struct{}
 	cancel context.CancelFunc
@@ -83,9 +84,9 @@ func newBench(b *testing.B, backend model.Backend, info model.ModelInfo, onUpdat
 		defer close(bc.served)
 		_ = a.Serve(ctx, agentIn, agentOut)
 	}()
-	bc.conn = acp.NewConn(context.Background(), clientIn, clientOut, func(ctx context.Context, method string, params json.RawMessage) (any, error) {
+	bc.conn = jsonrpc.NewConn(context.Background(), clientIn, clientOut, func(ctx context.Context, method string, params json.RawMessage) (any, error) {
 		if method != acp.ClientMethodSessionUpdate {
-			return nil, acp.ErrMethodNotFound(method)
+			return nil, jsonrpc.ErrMethodNotFound(method)
 		}
 		if onUpdate == nil {
 			return nil, nil // a client that shows nothing decodes no more than the envelope
@@ -95,7 +96,7 @@ func newBench(b *testing.B, backend model.Backend, info model.ModelInfo, onUpdat
 			onUpdate(n)
 		}
 		return nil, nil
-	}, acp.Options{Logger: slog.New(slog.DiscardHandler)})
+	}, jsonrpc.Options{Logger: slog.New(slog.DiscardHandler)})
 	b.Cleanup(bc.close)
 	bc.call(acp.AgentMethodInitialize, acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersion1}, &acp.InitializeResponse{})
 	return bc

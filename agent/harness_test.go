@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"acpd/acp"
+	"acpd/acp/jsonrpc"
 	"acpd/config"
 	"acpd/mcpclient/oauth"
 	"acpd/model"
@@ -217,14 +218,14 @@ type termCall struct {
 	create *acp.CreateTerminalRequest
 }
 
-// client is a fake editor: an acp.Conn speaking to an Agent over two
+// client is a fake editor: an jsonrpc.Conn speaking to an Agent over two
 // os.Pipes, recording every message on the wire (in arrival order) and
 // answering the agent's requests with per-test behaviour.
 type client struct {
 	t     *testing.T
 	env   *testEnv
 	agent *Agent
-	conn  *acp.Conn
+	conn  *jsonrpc.Conn
 	in    *wireTap    // agent → client
 	out   *wireWriter // client → agent
 
@@ -318,7 +319,7 @@ func (e *testEnv) connectWith(adjust func(*model.ModelInfo), hook hookFunc) *cli
 			return c.handle(ctx, method, params)
 		}
 	}
-	c.conn = acp.NewConn(context.Background(), c.in, c.out, handler, acp.Options{Logger: slog.New(slog.DiscardHandler)})
+	c.conn = jsonrpc.NewConn(context.Background(), c.in, c.out, handler, jsonrpc.Options{Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(c.close)
 	return c
 }
@@ -394,7 +395,7 @@ func (c *client) handle(ctx context.Context, method string, params json.RawMessa
 		var req acp.RequestPermissionRequest
 		if err := acp.Unmarshal(params, &req); err != nil {
 			c.fail("session/request_permission does not decode: %v", err)
-			return nil, acp.ErrInvalidParams(err)
+			return nil, jsonrpc.ErrInvalidParams(err)
 		}
 		c.mu.Lock()
 		c.permReqs = append(c.permReqs, req)
@@ -408,7 +409,7 @@ func (c *client) handle(ctx context.Context, method string, params json.RawMessa
 		var req acp.ReadTextFileRequest
 		if err := acp.Unmarshal(params, &req); err != nil {
 			c.fail("fs/read_text_file does not decode: %v", err)
-			return nil, acp.ErrInvalidParams(err)
+			return nil, jsonrpc.ErrInvalidParams(err)
 		}
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -417,7 +418,7 @@ func (c *client) handle(ctx context.Context, method string, params json.RawMessa
 		if !ok {
 			data, err := os.ReadFile(req.Path)
 			if err != nil {
-				return nil, &acp.Error{Code: int(acp.ErrorCodeResourceNotFound), Message: err.Error()}
+				return nil, &jsonrpc.Error{Code: int(acp.ErrorCodeResourceNotFound), Message: err.Error()}
 			}
 			content = string(data)
 		}
@@ -426,7 +427,7 @@ func (c *client) handle(ctx context.Context, method string, params json.RawMessa
 		var req acp.WriteTextFileRequest
 		if err := acp.Unmarshal(params, &req); err != nil {
 			c.fail("fs/write_text_file does not decode: %v", err)
-			return nil, acp.ErrInvalidParams(err)
+			return nil, jsonrpc.ErrInvalidParams(err)
 		}
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -437,7 +438,7 @@ func (c *client) handle(ctx context.Context, method string, params json.RawMessa
 		var req acp.CreateTerminalRequest
 		if err := acp.Unmarshal(params, &req); err != nil {
 			c.fail("terminal/create does not decode: %v", err)
-			return nil, acp.ErrInvalidParams(err)
+			return nil, jsonrpc.ErrInvalidParams(err)
 		}
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -448,7 +449,7 @@ func (c *client) handle(ctx context.Context, method string, params json.RawMessa
 		var req acp.TerminalOutputRequest // all four take sessionId and terminalId
 		if err := acp.Unmarshal(params, &req); err != nil {
 			c.fail("%s does not decode: %v", method, err)
-			return nil, acp.ErrInvalidParams(err)
+			return nil, jsonrpc.ErrInvalidParams(err)
 		}
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -475,13 +476,13 @@ func (c *client) handle(ctx context.Context, method string, params json.RawMessa
 			var req acp.CreateElicitationRequest
 			if err := acp.Unmarshal(params, &req); err != nil {
 				c.fail("elicitation/create does not decode: %v", err)
-				return nil, acp.ErrInvalidParams(err)
+				return nil, jsonrpc.ErrInvalidParams(err)
 			}
 			return f(ctx, req)
 		}
 	}
 	c.fail("unexpected request %s", method)
-	return nil, acp.ErrMethodNotFound(method)
+	return nil, jsonrpc.ErrMethodNotFound(method)
 }
 
 // call makes one request, bounded by liveness.
@@ -660,7 +661,7 @@ func chunkText(us []acp.SessionUpdate) string {
 
 // rpcCode returns the JSON-RPC error code of err, or 0.
 func rpcCode(err error) int {
-	var e *acp.Error
+	var e *jsonrpc.Error
 	if errors.As(err, &e) {
 		return e.Code
 	}
@@ -677,7 +678,7 @@ type wireMsg struct {
 	Method string          `json:"method"`
 	Params json.RawMessage `json:"params"`
 	Result json.RawMessage `json:"result"`
-	Error  *acp.Error      `json:"error"`
+	Error  *jsonrpc.Error  `json:"error"`
 }
 
 // wireTap records every line read through it, in order, before the

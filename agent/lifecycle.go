@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"acpd/acp"
+	"acpd/acp/jsonrpc"
 	"acpd/agent/internal/handshake"
 	"acpd/agent/internal/listing"
 	"acpd/agent/internal/replay"
@@ -17,7 +18,7 @@ import (
 	"acpd/session"
 )
 
-func (a *Agent) connection() *acp.Conn {
+func (a *Agent) connection() *jsonrpc.Conn {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.conn
@@ -86,7 +87,7 @@ func (h handlers) Authenticate(ctx context.Context, p *acp.AuthenticateRequest) 
 func (h handlers) Logout(ctx context.Context, p *acp.LogoutRequest) (*acp.LogoutResponse, error) {
 	a := h.a
 	if a.opts.Logout == nil {
-		return nil, acp.ErrMethodNotFound(acp.AgentMethodLogout)
+		return nil, jsonrpc.ErrMethodNotFound(acp.AgentMethodLogout)
 	}
 	if err := a.opts.Logout(); err != nil {
 		return nil, fmt.Errorf("removing stored keys: %w", err)
@@ -151,7 +152,7 @@ func (h handlers) NewSession(ctx context.Context, p *acp.NewSessionRequest) (*ac
 		return nil, err
 	}
 	// Clients drop updates that arrive before the session/new reply.
-	acp.AfterReply(ctx, func() { s.sendCommands(a.baseContext()) })
+	jsonrpc.AfterReply(ctx, func() { s.sendCommands(a.baseContext()) })
 	return &acp.NewSessionResponse{
 		SessionID:     s.id,
 		Modes:         s.modeState(),
@@ -187,10 +188,10 @@ func (a *Agent) openStored(id acp.SessionID, cwd string, dirs []string, mcp []ac
 		var le *session.LockedError
 		switch {
 		case errors.Is(err, session.ErrNotFound):
-			return nil, nil, &acp.Error{Code: int(acp.ErrorCodeResourceNotFound), Message: fmt.Sprintf("session %q not found", id)}
+			return nil, nil, &jsonrpc.Error{Code: int(acp.ErrorCodeResourceNotFound), Message: fmt.Sprintf("session %q not found", id)}
 		case errors.As(err, &le):
 			// Shown as is by editors: say what to do.
-			return nil, nil, &acp.Error{Code: int(acp.ErrorCodeInvalidRequest), Message: "This session is open in another window (" + le.Error() + "): close it there, or continue it in that window."}
+			return nil, nil, &jsonrpc.Error{Code: int(acp.ErrorCodeInvalidRequest), Message: "This session is open in another window (" + le.Error() + "): close it there, or continue it in that window."}
 		case errors.Is(err, session.ErrInvalidID):
 			return nil, nil, invalidParams("%v", err)
 		}
@@ -240,7 +241,7 @@ func (h handlers) LoadSession(ctx context.Context, p *acp.LoadSessionRequest) (*
 		title := st.Title
 		s.send(ctx, acp.SessionUpdate{SessionInfoUpdate: &acp.SessionInfoUpdate{Title: &title}})
 	}
-	acp.AfterReply(ctx, func() { s.sendCommands(a.baseContext()) })
+	jsonrpc.AfterReply(ctx, func() { s.sendCommands(a.baseContext()) })
 	return &acp.LoadSessionResponse{Modes: s.modeState(), ConfigOptions: s.configOptions()}, nil
 }
 
@@ -250,7 +251,7 @@ func (h handlers) ResumeSession(ctx context.Context, p *acp.ResumeSessionRequest
 	if err != nil {
 		return nil, err
 	}
-	acp.AfterReply(ctx, func() { s.sendCommands(a.baseContext()) })
+	jsonrpc.AfterReply(ctx, func() { s.sendCommands(a.baseContext()) })
 	return &acp.ResumeSessionResponse{Modes: s.modeState(), ConfigOptions: s.configOptions()}, nil
 }
 
@@ -282,7 +283,7 @@ func (a *Agent) unregister(id acp.SessionID) bool {
 
 func (h handlers) CloseSession(ctx context.Context, p *acp.CloseSessionRequest) (*acp.CloseSessionResponse, error) {
 	if !h.a.unregister(p.SessionID) {
-		return nil, &acp.Error{Code: int(acp.ErrorCodeResourceNotFound), Message: fmt.Sprintf("session %q is not open", p.SessionID)}
+		return nil, &jsonrpc.Error{Code: int(acp.ErrorCodeResourceNotFound), Message: fmt.Sprintf("session %q is not open", p.SessionID)}
 	}
 	return &acp.CloseSessionResponse{}, nil
 }
@@ -294,9 +295,9 @@ func (h handlers) DeleteSession(ctx context.Context, p *acp.DeleteSessionRequest
 		var le *session.LockedError
 		switch {
 		case errors.Is(err, session.ErrNotFound):
-			return nil, &acp.Error{Code: int(acp.ErrorCodeResourceNotFound), Message: fmt.Sprintf("session %q not found", p.SessionID)}
+			return nil, &jsonrpc.Error{Code: int(acp.ErrorCodeResourceNotFound), Message: fmt.Sprintf("session %q not found", p.SessionID)}
 		case errors.As(err, &le):
-			return nil, &acp.Error{Code: int(acp.ErrorCodeInvalidRequest), Message: le.Error()}
+			return nil, &jsonrpc.Error{Code: int(acp.ErrorCodeInvalidRequest), Message: le.Error()}
 		case errors.Is(err, session.ErrInvalidID):
 			return nil, invalidParams("%v", err)
 		}

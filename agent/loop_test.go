@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"acpd/acp"
+	"acpd/acp/jsonrpc"
 	"acpd/agent/internal/sysprompt"
 	"acpd/compact"
 	"acpd/internal/loopguard"
@@ -281,7 +282,7 @@ func TestParallelReads(t *testing.T) {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case <-bctx.Done():
-			return nil, &acp.Error{Code: int(acp.ErrorCodeInternalError), Message: fmt.Sprintf("only %d of %d reads arrived: they do not run concurrently", arrived.Load(), len(names))}
+			return nil, &jsonrpc.Error{Code: int(acp.ErrorCodeInternalError), Message: fmt.Sprintf("only %d of %d reads arrived: they do not run concurrently", arrived.Load(), len(names))}
 		}
 	}
 	c := env.startWith(editorCaps, nil, hook)

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"acpd/acp"
+	"acpd/acp/jsonrpc"
 	"acpd/agent/internal/configopts"
 	"acpd/agent/internal/turnerr"
 	"acpd/model"
@@ -102,7 +103,7 @@ func (h handlers) SetSessionMode(ctx context.Context, p *acp.SetSessionModeReque
 		return nil, err
 	}
 	changed := before != string(p.ModeID)
-	acp.AfterReply(ctx, func() { s.announce(a.baseContext(), changed) })
+	jsonrpc.AfterReply(ctx, func() { s.announce(a.baseContext(), changed) })
 	return &acp.SetSessionModeResponse{}, nil
 }
 
@@ -123,7 +124,7 @@ func (h handlers) SetSessionConfigOption(ctx context.Context, p *acp.SetSessionC
 		return nil, err
 	}
 	changed := s.settings().Mode != before
-	acp.AfterReply(ctx, func() { s.announce(a.baseContext(), changed) })
+	jsonrpc.AfterReply(ctx, func() { s.announce(a.baseContext(), changed) })
 	return &acp.SetSessionConfigOptionResponse{ConfigOptions: s.configOptions()}, nil
 }
 
@@ -136,7 +137,7 @@ func (h handlers) SetSessionModel(ctx context.Context, p *acp.SetSessionModelReq
 	if err := s.applySetting(optModel, string(p.ModelID)); err != nil {
 		return nil, err
 	}
-	acp.AfterReply(ctx, func() { s.announce(a.baseContext(), false) })
+	jsonrpc.AfterReply(ctx, func() { s.announce(a.baseContext(), false) })
 	return &acp.SetSessionModelResponse{}, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"acpd/acp"
+	"acpd/acp/jsonrpc"
 	"acpd/agent/internal/notice"
 	"acpd/agent/internal/promptin"
 	"acpd/agent/internal/skills"
@@ -42,13 +43,13 @@ func (h handlers) Prompt(ctx context.Context, p *acp.PromptRequest) (*acp.Prompt
 		return &acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
 	}
 	s.prompted.Store(true)
-	t, err := s.slot.Begin(ctx, acp.Arrival(ctx))
+	t, err := s.slot.Begin(ctx, jsonrpc.Arrival(ctx))
 	switch {
 	case errors.Is(err, turnslot.ErrCancelledEarly):
 		// session/cancel read after this prompt (a quick Stop).
 		return &acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
 	case errors.Is(err, turnslot.ErrClosed):
-		return nil, &acp.Error{Code: int(acp.ErrorCodeResourceNotFound), Message: fmt.Sprintf("session %q is closed", s.id)}
+		return nil, &jsonrpc.Error{Code: int(acp.ErrorCodeResourceNotFound), Message: fmt.Sprintf("session %q is closed", s.id)}
 	case errors.Is(err, turnslot.ErrBusy):
 		return nil, turnerr.InProgress
 	case err != nil:
@@ -57,7 +58,7 @@ func (h handlers) Prompt(ctx context.Context, p *acp.PromptRequest) (*acp.Prompt
 	// The slot is released once the reply is written (AfterReply runs even
 	// when the write fails or the handler panics): a prompt waiting for this
 	// cancelled turn must not stream before the client has this reply.
-	acp.AfterReply(ctx, t.End)
+	jsonrpc.AfterReply(ctx, t.End)
 	defer t.Replying()
 	stop, err := s.runTurn(t.Context(), p.Prompt)
 	s.sync()
@@ -178,7 +179,7 @@ func (s *sess) runTurn(ctx context.Context, prompt []acp.ContentBlock) (acp.Stop
 func (s *sess) noModel(ctx context.Context, ref string, err error) error {
 	e := turnerr.NoModel(ref, err)
 	if !s.a.canLogIn() {
-		var ae *acp.Error
+		var ae *jsonrpc.Error
 		if errors.As(e, &ae) {
 			s.notify(ctx, acp.SessionUpdate{AgentMessageChunk: textChunk(ae.Message, newID("m_"))})
 		}

@@ -38,6 +38,7 @@ import (
 	"syscall"
 
 	"acpd/acp"
+	"acpd/acp/jsonrpc"
 	"acpd/files"
 	"acpd/sandbox"
 	"acpd/terminal"
@@ -128,9 +129,9 @@ func (c *Client) Close() error {
 	return c.terms.Close()
 }
 
-// Handler returns the acp.Handler serving the client methods (see
-// acp.ClientHandler); other methods are answered with acp.ErrMethodNotFound.
-func (c *Client) Handler() acp.Handler {
+// Handler returns the jsonrpc.Handler serving the client methods (see
+// acp.ClientHandler); other methods are answered with jsonrpc.ErrMethodNotFound.
+func (c *Client) Handler() jsonrpc.Handler {
 	return acp.ClientHandler(handlers{c})
 }
 
@@ -262,8 +263,8 @@ func Select(options []acp.PermissionOption, kinds ...acp.PermissionOptionKind) a
 }
 
 // refused is the error for paths the client does not serve.
-func refused(path, why string) *acp.Error {
-	return &acp.Error{Code: -32602, Message: fmt.Sprintf("%s: %s", path, why)}
+func refused(path, why string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: -32602, Message: fmt.Sprintf("%s: %s", path, why)}
 }
 
 // confine resolves an absolute path and requires it to lie inside a root.
@@ -302,7 +303,7 @@ func (c *Client) readTextFile(ctx context.Context, req acp.ReadTextFileRequest) 
 	if errors.Is(err, fs.ErrNotExist) {
 		// As Zed answers: agents take it as "no such file" (the old
 		// content of a file a write creates), not as a failure.
-		return acp.ReadTextFileResponse{}, &acp.Error{Code: int(acp.ErrorCodeResourceNotFound), Message: fmt.Sprintf("Resource not found: %s", req.Path)}
+		return acp.ReadTextFileResponse{}, &jsonrpc.Error{Code: int(acp.ErrorCodeResourceNotFound), Message: fmt.Sprintf("Resource not found: %s", req.Path)}
 	}
 	if err != nil {
 		return acp.ReadTextFileResponse{}, err

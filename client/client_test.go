@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"acpd/acp"
+	"acpd/acp/jsonrpc"
 	"acpd/sandbox"
 )
 
@@ -33,15 +34,15 @@ const testWait = 30 * time.Second
 // pair connects an "agent" Conn (no handler of its own) to c's handler over
 // two pipes and returns the agent side. Both connections are closed, and c
 // too, when the test ends.
-func pair(t *testing.T, c *Client) *acp.Conn {
+func pair(t *testing.T, c *Client) *jsonrpc.Conn {
 	t.Helper()
 	ar, cw := io.Pipe()
 	cr, aw := io.Pipe()
 	lg := slog.New(slog.DiscardHandler)
-	cc := acp.NewConn(context.Background(), cr, cw, c.Handler(), acp.Options{Logger: lg})
-	agent := acp.NewConn(context.Background(), ar, aw, func(context.Context, string, json.RawMessage) (any, error) {
+	cc := jsonrpc.NewConn(context.Background(), cr, cw, c.Handler(), jsonrpc.Options{Logger: lg})
+	agent := jsonrpc.NewConn(context.Background(), ar, aw, func(context.Context, string, json.RawMessage) (any, error) {
 		return nil, errors.New("unexpected")
-	}, acp.Options{Logger: lg})
+	}, jsonrpc.Options{Logger: lg})
 	t.Cleanup(func() {
 		agent.Close()
 		cc.Close()
@@ -52,7 +53,7 @@ func pair(t *testing.T, c *Client) *acp.Conn {
 	return agent
 }
 
-func newClient(t *testing.T, o Options) (*Client, *acp.Conn, string) {
+func newClient(t *testing.T, o Options) (*Client, *jsonrpc.Conn, string) {
 	t.Helper()
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -66,7 +67,7 @@ func newClient(t *testing.T, o Options) (*Client, *acp.Conn, string) {
 	return c, pair(t, c), dir
 }
 
-func call(t *testing.T, conn *acp.Conn, method string, params, result any) error {
+func call(t *testing.T, conn *jsonrpc.Conn, method string, params, result any) error {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testWait)
 	defer cancel()
@@ -109,7 +110,7 @@ func TestReadMissingFile(t *testing.T) {
 	_, conn, dir := newClient(t, Options{})
 	var res acp.ReadTextFileResponse
 	err := call(t, conn, acp.ClientMethodFsReadTextFile, acp.ReadTextFileRequest{SessionID: "s", Path: filepath.Join(dir, "new.txt")}, &res)
-	var rerr *acp.Error
+	var rerr *jsonrpc.Error
 	if !errors.As(err, &rerr) || rerr.Code != int(acp.ErrorCodeResourceNotFound) {
 		t.Errorf("reading a missing file: %v, want -32002", err)
 	}
@@ -187,7 +188,7 @@ func TestOutsideRootsRefused(t *testing.T) {
 	} {
 		var res acp.ReadTextFileResponse
 		err := call(t, conn, acp.ClientMethodFsReadTextFile, acp.ReadTextFileRequest{SessionID: "s", Path: p}, &res)
-		var rerr *acp.Error
+		var rerr *jsonrpc.Error
 		if !errors.As(err, &rerr) || res.Content != "" {
 			t.Errorf("read %s: err %v, content %q; want a JSON-RPC error", p, err, res.Content)
 		}
@@ -316,7 +317,7 @@ func TestCloseKillsTerminals(t *testing.T) {
 func TestUnknownMethod(t *testing.T) {
 	_, conn, _ := newClient(t, Options{})
 	err := call(t, conn, "fs/delete_everything", map[string]any{}, nil)
-	var rerr *acp.Error
+	var rerr *jsonrpc.Error
 	if !errors.As(err, &rerr) || rerr.Code != -32601 {
 		t.Fatalf("got %v, want method not found", err)
 	}

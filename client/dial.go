@@ -11,13 +11,14 @@ import (
 	"time"
 
 	"acpd/acp"
+	"acpd/acp/jsonrpc"
 )
 
 // DialOptions tunes Dial beyond the Client's Options. Nil selects defaults.
 type DialOptions struct {
 	// Info names this client in initialize; empty means "acpd".
 	Info acp.Implementation
-	// MaxLineBytes bounds one message from the agent (acp.Options).
+	// MaxLineBytes bounds one message from the agent (jsonrpc.Options).
 	MaxLineBytes int
 	// OnWrite, when not nil, is told the absolute path of every file an
 	// fs/write_text_file request replaced, after it did.
@@ -32,7 +33,7 @@ type DialOptions struct {
 // methods are safe for concurrent use. Close it to stop the agent.
 type Conn struct {
 	cl     *Client
-	rpc    *acp.Conn
+	rpc    *jsonrpc.Conn
 	agent  acp.AgentConn
 	stream *Stream
 	init   acp.InitializeResponse
@@ -92,7 +93,7 @@ func Dial(ctx context.Context, t Transport, o Options, d *DialOptions) (*Conn, e
 			return res, err
 		}
 	}
-	c.rpc = acp.NewConn(context.Background(), s.R, s.W, h, acp.Options{
+	c.rpc = jsonrpc.NewConn(context.Background(), s.R, s.W, h, jsonrpc.Options{
 		Logger:       c.cl.log,
 		MaxLineBytes: d.MaxLineBytes,
 		// Updates run on the read loop, so they are handled before the
@@ -157,7 +158,7 @@ func (c *Conn) fail(ctx context.Context, err error) error {
 	if err == nil || ctx.Err() != nil {
 		return err
 	}
-	var rpcErr *acp.Error
+	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) {
 		return err
 	}

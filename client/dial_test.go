@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"acpd/acp"
+	"acpd/acp/jsonrpc"
 )
 
 // testAgentEnv makes the test binary a small ACP agent (runTestAgent) that
@@ -46,7 +47,7 @@ func runTestAgent(dir string) int {
 		mu        sync.Mutex
 		mode      = "default"
 		cancelled = make(chan struct{})
-		conn      *acp.Conn
+		conn      *jsonrpc.Conn
 	)
 	say := func(ctx context.Context, sid acp.SessionID, text string) {
 		conn.Notify(ctx, acp.ClientMethodSessionUpdate, acp.SessionNotification{SessionID: sid, Update: acp.SessionUpdate{
@@ -61,7 +62,7 @@ func runTestAgent(dir string) int {
 		case acp.AgentMethodInitialize:
 			// Like codex-acp: an auth method of a type the schema lacks,
 			// and a notification no client knows.
-			acp.AfterReply(ctx, func() {
+			jsonrpc.AfterReply(ctx, func() {
 				conn.Notify(ctx, "_auth/status_update", map[string]string{"status": "ok"})
 			})
 			return json.RawMessage(`{"protocolVersion":1,"agentCapabilities":{"loadSession":true},` +
@@ -101,9 +102,9 @@ func runTestAgent(dir string) int {
 			say(ctx, req.SessionID, "mode="+m)
 			return acp.PromptResponse{StopReason: acp.StopReasonEndTurn}, nil
 		}
-		return nil, acp.ErrMethodNotFound(method)
+		return nil, jsonrpc.ErrMethodNotFound(method)
 	}
-	conn = acp.NewConn(context.Background(), os.Stdin, os.Stdout, handler, acp.Options{
+	conn = jsonrpc.NewConn(context.Background(), os.Stdin, os.Stdout, handler, jsonrpc.Options{
 		Logger:    slog.New(slog.DiscardHandler),
 		Immediate: func(m string) bool { return m == acp.AgentMethodSessionCancel },
 	})

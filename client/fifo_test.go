@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"acpd/acp"
+	"acpd/acp/jsonrpc"
 )
 
 // TestReadTextFileRefusesFIFO: a FIFO in the root is refused at once
@@ -22,7 +23,7 @@ func TestReadTextFileRefusesFIFO(t *testing.T) {
 	}
 	var res acp.ReadTextFileResponse
 	err := call(t, conn, acp.ClientMethodFsReadTextFile, acp.ReadTextFileRequest{SessionID: "s", Path: p}, &res)
-	var rerr *acp.Error
+	var rerr *jsonrpc.Error
 	if !errors.As(err, &rerr) || !strings.Contains(rerr.Message, "not a regular file") {
 		t.Fatalf("read of a FIFO: %v, want a refusal naming it not a regular file", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"acpd/acp"
+	"acpd/acp/jsonrpc"
 )
 
 //go:embed page
@@ -290,7 +291,7 @@ func (h *Host) serveCall(w http.ResponseWriter, r *http.Request) {
 	res, rerr := h.o.Relay(ctx, method, params)
 	if rerr != nil {
 		code := -32603
-		var ae *acp.Error
+		var ae *jsonrpc.Error
 		if errors.As(rerr, &ae) {
 			code = ae.Code
 		}

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	"acpd/acp"
+	"acpd/acp/jsonrpc"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -37,7 +38,7 @@ func started(t *testing.T) (*Host, string, *[]relayed, *sync.Mutex) {
 		got = append(got, relayed{method, params})
 		mu.Unlock()
 		if method == MethodReadResource {
-			return nil, &acp.Error{Code: -32602, Message: "no such resource"}
+			return nil, &jsonrpc.Error{Code: -32602, Message: "no such resource"}
 		}
 		return json.RawMessage(`{"ok":true}`), nil
 	}})

@@ -14,7 +14,7 @@ import (
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
-	"acpd/acp"
+	"acpd/acp/jsonrpc"
 	"acpd/agent"
 	"acpd/config"
 	"acpd/model/provider"
@@ -135,7 +135,7 @@ or see "acpd --help" for the commands people use (acpd sessions list, …).
 	}
 	// From here on stdout carries only protocol bytes: a stray write to fd 1
 	// by any package lands on stderr.
-	proto, err := acp.ProtectStdout()
+	proto, err := jsonrpc.ProtectStdout()
 	if err != nil {
 		return fmt.Errorf("protecting stdout: %w", err)
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"acpd/acp"
+	"acpd/acp/jsonrpc"
 	"acpd/mcpclient"
 )
 
@@ -123,7 +123,7 @@ type appParams struct {
 func (a *Apps) Handle(ctx context.Context, method string, params json.RawMessage) (any, error) {
 	var p appParams
 	if err := json.Unmarshal(params, &p); err != nil {
-		return nil, acp.ErrInvalidParams(err)
+		return nil, jsonrpc.ErrInvalidParams(err)
 	}
 	c, ok := a.call(p.ToolCallID)
 	if !ok {
@@ -136,7 +136,7 @@ func (a *Apps) Handle(ctx context.Context, method string, params json.RawMessage
 			Arguments json.RawMessage `json:"arguments"`
 		}
 		if err := json.Unmarshal(params, &q); err != nil || q.Name == "" {
-			return nil, acp.ErrInvalidParams(fmt.Errorf("name is required"))
+			return nil, jsonrpc.ErrInvalidParams(fmt.Errorf("name is required"))
 		}
 		res, err := a.m.CallAppTool(ctx, c.server, q.Name, q.Arguments)
 		if errors.Is(err, mcpclient.ErrNotForApp) || errors.Is(err, mcpclient.ErrUnknownTool) {
@@ -151,7 +151,7 @@ func (a *Apps) Handle(ctx context.Context, method string, params json.RawMessage
 			URI string `json:"uri"`
 		}
 		if err := json.Unmarshal(params, &q); err != nil || q.URI == "" {
-			return nil, acp.ErrInvalidParams(fmt.Errorf("uri is required"))
+			return nil, jsonrpc.ErrInvalidParams(fmt.Errorf("uri is required"))
 		}
 		return a.m.ReadAppResource(ctx, c.server, q.URI)
 	case MethodAppMessage:
@@ -179,7 +179,7 @@ func (a *Apps) Handle(ctx context.Context, method string, params json.RawMessage
 			text = strings.TrimSpace(text + "\n" + string(q.Structured))
 		}
 		if len(text) > maxAppContext {
-			return nil, acp.ErrInvalidParams(fmt.Errorf("model context larger than %d bytes", maxAppContext))
+			return nil, jsonrpc.ErrInvalidParams(fmt.Errorf("model context larger than %d bytes", maxAppContext))
 		}
 		a.mu.Lock()
 		a.context[p.ToolCallID] = text
@@ -191,7 +191,7 @@ func (a *Apps) Handle(ctx context.Context, method string, params json.RawMessage
 			Data  any    `json:"data"`
 		}
 		if err := json.Unmarshal(params, &q); err != nil {
-			return nil, acp.ErrInvalidParams(err)
+			return nil, jsonrpc.ErrInvalidParams(err)
 		}
 		if a.Log != nil {
 			text, _ := json.Marshal(q.Data)
@@ -199,7 +199,7 @@ func (a *Apps) Handle(ctx context.Context, method string, params json.RawMessage
 		}
 		return struct{}{}, nil
 	}
-	return nil, acp.ErrMethodNotFound(method)
+	return nil, jsonrpc.ErrMethodNotFound(method)
 }
 
 // contentText joins the text blocks of params.content (MCP content
@@ -212,17 +212,17 @@ func contentText(params json.RawMessage) (string, error) {
 		} `json:"content"`
 	}
 	if err := json.Unmarshal(params, &q); err != nil {
-		return "", acp.ErrInvalidParams(err)
+		return "", jsonrpc.ErrInvalidParams(err)
 	}
 	var parts []string
 	for _, c := range q.Content {
 		if c.Type != "text" {
-			return "", acp.ErrInvalidParams(fmt.Errorf("content of type %q is not supported; send text", c.Type))
+			return "", jsonrpc.ErrInvalidParams(fmt.Errorf("content of type %q is not supported; send text", c.Type))
 		}
 		parts = append(parts, c.Text)
 	}
 	if len(parts) == 0 {
-		return "", acp.ErrInvalidParams(fmt.Errorf("content holds no text"))
+		return "", jsonrpc.ErrInvalidParams(fmt.Errorf("content holds no text"))
 	}
 	return strings.Join(parts, "\n"), nil
 }

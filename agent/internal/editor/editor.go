@@ -11,6 +11,7 @@ import (
 	"math"
 
 	"acpd/acp"
+	"acpd/acp/jsonrpc"
 	"acpd/files"
 	"acpd/terminal"
 )
@@ -53,7 +54,7 @@ func (e FS) WriteTextFile(ctx context.Context, path, content string) error {
 // notInEditor marks the editor's "resource not found" answer (Zed's for a
 // path outside its worktrees) as files.ErrNotInEditor, keeping its message.
 func notInEditor(err error) error {
-	var ae *acp.Error
+	var ae *jsonrpc.Error
 	if errors.As(err, &ae) && ae.Code == int(acp.ErrorCodeResourceNotFound) {
 		return fmt.Errorf("%w: %w", files.ErrNotInEditor, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"os"
 
 	"acpd/acp"
+	"acpd/acp/jsonrpc"
 )
 
 // The method ids (fixed: clients depend on them).
@@ -78,5 +79,5 @@ func Check(id acp.AuthMethodID) error {
 	case Env, Login:
 		return nil
 	}
-	return &acp.Error{Code: int(acp.ErrorCodeInvalidParams), Message: fmt.Sprintf("unknown authentication method %q (acpd offers %s and %s)", id, Env, Login)}
+	return &jsonrpc.Error{Code: int(acp.ErrorCodeInvalidParams), Message: fmt.Sprintf("unknown authentication method %q (acpd offers %s and %s)", id, Env, Login)}
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"acpd/acp"
+	"acpd/acp/jsonrpc"
 )
 
 // Every client is offered the env method; the terminal method only a client
@@ -21,7 +22,7 @@ func TestOffered(t *testing.T) {
 			t.Errorf("Check(%q) = %v", id, err)
 		}
 	}
-	if err, ok := Check("other").(*acp.Error); !ok || err.Code != int(acp.ErrorCodeInvalidParams) {
+	if err, ok := Check("other").(*jsonrpc.Error); !ok || err.Code != int(acp.ErrorCodeInvalidParams) {
 		t.Errorf("Check(other) = %v", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"acpd/acp"
+	"acpd/acp/jsonrpc"
 	"acpd/session"
 )
 
@@ -86,5 +87,5 @@ func List(store *session.Store, p *acp.ListSessionsRequest, state func(acp.Sessi
 }
 
 func invalidParams(msg string) error {
-	return &acp.Error{Code: int(acp.ErrorCodeInvalidParams), Message: msg}
+	return &jsonrpc.Error{Code: int(acp.ErrorCodeInvalidParams), Message: msg}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"acpd/acp"
+	"acpd/acp/jsonrpc"
 	"acpd/permissions"
 	"acpd/tools/mcptools"
 )
@@ -18,7 +19,7 @@ const (
 
 // errTurnInProgress answers a view's message while a turn runs (the
 // session's own answer to an overlapping prompt).
-var errTurnInProgress = &acp.Error{Code: int(acp.ErrorCodeInvalidParams), Message: "turn in progress: wait for the running prompt to finish or send session/cancel first"}
+var errTurnInProgress = &jsonrpc.Error{Code: int(acp.ErrorCodeInvalidParams), Message: "turn in progress: wait for the running prompt to finish or send session/cancel first"}
 
 // newApps returns the MCP Apps state of a session whose client renders
 // views.
@@ -57,7 +58,7 @@ func (b *Bridge) appMessage(ctx context.Context, callID, text string) error {
 			return fmt.Errorf("asking the user: %w", err)
 		}
 		if resp.Outcome.Selected == nil || resp.Outcome.Selected.OptionID != appMessageAllow {
-			return &acp.Error{Code: int(acp.ErrorCodeInvalidRequest), Message: "the user did not allow the message"}
+			return &jsonrpc.Error{Code: int(acp.ErrorCodeInvalidRequest), Message: "the user did not allow the message"}
 		}
 	}
 	block := acp.ContentBlock{Text: &acp.TextContent{Text: text}}

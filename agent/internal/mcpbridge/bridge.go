@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"acpd/acp"
+	"acpd/acp/jsonrpc"
 	"acpd/mcpclient"
 	"acpd/mcpclient/oauth"
 	"acpd/model"
@@ -448,8 +449,8 @@ func RendersApps(caps acp.ClientCapabilities) bool {
 // WithApps serves the _acpd/app/ extension methods and passes every other
 // method to h. bridge returns the bridge of the open session a request
 // names (nil for one without MCP servers), or the error that answers it.
-// The handler may be called concurrently, as acp.Handler's are.
-func WithApps(h acp.Handler, bridge func(acp.SessionID) (*Bridge, error)) acp.Handler {
+// The handler may be called concurrently, as jsonrpc.Handler's are.
+func WithApps(h jsonrpc.Handler, bridge func(acp.SessionID) (*Bridge, error)) jsonrpc.Handler {
 	return func(ctx context.Context, method string, params json.RawMessage) (any, error) {
 		if !strings.HasPrefix(method, appPrefix) {
 			return h(ctx, method, params)
@@ -458,18 +459,18 @@ func WithApps(h acp.Handler, bridge func(acp.SessionID) (*Bridge, error)) acp.Ha
 			SessionID acp.SessionID `json:"sessionId"`
 		}
 		if err := json.Unmarshal(params, &p); err != nil {
-			return nil, acp.ErrInvalidParams(err)
+			return nil, jsonrpc.ErrInvalidParams(err)
 		}
 		b, err := bridge(p.SessionID)
 		if err != nil {
 			return nil, err
 		}
 		if b == nil || b.apps == nil {
-			return nil, &acp.Error{Code: int(acp.ErrorCodeInvalidRequest), Message: "this session has no MCP App views (the client did not opt in to " + mcpclient.AppsExtension + ")"}
+			return nil, &jsonrpc.Error{Code: int(acp.ErrorCodeInvalidRequest), Message: "this session has no MCP App views (the client did not opt in to " + mcpclient.AppsExtension + ")"}
 		}
 		res, err := b.apps.Handle(ctx, method, params)
 		if errors.Is(err, mcptools.ErrAppRefused) {
-			return nil, &acp.Error{Code: int(acp.ErrorCodeInvalidRequest), Message: err.Error()}
+			return nil, &jsonrpc.Error{Code: int(acp.ErrorCodeInvalidRequest), Message: err.Error()}
 		}
 		return res, err
 	}

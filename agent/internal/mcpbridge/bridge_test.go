@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"acpd/acp"
+	"acpd/acp/jsonrpc"
 	"acpd/mcpclient"
 )
 
@@ -47,7 +48,7 @@ func TestWithApps(t *testing.T) {
 	if _, err := h(context.Background(), "_acpd/app/log", json.RawMessage(`{"sessionId":"gone"}`)); !errors.Is(err, notOpen) {
 		t.Errorf("closed session: %v", err)
 	}
-	var ae *acp.Error
+	var ae *jsonrpc.Error
 	if _, err := h(context.Background(), "_acpd/app/log", json.RawMessage(`{"sessionId":"open"}`)); !errors.As(err, &ae) || ae.Code != int(acp.ErrorCodeInvalidRequest) {
 		t.Errorf("session without views: %v", err)
 	}

@@ -1,7 +1,7 @@
 // Package turnerr holds the JSON-RPC errors a prompt turn fails with, each
 // telling the user what to do: no model ([NoModel]), a failed model
 // request ([Model]), and an overlapping prompt ([InProgress]). Errors are
-// *acp.Error values; the package keeps no state.
+// *jsonrpc.Error values; the package keeps no state.
 package turnerr
 
 import (
@@ -10,12 +10,13 @@ import (
 	"strings"
 
 	"acpd/acp"
+	"acpd/acp/jsonrpc"
 	"acpd/model"
 )
 
 // InProgress answers a prompt that overlaps a running, uncancelled turn
 // (invalid params).
-var InProgress = &acp.Error{Code: int(acp.ErrorCodeInvalidParams), Message: "turn in progress: wait for the running prompt to finish or send session/cancel first"}
+var InProgress = &jsonrpc.Error{Code: int(acp.ErrorCodeInvalidParams), Message: "turn in progress: wait for the running prompt to finish or send session/cancel first"}
 
 // NoModel is the authentication-required error for a session without a
 // model: ref, when not "", is the model that did not resolve, with err why.
@@ -26,7 +27,7 @@ func NoModel(ref string, err error) error {
 	if ref != "" {
 		msg = fmt.Sprintf("Model %q cannot be used: %s; choose another in the model selector (or with ACPD_MODEL=provider/model or --model), or fix its provider, and send the prompt again.", ref, Reason(err))
 	}
-	return &acp.Error{Code: int(acp.ErrorCodeAuthenticationRequired), Message: msg}
+	return &jsonrpc.Error{Code: int(acp.ErrorCodeAuthenticationRequired), Message: msg}
 }
 
 // sentinels are the wrapping words of the model resolver's errors, which
@@ -62,13 +63,13 @@ func Reason(err error) string {
 func Model(err error) error {
 	var me *model.Error
 	if !errors.As(err, &me) {
-		return &acp.Error{Code: int(acp.ErrorCodeInternalError), Message: "model request failed: " + err.Error()}
+		return &jsonrpc.Error{Code: int(acp.ErrorCodeInternalError), Message: "model request failed: " + err.Error()}
 	}
 	code := acp.ErrorCodeInternalError
 	if me.Kind == model.ErrAuth {
 		code = acp.ErrorCodeAuthenticationRequired
 	}
-	return &acp.Error{Code: int(code), Message: me.Error() + ": " + me.Hint()}
+	return &jsonrpc.Error{Code: int(code), Message: me.Error() + ": " + me.Hint()}
 }
 
 // ModelOf is Model for a request to the model ref ("provider/model"): a
@@ -77,10 +78,10 @@ func Model(err error) error {
 func ModelOf(ref string, err error) error {
 	e := Model(err)
 	var me *model.Error
-	var ae *acp.Error
+	var ae *jsonrpc.Error
 	prov, _, perr := model.ParseRef(ref)
 	if perr != nil || !errors.As(err, &me) || me.Kind != model.ErrAuth || !errors.As(e, &ae) {
 		return e
 	}
-	return &acp.Error{Code: ae.Code, Message: fmt.Sprintf("%s. Store a key for %s with `acpd login %s`, or set its API key in acpd's environment.", strings.TrimRight(ae.Message, ". "), prov, prov)}
+	return &jsonrpc.Error{Code: ae.Code, Message: fmt.Sprintf("%s. Store a key for %s with `acpd login %s`, or set its API key in acpd's environment.", strings.TrimRight(ae.Message, ". "), prov, prov)}
 }

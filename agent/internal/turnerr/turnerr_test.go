@@ -7,14 +7,15 @@ import (
 	"testing"
 
 	"acpd/acp"
+	"acpd/acp/jsonrpc"
 	"acpd/model"
 )
 
 func code(t *testing.T, err error) (int, string) {
 	t.Helper()
-	var ae *acp.Error
+	var ae *jsonrpc.Error
 	if !errors.As(err, &ae) {
-		t.Fatalf("%v is not an *acp.Error", err)
+		t.Fatalf("%v is not an *jsonrpc.Error", err)
 	}
 	return ae.Code, ae.Message
 }

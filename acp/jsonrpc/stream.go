@@ -1,4 +1,4 @@
-package acp
+package jsonrpc
 
 import (
 	"bufio"
@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"acpd/acp/internal/strict"
 	"acpd/internal/jsonscan"
 )
 
@@ -368,7 +369,7 @@ func decodeEnvelope(line []byte) envelope {
 		variant [len(envelopeKeys)]bool
 		problem string
 	)
-	_ = forEachMember(line, func(key string, val []byte) error {
+	_ = strict.Members(line, func(key string, val []byte) error {
 		for k, name := range envelopeKeys {
 			switch {
 			case key == name:
@@ -380,7 +381,7 @@ func decodeEnvelope(line []byte) envelope {
 			case strings.EqualFold(key, name):
 				variant[k] = true
 				if problem == "" {
-					problem = fmt.Sprintf("key %s must be spelled %q", quoteKey(key), name)
+					problem = fmt.Sprintf("key %s must be spelled %q", strict.QuoteKey(key), name)
 				}
 				return nil
 			}
@@ -436,7 +437,7 @@ func decodeEnvelope(line []byte) envelope {
 	}
 	m := vals[keyMethod]
 	_, complex := jsonscan.StringEnd(m, 0)
-	e := envelope{kind: kindNotification, method: unquote(m, complex), rawMethod: m, params: vals[keyParams]}
+	e := envelope{kind: kindNotification, method: strict.Unquote(m, complex), rawMethod: m, params: vals[keyParams]}
 	if id != nil {
 		e.kind = kindRequest
 		e.id = id
@@ -459,7 +460,7 @@ func isVersion2(raw []byte) bool {
 		return false
 	}
 	_, complex := jsonscan.StringEnd(raw, 0)
-	return unquote(raw, complex) == "2.0"
+	return strict.Unquote(raw, complex) == "2.0"
 }
 
 // idKey maps a raw request id to a comparable key: strings by their decoded
@@ -472,7 +473,7 @@ func idKey(raw []byte) (string, bool) {
 	switch raw[0] {
 	case '"':
 		_, complex := jsonscan.StringEnd(raw, 0)
-		return "s" + unquote(raw, complex), true
+		return "s" + strict.Unquote(raw, complex), true
 	case 'n':
 		return "null", true
 	default:

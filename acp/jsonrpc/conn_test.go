@@ -1,4 +1,4 @@
-package acp
+package jsonrpc
 
 import (
 	"bufio"
@@ -23,6 +23,7 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 	"go.uber.org/goleak"
 
+	"acpd/acp/internal/strict"
 	"acpd/internal/syncbuf"
 )
 
@@ -351,7 +352,7 @@ func TestHandlerErrors(t *testing.T) {
 		switch method {
 		case "params":
 			var p params
-			if err := Unmarshal(raw, &p); err != nil {
+			if err := strictUnmarshal(raw, &p); err != nil {
 				return nil, ErrInvalidParams(err)
 			}
 			return p, nil
@@ -522,7 +523,7 @@ func TestConnPairCallsBothWays(t *testing.T) {
 		var p struct {
 			Q string `json:"q"`
 		}
-		if err := Unmarshal(params, &p); err != nil {
+		if err := strictUnmarshal(params, &p); err != nil {
 			return nil, ErrInvalidParams(err)
 		}
 		return strings.ToUpper(p.Q), nil
@@ -532,7 +533,7 @@ func TestConnPairCallsBothWays(t *testing.T) {
 		var p struct {
 			N int `json:"n"`
 		}
-		if err := Unmarshal(params, &p); err != nil {
+		if err := strictUnmarshal(params, &p); err != nil {
 			return nil, ErrInvalidParams(err)
 		}
 		var s string
@@ -594,7 +595,7 @@ func TestNotificationsInOrder(t *testing.T) {
 		var p struct {
 			Seq int `json:"seq"`
 		}
-		if err := Unmarshal(params, &p); err != nil {
+		if err := strictUnmarshal(params, &p); err != nil {
 			return nil, err
 		}
 		mu.Lock()
@@ -1391,3 +1392,6 @@ func TestBurst(t *testing.T) {
 		t.Fatal("a notification after the burst was held")
 	}
 }
+
+// strictUnmarshal decodes like acp.Unmarshal.
+func strictUnmarshal(data []byte, v any) error { return strict.Unmarshal(data, v, false, true) }

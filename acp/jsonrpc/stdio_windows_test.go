@@ -1,6 +1,6 @@
 //go:build windows
 
-package acp
+package jsonrpc
 
 import (
 	"bytes"

@@ -1,44 +1,4 @@
-// Package acp implements the JSON-RPC 2.0 connection that carries the Agent
-// Client Protocol: newline-delimited JSON messages over a byte stream (stdio),
-// symmetric, so the same Conn serves acpd as an agent and as a client. The
-// typed surface of the protocol (Agent, Client, AgentHandler, ClientHandler,
-// AgentConn, ClientConn and the types) is generated from the ACP schema.
-//
-// # The connection and github.com/sourcegraph/jsonrpc2
-//
-// Conn is a wrapper around jsonrpc2.Conn: the library runs the read loop
-// and dispatches every inbound request and notification, as a
-// *jsonrpc2.Request carrying the message itself (its method, its params byte
-// for byte, and its id), to this package's handler. The wrapper adds what
-// ACP needs and the library does not provide:
-//
-//   - Framing and validation (ObjectStream): one message per line, lines
-//     longer than Options.MaxLineBytes discarded in bounded memory, and a
-//     strict envelope (exactly spelled members, no duplicates, "jsonrpc":
-//     "2.0"); malformed input is answered with the JSON-RPC error and the
-//     connection lives on, where the library's codecs would end it. The
-//     stream decodes each line itself into the library's message: the
-//     library's own decoding would re-encode params (losing the duplicate
-//     keys the strict Unmarshal must see) and cannot represent every valid
-//     id (negative, fractional, huge, null), which replies must echo
-//     exactly; the id as received travels in the Request's ExtraFields.
-//   - Scheduling: requests run concurrently, at most
-//     Options.MaxConcurrentRequests at once; notifications run in arrival
-//     order on one worker behind a bounded queue, except Options.Immediate
-//     ones (session/cancel), handled on the read loop; "$/cancel_request"
-//     cancels a running request, which is then answered -32800.
-//   - Writing: replies, outbound requests and notifications are written by
-//     this package, because the library's send path holds a lock that no
-//     context can interrupt (a peer that stops reading would hang every
-//     sender and Close), and its calls neither send "$/cancel_request" when
-//     abandoned nor forget the abandoned call. Responses to our calls are
-//     routed by the stream for the same reason; results are decoded with the
-//     strict rules of Unmarshal. AfterReply runs code right after a reply is
-//     written.
-//
-// ProtectStdout keeps stray writes to standard output off the protocol
-// stream.
-package acp
+package jsonrpc
 
 import (
 	"context"
@@ -55,13 +15,15 @@ import (
 	"sync/atomic"
 
 	"github.com/sourcegraph/jsonrpc2"
+
+	"acpd/acp/internal/strict"
 )
 
 // Handler serves one inbound request or notification. For notifications the
 // result is ignored.
 //
 // params is the message's "params" member exactly as received (nil when the
-// member is absent); decode it with Unmarshal. Return an *Error (possibly
+// member is absent); decode it with acp.Unmarshal. Return an *Error (possibly
 // wrapped) to choose the JSON-RPC error code, e.g. ErrMethodNotFound or
 // ErrInvalidParams; any other error is answered with -32603 and its message,
 // so it must not contain secrets. A panic is recovered and answered -32603.
@@ -134,11 +96,11 @@ func (e *Error) Error() string {
 
 // ErrMethodNotFound returns the -32601 error for an unknown method.
 func ErrMethodNotFound(method string) *Error {
-	return &Error{Code: codeMethodNotFound, Message: "method not found: " + clip(method)}
+	return &Error{Code: codeMethodNotFound, Message: "method not found: " + strict.Clip(method)}
 }
 
 // ErrInvalidParams returns the -32602 error for params that do not decode
-// (typically the error from Unmarshal).
+// (typically the error from acp.Unmarshal).
 func ErrInvalidParams(err error) *Error {
 	msg := "invalid params"
 	if err != nil {
@@ -282,19 +244,13 @@ func NewConn(ctx context.Context, r io.Reader, w io.WriteCloser, h Handler, opts
 // input ends before the reply (or before the call), Call fails with an error
 // wrapping net.ErrClosed (and, at input end, the read error, e.g. io.EOF).
 func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
-	return c.call(ctx, method, params, result, false)
-}
-
-// call implements Call; lenient decodes the result with UnmarshalLenient's
-// rules.
-func (c *Conn) call(ctx context.Context, method string, params, result any, lenient bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	id := c.nextID.Add(1)
 	buf, err := encodeLine(wireRequest{JSONRPC: "2.0", ID: &id, Method: method, Params: params})
 	if err != nil {
-		return fmt.Errorf("acp: encoding %s request: %w", clip(method), err)
+		return fmt.Errorf("acp: encoding %s request: %w", strict.Clip(method), err)
 	}
 	defer putBuf(buf)
 	pc := &pendingCall{done: make(chan struct{})}
@@ -310,20 +266,20 @@ func (c *Conn) call(ctx context.Context, method string, params, result any, leni
 	c.pending[id] = pc
 	c.mu.Unlock()
 
-	c.log.Debug("call", "method", clip(method), "id", id)
+	c.log.Debug("call", "method", strict.Clip(method), "id", id)
 	if err := c.out.writeLine(ctx, buf.Bytes()); err != nil {
 		c.forgetCall(id)
 		return err
 	}
 	select {
 	case <-pc.done:
-		return pc.decode(result, lenient)
+		return pc.decode(result)
 	case <-ctx.Done():
 		if !c.forgetCall(id) {
 			<-pc.done // the reply won the race
-			return pc.decode(result, lenient)
+			return pc.decode(result)
 		}
-		c.log.Debug("call abandoned; cancelling", "method", clip(method), "id", id)
+		c.log.Debug("call abandoned; cancelling", "method", strict.Clip(method), "id", id)
 		if err := c.notify(context.WithoutCancel(ctx), cancelRequestMethod, cancelRequestParams{RequestID: id}); err != nil {
 			c.log.Debug("sending $/cancel_request failed", "id", id, "err", err)
 		}
@@ -345,7 +301,7 @@ func (c *Conn) forgetCall(id uint64) bool {
 	return ok
 }
 
-func (pc *pendingCall) decode(result any, lenient bool) error {
+func (pc *pendingCall) decode(result any) error {
 	switch {
 	case pc.err != nil:
 		return pc.err
@@ -354,7 +310,7 @@ func (pc *pendingCall) decode(result any, lenient bool) error {
 	case result == nil:
 		return nil
 	}
-	if err := unmarshalStrict(pc.result, result, true, !lenient); err != nil {
+	if err := strict.Unmarshal(pc.result, result, true, true); err != nil {
 		return fmt.Errorf("acp: decoding result: %w", err)
 	}
 	return nil
@@ -382,7 +338,7 @@ func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 func (c *Conn) notify(ctx context.Context, method string, params any) error {
 	buf, err := encodeLine(wireRequest{JSONRPC: "2.0", Method: method, Params: params})
 	if err != nil {
-		return fmt.Errorf("acp: encoding %s notification: %w", clip(method), err)
+		return fmt.Errorf("acp: encoding %s notification: %w", strict.Clip(method), err)
 	}
 	defer putBuf(buf)
 	return c.out.writeLine(ctx, buf.Bytes())
@@ -642,7 +598,7 @@ func (c *Conn) routeResponse(e *envelope) {
 		c.mu.Unlock()
 	}
 	if pc == nil {
-		c.log.Debug("dropped response to an unknown or abandoned request", "id", clip(string(e.id)))
+		c.log.Debug("dropped response to an unknown or abandoned request", "id", strict.Clip(string(e.id)))
 		return
 	}
 	switch {
@@ -651,7 +607,7 @@ func (c *Conn) routeResponse(e *envelope) {
 		pc.err = fmt.Errorf("acp: malformed response from peer: %s", e.problem)
 	case e.errObj != nil:
 		var re Error
-		if err := unmarshalStrict(e.errObj, &re, false, true); err != nil {
+		if err := strict.Unmarshal(e.errObj, &re, false, true); err != nil {
 			c.log.Warn("malformed error response", "id", id)
 			pc.err = fmt.Errorf("acp: malformed error response from peer: %w", err)
 		} else {
@@ -673,7 +629,7 @@ func (c *Conn) replyError(ctx context.Context, id json.RawMessage, e *Error) {
 func (c *Conn) writeResponse(ctx context.Context, resp wireResponse) {
 	buf, err := encodeLine(resp)
 	if err != nil {
-		c.log.Error("encoding reply failed", "id", clip(string(resp.ID)), "err", err)
+		c.log.Error("encoding reply failed", "id", strict.Clip(string(resp.ID)), "err", err)
 		buf, err = encodeLine(wireResponse{JSONRPC: "2.0", ID: resp.ID, Error: &Error{Code: codeInternalError, Message: "internal error: reply could not be encoded"}})
 		if err != nil {
 			return
@@ -681,7 +637,7 @@ func (c *Conn) writeResponse(ctx context.Context, resp wireResponse) {
 	}
 	defer putBuf(buf)
 	if err := c.out.writeLine(ctx, buf.Bytes()); err != nil {
-		c.log.Debug("writing reply failed", "id", clip(string(resp.ID)), "err", err)
+		c.log.Debug("writing reply failed", "id", strict.Clip(string(resp.ID)), "err", err)
 	}
 }
 
@@ -693,7 +649,7 @@ func (h rpcHandler) Handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Re
 	c := h.c
 	m := c.takeInbound(req)
 	if m == nil {
-		c.log.Error("internal error: jsonrpc2 handed over a request this connection did not read", "method", clip(req.Method))
+		c.log.Error("internal error: jsonrpc2 handed over a request this connection did not read", "method", strict.Clip(req.Method))
 		return
 	}
 	if m.id == nil {
@@ -702,7 +658,7 @@ func (h rpcHandler) Handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Re
 	}
 	key, ok := idKey(m.id)
 	if !ok {
-		c.log.Error("internal error: request without its id", "method", clip(m.method))
+		c.log.Error("internal error: request without its id", "method", strict.Clip(m.method))
 		return
 	}
 	m.key = key
@@ -710,7 +666,7 @@ func (h rpcHandler) Handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Re
 }
 
 func (c *Conn) dispatchNotification(m *inbound) {
-	c.log.Debug("notification", "method", clip(m.method))
+	c.log.Debug("notification", "method", strict.Clip(m.method))
 	switch {
 	case m.method == cancelRequestMethod:
 		c.cancelInbound(m.params)
@@ -748,9 +704,9 @@ func (c *Conn) runNotification(m *inbound) {
 	if _, err := c.invoke(context.WithValue(c.noteCtx, arrivalKey{}, m.arrival), m.method, m.params); err != nil {
 		// Unknown notifications are ignored quietly; others are worth a look.
 		if e := (*Error)(nil); errors.As(err, &e) && e.Code == codeMethodNotFound {
-			c.log.Debug("ignored notification", "method", clip(m.method))
+			c.log.Debug("ignored notification", "method", strict.Clip(m.method))
 		} else {
-			c.log.Warn("notification handler failed", "method", clip(m.method), "err", err)
+			c.log.Warn("notification handler failed", "method", strict.Clip(m.method), "err", err)
 		}
 	}
 }
@@ -759,7 +715,7 @@ func (c *Conn) runNotification(m *inbound) {
 func (c *Conn) invoke(ctx context.Context, method string, params json.RawMessage) (result any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			c.log.Error("handler panicked", "method", clip(method), "panic", p, "stack", string(debug.Stack()))
+			c.log.Error("handler panicked", "method", strict.Clip(method), "panic", p, "stack", string(debug.Stack()))
 			result, err = nil, &Error{Code: codeInternalError, Message: "internal error"}
 		}
 	}()
@@ -771,7 +727,7 @@ func (c *Conn) cancelInbound(params json.RawMessage) {
 	var p struct {
 		RequestID json.RawMessage `json:"requestId"`
 	}
-	if err := Unmarshal(params, &p); err != nil {
+	if err := strict.Unmarshal(params, &p, false, true); err != nil {
 		c.log.Debug("ignored malformed $/cancel_request", "err", err)
 		return
 	}
@@ -789,10 +745,10 @@ func (c *Conn) cancelInbound(params json.RawMessage) {
 	}
 	c.mu.Unlock()
 	if cancel == nil {
-		c.log.Debug("ignored $/cancel_request for no running request", "id", clip(string(p.RequestID)))
+		c.log.Debug("ignored $/cancel_request for no running request", "id", strict.Clip(string(p.RequestID)))
 		return
 	}
-	c.log.Debug("request cancelled by peer", "id", clip(string(p.RequestID)))
+	c.log.Debug("request cancelled by peer", "id", strict.Clip(string(p.RequestID)))
 	cancel()
 }
 
@@ -816,7 +772,7 @@ func (c *Conn) dispatchRequest(m *inbound) {
 	if _, dup := c.inflight[m.key]; dup {
 		c.mu.Unlock()
 		<-c.slots
-		c.log.Warn("rejected request reusing a running request's id", "id", clip(string(m.id)))
+		c.log.Warn("rejected request reusing a running request's id", "id", strict.Clip(string(m.id)))
 		c.replyError(context.Background(), m.id, &Error{Code: codeInvalidRequest, Message: "request id is already in use"})
 		return
 	}
@@ -831,7 +787,7 @@ func (c *Conn) dispatchRequest(m *inbound) {
 // serveRequest runs one request handler and writes its reply exactly once.
 func (c *Conn) serveRequest(ctx context.Context, m *inbound) {
 	defer func() { <-c.slots }()
-	c.log.Debug("request", "method", clip(m.method), "id", clip(string(m.id)))
+	c.log.Debug("request", "method", strict.Clip(m.method), "id", strict.Clip(string(m.id)))
 	result, err := c.invoke(ctx, m.method, m.params)
 
 	c.mu.Lock()
@@ -861,7 +817,7 @@ func (c *Conn) serveRequest(ctx context.Context, m *inbound) {
 		resp.Result = result
 	}
 	if resp.Error != nil {
-		c.log.Debug("request failed", "method", clip(m.method), "id", clip(string(m.id)), "code", resp.Error.Code)
+		c.log.Debug("request failed", "method", strict.Clip(m.method), "id", strict.Clip(string(m.id)), "code", resp.Error.Code)
 	}
 	c.writeResponse(context.WithoutCancel(ctx), resp)
 	for _, f := range after {
@@ -872,7 +828,7 @@ func (c *Conn) serveRequest(ctx context.Context, m *inbound) {
 func (c *Conn) runAfter(m *inbound, f func()) {
 	defer func() {
 		if p := recover(); p != nil {
-			c.log.Error("AfterReply function panicked", "method", clip(m.method), "panic", p, "stack", string(debug.Stack()))
+			c.log.Error("AfterReply function panicked", "method", strict.Clip(m.method), "panic", p, "stack", string(debug.Stack()))
 		}
 	}()
 	f()

@@ -1,6 +1,6 @@
 //go:build unix || windows
 
-package acp
+package jsonrpc
 
 import (
 	"bytes"
