@@ -506,16 +506,16 @@ func (s *objectStream) ReadObject(v any) error {
 }
 
 // handOff passes m to the library's read loop through its public API: v is
-// the library's message, and the library decodes into it, with its own
-// json.Unmarshal, a ticket: a request (or, for a notification, a
-// notification) with m's method, no params and, for a request, m's arrival
-// number as its id. The library's decoding cannot carry m itself (it
-// re-encodes params, losing the duplicate keys the strict Unmarshal must
-// see, and cannot represent every valid id: negative, fractional, huge,
-// null), so m waits in s.next for Handle, which the library calls with the
-// ticket before it reads again (jsonrpc2.Handler: "While it is running, the
-// connection does not process any other requests or responses"). Handle
-// takes m only if the ticket matches it.
+// the library's message, and the library's own decoding (json.Unmarshal into
+// v) fills it from a ticket, a message of m's kind with m's method, no
+// params and, for a request, m's arrival number as its id. The library's
+// decoding cannot carry m itself (it re-encodes params, losing the
+// duplicate keys acp.Unmarshal must see, and cannot represent every valid
+// id: negative, fractional, huge, null), so m waits in c.next for Handle,
+// which the library calls with the ticket before it reads again
+// (jsonrpc2.Handler: "While it is running, the connection does not process
+// any other requests or responses"). Handle takes m only if the ticket
+// matches it.
 func (s *objectStream) handOff(v any, m *inbound, rawMethod []byte) error {
 	c := (*Conn)(s)
 	t := append(s.ticket[:0], `{"jsonrpc":"2.0","method":`...)
