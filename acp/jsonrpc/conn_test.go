@@ -1323,6 +1323,52 @@ func TestHandOffChecksTicket(t *testing.T) {
 	}
 }
 
+// BenchmarkTicket measures what going through jsonrpc2's public API adds
+// per inbound request: the library's own decoding of a ticket (see handOff)
+// into its message and its dispatch to a Handler, on its read loop.
+func BenchmarkTicket(b *testing.B) {
+	s := &ticketStream{n: b.N, method: []byte(`"session/prompt"`)}
+	done := make(chan struct{})
+	h := &countTickets{}
+	b.ReportAllocs()
+	b.ResetTimer()
+	conn := jsonrpc2.NewConn(context.Background(), s, h)
+	go func() { <-conn.DisconnectNotify(); close(done) }()
+	<-done
+	b.StopTimer()
+	if h.got != b.N {
+		b.Fatalf("handled %d of %d tickets", h.got, b.N)
+	}
+}
+
+// countTickets counts the request tickets handed over in order.
+type countTickets struct{ got int }
+
+func (h *countTickets) Handle(_ context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) {
+	if req.Method == "session/prompt" && !req.Notif && req.ID.Num == uint64(h.got+1) {
+		h.got++
+	}
+}
+
+// ticketStream yields n request tickets, then EOF.
+type ticketStream struct {
+	n, i   int
+	method []byte
+	buf    []byte
+}
+
+func (s *ticketStream) ReadObject(v any) error {
+	if s.i == s.n {
+		return io.EOF
+	}
+	s.i++
+	s.buf = appendTicket(s.buf[:0], s.method, true, uint64(s.i))
+	return json.Unmarshal(s.buf, v)
+}
+
+func (*ticketStream) WriteObject(any) error { return nil }
+func (*ticketStream) Close() error          { return nil }
+
 // writeCounter is a WriteCloser that records each Write.
 type writeCounter struct {
 	mu     sync.Mutex
