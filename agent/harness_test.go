@@ -218,7 +218,7 @@ type termCall struct {
 	create *acp.CreateTerminalRequest
 }
 
-// client is a fake editor: an jsonrpc.Conn speaking to an Agent over two
+// client is a fake editor: a jsonrpc.Conn speaking to an Agent over two
 // os.Pipes, recording every message on the wire (in arrival order) and
 // answering the agent's requests with per-test behaviour.
 type client struct {
