@@ -1038,6 +1038,14 @@ type promptResult struct {
 }
 
 // promptAsync sends a prompt on another goroutine.
+// queued is the number of prompts waiting for sid's running turn.
+func (c *client) queued(sid acp.SessionID) int {
+	if s := c.agent.lookup(sid); s != nil {
+		return s.slot.Queued()
+	}
+	return 0
+}
+
 func (c *client) promptAsync(sid acp.SessionID, text string) <-chan promptResult {
 	return async(func() promptResult {
 		stop, err := c.prompt(sid, text)

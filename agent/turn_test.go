@@ -245,22 +245,66 @@ func TestCancelThenPrompt(t *testing.T) {
 	}
 }
 
-func TestOverlappingPromptRejected(t *testing.T) {
+// A prompt sent during a turn is queued, not refused: a cancel drops it
+// with the running turn (both answered "cancelled"), and one queued
+// behind a turn that ends becomes the next turn, answered then.
+func TestOverlappingPromptQueued(t *testing.T) {
 	_, g, c, sid := gatedSession(t)
 	first := c.promptAsync(sid, "block")
 	g.waitStarted(t)
-	_, err := c.prompt(sid, "overlap")
-	if rpcCode(err) != int(acp.ErrorCodeInvalidParams) || !strings.Contains(err.Error(), "turn in progress") {
-		t.Errorf("overlapping prompt: %v, want -32602 turn in progress", err)
-	}
+	queued := c.promptAsync(sid, "overlap")
+	waitFor(t, "the overlapping prompt to queue", func() bool { return c.queued(sid) == 1 })
 	c.notify(acp.AgentMethodSessionCancel, acp.CancelNotification{SessionID: sid})
 	if r := await(t, "the first prompt", first); r.stop != acp.StopReasonCancelled {
 		t.Errorf("first prompt: %v %q", r.err, r.stop)
+	}
+	if r := await(t, "the queued prompt", queued); r.err != nil || r.stop != acp.StopReasonCancelled {
+		t.Errorf("queued prompt after the cancel: %v %q, want cancelled (dropped)", r.err, r.stop)
 	}
 	// A cancel for an idle or unknown session is harmless.
 	c.notify(acp.AgentMethodSessionCancel, acp.CancelNotification{SessionID: sid})
 	c.notify(acp.AgentMethodSessionCancel, acp.CancelNotification{SessionID: "s_nope"})
 	c.mustPrompt(sid, "again", acp.StopReasonEndTurn)
+
+}
+
+// A prompt queued behind a turn that ends normally becomes the next turn:
+// its reply follows the first one's, and its model request carries it.
+func TestQueuedPromptIsNextTurn(t *testing.T) {
+	env := newEnv(t, "")
+	release := make(chan struct{})
+	started := make(chan struct{}, 1)
+	rec := record(backendFunc(func(ctx context.Context, req *model.Request, yield func(model.Event, error) bool) {
+		if lastUserText(req) == "slow" {
+			started <- struct{}{}
+			select {
+			case <-release:
+			case <-ctx.Done():
+				yield(model.Event{}, ctx.Err())
+				return
+			}
+		}
+		_ = yield(model.Event{Type: model.EventText, Text: "answer to " + lastUserText(req)}, nil) &&
+			yield(model.Event{Type: model.EventFinish, Finish: model.FinishEndTurn}, nil)
+	}))
+	env.setModel(mainModel, rec)
+	c := env.start(nil)
+	sid := c.newSession()
+	first := c.promptAsync(sid, "slow")
+	<-started
+	next := c.promptAsync(sid, "then this")
+	waitFor(t, "the next prompt to queue", func() bool { return c.queued(sid) == 1 })
+	close(release)
+	if r := await(t, "the first prompt", first); r.err != nil || r.stop != acp.StopReasonEndTurn {
+		t.Fatalf("first: %v %q", r.err, r.stop)
+	}
+	if r := await(t, "the queued prompt", next); r.err != nil || r.stop != acp.StopReasonEndTurn {
+		t.Fatalf("queued: %v %q", r.err, r.stop)
+	}
+	reqs := rec.requests()
+	if len(reqs) != 2 || lastUserText(&reqs[1]) != "then this" || !strings.Contains(messagesText(reqs[1].Messages), "answer to slow") {
+		t.Errorf("the queued prompt's request: %d requests, last user text %q", len(reqs), lastUserText(&reqs[len(reqs)-1]))
+	}
 }
 
 // TestCancelRequest: "$/cancel_request" for the prompt's request id ends the

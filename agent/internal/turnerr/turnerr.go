@@ -14,9 +14,9 @@ import (
 	"acpd/model"
 )
 
-// InProgress answers a prompt that overlaps a running, uncancelled turn
+// InProgress answers a prompt that finds the running turn's queue full
 // (invalid params).
-var InProgress = &jsonrpc.Error{Code: int(acp.ErrorCodeInvalidParams), Message: "turn in progress: wait for the running prompt to finish or send session/cancel first"}
+var InProgress = &jsonrpc.Error{Code: int(acp.ErrorCodeInvalidParams), Message: "turn in progress and too many prompts queued behind it: wait for them, or send session/cancel to drop them"}
 
 // NoModel is the authentication-required error for a session without a
 // model: ref, when not "", is the model that did not resolve, with err why.

@@ -1,10 +1,11 @@
 // Package turnslot is a session's prompt turn slot: at most one turn runs
-// at a time. A prompt that arrives while a cancelled turn is winding down,
-// or while a finished turn's reply is being written, waits for it (editors
-// send session/cancel then the next prompt at once, and may send the next
-// prompt as soon as they read a reply); any other overlap is refused. A
-// cancel also cancels the prompts read before it whose turns have not
-// begun.
+// at a time. A prompt that arrives while a turn runs is queued: it waits,
+// in arrival order, and becomes the next turn when the running one ends
+// (editors send the next prompt as soon as the user types it, or
+// session/cancel then the next prompt at once). At most MaxQueued prompts
+// wait; one more is refused (ErrBusy). A cancel cancels the running turn
+// and every prompt read before it whose turn has not begun, so a cancel
+// drops the queue.
 //
 // A [Slot] is safe for concurrent use; its zero value is an open, empty
 // slot. The prompt handler that began a [Turn] owns it: it calls
@@ -21,17 +22,26 @@ import (
 var (
 	// ErrClosed: the session is closed.
 	ErrClosed = errors.New("the session is closed")
-	// ErrBusy: a running, uncancelled turn overlaps the prompt.
-	ErrBusy = errors.New("turn in progress")
+	// ErrBusy: MaxQueued prompts already wait for the running turn.
+	ErrBusy = errors.New("turn in progress and too many prompts queued")
 	// ErrCancelledEarly: the prompt was cancelled before its turn began.
 	ErrCancelledEarly = errors.New("prompt cancelled before its turn began")
 )
+
+// MaxQueued bounds the prompts waiting for the running turn.
+const MaxQueued = 16
 
 // Slot holds a session's running turn.
 type Slot struct {
 	mu     sync.Mutex
 	cur    *Turn
 	closed bool
+	// queue holds the tickets of the prompts waiting, in arrival order;
+	// next is the next ticket; changed is closed (and replaced) whenever
+	// a waiter may be able to go on.
+	queue   []uint64
+	next    uint64
+	changed chan struct{}
 	// cancelledBefore is the arrival of the latest cancel: a prompt read
 	// before it is cancelled even when its turn had not begun.
 	cancelledBefore uint64
@@ -52,37 +62,87 @@ type Turn struct {
 // arrived at arrival (its order of reading; 0 when unknown), waiting as the
 // package doc says. The turn's context derives from ctx.
 func (s *Slot) Begin(ctx context.Context, arrival uint64) (*Turn, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	if arrival != 0 && arrival < s.cancelledBefore {
+		return nil, ErrCancelledEarly
+	}
+	if s.cur == nil && len(s.queue) == 0 {
+		return s.beginLocked(ctx), nil
+	}
+	if len(s.queue) >= MaxQueued {
+		return nil, ErrBusy
+	}
+	s.next++
+	ticket := s.next
+	s.queue = append(s.queue, ticket)
+	defer s.leaveLocked(ticket)
 	for {
-		s.mu.Lock()
 		if s.closed {
-			s.mu.Unlock()
 			return nil, ErrClosed
 		}
 		if arrival != 0 && arrival < s.cancelledBefore {
-			s.mu.Unlock()
 			return nil, ErrCancelledEarly
 		}
-		cur := s.cur
-		if cur == nil {
-			tctx, cancel := context.WithCancel(ctx)
-			t := &Turn{slot: s, ctx: tctx, cancel: cancel, done: make(chan struct{})}
-			s.cur = t
-			s.mu.Unlock()
-			return t, nil
+		if s.cur == nil && s.queue[0] == ticket {
+			return s.beginLocked(ctx), nil
 		}
-		// A turn whose request the client cancelled ($/cancel_request) is
-		// winding down too.
-		wait := cur.cancelled || cur.replying || cur.ctx.Err() != nil
+		wait := s.changedLocked()
 		s.mu.Unlock()
-		if !wait {
-			return nil, ErrBusy
-		}
 		select {
-		case <-cur.done:
+		case <-wait:
 		case <-ctx.Done():
+			s.mu.Lock()
 			return nil, ctx.Err()
 		}
+		s.mu.Lock()
 	}
+}
+
+// beginLocked makes a turn for a prompt whose request context is ctx the
+// running one.
+func (s *Slot) beginLocked(ctx context.Context) *Turn {
+	tctx, cancel := context.WithCancel(ctx)
+	t := &Turn{slot: s, ctx: tctx, cancel: cancel, done: make(chan struct{})}
+	s.cur = t
+	return t
+}
+
+// leaveLocked takes ticket out of the queue and wakes the others.
+func (s *Slot) leaveLocked(ticket uint64) {
+	for i, q := range s.queue {
+		if q == ticket {
+			s.queue = append(s.queue[:i], s.queue[i+1:]...)
+			break
+		}
+	}
+	s.wakeLocked()
+}
+
+// changedLocked is the channel the next wake closes.
+func (s *Slot) changedLocked() chan struct{} {
+	if s.changed == nil {
+		s.changed = make(chan struct{})
+	}
+	return s.changed
+}
+
+// wakeLocked wakes every waiter to look again.
+func (s *Slot) wakeLocked() {
+	if s.changed != nil {
+		close(s.changed)
+		s.changed = nil
+	}
+}
+
+// Queued is the number of prompts waiting for the running turn.
+func (s *Slot) Queued() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.queue)
 }
 
 // Cancel cancels the running turn, if any, and every prompt that arrived
@@ -96,6 +156,7 @@ func (s *Slot) Cancel(arrival uint64) {
 		s.cur.cancelled = true
 		s.cur.cancel()
 	}
+	s.wakeLocked()
 }
 
 // Running returns the running turn's context; false when none runs.
@@ -118,6 +179,7 @@ func (s *Slot) Close() (<-chan struct{}, bool) {
 		return nil, false
 	}
 	s.closed = true
+	s.wakeLocked()
 	if t := s.cur; t != nil {
 		t.cancelled = true
 		t.cancel()
@@ -142,6 +204,7 @@ func (t *Turn) End() {
 	if t.slot.cur == t {
 		t.slot.cur = nil
 	}
+	t.slot.wakeLocked()
 	t.slot.mu.Unlock()
 	t.cancel()
 	close(t.done)
