@@ -1,6 +1,6 @@
 module acpd
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/aymanbagabas/go-udiff v0.3.1
