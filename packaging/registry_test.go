@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"text/template"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -17,6 +18,9 @@ const (
 	entryFile  = "acp-registry/acpd/agent.json"
 	iconFile   = "acp-registry/acpd/icon.svg"
 	schemaFile = "testdata/agent.schema.json"
+	// repositoryFile names the repository once, for .goreleaser.yaml and
+	// the registry entry.
+	repositoryFile = "repository"
 )
 
 // targets maps the registry's platform names to GOOS/GOARCH.
@@ -103,9 +107,16 @@ func TestRegistryEntryPointsAtReleaseArchives(t *testing.T) {
 			t.Errorf(".goreleaser.yaml lacks %q", want)
 		}
 	}
-	m := regexp.MustCompile(`(?m)^\s+owner: (\S+)\n\s+name: (\S+)$`).FindStringSubmatch(config)
-	if m == nil || e.Repository != fmt.Sprintf("https://github.com/%s/%s", m[1], m[2]) {
-		t.Errorf("repository %q is not the release repository of .goreleaser.yaml (%v)", e.Repository, m)
+	repo := strings.TrimSpace(string(readFile(t, repositoryFile)))
+	if !regexp.MustCompile(`^https://github\.com/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`).MatchString(repo) {
+		t.Errorf("%s holds %q, want https://github.com/OWNER/NAME", repositoryFile, repo)
+	}
+	if e.Repository != repo {
+		t.Errorf("repository %q is not the one of %s (%q)", e.Repository, repositoryFile, repo)
+	}
+	owner, name := releaseRepository(t, config)
+	if e.Repository != fmt.Sprintf("https://github.com/%s/%s", owner, name) {
+		t.Errorf("repository %q is not the release repository of .goreleaser.yaml (%s/%s)", e.Repository, owner, name)
 	}
 	if len(e.Distribution.Binary) != len(targets) {
 		t.Errorf("%d binary targets, want %d", len(e.Distribution.Binary), len(targets))
@@ -127,6 +138,65 @@ func TestRegistryEntryPointsAtReleaseArchives(t *testing.T) {
 		if b.Cmd != cmd || len(b.Args) != 1 || b.Args[0] != "serve" {
 			t.Errorf("%s runs %s %v, want %s serve", platform, b.Cmd, b.Args, cmd)
 		}
+	}
+}
+
+// releaseRepository evaluates the owner and name of .goreleaser.yaml's
+// release.github (contents config) as GoReleaser does: Go templates in which
+// mustReadFile reads a file of the repository, trimmed.
+func releaseRepository(t *testing.T, config string) (owner, name string) {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^release:\n  github:\n    owner: '([^']*)'\n    name: '([^']*)'$`).FindStringSubmatch(config)
+	if m == nil {
+		t.Fatal(".goreleaser.yaml has no release.github owner and name")
+	}
+	funcs := template.FuncMap{
+		"split": strings.Split,
+		"mustReadFile": func(p string) (string, error) {
+			b, err := os.ReadFile("../" + p)
+			return strings.TrimSpace(string(b)), err
+		},
+	}
+	eval := func(s string) string {
+		tmpl, err := template.New("").Option("missingkey=error").Funcs(funcs).Parse(s)
+		if err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+		var out strings.Builder
+		if err := tmpl.Execute(&out, nil); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+		return out.String()
+	}
+	return eval(m[1]), eval(m[2])
+}
+
+// TestLicense checks that the project's licence is the one the registry
+// entry names, that the entry links its text at the entry's version, and
+// that the release archives carry it.
+func TestLicense(t *testing.T) {
+	text := string(readFile(t, "../LICENSE"))
+	for _, want := range []string{"Apache License\n                           Version 2.0, January 2004", "END OF TERMS AND CONDITIONS"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("LICENSE lacks %q: it is not the Apache License 2.0", want)
+		}
+	}
+	var e struct {
+		entry
+		LicenseURL string `json:"license_url"`
+	}
+	if err := json.Unmarshal(readFile(t, entryFile), &e); err != nil {
+		t.Fatal(err)
+	}
+	if e.License != "Apache-2.0" {
+		t.Errorf("license %q, want the SPDX identifier Apache-2.0", e.License)
+	}
+	if want := e.Repository + "/blob/v" + e.Version + "/LICENSE"; e.LicenseURL != want {
+		t.Errorf("license_url %q, want %q", e.LicenseURL, want)
+	}
+	config := string(readFile(t, "../.goreleaser.yaml"))
+	if !regexp.MustCompile(`(?m)^    files:\n(      - \S+\n)*      - LICENSE\n`).MatchString(config) {
+		t.Error(".goreleaser.yaml does not put LICENSE in the archives")
 	}
 }
 
