@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"acpd/cmd/acpd/internal/run"
 	"acpd/internal/testpeers"
 )
 
@@ -235,8 +236,8 @@ func TestRunClaudeCodeACPCancel(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	if code := exitCode(t, cmd, stderr); code != exitCancelled {
-		t.Errorf("exit %d, want %d; stderr:\n%s", code, exitCancelled, stderr.String())
+	if code := exitCode(t, cmd, stderr); code != run.ExitCancelled {
+		t.Errorf("exit %d, want %d; stderr:\n%s", code, run.ExitCancelled, stderr.String())
 	}
 	if res := checkResult(t, stdout.String()); res.StopReason != "cancelled" {
 		t.Errorf("result %+v", res)

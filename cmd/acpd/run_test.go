@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/creack/pty"
 
+	"acpd/cmd/acpd/internal/run"
 	"acpd/internal/syncbuf"
 )
 
@@ -180,7 +180,7 @@ func TestRunStopReasonExit(t *testing.T) {
 	t.Parallel()
 	iso, project, script := runSetup(t, `{"type":"text","text":"partial"}`+"\n"+`{"type":"finish","finish":"max_tokens"}`+"\n")
 	stdout, stderr, code := runCLI(t, iso.Env(), "run", "--cwd", project, "--model", "replay/"+script, "hi")
-	if code != exitLimit || stdout != "partial\n" || !strings.Contains(stderr, "max_tokens") {
+	if code != run.ExitLimit || stdout != "partial\n" || !strings.Contains(stderr, "max_tokens") {
 		t.Errorf("exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
 	}
 }
@@ -231,28 +231,6 @@ func TestRunUsageErrors(t *testing.T) {
 		stdout, stderr, code := runCLI(t, iso.Env(), args...)
 		if code != 2 || stdout != "" || !strings.Contains(stderr, "acpd run:") {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and a message", args, code, stdout, stderr)
-		}
-	}
-}
-
-func TestSplitWords(t *testing.T) {
-	for in, want := range map[string][]string{
-		"":                          nil,
-		"  a  b\tc ":                {"a", "b", "c"},
-		`a 'b c' "d e"`:             {"a", "b c", "d e"},
-		`x"y"'z' \ a`:               {"xyz", " a"},
-		`"a \"q\" \\ \n $"`:         {`a "q" \ \n $`},
-		`'it''s' "" ''`:             {"its", "", ""},
-		"npx -y @scope/agent --acp": {"npx", "-y", "@scope/agent", "--acp"},
-	} {
-		got, err := splitWords(in)
-		if err != nil || !reflect.DeepEqual(got, want) {
-			t.Errorf("splitWords(%q) = %q, %v; want %q", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{`'a`, `"a`, `a\`} {
-		if _, err := splitWords(bad); err == nil {
-			t.Errorf("splitWords(%q) succeeded", bad)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"acpd/cmd/acpd/internal/run"
 	"acpd/internal/testpeers"
 )
 
@@ -21,7 +22,7 @@ var (
 )
 
 // checkResult decodes and schema-checks the --output json object.
-func checkResult(t *testing.T, line string) runResult {
+func checkResult(t *testing.T, line string) run.Result {
 	t.Helper()
 	resultSchemaOnce.Do(func() {
 		raw, err := os.ReadFile(filepath.Join("testdata", "run-result.schema.json"))
@@ -51,7 +52,7 @@ func checkResult(t *testing.T, line string) runResult {
 	if err := resultSchema.Validate(inst); err != nil {
 		t.Errorf("result does not match its schema: %v\n%s", err, line)
 	}
-	var res runResult
+	var res run.Result
 	if err := json.Unmarshal([]byte(line), &res); err != nil {
 		t.Fatal(err)
 	}
@@ -225,10 +226,10 @@ func TestRunExitCodes(t *testing.T) {
 		code   int
 		stop   string
 	}{
-		{"refusal", `{"type":"finish","finish":"refusal"}`, nil, exitRefusal, "refusal"},
-		{"max_tokens", `{"type":"text","text":"partial"}` + "\n" + `{"type":"finish","finish":"max_tokens"}`, nil, exitLimit, "max_tokens"},
-		{"max_turn_requests", runScript, []string{"--yes", "--max-turn-requests", "1"}, exitLimit, "max_turn_requests"},
-		{"timeout", `{"type":"text","text":"Starting."}` + "\n" + `{"type":"delay","ms":600000}` + "\n" + `{"type":"finish"}`, []string{"--timeout", "3s"}, exitTimeout, "cancelled"}, // long enough for session/new on a loaded machine
+		{"refusal", `{"type":"finish","finish":"refusal"}`, nil, run.ExitRefusal, "refusal"},
+		{"max_tokens", `{"type":"text","text":"partial"}` + "\n" + `{"type":"finish","finish":"max_tokens"}`, nil, run.ExitLimit, "max_tokens"},
+		{"max_turn_requests", runScript, []string{"--yes", "--max-turn-requests", "1"}, run.ExitLimit, "max_turn_requests"},
+		{"timeout", `{"type":"text","text":"Starting."}` + "\n" + `{"type":"delay","ms":600000}` + "\n" + `{"type":"finish"}`, []string{"--timeout", "3s"}, run.ExitTimeout, "cancelled"}, // long enough for session/new on a loaded machine
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -247,10 +248,10 @@ func TestRunExitCodes(t *testing.T) {
 		t.Parallel()
 		iso, project, _ := runSetup(t, "")
 		stdout, stderr, code := runCLI(t, iso.Env(), "run", "--output", "json", "--cwd", project, "--agent", "sh -c 'read line; exit 7'", "go")
-		if code != exitCrashed {
-			t.Fatalf("exit %d, want %d; stderr:\n%s", code, exitCrashed, stderr)
+		if code != run.ExitCrashed {
+			t.Fatalf("exit %d, want %d; stderr:\n%s", code, run.ExitCrashed, stderr)
 		}
-		if res := checkResult(t, stdout); res.ExitCode != exitCrashed || !strings.Contains(res.Error, "exit") {
+		if res := checkResult(t, stdout); res.ExitCode != run.ExitCrashed || !strings.Contains(res.Error, "exit") {
 			t.Errorf("result %+v", res)
 		}
 	})

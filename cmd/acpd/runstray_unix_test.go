@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"acpd/cmd/acpd/internal/run"
 	"acpd/internal/testproc"
 )
 
@@ -88,10 +89,10 @@ func TestRunTimeoutBeforeTheTurn(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	agent := "sh -c 'echo $$ > \"$0\"; sleep 300' '" + pidFile + "'"
 	stdout, stderr, code := runCLI(t, iso.Env(), "run", "--timeout", "500ms", "--output", "json", "--cwd", project, "--agent", agent, "go")
-	if code != exitTimeout {
-		t.Fatalf("exit %d, want %d; stderr:\n%s", code, exitTimeout, stderr)
+	if code != run.ExitTimeout {
+		t.Fatalf("exit %d, want %d; stderr:\n%s", code, run.ExitTimeout, stderr)
 	}
-	if res := checkResult(t, stdout); res.ExitCode != exitTimeout || !strings.Contains(stderr, "before the turn started") {
+	if res := checkResult(t, stdout); res.ExitCode != run.ExitTimeout || !strings.Contains(stderr, "before the turn started") {
 		t.Errorf("result %+v; stderr:\n%s", res, stderr)
 	}
 	b, err := os.ReadFile(pidFile)

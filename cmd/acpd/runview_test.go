@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+
+	"acpd/cmd/acpd/internal/run"
 )
 
 // screen is a tiny terminal: enough of one to replay what the live view
@@ -251,7 +253,7 @@ func TestRunLiveView(t *testing.T) {
 		}
 	}
 	frames := 0 // the spinner turns
-	for _, f := range spinnerFrames {
+	for _, f := range run.SpinnerFrames() {
 		if strings.Contains(raw, f) {
 			frames++
 		}
@@ -303,8 +305,8 @@ func TestRunLiveViewInterrupts(t *testing.T) {
 	io.WriteString(p.ptmx, "\x03")
 	p.waitFor("cancelling the turn", 1)
 	io.WriteString(p.ptmx, "\x03")
-	if code := p.wait(); code != exitCancelled {
-		t.Errorf("exit %d, want %d; screen:\n%s", code, exitCancelled, p.screen())
+	if code := p.wait(); code != run.ExitCancelled {
+		t.Errorf("exit %d, want %d; screen:\n%s", code, run.ExitCancelled, p.screen())
 	}
 	if !strings.Contains(p.screen(), "aborted") {
 		t.Errorf("the screen lacks the abort:\n%s", p.screen())
@@ -335,7 +337,7 @@ func TestRunNoColorOnTerminal(t *testing.T) {
 			t.Errorf("the output has %q:\n%q", bad, raw)
 		}
 	}
-	for _, f := range spinnerFrames {
+	for _, f := range run.SpinnerFrames() {
 		if strings.Contains(raw, f) {
 			t.Errorf("a spinner frame %q was shown", f)
 		}

@@ -139,24 +139,3 @@ func availability(st sandbox.Status) string {
 	}
 	return st.Backend + " available"
 }
-
-// runTerminalSandbox is the policy of the terminals acpd run serves: the session
-// policy of cwd for another agent's commands; none for acpd's own agent,
-// which sandboxes its commands itself (nesting would fail: a sandboxed
-// process cannot mount), and none with mode off.
-func runTerminalSandbox(loader *config.Loader, cwd string, external bool) *sandbox.Policy {
-	if !external {
-		return nil
-	}
-	cfg, warning, err := loader.ForSession(cwd)
-	if err != nil {
-		cfg = loader.User()
-	} else if warning != nil {
-		fmt.Fprintf(os.Stderr, "acpd: warning: %v\n", warning)
-	}
-	p := sessionPolicy(cfg, []string{cwd})
-	if p.Mode == sandbox.Off {
-		return nil
-	}
-	return &p
-}

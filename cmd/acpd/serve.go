@@ -16,6 +16,7 @@ import (
 
 	"acpd/acp/jsonrpc"
 	"acpd/agent"
+	"acpd/cmd/acpd/internal/run"
 	"acpd/config"
 	"acpd/model/provider"
 	"acpd/permissions"
@@ -75,8 +76,8 @@ func openLogger(cfg *config.Config) (*log.Logger, io.Closer, error) {
 		w, c = f, f
 	}
 	lg := log.NewWithOptions(w, log.Options{ReportTimestamp: true, Prefix: "acpd"})
-	if cfg.Log.File == "" && isTerminal(os.Stderr) && !noColor() {
-		lg.SetColorProfile(envColorProfile())
+	if cfg.Log.File == "" && isTerminal(os.Stderr) && !run.NoColor() {
+		lg.SetColorProfile(run.ColorProfile())
 	}
 	lvl, err := log.ParseLevel(strings.ToLower(orDefault(cfg.Log.Level, "info")))
 	if err != nil {

@@ -1,10 +1,11 @@
-package main
+package run
 
 import (
 	"context"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -67,6 +68,9 @@ type liveView struct {
 // acpd runs on its own PTYs.
 var spinnerFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
 
+// SpinnerFrames are the frames of the live view's spinner.
+func SpinnerFrames() []string { return slices.Clone(spinnerFrames) }
+
 // liveTool is a tool call shown in the live region.
 type liveTool struct {
 	info toolInfo
@@ -81,7 +85,7 @@ func newLiveView(r *runner, stdoutTTY bool) output {
 	re := lipgloss.NewRenderer(r.stderr)
 	// Set what lipgloss would otherwise ask the terminal (OSC 11 and a
 	// cursor report, whose answers would arrive on stdin).
-	re.SetColorProfile(envColorProfile())
+	re.SetColorProfile(ColorProfile())
 	re.SetHasDarkBackground(true)
 	return &liveView{
 		r:         r,
@@ -420,7 +424,7 @@ func (v *liveView) stop() {
 	v.commit(lines...)
 }
 
-func (v *liveView) result(res runResult) {
+func (v *liveView) result(res Result) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	mark := v.st.ok.Render("●")
@@ -430,8 +434,10 @@ func (v *liveView) result(res runResult) {
 	v.commit(mark + " " + v.st.dim.Render(v.fit(summaryLine(res))))
 }
 
-// envColorProfile is the colour profile the environment announces.
-func envColorProfile() termenv.Profile {
+// ColorProfile is the colour profile the environment announces (COLORTERM,
+// TERM), for every styled output of the binary on a terminal: set instead
+// of asking the terminal, whose answer would arrive on stdin.
+func ColorProfile() termenv.Profile {
 	t := os.Getenv("TERM")
 	switch ct := os.Getenv("COLORTERM"); {
 	case ct == "truecolor" || ct == "24bit":

@@ -1,4 +1,4 @@
-package main
+package run
 
 import (
 	"context"
@@ -59,7 +59,7 @@ func newRunUI(r *runner, mode int) *runUI {
 		return u
 	}
 	u.host = uihost.New(uihost.Options{
-		Name: "acpd run", Version: acpdVersion(), Logger: slog.New(r.log),
+		Name: "acpd run", Version: r.opts.Version, Logger: slog.New(r.log),
 		Relay: func(ctx context.Context, method string, params map[string]any) (json.RawMessage, error) {
 			u.mu.Lock()
 			conn := u.conn

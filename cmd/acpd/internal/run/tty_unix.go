@@ -1,6 +1,6 @@
 //go:build unix
 
-package main
+package run
 
 import "golang.org/x/sys/unix"
 

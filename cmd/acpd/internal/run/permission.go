@@ -1,4 +1,4 @@
-package main
+package run
 
 import (
 	"bytes"
@@ -14,16 +14,6 @@ import (
 	"acpd/client"
 	"acpd/permissions"
 )
-
-// The --approve levels.
-const (
-	approveAsk   = "ask"   // ask on the terminal; refuse without one
-	approveEdits = "edits" // allow edits inside the project; ask/refuse the rest
-	approveAll   = "all"   // allow everything a --policy deny rule does not refuse
-	approveNone  = "none"  // refuse everything a --policy allow rule does not allow
-)
-
-var approveLevels = []string{approveAsk, approveEdits, approveAll, approveNone}
 
 // policyTools are the tool names --policy rules use, with their kinds:
 // acpd's own names. A hosted agent's tool call is named after its ACP kind
@@ -232,8 +222,8 @@ func callFor(cwd string, t *toolInfo) permissions.Call {
 	return c
 }
 
-// permRecord is one permission decision, as --output json reports it.
-type permRecord struct {
+// PermissionRecord is one permission decision of a Result.
+type PermissionRecord struct {
 	ToolCallID string `json:"toolCallId"`
 	Title      string `json:"title"`
 	Kind       string `json:"kind,omitempty"`
@@ -346,7 +336,7 @@ func (r *runner) permission(ctx context.Context, req acp.RequestPermissionReques
 // logDecision logs a permission decision and records it for --output json.
 func (r *runner) logDecision(t *toolInfo, options []acp.PermissionOption, res acp.RequestPermissionResponse, by, reason string) {
 	kind := optionKind(options, res)
-	rec := permRecord{ToolCallID: string(t.id), Title: t.title, Kind: string(t.kind), Decision: decisionOf(kind), Option: kind, By: by, Reason: reason}
+	rec := PermissionRecord{ToolCallID: string(t.id), Title: t.title, Kind: string(t.kind), Decision: decisionOf(kind), Option: kind, By: by, Reason: reason}
 	r.log.Info("permission", "tool", t.title, "decision", rec.Decision, "option", kind, "by", by, "reason", reason)
 	r.mu.Lock()
 	r.perms = append(r.perms, rec)

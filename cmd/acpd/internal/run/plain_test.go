@@ -1,4 +1,4 @@
-package main
+package run
 
 import (
 	"bytes"
@@ -38,7 +38,7 @@ const scriptedTurn = `{"sessionUpdate":"agent_thought_chunk","content":{"type":"
 func TestRunPlainGolden(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	r := &runner{
-		flags:  &runFlags{output: outputText},
+		flags:  &Flags{output: outputText},
 		log:    log.New(&stderr),
 		stdout: &stdout,
 		stderr: &stderr,

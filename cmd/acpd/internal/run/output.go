@@ -1,4 +1,4 @@
-package main
+package run
 
 import (
 	"bytes"
@@ -34,7 +34,7 @@ type output interface {
 	// stop is called when the turn has ended.
 	stop()
 	// result shows the end of the run.
-	result(res runResult)
+	result(res Result)
 }
 
 // newOutput picks the output for the flags and terminals.
@@ -46,15 +46,15 @@ func newOutput(r *runner, stdoutTTY, stderrTTY bool) output {
 		o.enc.SetEscapeHTML(false)
 		return o
 	}
-	if stderrTTY && !noColor() && !r.flags.quiet {
+	if stderrTTY && !NoColor() && !r.flags.quiet {
 		return newLiveView(r, stdoutTTY)
 	}
 	return &plainOutput{stdout: r.stdout, stderr: r.stderr, quiet: r.flags.quiet, breakLines: stdoutTTY && stderrTTY}
 }
 
-// runResult is the final object of --output json (and the last line of
+// Result is the final object of --output json (and the last line of
 // stream-json). Field names are part of acpd run's interface.
-type runResult struct {
+type Result struct {
 	// SessionID is the session's id ("" when none was opened).
 	SessionID string `json:"sessionId"`
 	// StopReason is the turn's ACP stop reason ("" when it did not end).
@@ -66,71 +66,74 @@ type runResult struct {
 	// Text is the answer: the agent's message text of the turn.
 	Text string `json:"text"`
 	// ToolCalls are the turn's tool calls in order, with their final status.
-	ToolCalls []toolRecord `json:"toolCalls"`
+	ToolCalls []ToolRecord `json:"toolCalls"`
 	// FilesChanged are the absolute paths the agent wrote (fs/write_text_file
 	// and the diffs of completed edits), sorted.
 	FilesChanged []string `json:"filesChanged"`
 	// Permissions are the permission requests and how each was decided.
-	Permissions []permRecord `json:"permissions"`
+	Permissions []PermissionRecord `json:"permissions"`
 	// Usage is the agent's last usage report, if it sent any.
-	Usage *usageRecord `json:"usage,omitempty"`
+	Usage *UsageRecord `json:"usage,omitempty"`
 	// DurationMs is the run's wall time in milliseconds.
 	DurationMs int64 `json:"durationMs"`
 }
 
-type toolRecord struct {
+// ToolRecord is a tool call of a Result.
+type ToolRecord struct {
 	ID     string `json:"id"`
 	Title  string `json:"title"`
 	Kind   string `json:"kind,omitempty"`
 	Status string `json:"status"`
 }
 
-type usageRecord struct {
+// UsageRecord is the agent's last usage report of a Result.
+type UsageRecord struct {
 	// ContextUsed and ContextSize are tokens (ACP usage_update).
 	ContextUsed uint64 `json:"contextUsed"`
 	ContextSize uint64 `json:"contextSize"`
 	// Cost is the session's cost so far, when the agent knows it.
-	Cost *costRecord `json:"cost,omitempty"`
+	Cost *CostRecord `json:"cost,omitempty"`
 }
 
-type costRecord struct {
+// CostRecord is a session's cost so far.
+type CostRecord struct {
 	Amount   float64 `json:"amount"`
 	Currency string  `json:"currency"`
 }
 
 // result collects the run's result.
-func (r *runner) result(code int, msg string) runResult {
+func (r *runner) result(code int, msg string) Result {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	res := runResult{
+	res := Result{
 		SessionID:    string(r.sid),
 		StopReason:   string(r.stop),
 		ExitCode:     code,
 		Error:        msg,
 		Text:         r.text.String(),
-		ToolCalls:    []toolRecord{},
+		ToolCalls:    []ToolRecord{},
 		FilesChanged: []string{},
 		Permissions:  slices.Clone(r.perms),
 		DurationMs:   time.Since(r.start).Milliseconds(),
 	}
 	if res.Permissions == nil {
-		res.Permissions = []permRecord{}
+		res.Permissions = []PermissionRecord{}
 	}
 	for _, t := range r.toolOrder {
 		st := string(t.status)
 		if st == "" {
 			st = string(acp.ToolCallStatusPending)
 		}
-		res.ToolCalls = append(res.ToolCalls, toolRecord{ID: string(t.id), Title: t.title, Kind: string(t.kind), Status: st})
+		res.ToolCalls = append(res.ToolCalls, ToolRecord{ID: string(t.id), Title: t.title, Kind: string(t.kind), Status: st})
 	}
 	for f := range r.files {
 		res.FilesChanged = append(res.FilesChanged, f)
 	}
 	slices.Sort(res.FilesChanged)
 	if u := r.usage; u != nil {
-		res.Usage = &usageRecord{ContextUsed: u.Used, ContextSize: u.Size}
+		res.Usage = &UsageRecord{ContextUsed: u.Used, ContextSize: u.Size}
 		if u.Cost != nil {
-			res.Usage.Cost = &costRecord{Amount: u.Cost.Amount, Currency: u.Cost.Currency}
+			res.Usage.Cost = &CostRecord{Amount: u.Cost.Amount, Currency: u.Cost.Currency}
 		}
 	}
 	return res
@@ -138,7 +141,7 @@ func (r *runner) result(code int, msg string) runResult {
 
 // summaryLine is the one-line end of a text run: stop reason, tool calls,
 // tokens and cost when known, duration.
-func summaryLine(res runResult) string {
+func summaryLine(res Result) string {
 	parts := []string{}
 	switch {
 	case res.StopReason != "":
@@ -237,7 +240,7 @@ func (o *jsonOutput) ask(ctx context.Context, t *toolInfo, options []acp.Permiss
 	return askLines(ctx, o.stderr, t, options, tty, cancel)
 }
 
-func (o *jsonOutput) result(res runResult) { o.write(res) }
+func (o *jsonOutput) result(res Result) { o.write(res) }
 
 // plainOutput is the text output without a live view: the answer streams
 // to stdout, one line per event on stderr, no colour, no cursor movement.
@@ -404,7 +407,7 @@ func (o *plainOutput) stop() {
 	}
 }
 
-func (o *plainOutput) result(res runResult) {
+func (o *plainOutput) result(res Result) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if !o.quiet {
@@ -467,6 +470,6 @@ func rejectOutcome(options []acp.PermissionOption) acp.RequestPermissionResponse
 	return client.Select(options, acp.PermissionOptionKindRejectOnce, acp.PermissionOptionKindRejectAlways)
 }
 
-// noColor reports whether NO_COLOR asks for output without colour (any
+// NoColor reports whether NO_COLOR asks for output without colour (any
 // non-empty value, https://no-color.org).
-func noColor() bool { return os.Getenv("NO_COLOR") != "" }
+func NoColor() bool { return os.Getenv("NO_COLOR") != "" }
