@@ -16,7 +16,6 @@ import (
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
-	"github.com/pelletier/go-toml/v2/unstable"
 
 	"acpd/permissions"
 )
@@ -210,14 +209,21 @@ func fieldForKey(key string) string {
 // returns the positions of its keys. Model entries without a tools key get
 // Tools = true. On error c is unchanged.
 func decode(name string, data []byte, c *Config) (*posIndex, error) {
-	idx, idxErr := buildIndex(data) // nil on syntax errors: the decoder reports them
 	tmp := c.clone()
 	dec := toml.NewDecoder(bytes.NewReader(data)).DisallowUnknownFields()
 	if err := dec.Decode(&tmp); err != nil {
+		var idx *posIndex
+		var se *toml.StrictMissingError
+		if errors.As(err, &se) {
+			// Only unknown keys: the document is valid TOML, whose keys
+			// the index names as the file spells them.
+			idx, _ = buildIndex(data)
+		}
 		return nil, decodeError(name, err, idx)
 	}
-	if idxErr != nil {
-		return nil, fmt.Errorf("%s: %w", name, idxErr)
+	idx, err := buildIndex(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if err := idx.checkCase(name); err != nil {
 		return nil, err
@@ -678,110 +684,6 @@ func (x *posIndex) add(path []seg, p pos) {
 	if _, ok := x.at[s]; !ok {
 		x.at[s] = p
 	}
-}
-
-// buildIndex parses data and records the position of every key, table
-// header and array element.
-func buildIndex(data []byte) (*posIndex, error) {
-	x := &posIndex{at: map[string]pos{}, lines: []int{0}}
-	for i, c := range data {
-		if c == '\n' {
-			x.lines = append(x.lines, i+1)
-		}
-	}
-	var p unstable.Parser
-	p.Reset(data)
-	arrays := map[string]int{} // element counts of arrays of tables
-	var table []seg
-	for p.NextExpression() {
-		e := p.Expression()
-		switch e.Kind {
-		case unstable.Table, unstable.ArrayTable:
-			table = table[:0]
-			it := e.Key()
-			var first *unstable.Node
-			for it.Next() {
-				k := it.Node()
-				if first == nil {
-					first = k
-				}
-				if len(table) > 0 {
-					// Inside an array of tables a header continues its
-					// last element.
-					if n := arrays[segString(table)]; n > 0 {
-						table = append(table, seg{idx: n - 1})
-					}
-				}
-				table = append(table, seg{key: string(k.Data), idx: -1})
-			}
-			if e.Kind == unstable.ArrayTable {
-				s := segString(table)
-				table = append(table, seg{idx: arrays[s]})
-				arrays[s]++
-			}
-			x.add(table, x.nodePos(first))
-		case unstable.KeyValue:
-			x.keyValue(slices.Clone(table), e)
-		}
-	}
-	if err := p.Error(); err != nil {
-		return nil, err
-	}
-	return x, nil
-}
-
-// keyValue records the key-value kv below base.
-func (x *posIndex) keyValue(base []seg, kv *unstable.Node) {
-	path := base
-	it := kv.Key()
-	var first *unstable.Node
-	for it.Next() {
-		if first == nil {
-			first = it.Node()
-		}
-		path = append(path, seg{key: string(it.Node().Data), idx: -1})
-	}
-	x.add(path, x.nodePos(first))
-	x.value(path, kv.Value())
-}
-
-// value records the keys and elements inside the value v at path.
-func (x *posIndex) value(path []seg, v *unstable.Node) {
-	switch v.Kind {
-	case unstable.InlineTable:
-		it := v.Children()
-		for it.Next() {
-			if n := it.Node(); n.Kind == unstable.KeyValue {
-				x.keyValue(slices.Clip(path), n)
-			}
-		}
-	case unstable.Array:
-		it := v.Children()
-		i := 0
-		for it.Next() {
-			n := it.Node()
-			if n.Kind == unstable.Comment {
-				continue
-			}
-			elem := append(slices.Clip(path), seg{idx: i})
-			if n.Raw.Length > 0 {
-				x.add(elem, x.nodePos(n))
-			}
-			x.value(elem, n)
-			i++
-		}
-	}
-}
-
-// nodePos returns the position of n's first byte. (unstable.Parser.Shape
-// scans the document from its start, which is quadratic over all keys.)
-func (x *posIndex) nodePos(n *unstable.Node) pos {
-	if n == nil {
-		return pos{}
-	}
-	off := int(n.Raw.Offset)
-	line := sort.Search(len(x.lines), func(i int) bool { return x.lines[i] > off }) // >= 1
-	return pos{line, off - x.lines[line-1] + 1}
 }
 
 // checkCase rejects keys that go-toml matched to a field case-insensitively
