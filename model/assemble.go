@@ -3,8 +3,8 @@ package model
 import (
 	"encoding/json"
 	"fmt"
-	"runtime/debug"
 	"strings"
+	"unicode/utf8"
 )
 
 // Assembler builds the assistant message of one streamed response from its
@@ -108,26 +108,22 @@ func (a *Assembler) addText(t PartType, text string) {
 	a.text.WriteString(text)
 }
 
-// joinFreeMin is the streamed text from which flushText first returns the
-// free heap to the operating system (see there).
-const joinFreeMin = 8 << 20
-
-// flushText stores the streamed text of the last part in it.
-//
-// Joining a long text needs one contiguous allocation of its size while its
-// blocks are still live, and the heap the stream left behind is free but
-// fragmented (a stream's garbage is many small copies of its deltas), so the
-// join would take fresh pages on top of it: a 32 MiB answer peaked at 120
-// MiB. For a text of joinFreeMin or more, a forced collection first returns
-// that free heap (one collection per such answer, a few milliseconds against
-// the seconds it took to stream), and the peak stays near twice the answer.
+// flushText stores the streamed text of the last part in it: a text of one
+// block (up to textBlockMax) as one string of its exact size, a longer one
+// as a run of parts of the part's type, one per block (see [Part]). Joining
+// a long text would need one more allocation of its size while its blocks
+// are still live, and the garbage its stream left behind is fragmented, so
+// the join would take fresh pages: a 32 MiB answer peaked at 120 MiB.
 func (a *Assembler) flushText() {
-	if a.text.Len() > 0 {
-		if a.text.Len() >= joinFreeMin {
-			debug.FreeOSMemory()
-		}
-		a.parts[len(a.parts)-1].Text = a.text.String()
-		a.text.Reset()
+	if a.text.Len() == 0 {
+		return
+	}
+	blocks := a.text.Blocks()
+	a.text.Reset()
+	last := &a.parts[len(a.parts)-1]
+	last.Text = blocks[0]
+	for _, b := range blocks[1:] {
+		a.parts = append(a.parts, Part{Type: a.parts[len(a.parts)-1].Type, Text: b})
 	}
 }
 
@@ -163,49 +159,54 @@ func (a *Assembler) call(id, name string) *StreamedCall {
 	return c
 }
 
-// textBuf accumulates streamed text in blocks of growing size and joins
-// them once, at the exact size. A strings.Builder would reallocate as the
-// text grows, holding the old and the new copy at once (and raising the
-// garbage collector's target to match), and keep up to a quarter of
-// slack for good.
+// textBuf accumulates streamed text in blocks of growing size, up to
+// textBlockMax, each cut at a rune boundary. A strings.Builder would
+// reallocate as the text grows, holding the old and the new copy at once
+// (and raising the garbage collector's target to match), and keep up to a
+// quarter of slack for good.
 type textBuf struct {
-	blocks [][]byte
-	n      int
+	done []string        // full blocks
+	cur  strings.Builder // the block being filled, never grown past its capacity
+	n    int
 }
 
-// textBlockMax bounds a block, and so the slack of a textBuf.
+// textBlockMax bounds a block, and so a part of a long text.
 const textBlockMax = 1 << 20
 
 func (t *textBuf) Len() int { return t.n }
 
 func (t *textBuf) WriteString(s string) {
 	t.n += len(s)
-	for len(s) > 0 {
-		if k := len(t.blocks); k > 0 {
-			b := t.blocks[k-1]
-			m := min(len(s), cap(b)-len(b))
-			t.blocks[k-1] = append(b, s[:m]...)
-			s = s[m:]
-			if len(s) == 0 {
-				return
-			}
+	for {
+		room := t.cur.Cap() - t.cur.Len()
+		if len(s) <= room {
+			t.cur.WriteString(s)
+			return
 		}
+		m := room
+		for m > 0 && !utf8.RuneStart(s[m]) {
+			m--
+		}
+		t.cur.WriteString(s[:m])
+		s = s[m:]
 		size := 512
-		if k := len(t.blocks); k > 0 {
-			size = min(2*cap(t.blocks[k-1]), textBlockMax)
+		if c := t.cur.Cap(); c > 0 {
+			size = min(2*c, textBlockMax)
+			t.done = append(t.done, t.cur.String())
 		}
-		t.blocks = append(t.blocks, make([]byte, 0, max(size, min(len(s), textBlockMax))))
+		t.cur = strings.Builder{}
+		t.cur.Grow(max(size, min(len(s), textBlockMax)))
 	}
 }
 
-// String returns the text; Reset drops it.
-func (t *textBuf) String() string {
-	var b strings.Builder
-	b.Grow(t.n)
-	for _, blk := range t.blocks {
-		b.Write(blk)
+// Blocks returns the text as its blocks, the last one copied to its exact
+// size (the others are full); Reset drops the text.
+func (t *textBuf) Blocks() []string {
+	blocks := t.done
+	if t.cur.Len() > 0 {
+		blocks = append(blocks, strings.Clone(t.cur.String()))
 	}
-	return b.String()
+	return blocks
 }
 
 func (t *textBuf) Reset() { *t = textBuf{} }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // A response's events become one assistant message: deltas joined, a
@@ -103,19 +104,65 @@ func TestTextBuf(t *testing.T) {
 		if i == 1500 {
 			s = strings.Repeat("z", 3*textBlockMax) // larger than a block
 		}
+		if i%7 == 0 {
+			s += "é€😀" // runes of 2, 3 and 4 bytes, cut nowhere
+		}
 		tb.WriteString(s)
 		want.WriteString(s)
 	}
-	if tb.Len() != want.Len() || tb.String() != want.String() {
+	blocks := tb.Blocks()
+	if tb.Len() != want.Len() || strings.Join(blocks, "") != want.String() {
 		t.Fatalf("textBuf holds %d bytes, want %d (or different text)", tb.Len(), want.Len())
 	}
-	for _, b := range tb.blocks {
-		if cap(b) > textBlockMax {
-			t.Fatalf("a block of %d bytes", cap(b))
+	for _, b := range blocks {
+		if len(b) > textBlockMax {
+			t.Fatalf("a block of %d bytes", len(b))
+		}
+		if !utf8.ValidString(b) {
+			t.Fatalf("a block cut inside a rune: %q...", b[:16])
 		}
 	}
 	tb.Reset()
-	if tb.Len() != 0 || tb.String() != "" {
+	if tb.Len() != 0 || len(tb.Blocks()) != 0 {
 		t.Fatal("Reset left text")
+	}
+}
+
+// A long streamed text is kept as a run of parts, never joined: each part
+// at most a block, only the last ending the run, together the text.
+func TestAssemblerLongTextRun(t *testing.T) {
+	var a Assembler
+	var want strings.Builder
+	delta := strings.Repeat("0123456789abcdé", 600)
+	for want.Len() < 5*textBlockMax {
+		a.Add(Event{Type: EventReasoning, Text: delta})
+		want.WriteString(delta)
+	}
+	a.Add(Event{Type: EventReasoningDone, Signature: "sig", Provider: "p"})
+	a.Add(Event{Type: EventText, Text: "short"})
+	msg := a.Message()
+	var got strings.Builder
+	run := 0
+	for i, p := range msg.Parts {
+		if p.Type != PartReasoning {
+			break
+		}
+		run++
+		got.WriteString(p.Text)
+		if len(p.Text) > textBlockMax {
+			t.Fatalf("part %d holds %d bytes", i, len(p.Text))
+		}
+		if next := msg.Parts[i+1]; Continued(p, next) != (next.Type == PartReasoning) {
+			t.Fatalf("Continued(part %d, part %d) = %v", i, i+1, !Continued(p, next))
+		}
+	}
+	if run < 5 || got.String() != want.String() {
+		t.Fatalf("a run of %d parts holding %d bytes, want 5 or more holding %d", run, got.Len(), want.Len())
+	}
+	if last := msg.Parts[run-1]; last.Signature != "sig" || last.Provider != "p" || msg.Parts[0].Signature != "" {
+		t.Fatalf("signature on the wrong part: first %+v, last %q", msg.Parts[0].Signature, last.Signature)
+	}
+	if tail := msg.Parts[run:]; len(tail) != 1 || tail[0].Type != PartText || tail[0].Text != "short" {
+		t.Fatalf("after the run: %+v", tail)
 	}
 }

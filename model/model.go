@@ -44,6 +44,12 @@ const (
 )
 
 // Part is one piece of a [Message]. Fields irrelevant to Type are empty.
+//
+// In an assistant message a long streamed text or reasoning is a run of
+// parts of its type, split where it grew past 1 MiB (see [Assembler]), so
+// that it is never joined in one more copy: only the run's last part
+// carries Signature, Opaque, Redacted or Provider, and [Continued] tells a
+// part that continues the one before it. Dialects send a run as one text.
 type Part struct {
 	Type PartType `json:"type"`
 	// Text is the text of a text or reasoning part.
@@ -73,6 +79,14 @@ type Part struct {
 	// Provider names the dialect that produced Signature/Opaque; other
 	// dialects drop those fields (they cannot verify them).
 	Provider string `json:"provider,omitempty"`
+}
+
+// Continued reports whether, in an assistant message, next continues the
+// text or reasoning of prev (see [Part]): both are text, or both reasoning,
+// and prev carries nothing that ends it.
+func Continued(prev, next Part) bool {
+	return prev.Type == next.Type && (prev.Type == PartText || prev.Type == PartReasoning) &&
+		prev.Signature == "" && !prev.Redacted && prev.Opaque == nil && !next.Redacted
 }
 
 // Message is one turn of the model-facing transcript.

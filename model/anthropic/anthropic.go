@@ -40,6 +40,7 @@ import (
 	"net/http"
 
 	"acpd/model"
+	"acpd/model/internal/body"
 	"acpd/model/internal/sse"
 )
 
@@ -91,5 +92,5 @@ func New(opts Options) *Backend {
 // *model.Error values (or ctx's error once ctx ends) and are not retried
 // here (see package retry).
 func (b *Backend) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Event, error] {
-	return b.c.Stream(ctx, "/messages", func() ([]byte, error) { return requestBody(req) }, func() sse.Decoder { return &decoder{} })
+	return b.c.Stream(ctx, "/messages", func() (*body.Payload, error) { return requestPayload(req) }, func() sse.Decoder { return &decoder{} })
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"acpd/model"
+	"acpd/model/internal/body"
 )
 
 // defaultMaxTokens is max_tokens when the request sets none.
@@ -85,9 +86,9 @@ type tool struct {
 
 var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 
-// requestBody maps req to a Messages API request body (see the package
+// requestPayload maps req to a Messages API request body (see the package
 // documentation for the rules).
-func requestBody(req *model.Request) ([]byte, error) {
+func requestPayload(req *model.Request) (*body.Payload, error) {
 	mr := messagesRequest{Model: req.Model, MaxTokens: req.MaxOutputTokens, Stream: true}
 	if mr.MaxTokens <= 0 {
 		mr.MaxTokens = defaultMaxTokens
@@ -112,7 +113,9 @@ func requestBody(req *model.Request) ([]byte, error) {
 		breakpoints++
 	}
 	cached := make([]bool, 0, len(req.Messages))
+	var bb body.Builder
 	for _, m := range req.Messages {
+		m = bb.Message(m)
 		var blocks []block
 		switch m.Role {
 		case model.RoleAssistant:
@@ -140,12 +143,12 @@ func requestBody(req *model.Request) ([]byte, error) {
 			breakpoints++
 		}
 	}
-	body, err := json.Marshal(mr)
+	p, err := bb.Marshal(mr)
 	if err != nil {
 		// Only invalid json.RawMessage values (schemas) get here.
 		return nil, &model.Error{Kind: model.ErrInvalidRequest, Message: "anthropic: encoding request: " + err.Error(), Err: err}
 	}
-	return body, nil
+	return p, nil
 }
 
 // lacksThinking reports whether the last assistant message calls tools

@@ -2,7 +2,6 @@ package exec
 
 import (
 	"context"
-	"encoding/json"
 	"iter"
 	"log/slog"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"acpd/model"
+	"acpd/model/internal/body"
 )
 
 // ProtocolVersion is the plug-in protocol version this package speaks (the
@@ -209,7 +209,15 @@ func (b *Backend) Stream(ctx context.Context, req *model.Request) iter.Seq2[mode
 			return
 		}
 		id := "r" + strconv.FormatUint(b.ids.Add(1), 10)
-		line, err := json.Marshal(request{V: ProtocolVersion, Type: "request", ID: id, Request: req})
+		// Long texts are written from the transcript, not copied (package
+		// body); an answer's run of parts is sent as one part.
+		var bb body.Builder
+		r := *req
+		r.Messages = make([]model.Message, len(req.Messages))
+		for i, m := range req.Messages {
+			r.Messages[i] = bb.Message(m)
+		}
+		line, err := bb.Marshal(request{V: ProtocolVersion, Type: "request", ID: id, Request: &r})
 		if err != nil {
 			yield(model.Event{}, &model.Error{Kind: model.ErrInvalidRequest, Message: "exec backend: encoding request: " + err.Error(), Err: err})
 			return
@@ -226,7 +234,7 @@ func (b *Backend) Stream(ctx context.Context, req *model.Request) iter.Seq2[mode
 				p.cancel(id)
 			}
 		}()
-		if err := p.send(ctx, append(line, '\n')); err != nil {
+		if err := p.send(ctx, line); err != nil {
 			ended = true // never sent: nothing to cancel
 			yield(model.Event{}, err)
 			return

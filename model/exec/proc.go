@@ -17,6 +17,7 @@ import (
 
 	"acpd/internal/procgroup"
 	"acpd/model"
+	"acpd/model/internal/body"
 )
 
 // message is what the reader passes to a Stream: an event, or the error
@@ -47,7 +48,7 @@ type proc struct {
 	stdin  *os.File         // our ends of the pipes
 	stdout *os.File
 	stderr *os.File
-	writes chan []byte // lines for the writer
+	writes chan *body.Payload // lines for the writer, without their newline
 
 	ready     chan struct{} // closed when the handshake ended; then startErr and models are set
 	readyOnce sync.Once
@@ -110,7 +111,7 @@ func (b *Backend) start() (*proc, error) {
 	}
 	p := &proc{
 		b: b, cmd: cmd, group: group, stdin: inW, stdout: outR, stderr: errR,
-		writes:  make(chan []byte, writeQueue),
+		writes:  make(chan *body.Payload, writeQueue),
 		ready:   make(chan struct{}),
 		dying:   make(chan struct{}),
 		exited:  make(chan struct{}),
@@ -123,7 +124,7 @@ func (b *Backend) start() (*proc, error) {
 		Type string `json:"type"`
 		ACPD string `json:"acpd"`
 	}{ProtocolVersion, "hello", b.version})
-	p.writes <- append(hello, '\n') // the queue is empty
+	p.writes <- body.Raw(hello) // the queue is empty
 	p.timer = time.AfterFunc(b.handshake, func() {
 		p.stop(&model.Error{Kind: model.ErrInvalidRequest, Message: fmt.Sprintf("exec plug-in %q did not answer the hello within %v", b.name, b.handshake)})
 	})
@@ -291,7 +292,7 @@ func (p *proc) unregister(id string, st *stream) {
 }
 
 // send queues a line for the plug-in, waiting while the queue is full.
-func (p *proc) send(ctx context.Context, line []byte) error {
+func (p *proc) send(ctx context.Context, line *body.Payload) error {
 	select {
 	case p.writes <- line:
 		return nil
@@ -312,7 +313,7 @@ func (p *proc) cancel(id string) {
 		ID   string `json:"id"`
 	}{ProtocolVersion, "cancel", id})
 	select {
-	case p.writes <- append(line, '\n'):
+	case p.writes <- body.Raw(line):
 	default:
 		p.b.log.Debug("plug-in input queue full: cancel dropped", "plugin", p.b.name, "id", id)
 	}
@@ -324,7 +325,11 @@ func (p *proc) write() {
 	for {
 		select {
 		case line := <-p.writes:
-			if _, err := p.stdin.Write(line); err != nil {
+			_, err := line.WriteTo(p.stdin)
+			if err == nil {
+				_, err = p.stdin.Write([]byte{'\n'})
+			}
+			if err != nil {
 				// The plug-in exited (the waiter reports it) or closed
 				// its input (it cannot serve requests any more).
 				p.pipeClosed(fmt.Errorf("writing to the plug-in: %w", err))

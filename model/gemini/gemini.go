@@ -83,6 +83,7 @@ import (
 	"strings"
 
 	"acpd/model"
+	"acpd/model/internal/body"
 	"acpd/model/internal/sse"
 )
 
@@ -147,7 +148,7 @@ func streamPath(modelName string) string {
 // *model.Error values (or ctx's error once ctx ends) and are not retried
 // here (see package retry).
 func (b *Backend) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Event, error] {
-	return b.c.Stream(ctx, streamPath(strings.TrimSpace(req.Model)), func() ([]byte, error) { return requestBody(req) },
+	return b.c.Stream(ctx, streamPath(strings.TrimSpace(req.Model)), func() (*body.Payload, error) { return requestPayload(req) },
 		func() sse.Decoder { return &decoder{idPrefix: b.idPrefix()} })
 }
 

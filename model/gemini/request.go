@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"acpd/model"
+	"acpd/model/internal/body"
 	"acpd/model/internal/sse"
 )
 
@@ -115,9 +116,9 @@ func alwaysThinks(modelID string) bool {
 	return ok && v >= 2.5 && strings.Contains(strings.ToLower(modelID), "-pro")
 }
 
-// requestBody maps req to a GenerateContentRequest body (see the package
+// requestPayload maps req to a GenerateContentRequest body (see the package
 // documentation for the rules).
-func requestBody(req *model.Request) ([]byte, error) {
+func requestPayload(req *model.Request) (*body.Payload, error) {
 	if strings.TrimSpace(req.Model) == "" {
 		return nil, &model.Error{Kind: model.ErrInvalidRequest, Message: "gemini: no model given"}
 	}
@@ -157,7 +158,9 @@ func requestBody(req *model.Request) ([]byte, error) {
 	v, _ := version(req.Model)
 	sentinel := v >= 3
 	names := map[string]string{} // tool call id -> tool name
+	var bb body.Builder
 	for _, m := range req.Messages {
+		m = bb.Message(m)
 		switch m.Role {
 		case model.RoleAssistant:
 			if c, ok := modelContent(m, sentinel, names); ok {
@@ -169,12 +172,12 @@ func requestBody(req *model.Request) ([]byte, error) {
 			return nil, &model.Error{Kind: model.ErrInvalidRequest, Message: "gemini: unknown message role " + quote(string(m.Role))}
 		}
 	}
-	body, err := json.Marshal(gr)
+	p, err := bb.Marshal(gr)
 	if err != nil {
 		// Only invalid json.RawMessage values (tool inputs) get here.
 		return nil, &model.Error{Kind: model.ErrInvalidRequest, Message: "gemini: encoding request: " + err.Error(), Err: err}
 	}
-	return body, nil
+	return p, nil
 }
 
 func textPart(s string) part { return part{Text: &s} }

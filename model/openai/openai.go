@@ -30,6 +30,7 @@ import (
 	"strings"
 
 	"acpd/model"
+	"acpd/model/internal/body"
 	"acpd/model/internal/openaierr"
 	"acpd/model/internal/sse"
 )
@@ -90,7 +91,7 @@ func New(opts Options) *Backend {
 // *model.Error values (or ctx's error once ctx ends) and are not retried
 // here (see package retry).
 func (b *Backend) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Event, error] {
-	return b.c.Stream(ctx, "/chat/completions", func() ([]byte, error) { return b.requestBody(req) },
+	return b.c.Stream(ctx, "/chat/completions", func() (*body.Payload, error) { return b.requestPayload(req) },
 		func() sse.Decoder { return &decoder{idPrefix: b.idPrefix()} })
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"acpd/model"
+	"acpd/model/internal/body"
 	"acpd/model/internal/sse"
 )
 
@@ -73,8 +74,8 @@ type functionDef struct {
 // emptySchema is the parameters schema of a tool that declares none.
 var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 
-// requestBody maps req to a Chat Completions request body.
-func (b *Backend) requestBody(req *model.Request) ([]byte, error) {
+// requestPayload maps req to a Chat Completions request body.
+func (b *Backend) requestPayload(req *model.Request) (*body.Payload, error) {
 	cr := chatRequest{
 		Model:         req.Model,
 		Stream:        true,
@@ -96,7 +97,9 @@ func (b *Backend) requestBody(req *model.Request) ([]byte, error) {
 	if req.System != "" {
 		cr.Messages = append(cr.Messages, chatMessage{Role: "system", Content: req.System})
 	}
+	var bb body.Builder
 	for _, m := range req.Messages {
+		m = bb.Message(m)
 		switch m.Role {
 		case model.RoleAssistant:
 			if cm, ok := assistantMessage(m, b.reasoning); ok {
@@ -116,12 +119,12 @@ func (b *Backend) requestBody(req *model.Request) ([]byte, error) {
 		cr.Tools = append(cr.Tools, chatTool{Type: "function",
 			Function: functionDef{Name: t.Name, Description: t.Description, Parameters: params}})
 	}
-	body, err := json.Marshal(cr)
+	p, err := bb.Marshal(cr)
 	if err != nil {
 		// Only invalid json.RawMessage values (schemas, inputs) get here.
 		return nil, &model.Error{Kind: model.ErrInvalidRequest, Message: "openai: encoding request: " + err.Error(), Err: err}
 	}
-	return body, nil
+	return p, nil
 }
 
 // assistantMessage maps an assistant message; ok is false when nothing of it

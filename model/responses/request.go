@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"acpd/model"
+	"acpd/model/internal/body"
 	"acpd/model/internal/sse"
 )
 
@@ -68,9 +69,9 @@ type reasoningItem struct {
 // emptySchema is the parameters schema of a tool that declares none.
 var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 
-// requestBody maps req to a Responses API request body (see the package
+// requestPayload maps req to a Responses API request body (see the package
 // documentation for the rules).
-func requestBody(req *model.Request) ([]byte, error) {
+func requestPayload(req *model.Request) (*body.Payload, error) {
 	rr := responsesRequest{
 		Model:           req.Model,
 		Instructions:    req.System,
@@ -91,7 +92,9 @@ func requestBody(req *model.Request) ([]byte, error) {
 		}
 		rr.Tools = append(rr.Tools, tool{Type: "function", Name: t.Name, Description: t.Description, Parameters: params})
 	}
+	var bb body.Builder
 	for _, m := range req.Messages {
+		m = bb.Message(m)
 		switch m.Role {
 		case model.RoleAssistant:
 			rr.Input = append(rr.Input, assistantItems(m)...)
@@ -101,12 +104,12 @@ func requestBody(req *model.Request) ([]byte, error) {
 			return nil, &model.Error{Kind: model.ErrInvalidRequest, Message: "responses: unknown message role " + quote(string(m.Role))}
 		}
 	}
-	body, err := json.Marshal(rr)
+	p, err := bb.Marshal(rr)
 	if err != nil {
 		// Only invalid json.RawMessage values (schemas) get here.
 		return nil, &model.Error{Kind: model.ErrInvalidRequest, Message: "responses: encoding request: " + err.Error(), Err: err}
 	}
-	return body, nil
+	return p, nil
 }
 
 // assistantItems maps an assistant message to output items in the order

@@ -51,6 +51,7 @@ import (
 	"iter"
 
 	"acpd/model"
+	"acpd/model/internal/body"
 	"acpd/model/internal/openaierr"
 	"acpd/model/internal/sse"
 	"acpd/model/openai"
@@ -98,7 +99,7 @@ func New(opts Options) *Backend {
 // *model.Error values (or ctx's error once ctx ends) and are not retried
 // here (see package retry).
 func (b *Backend) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Event, error] {
-	return b.c.Stream(ctx, "/responses", func() ([]byte, error) { return requestBody(req) },
+	return b.c.Stream(ctx, "/responses", func() (*body.Payload, error) { return requestPayload(req) },
 		func() sse.Decoder { return &decoder{} })
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"acpd/model"
+	"acpd/model/internal/body"
 )
 
 // maxErrorBody bounds how much of an error response is read.
@@ -109,7 +110,7 @@ func (c *Client) URL(path string) string {
 }
 
 // Open sends a request to path with the configured headers plus header.
-func (c *Client) Open(ctx context.Context, method, path string, header http.Header, body []byte) (*Stream, error) {
+func (c *Client) Open(ctx context.Context, method, path string, header http.Header, body *body.Payload) (*Stream, error) {
 	h := c.header.Clone()
 	for k, vs := range header {
 		h[k] = vs
@@ -141,7 +142,7 @@ func (c *Client) Get(ctx context.Context, path string, limit int64) ([]byte, err
 // (see [Decode]). An error is yielded once, last: body's error, a
 // classified error answer, the decoder's error, or a read error classified
 // by [Stream.Err]. Stopping the iteration releases the connection.
-func (c *Client) Stream(ctx context.Context, path string, body func() ([]byte, error),
+func (c *Client) Stream(ctx context.Context, path string, body func() (*body.Payload, error),
 	newDecoder func() Decoder) iter.Seq2[model.Event, error] {
 	return func(yield func(model.Event, error) bool) {
 		body, err := body()

@@ -1,7 +1,6 @@
 package sse
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"acpd/model"
+	"acpd/model/internal/body"
 )
 
 // DefaultIdleTimeout is the idle timeout [Open] applies when given zero.
@@ -31,8 +31,8 @@ type Call struct {
 	// secret in its query cannot leak.
 	URL    string
 	Header http.Header
-	// Body is sent as is; nil sends no body.
-	Body []byte
+	// Body is sent as is, again on a redirect; nil sends no body.
+	Body *body.Payload
 	// Idle is the longest time to wait for the response headers and,
 	// afterwards, for each read of the body to return bytes (time the
 	// consumer spends between reads does not count); 0 means
@@ -65,12 +65,12 @@ func Open(ctx context.Context, c Call) (*Stream, error) {
 		c.Idle = DefaultIdleTimeout
 	}
 	client := sameHostRedirects(c.Client)
-	var body io.Reader
+	var r io.Reader
 	if c.Body != nil {
-		body = bytes.NewReader(c.Body)
+		r = c.Body.Reader()
 	}
 	rctx, cancel := context.WithCancelCause(ctx)
-	req, err := http.NewRequestWithContext(rctx, c.Method, c.URL, body)
+	req, err := http.NewRequestWithContext(rctx, c.Method, c.URL, r)
 	if err != nil {
 		cancel(nil)
 		var ue *url.Error
@@ -78,6 +78,13 @@ func Open(ctx context.Context, c Call) (*Stream, error) {
 			err = ue.Err
 		}
 		return nil, &model.Error{Kind: model.ErrInvalidRequest, Message: "invalid endpoint URL: " + err.Error()}
+	}
+	if c.Body != nil {
+		req.ContentLength = c.Body.Len()
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(c.Body.Reader()), nil }
+		if req.ContentLength == 0 {
+			req.Body = http.NoBody
+		}
 	}
 	for k, vs := range c.Header {
 		req.Header[k] = vs

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"acpd/model"
+	"acpd/model/internal/body"
 	"acpd/model/internal/sse/ssetest"
 )
 
@@ -57,7 +58,7 @@ func TestOpenSendsRequest(t *testing.T) {
 	}))
 	defer srv.Close()
 	s, err := Open(t.Context(), Call{Client: srv.Client(), Method: "POST", URL: srv.URL + "/x?q=v",
-		Header: http.Header{"X-Test": {"1"}}, Body: []byte(`{"a":1}`)})
+		Header: http.Header{"X-Test": {"1"}}, Body: body.Raw([]byte(`{"a":1}`))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +204,7 @@ func TestOpenRefusesCrossHostRedirect(t *testing.T) {
 		http.Redirect(w, r, other.URL+"/steal", http.StatusTemporaryRedirect)
 	}))
 	defer srv.Close()
-	call := Call{Client: srv.Client(), Method: "POST", URL: srv.URL + "/start", Header: http.Header{"X-Api-Key": {"secret"}}, Body: []byte("{}")}
+	call := Call{Client: srv.Client(), Method: "POST", URL: srv.URL + "/start", Header: http.Header{"X-Api-Key": {"secret"}}, Body: body.Raw([]byte("{}"))}
 	s, err := Open(t.Context(), call)
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,362 @@
+// Package body builds the JSON request bodies of the model dialects without
+// copying long texts. A dialect maps a [model.Request] to its own request
+// value as usual, but puts each long text (an answer, an image's base64,
+// a long prompt) in it through a [Builder], which stands the text in for a
+// short placeholder; json.Marshal then encodes a small value, and the
+// [Payload] the Builder makes of that encoding writes it with every
+// placeholder replaced by its text, escaped exactly as encoding/json escapes
+// it, straight from the transcript's strings through a small buffer. A
+// request after a 32 MiB answer thus holds the answer once (in the
+// transcript), not two or three times (a marshalled value, the growing
+// buffer it was encoded in, the copy json.Marshal returns).
+//
+// Placeholders are NUL, 32 random hexadecimal digits, a number and NUL: a
+// text cannot hold one by chance, and nobody can forge one, since the
+// digits are drawn per Builder. A dialect may concatenate a placeholder
+// with other text (a label, a data: URL prefix) or with other
+// placeholders, but must not otherwise look into it.
+package body
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"acpd/model"
+)
+
+// Inline is the length from which a text goes out of line: shorter texts
+// are put in the request value as they are.
+const Inline = 64 << 10
+
+// Builder collects the long texts of one request body. The zero value is
+// ready to use; a Builder serves one body and is not safe for concurrent
+// use.
+type Builder struct {
+	tag   string // "\x00" and the random digits, once a text went out of line
+	texts [][]string
+}
+
+// Text returns the concatenation of pieces, or a placeholder for it when
+// it is Inline bytes or longer (see the package documentation). Pieces
+// must be cut at rune boundaries (each is escaped on its own).
+func (b *Builder) Text(pieces ...string) string {
+	n := 0
+	for _, p := range pieces {
+		n += len(p)
+	}
+	if n < Inline {
+		return strings.Join(pieces, "")
+	}
+	if b.tag == "" {
+		var r [16]byte
+		_, _ = rand.Read(r[:])
+		b.tag = "\x00" + hex.EncodeToString(r[:])
+	}
+	b.texts = append(b.texts, pieces)
+	return b.tag + strconv.Itoa(len(b.texts)-1) + "\x00"
+}
+
+// Message returns m as a dialect maps it: in an assistant message each run
+// of parts that is one text split in pieces (see [model.Part]) becomes one
+// part, its last, and every long text and data of the parts (and of their
+// content) goes out of line through [Builder.Text]. m is not modified.
+func (b *Builder) Message(m model.Message) model.Message {
+	m.Parts = b.parts(m.Parts, m.Role == model.RoleAssistant)
+	return m
+}
+
+func (b *Builder) parts(ps []model.Part, merge bool) []model.Part {
+	if len(ps) == 0 {
+		return ps
+	}
+	out := make([]model.Part, 0, len(ps))
+	for i := 0; i < len(ps); {
+		j := i + 1
+		if merge {
+			for j < len(ps) && model.Continued(ps[j-1], ps[j]) {
+				j++
+			}
+		}
+		p := ps[j-1]
+		if j-i > 1 {
+			pieces := make([]string, 0, j-i)
+			for _, q := range ps[i:j] {
+				pieces = append(pieces, q.Text)
+			}
+			p.Text = b.Text(pieces...)
+		} else {
+			p.Text = b.Text(p.Text)
+		}
+		p.Data = b.Text(p.Data)
+		p.Content = b.parts(p.Content, false)
+		out = append(out, p)
+		i = j
+	}
+	return out
+}
+
+// Marshal encodes v with json.Marshal and returns the encoding with the
+// Builder's texts in place of their placeholders.
+func (b *Builder) Marshal(v any) (*Payload, error) {
+	enc, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	p := &Payload{}
+	if b.tag == "" {
+		p.segs = []segment{{raw: enc}}
+		p.n = int64(len(enc))
+		return p, nil
+	}
+	// The tag as json.Marshal encodes it: NUL is \u0000.
+	mark := []byte(`\u0000` + b.tag[1:])
+	for len(enc) > 0 {
+		k := bytes.Index(enc, mark)
+		if k < 0 {
+			p.add(segment{raw: enc})
+			break
+		}
+		p.add(segment{raw: enc[:k]})
+		rest := enc[k+len(mark):]
+		end := bytes.Index(rest, []byte(`\u0000`))
+		if end < 0 {
+			return nil, errors.New("body: placeholder cut short")
+		}
+		i, err := strconv.Atoi(string(rest[:end]))
+		if err != nil || i < 0 || i >= len(b.texts) {
+			return nil, errors.New("body: bad placeholder")
+		}
+		p.add(segment{text: b.texts[i]})
+		enc = rest[end+len(`\u0000`):]
+	}
+	return p, nil
+}
+
+// Payload is a request body that can be read any number of times (for
+// retries and redirects). It holds the small encoding and references to
+// the long texts; it is safe for concurrent reads.
+type Payload struct {
+	segs []segment
+	n    int64
+}
+
+// segment is raw encoded bytes, or a text to escape (without its quotes,
+// which are in the raw bytes around it).
+type segment struct {
+	raw  []byte
+	text []string
+}
+
+func (p *Payload) add(s segment) {
+	if s.text == nil {
+		if len(s.raw) == 0 {
+			return
+		}
+		p.n += int64(len(s.raw))
+	} else {
+		for _, t := range s.text {
+			p.n += int64(escapedLen(t))
+		}
+	}
+	p.segs = append(p.segs, s)
+}
+
+// Raw returns the payload of an encoded body.
+func Raw(b []byte) *Payload {
+	p := &Payload{}
+	p.add(segment{raw: b})
+	return p
+}
+
+// Len returns the body's length in bytes.
+func (p *Payload) Len() int64 { return p.n }
+
+// Reader returns a reader of the body from its start.
+func (p *Payload) Reader() io.Reader { return &reader{p: p} }
+
+// WriteTo writes the body to w.
+func (p *Payload) WriteTo(w io.Writer) (int64, error) {
+	return io.CopyBuffer(w, p.Reader(), make([]byte, chunk))
+}
+
+// Bytes returns the whole body (for tests and short bodies: it holds the
+// texts once more).
+func (p *Payload) Bytes() []byte {
+	b := make([]byte, 0, p.n)
+	for _, s := range p.segs {
+		b = append(b, s.raw...)
+		for _, t := range s.text {
+			b, _ = appendEscaped(b, t, escapedLen(t))
+		}
+	}
+	return b
+}
+
+// chunk is the most a reader escapes at once.
+const chunk = 32 << 10
+
+// reader reads a Payload: raw segments as they are, texts escaped through
+// buf.
+type reader struct {
+	p     *Payload
+	seg   int
+	off   int // in the raw segment, or in the current piece of a text
+	piece int
+	buf   []byte // escaped text not yet read, in back
+	back  []byte
+}
+
+func (r *reader) Read(out []byte) (int, error) {
+	n := 0
+	for n < len(out) {
+		if len(r.buf) > 0 {
+			k := copy(out[n:], r.buf)
+			r.buf = r.buf[k:]
+			n += k
+			continue
+		}
+		if r.seg >= len(r.p.segs) {
+			if n == 0 {
+				return 0, io.EOF
+			}
+			break
+		}
+		s := &r.p.segs[r.seg]
+		if s.text == nil {
+			k := copy(out[n:], s.raw[r.off:])
+			r.off += k
+			n += k
+			if r.off == len(s.raw) {
+				r.seg, r.off = r.seg+1, 0
+			}
+			continue
+		}
+		if r.piece >= len(s.text) {
+			r.seg, r.piece, r.off = r.seg+1, 0, 0
+			continue
+		}
+		t := s.text[r.piece]
+		if r.off == len(t) {
+			r.piece, r.off = r.piece+1, 0
+			continue
+		}
+		// Escape straight into out when it has room, else through buf.
+		if len(out)-n >= chunk+utf8.UTFMax*6 {
+			b, used := appendEscaped(out[n:n], t[r.off:], chunk)
+			r.off += used
+			n += len(b)
+			continue
+		}
+		if r.back == nil {
+			r.back = make([]byte, 0, chunk+utf8.UTFMax*6)
+		}
+		b, used := appendEscaped(r.back[:0], t[r.off:], chunk)
+		r.off += used
+		r.buf = b
+	}
+	return n, nil
+}
+
+const hexDigits = "0123456789abcdef"
+
+// escapedLen is the length of s as appendEscaped writes it.
+func escapedLen(s string) int {
+	n := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			n += asciiLen[c]
+			i++
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case c == utf8.RuneError && size == 1:
+			n += len(`\ufffd`)
+		case c == '\u2028' || c == '\u2029':
+			n += len(`\u2028`)
+		default:
+			n += size
+		}
+		i += size
+	}
+	return n
+}
+
+// asciiLen is the escaped length of each ASCII byte.
+var asciiLen = func() (t [utf8.RuneSelf]int) {
+	for c := range t {
+		switch {
+		case c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t':
+			t[c] = 2
+		case c < 0x20 || c == '<' || c == '>' || c == '&':
+			t[c] = 6
+		default:
+			t[c] = 1
+		}
+	}
+	return t
+}()
+
+// appendEscaped appends s escaped as encoding/json escapes a string's
+// content (with HTML escaping, as json.Marshal does: invalid UTF-8 becomes
+// U+FFFD, U+2028 and U+2029 are escaped) until dst has grown by limit
+// bytes or s ends, whole runes at a time, and returns dst and the bytes of
+// s it used.
+func appendEscaped(dst []byte, s string, limit int) ([]byte, int) {
+	stop := len(dst) + limit
+	start, i := 0, 0
+	for i < len(s) && len(dst)+(i-start) < stop {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if asciiLen[c] == 1 {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				dst = append(dst, '\\', c)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:i]...)
+	return dst, i
+}

@@ -1,0 +1,141 @@
+package body
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+	"testing/iotest"
+	"unicode/utf8"
+
+	"acpd/model"
+)
+
+type doc struct {
+	Model string   `json:"model"`
+	Items []item   `json:"items"`
+	Tags  []string `json:"tags,omitempty"`
+}
+
+type item struct {
+	Text string `json:"text,omitempty"`
+	URL  string `json:"url,omitempty"`
+}
+
+// check builds a doc whose texts go through a Builder and compares the
+// payload, read whole and through small and odd reads, with json.Marshal
+// of the same doc holding the texts themselves.
+func check(t *testing.T, texts ...string) {
+	t.Helper()
+	var b Builder
+	real, out := doc{Model: "m<&>"}, doc{Model: "m<&>"}
+	for i, s := range texts {
+		half := len(s) / 2
+		for half > 0 && half < len(s) && !utf8.RuneStart(s[half]) {
+			half--
+		}
+		real.Items = append(real.Items, item{Text: s, URL: "data:x;base64," + s})
+		out.Items = append(out.Items, item{Text: b.Text(s), URL: "data:x;base64," + b.Text(s[:half], s[half:])})
+		if i%2 == 0 {
+			real.Tags = append(real.Tags, s+s)
+			out.Tags = append(out.Tags, b.Text(s)+b.Text(s))
+		}
+	}
+	want, err := json.Marshal(real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := b.Marshal(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Len() != int64(len(want)) {
+		t.Fatalf("Len = %d, want %d", p.Len(), len(want))
+	}
+	if got := p.Bytes(); !bytes.Equal(got, want) {
+		t.Fatalf("Bytes differ from json.Marshal:\n%.300q\nwant\n%.300q", got, want)
+	}
+	for _, r := range []io.Reader{p.Reader(), iotest.HalfReader(p.Reader()), smallReads{p.Reader()}} {
+		got, err := io.ReadAll(r)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("read %d bytes (%v), want the %d of json.Marshal", len(got), err, len(want))
+		}
+	}
+	var w bytes.Buffer
+	if n, err := p.WriteTo(&w); err != nil || n != int64(len(want)) || !bytes.Equal(w.Bytes(), want) {
+		t.Fatalf("WriteTo wrote %d bytes (%v), want %d", n, err, len(want))
+	}
+}
+
+// smallReads reads at most 7 bytes at a time.
+type smallReads struct{ r io.Reader }
+
+func (s smallReads) Read(p []byte) (int, error) { return s.r.Read(p[:min(len(p), 7)]) }
+
+func TestPayloadIsTheEncoding(t *testing.T) {
+	long := strings.Repeat("plain ", Inline/6+1)
+	check(t, "short", "")
+	check(t, long, "short")
+	check(t, strings.Repeat("\"\\\n\r\t\b\f\x01\x1f<>&é€😀\u2028\u2029\xff\xc3", Inline/10), long+"\x00tail")
+	check(t, strings.Repeat("x", 3*chunk+5)+strings.Repeat("é", chunk))
+}
+
+func FuzzPayload(f *testing.F) {
+	f.Add("a<b>\"c\"\\\u2028\xff", 3)
+	f.Add("", 0)
+	f.Fuzz(func(t *testing.T, s string, n int) {
+		n = (n%4+4)%4 + 1
+		if s == "" {
+			s = "x"
+		}
+		long := strings.Repeat(s, Inline/len(s)+n)
+		check(t, s, long, long[:len(long)-n])
+	})
+}
+
+// Message merges an assistant message's runs, and only those, and puts
+// long texts and data out of line.
+func TestMessage(t *testing.T) {
+	long := strings.Repeat("y", Inline)
+	var b Builder
+	am := model.Message{Role: model.RoleAssistant, Parts: []model.Part{
+		{Type: model.PartReasoning, Text: "r1"}, {Type: model.PartReasoning, Text: "r2", Signature: "s", Provider: "p"},
+		{Type: model.PartText, Text: "t1"}, {Type: model.PartText, Text: "t2"}, {Type: model.PartText, Text: long},
+		{Type: model.PartToolUse, ToolCallID: "c", Input: json.RawMessage(`{}`)},
+		{Type: model.PartText, Text: "after"},
+	}}
+	got := b.Message(am)
+	if len(got.Parts) != 4 || got.Parts[0].Text != "r1r2" || got.Parts[0].Signature != "s" || got.Parts[2].Type != model.PartToolUse || got.Parts[3].Text != "after" {
+		t.Fatalf("merged parts: %+v", got.Parts)
+	}
+	if pl := got.Parts[1].Text; len(pl) >= Inline || !strings.HasPrefix(pl, "\x00") {
+		t.Fatalf("the long run is not out of line: %d bytes", len(pl))
+	}
+	if am.Parts[0].Text != "r1" || len(am.Parts) != 7 {
+		t.Fatal("Message modified its argument")
+	}
+	um := model.Message{Role: model.RoleUser, Parts: []model.Part{
+		{Type: model.PartText, Text: "a"}, {Type: model.PartText, Text: "b"},
+		{Type: model.PartImage, MimeType: "image/png", Data: long},
+		{Type: model.PartToolResult, ToolCallID: "c", Content: []model.Part{{Type: model.PartText, Text: long}}},
+	}}
+	got = b.Message(um)
+	if len(got.Parts) != 4 || got.Parts[0].Text != "a" || got.Parts[1].Text != "b" {
+		t.Fatalf("a user message's parts were merged: %+v", got.Parts)
+	}
+	if len(got.Parts[2].Data) >= Inline || len(got.Parts[3].Content[0].Text) >= Inline {
+		t.Fatal("long data or tool output not out of line")
+	}
+	if um.Parts[3].Content[0].Text != long {
+		t.Fatal("Message modified a tool result")
+	}
+	p, err := b.Marshal([]model.Message{got})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal([]model.Message{um})
+	if !bytes.Equal(p.Bytes(), want) {
+		t.Fatal("the payload of a user message differs from its encoding")
+	}
+}

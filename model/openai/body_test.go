@@ -1,0 +1,21 @@
+package openai
+
+import (
+	"testing"
+
+	"acpd/model"
+	"acpd/model/internal/sse/ssetest"
+)
+
+// requestBody is the body requestPayload sends, whole.
+func (b *Backend) requestBody(req *model.Request) ([]byte, error) {
+	p, err := b.requestPayload(req)
+	if err != nil {
+		return nil, err
+	}
+	return p.Bytes(), nil
+}
+
+func TestLongAnswer(t *testing.T) {
+	ssetest.CheckLongAnswer(t, "", New(Options{ReasoningContent: true}).requestPayload)
+}
