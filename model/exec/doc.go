@@ -88,8 +88,9 @@
 // arguments), usage, and finish with one of "end_turn", "tool_use",
 // "max_tokens", "refusal". Events carrying a signature or opaque data
 // should name the plug-in's dialect in "provider". An event of an unknown
-// type, a finish without a known reason, a usage event without usage or a
-// tool event without toolCallId fails that request (model.ErrServer);
+// type, a finish without a known reason, a usage event without usage, a
+// tool event without toolCallId or a tool_done without "input" whose
+// tool_delta arguments are not valid JSON fails that request (model.ErrServer);
 // acpd then cancels it and forgets the id.
 //
 // # Concurrency and cancellation

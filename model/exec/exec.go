@@ -2,6 +2,8 @@ package exec
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"iter"
 	"log/slog"
 	"path/filepath"
@@ -185,6 +187,31 @@ func (b *Backend) Close() error {
 	return nil
 }
 
+// toolArgs collects the streamed arguments of a response's tool calls, to
+// check them at tool_done: a call whose streamed arguments are not JSON
+// would become an assistant message that cannot be encoded (nor logged,
+// nor sent back).
+type toolArgs map[string][]byte
+
+// check records a tool_delta and checks a tool_done without input (the
+// input of one with input is JSON: its line decoded).
+func (t *toolArgs) check(ev model.Event) error {
+	switch ev.Type {
+	case model.EventToolDelta:
+		if *t == nil {
+			*t = toolArgs{}
+		}
+		(*t)[ev.ToolCallID] = append((*t)[ev.ToolCallID], ev.Text...)
+	case model.EventToolDone:
+		args, ok := (*t)[ev.ToolCallID]
+		delete(*t, ev.ToolCallID)
+		if len(ev.Input) == 0 && ok && len(args) > 0 && !json.Valid(args) {
+			return &model.Error{Kind: model.ErrServer, Message: fmt.Sprintf("exec plug-in sent an invalid event: tool call %q: its streamed arguments are not valid JSON", ev.ToolCallID)}
+		}
+	}
+	return nil
+}
+
 // request is the line that sends a request.
 type request struct {
 	V       int            `json:"v"`
@@ -239,8 +266,14 @@ func (b *Backend) Stream(ctx context.Context, req *model.Request) iter.Seq2[mode
 			yield(model.Event{}, err)
 			return
 		}
+		var calls toolArgs
 		// deliver passes m on; done reports the end of the stream.
 		deliver := func(m message) (done bool) {
+			if m.err == nil {
+				if err := calls.check(m.ev); err != nil {
+					m = message{invalid: true, err: err}
+				}
+			}
 			if m.err != nil {
 				ended = !m.invalid // an invalid event leaves the plug-in working: cancel it
 				yield(model.Event{}, m.err)

@@ -283,12 +283,31 @@ func TestInvalidLines(t *testing.T) {
 	if res.Error == nil || !strings.Contains(res.Error.Message, "neither an event nor an error") {
 		t.Fatalf("neither: %+v", res)
 	}
+	// A tool call whose streamed arguments are not JSON fails the request
+	// at its tool_done, which never reaches the assembler.
+	res = ssetest.Collect(t, b.Stream(t.Context(), say("badargs")))
+	if res.Error == nil || res.Error.Kind != model.ErrServer || !strings.Contains(res.Error.Message, `tool call "c1": its streamed arguments are not valid JSON`) {
+		t.Fatalf("badargs: %+v", res)
+	}
+	for _, ev := range res.Events {
+		if ev.Type == model.EventToolDone {
+			t.Fatalf("badargs: the tool_done was delivered: %+v", ev)
+		}
+	}
+	res = ssetest.Collect(t, b.Stream(t.Context(), say("goodargs")))
+	var a model.Assembler
+	for _, ev := range res.Events {
+		a.Add(ev)
+	}
+	if res.Error != nil || len(a.Calls()) != 1 || string(a.Calls()[0].Input) != `{"a":1}` {
+		t.Fatalf("goodargs: %+v", res)
+	}
 	if got := ask(t, b, "unknownid"); got != "mine" {
 		t.Errorf("unknownid: %q", got)
 	}
 	// acpd cancelled the requests it stopped listening to; the process
 	// survived.
-	if got := ask(t, b, "cancelled?"); got != "r2,r3" {
+	if got := ask(t, b, "cancelled?"); got != "r2,r3,r4" {
 		t.Errorf("cancelled = %q", got)
 	}
 	if ask(t, b, "pid") != pid {

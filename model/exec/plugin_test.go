@@ -186,6 +186,16 @@ func (tp *testPlugin) answer(id string, req *model.Request) {
 		tp.finish(id)
 	case "neither":
 		tp.send(map[string]any{"v": 1, "id": id})
+	case "badargs", "goodargs":
+		last := "1"
+		if text == "goodargs" {
+			last = "1}"
+		}
+		tp.event(id, model.Event{Type: model.EventToolStart, ToolCallID: "c1", ToolName: "t"})
+		tp.event(id, model.Event{Type: model.EventToolDelta, ToolCallID: "c1", Text: `{"a":`})
+		tp.event(id, model.Event{Type: model.EventToolDelta, ToolCallID: "c1", Text: last})
+		tp.event(id, model.Event{Type: model.EventToolDone, ToolCallID: "c1", ToolName: "t"})
+		tp.finish(id)
 	case "wait":
 		ch := make(chan struct{})
 		tp.mu.Lock()
