@@ -29,6 +29,7 @@ type Log struct {
 	last   time.Time // time of the last record
 	closed bool
 	broken error  // set when a failed append could not be undone
+	lost   error  // the first failed Append since the last Sync
 	buf    []byte // encoding buffer, reused across appends
 
 	idxMu      sync.Mutex // serialises this Log's index updates
@@ -69,7 +70,25 @@ func (l *Log) errClosed() error {
 // write(2) when larger than 64 KiB, and is still committed exactly when its
 // newline is written, since only this Log appends to the file. The returned
 // Record's Data is then nil.
+//
+// A failed Append (a bad kind, data that does not encode, a record over
+// the size limit, a failed write) leaves no record in the file; besides
+// returning the error, the Log remembers the first one until Sync reports
+// it, so that a caller that syncs at turn boundaries learns of every
+// record it lost.
 func (l *Log) Append(kind string, data any) (Record, error) {
+	rec, err := l.tryAppend(kind, data)
+	if err != nil {
+		l.mu.Lock()
+		if l.lost == nil && !l.closed {
+			l.lost = err
+		}
+		l.mu.Unlock()
+	}
+	return rec, err
+}
+
+func (l *Log) tryAppend(kind string, data any) (Record, error) {
 	if err := validateKind(kind); err != nil {
 		return Record{}, err
 	}
@@ -78,10 +97,10 @@ func (l *Log) Append(kind string, data any) (Record, error) {
 	}
 	payload, err := marshalData(data)
 	if err != nil {
-		return Record{}, err
+		return Record{}, fmt.Errorf("session %s: %s record: %w", l.id, kind, err)
 	}
 	if len(payload) > maxLineBytes-256 {
-		return Record{}, fmt.Errorf("session: record of %d bytes exceeds the %d byte limit", len(payload), maxLineBytes-256)
+		return Record{}, fmt.Errorf("session %s: %s record of %d bytes exceeds the %d byte limit", l.id, kind, len(payload), maxLineBytes-256)
 	}
 	rec, err := l.append(kind, func(seq int64, t time.Time) (int64, error) {
 		l.buf = appendRecord(l.buf[:0], seq, t, kind, payload)
@@ -212,6 +231,8 @@ func (r *recordWriter) flush() error {
 // Sync makes all appended records durable (fsync) and then brings the
 // session's index entry up to date (Records, UpdatedAt) if records were
 // appended since the last index update. Callers call it at turn boundaries.
+// It also fails with the first Append that failed since the last Sync, if
+// any (once: that Append is then reported).
 func (l *Log) Sync() error {
 	l.mu.Lock()
 	if l.closed {
@@ -219,9 +240,22 @@ func (l *Log) Sync() error {
 		return l.errClosed()
 	}
 	err := l.f.Sync()
+	lost := l.lost
+	l.lost = nil
 	l.mu.Unlock()
+	if lost != nil {
+		lost = fmt.Errorf("a record was not written: %w", lost)
+	}
 	if err != nil {
-		return fmt.Errorf("session %s: fsync: %w", l.id, err)
+		return errors.Join(lost, fmt.Errorf("session %s: fsync: %w", l.id, err))
+	}
+	if lost != nil {
+		l.idxMu.Lock()
+		defer l.idxMu.Unlock()
+		if l.released {
+			return lost
+		}
+		return errors.Join(lost, l.updateIndexLocked(nil))
 	}
 	l.idxMu.Lock()
 	defer l.idxMu.Unlock()

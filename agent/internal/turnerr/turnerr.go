@@ -1,6 +1,7 @@
 // Package turnerr holds the JSON-RPC errors a prompt turn fails with, each
 // telling the user what to do: no model ([NoModel]), a failed model
-// request ([Model]), and an overlapping prompt ([InProgress]). Errors are
+// request ([Model]), a session log that could not be written
+// ([NotSaved]) and an overlapping prompt ([InProgress]). Errors are
 // *jsonrpc.Error values; the package keeps no state.
 package turnerr
 
@@ -55,6 +56,14 @@ func Reason(err error) string {
 		return "no backend serves it"
 	}
 	return msg
+}
+
+// NotSaved is the error of a turn that could not write the session log
+// (err says why: a full disk, a record that does not encode): the user
+// learns that a resumed or loaded session would differ from what they saw.
+func NotSaved(err error) error {
+	return &jsonrpc.Error{Code: int(acp.ErrorCodeInternalError), Message: "The session could not be saved: " + err.Error() +
+		". What was not saved is missing when the session is resumed or loaded; free disk space (or fix the state directory) and send the prompt again."}
 }
 
 // Model turns a failed model request into the turn's error: a *model.Error

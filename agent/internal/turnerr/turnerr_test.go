@@ -47,6 +47,9 @@ func TestErrors(t *testing.T) {
 	if _, msg := code(t, ModelOf("openai/x", errors.New("boom"))); msg != "model request failed: boom" {
 		t.Errorf("ModelOf(other): %q", msg)
 	}
+	if c, msg := code(t, NotSaved(errors.New("disk full"))); c != int(acp.ErrorCodeInternalError) || !strings.HasPrefix(msg, "The session could not be saved: disk full. ") || !strings.Contains(msg, "resumed or loaded") {
+		t.Errorf("NotSaved: %d %q", c, msg)
+	}
 	if c, msg := code(t, Model(errors.New("boom"))); c != int(acp.ErrorCodeInternalError) || msg != "model request failed: boom" {
 		t.Errorf("Model(other): %d %q", c, msg)
 	}
