@@ -78,6 +78,10 @@ type sess struct {
 	// jobs are the session's background commands, stopped when it closes.
 	jobs *tools.Jobs
 
+	// notSaved is the first failure to write the log since the user was
+	// last told (see persistFailure).
+	notSaved error
+
 	// chunks buffers streamed text for the log, out queues updates for
 	// the client (package internal/outbox).
 	chunks *outbox.Log
@@ -221,8 +225,9 @@ func (s *sess) sendNow(ctx context.Context, u acp.SessionUpdate) {
 	}
 }
 
-// record appends one record to the log; failures are logged (the session
-// goes on in memory, and the next Sync reports the problem).
+// record appends one record to the log. A failure is remembered until the
+// user is told (persistFailure): the session goes on in memory, and the
+// running or next turn ends with the error.
 func (s *sess) record(kind string, v any) {
 	if kind == kindUpdate {
 		s.chunks.Flush() // keeps updates in order
@@ -233,7 +238,30 @@ func (s *sess) record(kind string, v any) {
 func (s *sess) appendRecord(kind string, v any) {
 	if _, err := s.log.Append(kind, v); err != nil {
 		s.a.log.Error("session log append failed", "session", s.id, "err", err)
+		s.notSavedErr(err)
 	}
+}
+
+// notSavedErr remembers err, unless an earlier failure is waiting to be
+// reported.
+func (s *sess) notSavedErr(err error) {
+	s.mu.Lock()
+	if s.notSaved == nil {
+		s.notSaved = err
+	}
+	s.mu.Unlock()
+}
+
+// persistFailure returns the failure to write the log that the user was
+// not told of yet, if any; take forgets it (the caller tells the user).
+func (s *sess) persistFailure(take bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err := s.notSaved
+	if take {
+		s.notSaved = nil
+	}
+	return err
 }
 
 // sync is a turn boundary: the buffered text is logged, the queued updates
@@ -242,7 +270,10 @@ func (s *sess) sync() {
 	s.chunks.Flush()
 	s.out.Flush(s.a.baseContext())
 	if err := s.log.Sync(); err != nil {
+		// Sync also reports failed appends record already remembered;
+		// the first failure is the one kept.
 		s.a.log.Error("session log sync failed", "session", s.id, "err", err)
+		s.notSavedErr(err)
 	}
 }
 

@@ -63,8 +63,15 @@ func (h handlers) Prompt(ctx context.Context, p *acp.PromptRequest) (*acp.Prompt
 	stop, err := s.runTurn(t.Context(), p.Prompt)
 	s.sync()
 	if t.Cancelled() {
-		// session/cancel: the turn ends with "cancelled", never an error.
+		// session/cancel: the turn ends with "cancelled", never an error
+		// (a failure to save waits for the next turn).
 		return &acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
+	}
+	if perr := s.persistFailure(true); perr != nil {
+		// Told live only: a card would be one more record to lose.
+		s.notice(s.a.baseContext(), acp.NoticeSeverityError, "This session could not be saved: "+perr.Error())
+		s.out.Flush(s.a.baseContext())
+		return nil, turnerr.NotSaved(perr)
 	}
 	if err != nil {
 		return nil, err
@@ -206,6 +213,11 @@ func (s *sess) loop(ctx context.Context, backend model.Backend, info model.Model
 		last := req > 0 && req == maxReq-1
 		if ctx.Err() != nil {
 			return acp.StopReasonCancelled, nil
+		}
+		if err := s.persistFailure(false); err != nil {
+			// The log lost a record: stop before the session drifts
+			// further from what a resume would restore (Prompt reports it).
+			return "", err
 		}
 		if s.needsCompaction(info) {
 			if err := s.compact(ctx, backend, info); err != nil {
