@@ -46,7 +46,7 @@ const (
 // Part is one piece of a [Message]. Fields irrelevant to Type are empty.
 //
 // In an assistant message a long streamed text or reasoning is a run of
-// parts of its type, split where it grew past 1 MiB (see [Assembler]), so
+// parts of its type, in blocks of at most 64 KiB (see [Assembler]), so
 // that it is never joined in one more copy: only the run's last part
 // carries Signature, Opaque, Redacted or Provider, and [Continued] tells a
 // part that continues the one before it. Dialects send a run as one text.

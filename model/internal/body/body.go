@@ -32,8 +32,11 @@ import (
 )
 
 // Inline is the length from which a text goes out of line: shorter texts
-// are put in the request value as they are.
-const Inline = 64 << 10
+// are put in the request value as they are. It is small, so that the
+// encoding json.Marshal builds stays small however long the conversation
+// (its messages are written from the transcript too, not copied), and
+// large enough that a placeholder (46 bytes encoded) costs little.
+const Inline = 1 << 10
 
 // Builder collects the long texts of one request body. The zero value is
 // ready to use; a Builder serves one body and is not safe for concurrent
