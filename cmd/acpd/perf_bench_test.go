@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -303,13 +304,19 @@ func newSSEModel(b *testing.B, deltas int, text func(i int) string) (*sseModel, 
 
 func (m *sseModel) serve(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.Copy(io.Discard, r.Body)
+	writeSSE(w, m.deltas, m.text)
+}
+
+// writeSSE writes a Chat Completions stream of deltas text deltas
+// (text(i)), generated on the fly.
+func writeSSE(w http.ResponseWriter, deltas int, text func(i int) string) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	bw := bufio.NewWriterSize(w, 64<<10)
 	const pre = `data: {"id":"c","object":"chat.completion.chunk","created":1754000000,"model":"gpt-test","choices":[{"index":0,"delta":`
 	const post = `,"finish_reason":null}]}` + "\n\n"
 	fmt.Fprint(bw, pre+`{"role":"assistant","content":""}`+post)
-	for i := range m.deltas {
-		q, _ := json.Marshal(m.text(i))
+	for i := range deltas {
+		q, _ := json.Marshal(text(i))
 		bw.WriteString(pre + `{"content":`)
 		bw.Write(q)
 		bw.WriteString(`}` + post)
@@ -413,14 +420,19 @@ func BenchmarkTableIdle100(b *testing.B) {
 }
 
 // BenchmarkTablePeakRSS32M: peak RSS (VmHWM) of acpd streaming a 32 MiB
-// answer in 8 KiB deltas from a local OpenAI server, next to the answer's
-// size. BENCH_GODEBUG (e.g. gctrace=1) is passed to acpd as GODEBUG, and
-// acpd's stderr printed, for profiling.
+// answer in 8 KiB deltas from a local OpenAI server while a second session
+// streams answers of 10,000 small deltas, one after another, the whole
+// time; then the peak of the next model request of the same session, whose
+// body carries the answer back (the peak is reset first through
+// /proc/PID/clear_refs), with the second session streaming again. Both
+// peaks are measured against the answer's size. BENCH_GODEBUG (e.g.
+// gctrace=1) is passed to acpd as GODEBUG, and acpd's stderr printed, for
+// profiling.
 func BenchmarkTablePeakRSS32M(b *testing.B) {
 	const size = 32 << 20
-	delta := strings.Repeat("0123456789abcdef", 512) // 8 KiB
-	m, total := newSSEModel(b, size/len(delta), func(int) string { return delta })
-	var peak float64
+	m := newPromptModel(b)
+	var peak, nextPeak, side, nextBody float64
+	var nextTime time.Duration
 	for b.Loop() {
 		iso := newIsolation(b)
 		env := m.env(iso)
@@ -429,17 +441,143 @@ func BenchmarkTablePeakRSS32M(b *testing.B) {
 		}
 		p := startProc(b, env, "--model", "openai/gpt-test")
 		p.initialize()
-		sid := p.newSession(b.TempDir())
+		dir := b.TempDir()
+		sid, sid2 := p.newSession(dir), p.newSession(dir)
 		p.backlog = p.backlog[:0]
-		if got := promptAll(b, p, sid); got != total {
-			b.Fatalf("received %d bytes of text, want %d", got, total)
+		got, sideGot := promptBeside(b, p, sid, "big", sid2)
+		if got != size || sideGot == 0 {
+			b.Fatalf("received %d bytes of text beside %d, want %d beside some", got, sideGot, size)
 		}
 		peak += float64(procStatus(b, p.pid(), "VmHWM")) / 1024
+		side += float64(sideGot)
+		if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", p.pid()), []byte("5"), 0); err != nil {
+			b.Fatalf("resetting the peak RSS: %v", err)
+		}
+		t0 := time.Now()
+		if got, _ := promptBeside(b, p, sid, "next", sid2); got != len("ok") {
+			b.Fatalf("the next answer is %d bytes, want 2", got)
+		}
+		nextTime += time.Since(t0)
+		nextPeak += float64(procStatus(b, p.pid(), "VmHWM")) / 1024
+		nextBody += float64(m.lastNext.Load())
+		if m.lastNext.Load() < size {
+			b.Fatalf("the next request carried %d bytes, less than the answer", m.lastNext.Load())
+		}
 		p.close()
 		if os.Getenv("BENCH_GODEBUG") != "" {
 			fmt.Fprintln(os.Stderr, p.stderr.String())
 		}
 	}
-	b.ReportMetric(peak/float64(b.N), "peak-MiB")
-	b.ReportMetric(float64(total)/(1<<20), "answer-MiB")
+	n := float64(b.N)
+	b.ReportMetric(peak/n, "peak-MiB")
+	b.ReportMetric(float64(size)/(1<<20), "answer-MiB")
+	b.ReportMetric(side/n/(1<<20), "beside-MiB")
+	b.ReportMetric(nextPeak/n, "next-peak-MiB")
+	b.ReportMetric(nextBody/n/(1<<20), "next-body-MiB")
+	b.ReportMetric(float64(nextTime.Microseconds())/1000/n, "next-ms")
+}
+
+// promptBeside sends text to session sid and, until its reply, keeps
+// session sid2 streaming ("side" prompts, one after another); it returns
+// the text each received, waiting for the last side prompt to end too.
+func promptBeside(b *testing.B, p *proc, sid, text, sid2 string) (got, beside int) {
+	prompt := func(sid, text string) string {
+		return p.request("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": text}}})
+	}
+	main, side := prompt(sid, text), prompt(sid2, "side")
+	for main != "" || side != "" {
+		line := p.next()
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Error  json.RawMessage `json:"error"`
+			Params struct {
+				SessionID string `json:"sessionId"`
+				updateParams
+			} `json:"params"`
+		}
+		if err := json.Unmarshal(line, &m); err != nil {
+			b.Fatal(err)
+		}
+		switch id := string(m.ID); {
+		case m.Error != nil:
+			b.Fatalf("prompt failed: %s", m.Error)
+		case id != "" && id == main:
+			main = ""
+		case id != "" && id == side:
+			side = ""
+			if main != "" {
+				side = prompt(sid2, "side")
+			}
+		case m.Params.Update.Kind == "agent_message_chunk":
+			if m.Params.SessionID == sid {
+				got += len(m.Params.Update.Content.Text)
+			} else {
+				beside += len(m.Params.Update.Content.Text)
+			}
+		}
+		p.got, p.sent = p.got[:0], p.sent[:0]
+	}
+	return got, beside
+}
+
+// promptModel is a local OpenAI Chat Completions server that answers by
+// the last user message: "big" with 32 MiB in 8 KiB deltas, "side" with
+// 10,000 small deltas, anything else (the next request) with "ok",
+// counting that request's body in lastNext.
+type promptModel struct {
+	srv      *httptest.Server
+	lastNext atomic.Int64
+}
+
+func newPromptModel(b *testing.B) *promptModel {
+	m := &promptModel{}
+	m.srv = httptest.NewServer(http.HandlerFunc(m.serve))
+	b.Cleanup(m.srv.Close)
+	return m
+}
+
+func (m *promptModel) serve(w http.ResponseWriter, r *http.Request) {
+	cr := &countingReader{r: r.Body}
+	var req struct {
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.NewDecoder(cr).Decode(&req); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	_, _ = io.Copy(io.Discard, cr)
+	last := ""
+	for _, msg := range req.Messages {
+		if msg.Role == "user" {
+			_ = json.Unmarshal(msg.Content, &last)
+		}
+	}
+	big := strings.Repeat("0123456789abcdef", 512) // 8 KiB
+	switch last {
+	case "big":
+		writeSSE(w, (32<<20)/len(big), func(int) string { return big })
+	case "side":
+		writeSSE(w, 10_000, func(i int) string { return "tok" + strconv.Itoa(i%10) + " " })
+	default:
+		m.lastNext.Store(cr.n)
+		writeSSE(w, 1, func(int) string { return "ok" })
+	}
+}
+
+func (m *promptModel) env(iso *isolation) []string {
+	return withEnv(iso, "ACPD_DISCOVER=0", "OPENAI_API_KEY=sk-bench", "OPENAI_BASE_URL="+m.srv.URL+"/v1")
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
