@@ -66,5 +66,9 @@
 //
 // The log is synced at turn boundaries and whenever a setting changes.
 // Streamed text reaches the log and the client through package
-// internal/outbox, which merges chunks.
+// internal/outbox, which merges chunks. A record the log could not take (a
+// full disk, a record that does not encode) is never dropped silently: the
+// session remembers the first failure until the user is told, the running
+// turn stops before its next model request, and the prompt ends with an
+// error (turnerr.NotSaved) and an error notice.
 package agent

@@ -45,7 +45,8 @@
 // with several writes of at most 64 KiB, so that it is never held whole in
 // memory; only the Log holding the session lock appends, so nothing comes
 // between them) and its newline is its last byte, so a record is committed
-// exactly when its newline is in the file. A failed append is truncated away. Log.Sync (called by acpd at turn boundaries)
+// exactly when its newline is in the file. A failed append is truncated away,
+// and remembered until the next Log.Sync reports it. Log.Sync (called by acpd at turn boundaries)
 // and Log.Close fsync. After a kill -9 at any moment:
 //
 //   - every complete record (newline-terminated line that parses) loads;
