@@ -22,11 +22,11 @@ import (
 func CheckLongAnswer(t *testing.T, provider string, payload func(*model.Request) (*body.Payload, error)) {
 	t.Helper()
 	var b strings.Builder
-	for b.Len() < 4<<20 {
+	for b.Len() < 3<<19 {
 		b.WriteString("line <b>&\"quoted\"</b>\tand é€😀\u2028 \\ end\n")
 	}
 	answer := b.String()
-	thought := answer[:1<<20+17]
+	thought := answer[:300<<10+17]
 	split := func(s string, n int) []model.Part {
 		var ps []model.Part
 		for len(s) > 0 {
@@ -54,7 +54,7 @@ func CheckLongAnswer(t *testing.T, provider string, payload func(*model.Request)
 		ps[len(ps)-1].Signature, ps[len(ps)-1].Provider = "sig", provider
 		return ps
 	}
-	splitParts := append(append(reasoning(split(thought, 300<<10)), split(answer, 1<<20)...), tail...)
+	splitParts := append(append(reasoning(split(thought, 100<<10)), split(answer, 512<<10)...), tail...)
 	wholeParts := append(append(reasoning(split(thought, len(thought))), split(answer, len(answer))...), tail...)
 
 	read := func(parts []model.Part) []byte {
