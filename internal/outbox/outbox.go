@@ -39,10 +39,14 @@ const chunkLogMax = 64 << 10
 
 // maxItems and maxText bound the updates and the merged text queued for
 // the client; a caller finding the queue full waits for room, so a client
-// that stops reading stalls the turn instead of growing the queue.
+// that stops reading stalls the turn instead of growing the queue. A
+// merged update is encoded in memory (its text about three times, in
+// growing buffers the encoder pools), so maxText is chunkLogMax's size:
+// 256 KiB cost a 32 MiB answer streamed beside another session 3 MiB of
+// peak RSS, and 64 KiB still merges thousands of small deltas.
 const (
 	maxItems = 64
-	maxText  = 256 << 10
+	maxText  = 64 << 10
 )
 
 // chunkKey identifies a run of mergeable chunks: agent message or thought
