@@ -123,7 +123,7 @@ func (a *Assembler) flushText() {
 	last := &a.parts[len(a.parts)-1]
 	last.Text = blocks[0]
 	for _, b := range blocks[1:] {
-		a.parts = append(a.parts, Part{Type: a.parts[len(a.parts)-1].Type, Text: b})
+		a.parts = append(a.parts, Part{Type: a.parts[len(a.parts)-1].Type, Text: b, Continued: true})
 	}
 }
 

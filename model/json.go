@@ -101,6 +101,9 @@ func (e *jsonWriter) part(p *Part) {
 	}
 	e.rawField(`,"opaque":`, p.Opaque)
 	e.field(`,"provider":`, p.Provider)
+	if p.Continued {
+		e.raw(`,"continued":true`)
+	}
 	e.raw("}")
 }
 

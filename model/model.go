@@ -45,11 +45,11 @@ const (
 
 // Part is one piece of a [Message]. Fields irrelevant to Type are empty.
 //
-// In an assistant message a long streamed text or reasoning is a run of
-// parts of its type, in blocks of at most 64 KiB (see [Assembler]), so
-// that it is never joined in one more copy: only the run's last part
-// carries Signature, Opaque, Redacted or Provider, and [Continued] tells a
-// part that continues the one before it. Dialects send a run as one text.
+// A long streamed text or reasoning is a run of parts of its type, in
+// blocks of at most 64 KiB (see [Assembler]), so that it is never joined
+// in one more copy: every part of the run but the first is marked
+// Continued, and only its last carries Signature, Opaque, Redacted or
+// Provider. Dialects send a run as one text.
 type Part struct {
 	Type PartType `json:"type"`
 	// Text is the text of a text or reasoning part.
@@ -79,14 +79,9 @@ type Part struct {
 	// Provider names the dialect that produced Signature/Opaque; other
 	// dialects drop those fields (they cannot verify them).
 	Provider string `json:"provider,omitempty"`
-}
-
-// Continued reports whether, in an assistant message, next continues the
-// text or reasoning of prev (see [Part]): both are text, or both reasoning,
-// and prev carries nothing that ends it.
-func Continued(prev, next Part) bool {
-	return prev.Type == next.Type && (prev.Type == PartText || prev.Type == PartReasoning) &&
-		prev.Signature == "" && !prev.Redacted && prev.Opaque == nil && !next.Redacted
+	// Continued marks a text or reasoning part that continues the text of
+	// the part before it, of the same type (see above).
+	Continued bool `json:"continued,omitempty"`
 }
 
 // Message is one turn of the model-facing transcript.

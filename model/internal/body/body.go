@@ -66,12 +66,12 @@ func (b *Builder) Text(pieces ...string) string {
 	return b.tag + strconv.Itoa(len(b.texts)-1) + "\x00"
 }
 
-// Message returns m as a dialect maps it: in an assistant message each run
-// of parts that is one text split in pieces (see [model.Part]) becomes one
-// part, its last, and every long text and data of the parts (and of their
+// Message returns m as a dialect maps it: each run of parts that is one
+// text split in pieces (see [model.Part]) becomes one part, its last (not
+// Continued), and every long text and data of the parts (and of their
 // content) goes out of line through [Builder.Text]. m is not modified.
 func (b *Builder) Message(m model.Message) model.Message {
-	m.Parts = b.parts(m.Parts, m.Role == model.RoleAssistant)
+	m.Parts = b.parts(m.Parts, true)
 	return m
 }
 
@@ -83,11 +83,12 @@ func (b *Builder) parts(ps []model.Part, merge bool) []model.Part {
 	for i := 0; i < len(ps); {
 		j := i + 1
 		if merge {
-			for j < len(ps) && model.Continued(ps[j-1], ps[j]) {
+			for j < len(ps) && ps[j].Continued && ps[j].Type == ps[i].Type {
 				j++
 			}
 		}
 		p := ps[j-1]
+		p.Continued = false
 		if j-i > 1 {
 			pieces := make([]string, 0, j-i)
 			for _, q := range ps[i:j] {

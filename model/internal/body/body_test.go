@@ -94,25 +94,26 @@ func FuzzPayload(f *testing.F) {
 	})
 }
 
-// Message merges an assistant message's runs, and only those, and puts
-// long texts and data out of line.
+// Message merges runs, and only those, and puts long texts and data out
+// of line.
 func TestMessage(t *testing.T) {
 	long := strings.Repeat("y", Inline)
 	var b Builder
 	am := model.Message{Role: model.RoleAssistant, Parts: []model.Part{
-		{Type: model.PartReasoning, Text: "r1"}, {Type: model.PartReasoning, Text: "r2", Signature: "s", Provider: "p"},
-		{Type: model.PartText, Text: "t1"}, {Type: model.PartText, Text: "t2"}, {Type: model.PartText, Text: long},
+		{Type: model.PartReasoning, Text: "r1"}, {Type: model.PartReasoning, Text: "r2", Signature: "s", Provider: "p", Continued: true},
+		{Type: model.PartText, Text: "t1"}, {Type: model.PartText, Text: "t2", Continued: true}, {Type: model.PartText, Text: long, Continued: true},
+		{Type: model.PartText, Text: "not continued"},
 		{Type: model.PartToolUse, ToolCallID: "c", Input: json.RawMessage(`{}`)},
 		{Type: model.PartText, Text: "after"},
 	}}
 	got := b.Message(am)
-	if len(got.Parts) != 4 || got.Parts[0].Text != "r1r2" || got.Parts[0].Signature != "s" || got.Parts[2].Type != model.PartToolUse || got.Parts[3].Text != "after" {
+	if len(got.Parts) != 5 || got.Parts[0].Text != "r1r2" || got.Parts[0].Signature != "s" || got.Parts[0].Continued || got.Parts[2].Text != "not continued" || got.Parts[3].Type != model.PartToolUse || got.Parts[4].Text != "after" {
 		t.Fatalf("merged parts: %+v", got.Parts)
 	}
 	if pl := got.Parts[1].Text; len(pl) >= Inline || !strings.HasPrefix(pl, "\x00") {
 		t.Fatalf("the long run is not out of line: %d bytes", len(pl))
 	}
-	if am.Parts[0].Text != "r1" || len(am.Parts) != 7 {
+	if am.Parts[0].Text != "r1" || len(am.Parts) != 8 {
 		t.Fatal("Message modified its argument")
 	}
 	um := model.Message{Role: model.RoleUser, Parts: []model.Part{

@@ -34,7 +34,7 @@ func CheckLongAnswer(t *testing.T, provider string, payload func(*model.Request)
 			for k < len(s) && !utf8.RuneStart(s[k]) {
 				k--
 			}
-			ps = append(ps, model.Part{Type: model.PartText, Text: s[:k]})
+			ps = append(ps, model.Part{Type: model.PartText, Text: s[:k], Continued: len(ps) > 0})
 			s = s[k:]
 		}
 		return ps
