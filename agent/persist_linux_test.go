@@ -30,7 +30,7 @@ func TestFullDiskEndsTheTurn(t *testing.T) {
 		t.Skipf("cannot mount a small tmpfs to fill (this test needs root or CAP_SYS_ADMIN): %v", err)
 	}
 	t.Cleanup(func() { _ = unix.Unmount(dir, unix.MNT_DETACH) })
-	store, err := session.Open(filepath.Join(dir, "acpd"))
+	store, err := session.Open(t.Context(), filepath.Join(dir, "acpd"))
 	if err != nil {
 		t.Fatal(err)
 	}
