@@ -15,8 +15,8 @@ import (
 
 	"acpd/acp"
 	"acpd/client"
+	"acpd/cmd/acpd/internal/uihost"
 	"acpd/internal/childenv"
-	"acpd/uihost"
 )
 
 // How acpd run hosts MCP App views (docs/mcp-apps.md, level 2).

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"acpd/acp"
-	"acpd/uihost"
+	"acpd/cmd/acpd/internal/uihost"
 )
 
 // TestMessageConsentFallsBack: only a view's ui/message consent request
