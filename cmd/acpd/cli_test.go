@@ -111,3 +111,28 @@ func TestDoctorProbesModel(t *testing.T) {
 		})
 	}
 }
+
+// TestRunCIRefusalsAndJSONText: under --fail-on-refusal a run whose
+// permission requests were refused exits 3 (without it, 0 as before), and
+// --output json separates the agent's messages with a blank line, as the
+// text output does.
+func TestRunCIRefusalsAndJSONText(t *testing.T) {
+	t.Parallel()
+	iso, project, script := runSetup(t, runScript)
+	stdout, stderr, code := runCLI(t, iso.Env(), "run", "--approve", "none", "--fail-on-refusal", "--output", "json", "--cwd", project, "--model", "replay/"+script, "write the file")
+	if code != 3 || !strings.Contains(stderr, "refused") {
+		t.Errorf("--fail-on-refusal with refusals: exit %d, want 3; stderr:\n%s", code, stderr)
+	}
+	var res struct {
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatalf("stdout is not one JSON object: %v\n%s", err, stdout)
+	}
+	if res.Text != "Writing the file.\n\nAll done." {
+		t.Errorf("text %q, want the two messages separated by a blank line", res.Text)
+	}
+	if _, stderr, code := runCLI(t, iso.Env(), "run", "--approve", "none", "--cwd", project, "--model", "replay/"+script, "write the file"); code != 0 {
+		t.Errorf("refusals without --fail-on-refusal: exit %d, want 0; stderr:\n%s", code, stderr)
+	}
+}

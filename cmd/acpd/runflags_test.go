@@ -71,7 +71,7 @@ func TestRunOutputJSON(t *testing.T) {
 		t.Fatalf("stdout is not one JSON line:\n%s", stdout)
 	}
 	res := checkResult(t, stdout)
-	if res.StopReason != "end_turn" || res.ExitCode != 0 || res.SessionID == "" || res.Text != "Writing the file.All done." {
+	if res.StopReason != "end_turn" || res.ExitCode != 0 || res.SessionID == "" || res.Text != "Writing the file.\n\nAll done." {
 		t.Errorf("result %+v", res)
 	}
 	if len(res.ToolCalls) != 2 || res.ToolCalls[0].Status != "completed" || res.ToolCalls[1].Status != "completed" || res.ToolCalls[1].Kind != "execute" {

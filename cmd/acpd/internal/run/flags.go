@@ -47,6 +47,7 @@ type Flags struct {
 	maxTurnRequests int
 	timeout         time.Duration
 	ui              bool
+	failOnRefusal   bool
 
 	set *pflag.FlagSet // where Register defined them, for Changed
 }
@@ -70,6 +71,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.maxTurnRequests, "max-turn-requests", 0, "stop the turn after this many model requests (acpd's own agent; default agent.max_turn_requests)")
 	fs.DurationVar(&f.timeout, "timeout", 0, "cancel the turn after this long, e.g. 10m (exit status 124)")
 	fs.BoolVar(&f.ui, "ui", false, "host MCP App views in the browser: serve a page on 127.0.0.1 and open it")
+	fs.BoolVar(&f.failOnRefusal, "fail-on-refusal", false, "exit 3 when a permission request was refused (by --approve, --policy or for want of a terminal), so a CI step fails when the agent could not do what it tried")
 }
 
 // changed reports whether the flag name was given on the command line.

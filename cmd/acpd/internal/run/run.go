@@ -369,6 +369,10 @@ type runner struct {
 	tools     map[acp.ToolCallID]*toolInfo
 	toolOrder []*toolInfo
 	text      strings.Builder
+	// lastMsg is the id of the agent message text last came from; afterText
+	// says a tool call came since (guarded by mu).
+	lastMsg   string
+	afterText bool
 	files     map[string]bool
 	usage     *acp.UsageUpdate
 	perms     []PermissionRecord
@@ -516,6 +520,10 @@ func (r *runner) session(ctx context.Context, conn *client.Conn, mcpServers []ac
 	}
 	switch res.StopReason {
 	case acp.StopReasonEndTurn:
+		if n := r.refusals(); n > 0 && r.flags.failOnRefusal {
+			r.notice(fmt.Sprintf("acpd run: %d permission request(s) refused; the agent could not do all it tried (--fail-on-refusal)", n))
+			return ExitStatus(ExitRefusal)
+		}
 		return nil
 	case acp.StopReasonCancelled:
 		if timedOut {
@@ -529,6 +537,20 @@ func (r *runner) session(ctx context.Context, conn *client.Conn, mcpServers []ac
 		r.notice(fmt.Sprintf("acpd run: the turn stopped: %s", res.StopReason))
 		return ExitStatus(ExitLimit)
 	}
+}
+
+// refusals counts the permission requests refused by the policy, the
+// --approve level or for want of a terminal (not the user's own no).
+func (r *runner) refusals() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, p := range r.perms {
+		if p.Decision == "rejected" && p.By != "user" {
+			n++
+		}
+	}
+	return n
 }
 
 // wrote records a file the agent replaced (client.DialOptions.OnWrite).
@@ -546,10 +568,22 @@ func (r *runner) update(n acp.SessionNotification) {
 	var tool *toolInfo
 	switch {
 	case u.AgentMessageChunk != nil:
-		if t := u.AgentMessageChunk.Content.Text; t != nil {
+		if t := u.AgentMessageChunk.Content.Text; t != nil && t.Text != "" {
+			// Separate messages as the text output does: a blank line
+			// between two agent messages (a new message id, or text after
+			// tool calls or a plan).
+			id := ""
+			if m := u.AgentMessageChunk.MessageID; m != nil {
+				id = string(*m)
+			}
+			if r.text.Len() > 0 && (r.afterText || id != r.lastMsg) {
+				r.text.WriteString("\n\n")
+			}
+			r.lastMsg, r.afterText = id, false
 			r.text.WriteString(t.Text)
 		}
 	case u.ToolCall != nil:
+		r.afterText = true
 		tool = newToolInfo(u.ToolCall)
 		if old, ok := r.tools[tool.id]; ok {
 			*old = *tool
