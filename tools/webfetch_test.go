@@ -322,8 +322,7 @@ func TestWebFetchRemembersOrigin(t *testing.T) {
 // and endless redirects fail clearly.
 func TestWebFetchRedirect(t *testing.T) {
 	dest, destHits := countingServer(t, "<p>destination</p>")
-	var srv *httptest.Server
-	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/away":
 			http.Redirect(w, r, dest.URL+"/landing", http.StatusFound)
