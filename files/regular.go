@@ -22,6 +22,28 @@ func OpenRegularIn(root *os.Root, name string) (*os.File, error) {
 	return regular(f, err, name)
 }
 
+// OpenEntryIn opens name, a slash path in root, for reading without
+// blocking, and returns it only if it is a regular file or a directory:
+// anything else (a FIFO, socket or device) is closed again and refused with
+// an error wrapping ErrNotRegular. It is what walks and listings open, so
+// that a FIFO put where a directory or file was cannot hang them.
+func OpenEntryIn(root *os.Root, name string) (*os.File, error) {
+	f, err := root.OpenFile(filepath.FromSlash(name), os.O_RDONLY|openNonblock, 0)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() && !fi.IsDir() {
+		f.Close()
+		return nil, &fs.PathError{Op: "open", Path: name, Err: ErrNotRegular}
+	}
+	return f, nil
+}
+
 // regular checks the result (f, err) of opening path: it returns f when it
 // is a regular file, and otherwise closes it and returns the error.
 func regular(f *os.File, err error, path string) (*os.File, error) {

@@ -51,3 +51,42 @@ func TestOpenRegularRefusesSpecialFiles(t *testing.T) {
 	}
 	f.Close()
 }
+
+// TestOpenEntryInRefusesSpecialFiles: a FIFO (which would block) and a
+// device are refused with ErrNotRegular; directories and regular files open.
+func TestOpenEntryInRefusesSpecialFiles(t *testing.T) {
+	dir := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "f"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(os.DevNull, filepath.Join(dir, "null")); err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	for _, name := range []string{"fifo"} {
+		if f, err := OpenEntryIn(root, name); !errors.Is(err, ErrNotRegular) {
+			if err == nil {
+				f.Close()
+			}
+			t.Errorf("OpenEntryIn(%s) = %v, want ErrNotRegular", name, err)
+		}
+	}
+	for _, name := range []string{".", "sub", "f"} {
+		f, err := OpenEntryIn(root, name)
+		if err != nil {
+			t.Errorf("OpenEntryIn(%s): %v", name, err)
+			continue
+		}
+		f.Close()
+	}
+}

@@ -195,7 +195,7 @@ func imageType(path string) string {
 	default:
 		return ""
 	}
-	f, err := os.Open(path)
+	f, err := files.OpenRegular(path) // a FIFO must not block
 	if err != nil {
 		return ""
 	}
@@ -211,14 +211,22 @@ func imageType(path string) string {
 
 // readImage gives the model an image file as an image.
 func readImage(env Env, c *Call, abs, shown, mime string) Result {
-	st, err := os.Stat(abs)
+	f, err := files.OpenRegular(abs) // a FIFO must not block
+	if err != nil {
+		return Errorf("reading %s: %v", shown, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
 	if err != nil {
 		return Errorf("reading %s: %v", shown, err)
 	}
 	if st.Size() > maxImageBytes {
 		return Errorf("%s is an image of %d bytes, over the %d-byte limit for images", shown, st.Size(), maxImageBytes)
 	}
-	data, err := os.ReadFile(abs)
+	data, err := io.ReadAll(io.LimitReader(f, maxImageBytes+1))
+	if err == nil && len(data) > maxImageBytes {
+		return Errorf("%s is an image of more than %d bytes, over the limit for images", shown, maxImageBytes)
+	}
 	if err != nil {
 		return Errorf("reading %s: %v", shown, err)
 	}
@@ -328,6 +336,9 @@ func listDirTool() *Tool {
 				return Errorf("listing %s: %v", in.Path, err)
 			}
 			defer tr.close()
+			if st, err := fs.Stat(tr.fsys, tr.rel); err == nil && !st.IsDir() {
+				return Errorf("%s is not a directory; list_dir lists directories (read a file with read_file)", in.Path)
+			}
 			ents, err := fs.ReadDir(tr.fsys, tr.rel)
 			if err != nil {
 				return Errorf("listing %s: %v", in.Path, tr.absErr(err))

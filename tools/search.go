@@ -50,7 +50,28 @@ func openTree(env Env, res files.Resolved) (*tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &tree{root: root, fsys: root.FS(), base: root.Name(), rel: rel, inRoot: res.Root != "", close: root.Close}, nil
+	return &tree{root: root, fsys: entryFS{root}, base: root.Name(), rel: rel, inRoot: res.Root != "", close: root.Close}, nil
+}
+
+// entryFS is a tree's file system: root's, except that every open is
+// files.OpenEntryIn's, which refuses FIFOs, sockets and devices without
+// blocking (os.Root's own FS would wait on a FIFO for a writer, and with it
+// the turn). It offers Open and Stat only, so fs.ReadDir, fs.ReadFile and
+// fs.WalkDir open through Open too.
+type entryFS struct{ root *os.Root }
+
+func (e entryFS) Open(name string) (fs.File, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	return files.OpenEntryIn(e.root, name)
+}
+
+func (e entryFS) Stat(name string) (fs.FileInfo, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "stat", Path: name, Err: fs.ErrInvalid}
+	}
+	return e.root.Stat(filepath.FromSlash(name))
 }
 
 // searchTree gates a search of path (see gate) and opens its tree; when ok
