@@ -6,6 +6,7 @@ import (
 
 	"acpd/acp"
 	"acpd/mcpclient"
+	"acpd/mcpclient/oauth"
 	"acpd/tools/mcptools"
 )
 
@@ -34,6 +35,10 @@ func (s *sess) mcpElicit(ctx context.Context, server string, req mcpclient.Elici
 		}
 		form = &acp.ElicitationFormMode{RequestedSchema: schema, Session: &acp.ElicitationSessionScope{SessionID: s.id}}
 	case req.Mode == "url" && caps.Elicitation.URL != nil && req.URL != "":
+		if err := oauth.CheckPageURL(req.URL); err != nil { // mcpclient checks too
+			s.a.log.Warn("MCP URL elicitation declined", "session", s.id, "server", server, "err", err)
+			return decline, nil
+		}
 		id := req.ID
 		if id == "" {
 			id = newID("el_")

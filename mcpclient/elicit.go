@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"acpd/mcpclient/oauth"
 )
 
 // Elicitation actions, as in [ElicitResult.Action].
@@ -60,6 +62,14 @@ func (m *Manager) elicitHandler(server string) func(context.Context, *mcp.Elicit
 		er := ElicitRequest{Message: p.Message, Mode: p.Mode, URL: p.URL, ID: p.ElicitationID}
 		if er.Mode == "" {
 			er.Mode = "form"
+		}
+		if er.Mode == "url" {
+			if err := oauth.CheckPageURL(er.URL); err != nil {
+				// Never shown to the user: declined, with the reason for
+				// the server's authors in _meta and in the log.
+				m.log.Warn("MCP URL elicitation declined", "server", server, "url", truncate(er.URL, 200), "err", err)
+				return &mcp.ElicitResult{Action: ElicitDecline, Meta: mcp.Meta{"acpd/declined": "acpd declined the URL elicitation: " + err.Error()}}, nil
+			}
 		}
 		if p.RequestedSchema != nil {
 			b, err := json.Marshal(p.RequestedSchema)

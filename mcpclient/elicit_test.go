@@ -116,3 +116,67 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// TestElicitURLSchemes: a URL elicitation reaches the hook only for https:
+// and for http: to a loopback host; any other URL is declined to the
+// server, with the reason in _meta, without asking anyone.
+func TestElicitURLSchemes(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "elicit-url", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "open", InputSchema: json.RawMessage(`{"type":"object","properties":{"url":{"type":"string"}}}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var in struct{ URL string }
+			_ = json.Unmarshal(req.Params.Arguments, &in)
+			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Mode: "url", Message: "Open this", URL: in.URL, ElicitationID: "e1"})
+			if err != nil {
+				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}, nil
+			}
+			b, _ := json.Marshal(map[string]any{"action": res.Action, "meta": res.Meta})
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil
+		})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+	var mu sync.Mutex
+	var shown []string
+	m := newTestManager(t, Options{ElicitModes: []string{"form", "url"}, Elicit: func(ctx context.Context, server string, req ElicitRequest) (ElicitResult, error) {
+		mu.Lock()
+		shown = append(shown, req.URL)
+		mu.Unlock()
+		return ElicitResult{Action: ElicitAccept}, nil
+	}})
+	startOK(t, m, Server{Name: "el", URL: hs.URL, Transport: TransportHTTP})
+	for _, tc := range []struct {
+		url, want string // want: the action, or a part of the decline reason
+	}{
+		{"https://auth.example/authorize?x=1", `"action":"accept"`},
+		{"http://127.0.0.1:8123/cb", `"action":"accept"`},
+		{"http://[::1]:8123/cb", `"action":"accept"`},
+		{"http://localhost/cb", `"action":"accept"`},
+		{"javascript:alert(1)", `scheme \"javascript:\" is not allowed`},
+		{"JavaScript:alert(1)", `scheme \"javascript:\" is not allowed`},
+		{"file:///etc/passwd", `scheme \"file:\" is not allowed`},
+		{"data:text/html,<script>x</script>", `scheme \"data:\" is not allowed`},
+		{"vscode://ext/install", `scheme \"vscode:\" is not allowed`},
+		{"http://evil.example/", `http: is allowed only to a loopback address`},
+		{"https://good.example@evil.example/", `user information`},
+		{"//evil.example/x", `no scheme`},
+		{"https:///nohost", `names no host`},
+	} {
+		mu.Lock()
+		shown = nil
+		mu.Unlock()
+		in, _ := json.Marshal(map[string]string{"url": tc.url})
+		res := call(t, m, "mcp__el__open", string(in))
+		if !strings.Contains(res.Text, tc.want) {
+			t.Errorf("%s: result %s, want %s", tc.url, res.Text, tc.want)
+		}
+		mu.Lock()
+		passed := len(shown) == 1 && shown[0] == tc.url
+		mu.Unlock()
+		if accepted := strings.Contains(tc.want, "accept"); passed != accepted {
+			t.Errorf("%s: reached the hook = %v, want %v", tc.url, passed, accepted)
+		}
+		if !strings.Contains(tc.want, "accept") && !strings.Contains(res.Text, `"action":"decline"`) {
+			t.Errorf("%s: not declined: %s", tc.url, res.Text)
+		}
+	}
+}

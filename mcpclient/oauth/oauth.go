@@ -142,6 +142,9 @@ func oauthHandler(o *Config, hc *http.Client) (auth.OAuthHandler, error) {
 			deadline.Extend(ctx, AuthorizationTimeout)
 			ctx, cancel := context.WithTimeoutCause(ctx, AuthorizationTimeout, errors.New("no authorization within "+AuthorizationTimeout.String()))
 			defer cancel()
+			if err := CheckPageURL(args.URL); err != nil {
+				return nil, fmt.Errorf("the authorization page: %w", err)
+			}
 			q, err := o.Authorize(ctx, args.URL)
 			if err != nil {
 				return nil, err
