@@ -119,7 +119,8 @@ func (a *Agent) newSess(l *session.Log, cwd string, dirs []string, cfg *config.C
 		ed = editor.FS{Conn: a.peer, Session: s.id}
 		canRead, canWrite = caps.Fs.ReadTextFile, caps.Fs.WriteTextFile
 	}
-	s.broker = files.NewBroker(files.BrokerOptions{Roots: roots, Editor: ed, CanEditorRead: canRead, CanEditorWrite: canWrite, Logger: a.log})
+	s.broker = files.NewBroker(files.BrokerOptions{Roots: roots, Editor: ed, CanEditorRead: canRead, CanEditorWrite: canWrite, Logger: a.log,
+		Protected: a.opts.Protected, ProtectedNames: permissions.ProtectedNames()})
 	s.set = settings{Mode: cfg.Agent.DefaultMode, Model: cfg.Model, Thought: "medium"}
 	if s.set.Model == "" {
 		s.set.Model = a.fallbackModel()

@@ -11,8 +11,10 @@
 // the client's roots; anything else is answered with a JSON-RPC error and
 // nothing is read or written. Reads open the file through an os.Root of the
 // containing root, so a symlink swapped in after the check cannot lead the
-// open outside. Writes replace the file atomically (files.WriteFileAtomic),
-// creating missing parent directories inside the root.
+// open outside. Writes replace the file atomically, creating missing parent
+// directories inside the root (files.WriteFileConfined: no symbolic link in
+// any directory of the path, and no protected directory the path does not
+// name).
 //
 // # Terminals
 //
@@ -40,6 +42,7 @@ import (
 	"acpd/acp"
 	"acpd/acp/jsonrpc"
 	"acpd/files"
+	"acpd/permissions"
 	"acpd/sandbox"
 	"acpd/terminal"
 )
@@ -55,6 +58,12 @@ type Options struct {
 	Cwd string
 	// Roots are further directories the agent may read and write.
 	Roots []string
+	// Protected are absolute directories (acpd's configuration and state)
+	// that an fs/write_text_file may reach only by naming them, as
+	// directories named like permissions.ProtectedNames (".git") may
+	// (see files.WriteFileConfined): a path that is swapped to lead there
+	// after the agent asked permission for it is refused.
+	Protected []string
 	// Permission answers session/request_permission. It may block (asking
 	// a person, say) and must return promptly once ctx ends. Nil answers
 	// every request with the first reject_once option (see Select): the
@@ -374,18 +383,10 @@ func (c *Client) writeTextFile(req acp.WriteTextFileRequest) (acp.WriteTextFileR
 	if err != nil {
 		return acp.WriteTextFileResponse{}, err
 	}
-	if dir := filepath.Dir(filepath.FromSlash(res.Rel)); dir != "." {
-		root, err := os.OpenRoot(res.Root)
-		if err != nil {
-			return acp.WriteTextFileResponse{}, err
-		}
-		err = root.MkdirAll(dir, 0o755)
-		root.Close()
-		if err != nil {
-			return acp.WriteTextFileResponse{}, err
-		}
+	if res.Rel == "." {
+		return acp.WriteTextFileResponse{}, refused(req.Path, "is a session root, not a file")
 	}
-	if err := files.WriteFileAtomic(res.Path, []byte(req.Content), 0o644); err != nil {
+	if err := files.WriteFileConfined(c.roots, req.Path, []byte(req.Content), files.WriteOptions{Protected: c.o.Protected, ProtectedNames: permissions.ProtectedNames()}); err != nil {
 		return acp.WriteTextFileResponse{}, err
 	}
 	return acp.WriteTextFileResponse{}, nil

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -82,10 +81,28 @@ func (b *Broker) edReadFile(ctx context.Context, res Resolved) (string, error) {
 
 // edWriteFile writes the file through the editor; a file outside the roots
 // that the editor does not serve is written on disk.
-func (b *Broker) edWriteFile(ctx context.Context, res Resolved, content string) error {
-	err := b.ed.WriteTextFile(ctx, res.Path, content)
+//
+// The editor opens the path itself, so the broker checks its parent
+// directories (as writeDisk opens them: no symbolic link, no protected
+// directory unless expected) before the request and again after it: a
+// change in between means the editor may have written elsewhere, which is
+// reported as an error wrapping ErrPathChanged and logged.
+func (b *Broker) edWriteFile(ctx context.Context, res Resolved, content string, expectProtected bool) error {
+	before, err := b.parentChain(res, expectProtected)
+	if err != nil {
+		return err
+	}
+	err = b.ed.WriteTextFile(ctx, res.Path, content)
 	if err != nil && !res.Inside() && ctx.Err() == nil && errors.Is(err, ErrNotInEditor) {
-		return b.writeDisk(res, []byte(content))
+		return b.writeDisk(res, []byte(content), expectProtected)
+	}
+	after, cerr := b.parentChain(res, expectProtected)
+	if cerr == nil && !sameChain(before, after) {
+		cerr = fmt.Errorf("%w: %s", ErrPathChanged, filepath.Dir(res.Path))
+	}
+	if cerr != nil {
+		b.log.Warn("a directory of a file the editor wrote changed during the write; the editor may have written elsewhere", "path", res.Path, "err", cerr)
+		return &fs.PathError{Op: "write", Path: res.Path, Err: fmt.Errorf("the editor wrote the file, but %w", cerr)}
 	}
 	return err
 }
@@ -103,6 +120,12 @@ type BrokerOptions struct {
 	CanEditorRead, CanEditorWrite bool
 	// Logger receives warnings (watcher failures); nil means slog.Default().
 	Logger *slog.Logger
+	// Protected are absolute directories (acpd's configuration and state)
+	// and ProtectedNames directory names (".git") that a write must not
+	// reach unless the path the caller passed names them: the caller's
+	// permission decision was made on that path. See [ErrPathChanged].
+	Protected      []string
+	ProtectedNames []string
 }
 
 // Broker reads and writes files for one session: through the editor when it
@@ -123,6 +146,7 @@ type Broker struct {
 	ed              Editor
 	edRead, edWrite bool
 	log             *slog.Logger
+	guard           guard
 
 	mu      sync.Mutex
 	entries map[string]*entry   // by real path; entries are never removed
@@ -205,6 +229,7 @@ func NewBroker(opts BrokerOptions) *Broker {
 		watchFailed: make(map[string]struct{}),
 		pending:     make(map[string]struct{}),
 		kick:        make(chan struct{}, 1),
+		guard:       newGuard(opts.ProtectedNames, opts.Protected, opts.Roots),
 	}
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	return b
@@ -354,6 +379,10 @@ func (b *Broker) WriteFile(ctx context.Context, path, content string) (prev stri
 	if res.Rel == "." {
 		return "", false, &fs.PathError{Op: "write", Path: res.Path, Err: syscall.EISDIR}
 	}
+	if err := b.guard.redirected(path, res); err != nil {
+		return "", false, err
+	}
+	expect := b.guard.expectProtected(path)
 	e := b.entry(res.Path)
 	if err := e.acquire(ctx); err != nil {
 		return "", false, err
@@ -373,9 +402,9 @@ func (b *Broker) WriteFile(ctx context.Context, path, content string) (prev stri
 		return "", existed, err
 	}
 	if b.edWrite {
-		err = b.edWriteFile(ctx, res, content)
+		err = b.edWriteFile(ctx, res, content, expect)
 	} else {
-		err = b.writeDisk(res, []byte(content))
+		err = b.writeDisk(res, []byte(content), expect)
 	}
 	if err != nil {
 		return "", existed, err
@@ -394,6 +423,10 @@ func (b *Broker) EditFile(ctx context.Context, path string, edit func(old string
 	if err != nil {
 		return "", "", err
 	}
+	if err := b.guard.redirected(path, res); err != nil {
+		return "", "", err
+	}
+	expect := b.guard.expectProtected(path)
 	e := b.entry(res.Path)
 	if err := e.acquire(ctx); err != nil {
 		return "", "", err
@@ -417,9 +450,9 @@ func (b *Broker) EditFile(ctx context.Context, path string, edit func(old string
 		return prev, "", err
 	}
 	if b.edWrite {
-		err = b.edWriteFile(ctx, res, next)
+		err = b.edWriteFile(ctx, res, next, expect)
 	} else {
-		err = b.writeDisk(res, []byte(next))
+		err = b.writeDisk(res, []byte(next), expect)
 	}
 	if err != nil {
 		return prev, "", err
@@ -612,40 +645,128 @@ func (b *Broker) lstat(res Resolved) (os.FileInfo, error) {
 }
 
 // writeDisk writes data atomically to res, creating missing parent
-// directories. Inside a root, every step (mkdir, temp file, rename) happens
-// through os.Root, so it cannot land outside that root.
-func (b *Broker) writeDisk(res Resolved, data []byte) error {
-	var d *os.Root
-	name := path.Base(res.Rel)
-	if res.Inside() {
-		root, err := os.OpenRoot(res.Root)
-		if err != nil {
-			return err
-		}
-		defer root.Close()
-		dirRel := filepath.FromSlash(path.Dir(res.Rel))
-		if dirRel != "." {
-			if err := root.MkdirAll(dirRel, 0o755); err != nil {
-				return addPath(err, res.Path)
-			}
-		}
-		if d, err = root.OpenRoot(dirRel); err != nil {
-			return addPath(err, res.Path)
-		}
-	} else {
-		dir := filepath.Dir(res.Path)
-		name = filepath.Base(res.Path)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-		var err error
-		if d, err = os.OpenRoot(dir); err != nil {
-			return err
-		}
+// directories. The parent directory is opened one component at a time
+// without following symbolic links (guard.openParent), from res's root
+// when it is inside one, else from the file system's root, and every step
+// after it (temp file, rename) happens relative to that directory: the
+// write lands in the directory res named, or nowhere. Unless
+// expectProtected, a parent that is (or lies in) a protected directory is
+// refused with ErrPathChanged.
+func (b *Broker) writeDisk(res Resolved, data []byte, expectProtected bool) error {
+	d, name, err := b.openWriteDir(res, true, expectProtected)
+	if err != nil {
+		return err
 	}
 	defer d.Close()
 	if err := writeInDir(d, name, data, 0o644); err != nil {
 		return addPath(err, res.Path)
 	}
+	return nil
+}
+
+// openWriteDir opens res's parent directory for a write or removal (see
+// writeDisk) and returns it with the file's name in it.
+func (b *Broker) openWriteDir(res Resolved, create, expectProtected bool) (*os.Root, string, error) {
+	t, ok := targetOf(res)
+	if !ok {
+		dir := filepath.Dir(res.Path)
+		if create {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return nil, "", err
+			}
+		}
+		d, err := os.OpenRoot(dir)
+		return d, filepath.Base(res.Path), err
+	}
+	d, err := b.guard.openParent(t, create, expectProtected, b.guard.protectedNow())
+	if err != nil {
+		return nil, "", addPath(err, res.Path)
+	}
+	return d, t.name, nil
+}
+
+// parentChain returns the identities of res's existing parent directories,
+// opened as writeDisk opens them (nothing is created); a missing directory
+// ends the chain.
+func (b *Broker) parentChain(res Resolved, expectProtected bool) ([]os.FileInfo, error) {
+	t, ok := targetOf(res)
+	if !ok {
+		return nil, nil
+	}
+	var chain []os.FileInfo
+	dirs := strings.Split(t.dir, "/")
+	if t.dir == "." {
+		dirs = nil
+	}
+	prot := b.guard.protectedNow()
+	for i := 0; i <= len(dirs); i++ {
+		sub := t
+		sub.dir = strings.Join(dirs[:i], "/")
+		if i == 0 {
+			sub.dir = "."
+		}
+		d, err := b.guard.openParent(sub, false, expectProtected, prot)
+		if errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		if err != nil {
+			return nil, addPath(err, res.Path)
+		}
+		fi, err := d.Stat(".")
+		d.Close()
+		if err != nil {
+			return nil, err
+		}
+		chain = append(chain, fi)
+	}
+	return chain, nil
+}
+
+// sameChain reports whether the directories of before are still those of
+// after (after may go deeper: the editor created directories).
+func sameChain(before, after []os.FileInfo) bool {
+	if len(after) < len(before) {
+		return false
+	}
+	for i := range before {
+		if !os.SameFile(before[i], after[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// Remove removes the file at path (not a directory's contents) from disk,
+// opening its parent directory as writes do (no symbolic link in it, no
+// protected directory the path does not name), and forgets the agent's
+// view of it.
+func (b *Broker) Remove(ctx context.Context, path string) error {
+	res, err := b.resolve(path)
+	if err != nil {
+		return err
+	}
+	if res.Rel == "." {
+		return &fs.PathError{Op: "remove", Path: res.Path, Err: syscall.EISDIR}
+	}
+	if err := b.guard.redirected(path, res); err != nil {
+		return err
+	}
+	e := b.entry(res.Path)
+	if err := e.acquire(ctx); err != nil {
+		return err
+	}
+	defer e.release()
+	d, name, err := b.openWriteDir(res, false, b.guard.expectProtected(path))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Remove(name); err != nil {
+		return addPath(err, res.Path)
+	}
+	b.mu.Lock()
+	e.known, e.external = false, false
+	delete(b.changed, res.Path)
+	b.mu.Unlock()
 	return nil
 }

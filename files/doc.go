@@ -31,6 +31,23 @@
 // target; the directory is fsynced afterwards. Temp files of crashed writers
 // are swept by later writes in the same directory.
 //
+// # Protected places
+//
+// A permission decision is made on a path; the write must reach what that
+// path named. The broker's writes (and [Broker.Remove], and
+// [WriteFileConfined] for a client's fs/write_text_file) therefore open the
+// parent directory one component at a time from the root without following
+// a symbolic link, check that each directory opened is the one its name
+// showed, and refuse with [ErrPathChanged] a path that reaches a protected
+// directory ([BrokerOptions].ProtectedNames such as ".git", or
+// [BrokerOptions].Protected) it does not name: by a link swapped in after
+// the decision, or by a protected directory moved where a plain one was
+// (compared by device and inode, as the protected directories were when the
+// broker was made and as they are now). A path that names the protected
+// place (the user approved it) is written. Writes through the editor are
+// checked before and after the request: the editor opens the path itself,
+// so a change during it is reported (and logged), not prevented.
+//
 // # Stale writes
 //
 // The broker remembers the SHA-256 of every file the agent read or wrote.

@@ -218,7 +218,7 @@ func TestOsRootPinsConfinement(t *testing.T) {
 		}
 		mustSymlink(t, target, link)
 
-		if err := b.writeDisk(res, []byte("pwned")); err == nil {
+		if err := b.writeDisk(res, []byte("pwned"), false); err == nil {
 			t.Errorf("writeDisk through swapped symlink (%s) succeeded", target)
 		}
 		if data, err := b.readDisk(context.Background(), res); err == nil {

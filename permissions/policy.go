@@ -439,6 +439,11 @@ func (p *Policy) unsafeReason(pi pathInfo) string {
 // (hooks and config run code later) and acpd's project configuration.
 var protectedComponents = []string{".git", ".acpd"}
 
+// ProtectedNames returns the directory names whose contents always ask,
+// wherever they appear in a path (".git", ".acpd"): the file broker refuses
+// writes that reach one of them without naming it.
+func ProtectedNames() []string { return slices.Clone(protectedComponents) }
+
 // protectedComponent returns the protected directory name that one of the
 // slash paths contains as a component (case-insensitively), or "".
 func protectedComponent(slashPaths ...string) string {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"strings"
 
 	"acpd/acp"
@@ -272,12 +271,9 @@ func (f brokerFiles) Write(ctx context.Context, p, content string) error {
 }
 
 func (f brokerFiles) Remove(ctx context.Context, p string) error {
-	t := f.resolved[p]
-	if err := os.Remove(t.Path); err != nil {
-		return err
-	}
-	f.env.Files().Forget(t.Path)
-	return nil
+	// The broker removes it from the directory the path named (no link
+	// swapped into it since the permission decision).
+	return f.env.Files().Remove(ctx, f.resolved[p].Path)
 }
 
 // applyPatchInput is apply_patch's arguments.

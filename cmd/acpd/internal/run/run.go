@@ -248,6 +248,7 @@ func (r *runner) run(ctx context.Context, loader *config.Loader, argv []string, 
 	title := "acpd run"
 	conn, err := client.Dial(base, transport, client.Options{
 		Cwd:        r.cwd,
+		Protected:  []string{config.UserDir(os.Getenv), cfg.State.Dir},
 		Permission: r.permission,
 		OnUpdate:   r.update,
 		Logger:     slog.New(r.log),
