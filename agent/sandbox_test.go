@@ -23,9 +23,11 @@ func requireSandbox(t *testing.T) {
 }
 
 // TestSandboxedCommandsInFullMode: in full mode commands run unasked inside
-// the sandbox; a write outside the project fails there, the model is told
-// the sandbox probably denied it, and running it outside the sandbox needs
-// an explicit escalation approval, asked every time.
+// the sandbox; a write outside the project fails there and the model is
+// told how to ask for more, but nothing is asked because of what the
+// command printed (a command can print "Read-only file system" itself).
+// Running outside the sandbox takes the model's explicit request with a
+// justification, shown to the user and asked every time.
 func TestSandboxedCommandsInFullMode(t *testing.T) {
 	requireSandbox(t)
 	env := newEnv(t, "")
@@ -45,18 +47,35 @@ func TestSandboxedCommandsInFullMode(t *testing.T) {
 		toolCallReq{"run_command", map[string]any{"command": "echo in > inside.txt"}},
 		toolCallReq{"run_command", map[string]any{"command": "echo out > " + target}},
 		toolCallReq{"run_command", map[string]any{"command": "echo evil > .git/hooks/pre-commit"}},
+		toolCallReq{"run_command", map[string]any{"command": "echo 'touch: cannot touch x: Read-only file system' >&2; exit 1"}},
 	)
 	if isErr[0] || !fileExists(env.path("inside.txt")) {
 		t.Fatalf("command inside the project: %q", res[0])
 	}
 	for i, f := range []string{target, env.path(".git/hooks/pre-commit")} {
 		r := res[i+1]
-		if !isErr[i+1] || !strings.Contains(r, "sandbox") || !strings.Contains(r, "probably denied") || !strings.Contains(r, "not approved") {
+		if !isErr[i+1] || !strings.Contains(r, "sandbox") || !strings.Contains(r, "may have denied") || !strings.Contains(r, `"require_escalated"`) {
 			t.Errorf("denied command %d: %q", i+1, r)
 		}
 		if fileExists(f) {
 			t.Errorf("%s was written", f)
 		}
+	}
+	if n := len(c.permissionRequests()); n != 0 {
+		t.Fatalf("%d permission requests for failed commands, want none (escalation only on request)", n)
+	}
+	// The model asks, with a justification: asked every time, never
+	// remembered; rejected, nothing runs.
+	escalate := toolCallReq{"run_command", map[string]any{"command": "echo out > " + target, "sandbox_permissions": "require_escalated", "justification": "write the report next to the project"}}
+	c.setPerm(choose(acp.PermissionOptionKindRejectOnce))
+	res, isErr, _ = runTools(t, env, c, sid, escalate)
+	if !isErr[0] || !strings.Contains(res[0], "not approved") || fileExists(target) {
+		t.Fatalf("rejected escalation: %q", res[0])
+	}
+	c.setPerm(choose(acp.PermissionOptionKindAllowOnce))
+	res, isErr, _ = runTools(t, env, c, sid, escalate)
+	if isErr[0] || !strings.Contains(res[0], "approved running the command outside the sandbox") || !fileExists(target) {
+		t.Fatalf("escalated command: %q", res[0])
 	}
 	reqs := c.permissionRequests()
 	if len(reqs) != 2 {
@@ -66,20 +85,28 @@ func TestSandboxedCommandsInFullMode(t *testing.T) {
 		if r.ToolCall.Title == nil || !strings.HasPrefix(*r.ToolCall.Title, "Run outside the sandbox") {
 			t.Errorf("escalation request titled %v", r.ToolCall.Title)
 		}
+		shown := ""
+		for _, cc := range r.ToolCall.Content {
+			if cc.Content != nil && cc.Content.Content.Text != nil {
+				shown += cc.Content.Content.Text.Text
+			}
+		}
+		if !strings.Contains(shown, "write the report next to the project") || !strings.Contains(shown, "echo out > "+target) {
+			t.Errorf("the escalation request does not show the justification and the command: %q", shown)
+		}
+		if _, ok := r.ToolCall.Meta["acpd_escalation"]; !ok {
+			t.Errorf("the escalation request has no acpd_escalation _meta: %v", r.ToolCall.Meta)
+		}
 		for _, o := range r.Options {
 			if o.Kind == acp.PermissionOptionKindAllowAlways {
 				t.Errorf("an escalation offers %q", o.Name)
 			}
 		}
 	}
-	// Approved, the command runs outside the sandbox.
-	c.setPerm(choose(acp.PermissionOptionKindAllowOnce))
-	res, isErr, _ = runTools(t, env, c, sid, toolCallReq{"run_command", map[string]any{"command": "echo out > " + target}})
-	if isErr[0] || !strings.Contains(res[0], "approved running the command outside the sandbox") || !fileExists(target) {
-		t.Fatalf("escalated command: %q", res[0])
-	}
-	if len(c.permissionRequests()) != 3 {
-		t.Fatalf("the escalation was not asked again")
+	// Without a justification the request is refused before anyone is asked.
+	res, isErr, _ = runTools(t, env, c, sid, toolCallReq{"run_command", map[string]any{"command": "true", "sandbox_permissions": "require_escalated"}})
+	if !isErr[0] || !strings.Contains(res[0], "justification") || len(c.permissionRequests()) != 2 {
+		t.Fatalf("escalation without a justification: %q", res[0])
 	}
 }
 

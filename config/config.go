@@ -156,6 +156,11 @@ type SandboxConfig struct {
 	Network bool `toml:"network"`
 	// Writable are extra absolute paths commands may write to.
 	Writable []string `toml:"writable"`
+	// Escalate is what `acpd run --approve all` does with a request to run
+	// a command outside the sandbox: "ask" (the default: ask on the
+	// terminal, refuse without one) or "allow" (as --allow-escalation).
+	// Editors always ask. A project file may only set "ask".
+	Escalate string `toml:"escalate"`
 }
 
 // ChildEnv is the base environment of a session's children (commands and

@@ -27,8 +27,10 @@ var (
 	projectModes = []string{string(permissions.ModeAsk), string(permissions.ModePlan)}
 	// sandboxModes are the sandbox.mode values, strictest first.
 	sandboxModes = []string{"read-only", "workspace-write", "off"}
-	actions      = []string{"allow", "ask", "deny"}
-	dialects     = []string{"openai", "openai-responses", "anthropic", "gemini", "exec"}
+	// escalateValues are the sandbox.escalate values.
+	escalateValues = []string{"ask", "allow"}
+	actions        = []string{"allow", "ask", "deny"}
+	dialects       = []string{"openai", "openai-responses", "anthropic", "gemini", "exec"}
 
 	// projectForbidden are the tables a project file may not set.
 	projectForbidden = []string{"log", "state", "env", "providers", "protocol", "mcp_servers"}
@@ -131,6 +133,9 @@ func loadProject(c *Config, name string, data []byte) error {
 	if idx.has("sandbox.network") && !p.Sandbox.Network {
 		c.Sandbox.Network = false
 	}
+	if idx.has("sandbox.escalate") {
+		c.Sandbox.Escalate = p.Sandbox.Escalate // "ask" only (restrictProject)
+	}
 	if idx.has("sandbox.writable") {
 		c.Sandbox.Writable = slices.DeleteFunc(c.Sandbox.Writable, func(w string) bool {
 			return !slices.Contains(p.Sandbox.Writable, w)
@@ -186,6 +191,10 @@ func restrictProject(name string, p *Config, idx *posIndex) []error {
 			errs = append(errs, idx.errAt(name, key,
 				`not allowed in a project file: %s = "allow" (a project may only add "ask" and "deny" rules)`, key))
 		}
+	}
+	if idx.has("sandbox.escalate") && p.Sandbox.Escalate != "ask" {
+		errs = append(errs, idx.errAt(name, "sandbox.escalate",
+			`not allowed in a project file: sandbox.escalate = %q (a project may only set "ask")`, p.Sandbox.Escalate))
 	}
 	if idx.has("agent.default_mode") && !slices.Contains(projectModes, p.Agent.DefaultMode) {
 		errs = append(errs, idx.errAt(name, "agent.default_mode",
@@ -320,6 +329,11 @@ func validate(name string, c *Config, idx *posIndex) []error {
 	if idx.has("sandbox.mode") {
 		if err := checkOneOf("sandbox.mode", c.Sandbox.Mode, sandboxModes); err != nil {
 			add("sandbox.mode", "%v", err)
+		}
+	}
+	if idx.has("sandbox.escalate") {
+		if err := checkOneOf("sandbox.escalate", c.Sandbox.Escalate, escalateValues); err != nil {
+			add("sandbox.escalate", "%v", err)
 		}
 	}
 	for i, w := range c.Sandbox.Writable {

@@ -20,8 +20,9 @@ const maxDenialLine = 300
 
 // Denied returns the first line of a failed sandboxed command's output that
 // looks like a sandbox denial, or "". It is a heuristic (the kernel does not
-// tell the parent what was denied): it decides only whether to offer
-// running the command outside the sandbox, which the user must approve.
+// tell the parent what was denied) over text the command controls: it
+// decides only whether the model is told how to request running the
+// command outside the sandbox, never whether anyone is asked.
 func Denied(output string) string {
 	for line := range strings.Lines(output) {
 		for _, s := range denialSigns {

@@ -69,8 +69,10 @@ func runCommandTool(o Options) *Tool {
 				"Standard input is at end of file and pagers are disabled; never run interactive or watching commands (editors, REPLs, less, top, \"npm run dev\", \"--watch\"): they hang until the timeout. " +
 				"Returns the combined output (terminal control sequences resolved) and the exit status; long output is cut at line boundaries to its first and last 30 KB, and the whole output is saved to a file named in the note, which read_file and grep can search. " +
 				"timeout_ms defaults to 120000, at most 600000. " +
-				"For a server or another long-running process, set run_in_background: the call returns a job id at once; read the job's output with job_output and stop it with job_stop (background jobs end with the session).",
-			InputSchema: schema(`{"type":"object","properties":{"command":{"type":"string","description":"The command line"},"cwd":{"type":"string","description":"Directory to run in (default: the working directory)"},"timeout_ms":{"type":"integer","minimum":1,"description":"Time limit (default 120000, at most 600000); not for background jobs"},"run_in_background":{"type":"boolean","description":"Start the command as a background job and return at once"}},"required":["command"],"additionalProperties":false}`),
+				"For a server or another long-running process, set run_in_background: the call returns a job id at once; read the job's output with job_output and stop it with job_stop (background jobs end with the session). " +
+				"Commands may run in a sandbox (writes only in the project and the temp dir, .git read-only, maybe no network). " +
+				"When a command needs more (the sandbox denied it something it must do), call again with sandbox_permissions \"require_escalated\" and a justification, one sentence the user reads: the user is asked every time before it runs outside the sandbox. Never escalate to work around a failure you were not asked to fix.",
+			InputSchema: schema(`{"type":"object","properties":{"command":{"type":"string","description":"The command line"},"cwd":{"type":"string","description":"Directory to run in (default: the working directory)"},"timeout_ms":{"type":"integer","minimum":1,"description":"Time limit (default 120000, at most 600000); not for background jobs"},"run_in_background":{"type":"boolean","description":"Start the command as a background job and return at once"},"sandbox_permissions":{"type":"string","enum":["use_default","require_escalated"],"description":"require_escalated: ask the user to run this command outside the sandbox (needs justification)"},"justification":{"type":"string","description":"With require_escalated: why the command must run outside the sandbox, shown to the user"}},"required":["command"],"additionalProperties":false}`),
 		},
 		Kind:  acp.ToolKindExecute,
 		Title: commandTitle,
@@ -103,12 +105,29 @@ func commandTitle(in json.RawMessage) string {
 	return p.Command
 }
 
+// The sandbox_permissions values.
+const (
+	sandboxDefault   = "use_default"
+	sandboxEscalated = "require_escalated"
+)
+
+// EscalationMeta is the _meta key of a permission request to run a command
+// outside the sandbox (its value: {"reason": ..., "requestedBy": "model" or
+// "acpd"}), so that a client answering permissions by policy (acpd run)
+// can tell it from an ordinary command.
+const EscalationMeta = "acpd_escalation"
+
+// EscalationTitlePrefix starts the title of such a request.
+const EscalationTitlePrefix = "Run outside the sandbox: "
+
 // runCommandInput is run_command's arguments.
 type runCommandInput struct {
-	Command    string `json:"command"`
-	Cwd        string `json:"cwd"`
-	TimeoutMS  int64  `json:"timeout_ms"`
-	Background bool   `json:"run_in_background"`
+	Command       string `json:"command"`
+	Cwd           string `json:"cwd"`
+	TimeoutMS     int64  `json:"timeout_ms"`
+	Background    bool   `json:"run_in_background"`
+	Permissions   string `json:"sandbox_permissions"`
+	Justification string `json:"justification"`
 }
 
 func runCommand(ctx context.Context, o Options, env Env, c *Call) Result {
@@ -118,6 +137,15 @@ func runCommand(ctx context.Context, o Options, env Env, c *Call) Result {
 	}
 	if strings.TrimSpace(in.Command) == "" {
 		return Errorf("command is empty")
+	}
+	switch in.Permissions {
+	case "", sandboxDefault:
+	case sandboxEscalated:
+		if strings.TrimSpace(in.Justification) == "" {
+			return Errorf("sandbox_permissions %q needs a justification: one sentence, shown to the user, saying why the command must run outside the sandbox", sandboxEscalated)
+		}
+	default:
+		return Errorf("sandbox_permissions is %q or %q, not %q", sandboxDefault, sandboxEscalated, in.Permissions)
 	}
 	dir, err := env.Resolve(in.Cwd)
 	if err != nil {
@@ -147,7 +175,40 @@ func runCommand(ctx context.Context, o Options, env Env, c *Call) Result {
 	kind := acp.ToolKindExecute
 	upd := acp.ToolCallUpdate{Title: &title, Kind: &kind, RawInput: c.Input}
 	call := permissions.Call{Tool: c.Name, Kind: kind, Command: in.Command, WholeLine: sh.WholeLine(), Paths: []permissions.Path{permPath(dir)}, Unsandboxed: unsandboxed}
-	if ok, why := env.Authorize(ctx, c, call, upd); !ok {
+
+	// Escalation: only on the model's explicit request, or for a git
+	// command that writes the repository the sandbox keeps read-only;
+	// never because of what a command printed. It asks in every mode.
+	sandboxed := pol.Mode != sandbox.Off && !unsandboxed
+	reason, by := "", ""
+	switch {
+	case !sandboxed:
+	case in.Permissions == sandboxEscalated:
+		reason, by = strings.TrimSpace(in.Justification), "model"
+	case !sh.WholeLine():
+		if gitDir, ok := pol.ProtectedGitDir(dir.Path); ok {
+			if sub, ok := permissions.GitWrite(in.Command); ok {
+				reason, by = fmt.Sprintf("%s writes to .git (%s), which the sandbox keeps read-only", sub, display(env, gitDir)), "acpd"
+			}
+		}
+	}
+	if reason != "" {
+		if prog, wrapped, penv, err = (sandbox.Policy{Mode: sandbox.Off}).Command(sh.Path, argv, dir.Path); err != nil {
+			return Errorf("preparing the command: %v", err)
+		}
+		escTitle := EscalationTitlePrefix + title
+		who := "The model asks to run this command outside the sandbox"
+		if by == "acpd" {
+			who = "This command cannot work inside the sandbox"
+		}
+		note := fmt.Sprintf("%s: %s\n\nOutside the sandbox (%s) it runs with all your rights: it can write anywhere you can and use the network.\n\n%s", who, reason, pol.Describe(), in.Command)
+		escUpd := acp.ToolCallUpdate{Title: &escTitle, Kind: &kind, RawInput: c.Input, Content: []acp.ToolCallContent{TextContent(note)},
+			Meta: map[string]any{EscalationMeta: map[string]any{"reason": reason, "requestedBy": by}}}
+		call.Escalate = true
+		if ok, why := env.Authorize(ctx, c, call, escUpd); !ok {
+			return Errorf("%s; running the command outside the sandbox (%s) was not approved: %s", reason, pol.Describe(), why)
+		}
+	} else if ok, why := env.Authorize(ctx, c, call, upd); !ok {
 		return Errorf("%s", why)
 	}
 	spec := terminal.Spec{
@@ -163,16 +224,20 @@ func runCommand(ctx context.Context, o Options, env Env, c *Call) Result {
 		return startJob(ctx, env, c, spec, in.Command)
 	}
 	var unprotected []string
-	if !unsandboxed && runtime.GOOS == "linux" {
+	if reason == "" && !unsandboxed && runtime.GOOS == "linux" {
 		unprotected = pol.Unprotected()
 	}
 	res, output := execCommand(ctx, o, env, c, spec, timeout)
+	if reason != "" {
+		res.Text = "[the user approved running the command outside the sandbox]\n" + res.Text
+		return res
+	}
 	for _, p := range unprotected {
 		if _, err := os.Lstat(p); err == nil {
 			addNote(&res, fmt.Sprintf("[warning: the command created %s, a protected path the sandbox could not guard because it did not exist; the user should review it]", display(env, p)))
 		}
 	}
-	if pol.Mode == sandbox.Off || unsandboxed || !res.IsError || ctx.Err() != nil {
+	if !sandboxed || !res.IsError || ctx.Err() != nil {
 		return res
 	}
 	// A write the sandbox refused into a protected path (git add and
@@ -181,30 +246,11 @@ func runCommand(ctx context.Context, o Options, env Env, c *Call) Result {
 	if note := pol.Explain(output, dir.Path); note != "" {
 		addNote(&res, note)
 	}
-	denial := sandbox.Denied(output)
-	if denial == "" {
-		return res
+	// Tell the model (only) how to ask for more; the words of the output
+	// never make acpd ask by themselves.
+	if denial := sandbox.Denied(output); denial != "" {
+		addNote(&res, fmt.Sprintf("[the sandbox (%s) may have denied this (%s). If the command must run outside the sandbox, call run_command again with sandbox_permissions %q and a justification; the user will be asked]", pol.Describe(), denial, sandboxEscalated))
 	}
-	// The sandbox may have refused the command something: offer to run it
-	// again outside, which the user must approve explicitly, every time.
-	escTitle := "Run outside the sandbox: " + title
-	note := fmt.Sprintf("The command failed inside the sandbox (%s), which reported: %s\nRun it again without the sandbox?", pol.Describe(), denial)
-	escUpd := acp.ToolCallUpdate{Title: &escTitle, Kind: &kind, RawInput: c.Input, Content: []acp.ToolCallContent{TextContent(note)}}
-	call.Escalate = true
-	if ok, why := env.Authorize(ctx, c, call, escUpd); !ok {
-		res.Text += fmt.Sprintf("[the sandbox (%s) probably denied this: %s; running the command outside the sandbox was not approved: %s]\n", pol.Describe(), denial, why)
-		return res
-	}
-	prog, wrapped, penv, err = sandbox.Policy{Mode: sandbox.Off}.Command(sh.Path, argv, dir.Path)
-	if err != nil {
-		return Errorf("preparing the command: %v", err)
-	}
-	spec.Command, spec.Args, spec.Env = prog, wrapped[1:], withEnv(commandEnv, penv)
-	if res.After != nil {
-		res.After() // the denied run's terminal: the new run replaces it
-	}
-	res, _ = execCommand(ctx, o, env, c, spec, timeout)
-	res.Text = fmt.Sprintf("[the sandbox denied: %s; the user approved running the command outside the sandbox]\n", denial) + res.Text
 	return res
 }
 

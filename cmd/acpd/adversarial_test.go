@@ -198,8 +198,10 @@ func TestAttackProcEnviron(t *testing.T) {
 	if strings.Contains(seen, "sk-ant-adversarial-key") {
 		t.Fatalf("the API key leaked to a command:\n%s", seen)
 	}
-	if asked != 1 || !strings.Contains(seen, "Run outside the sandbox") {
-		t.Errorf("the denial was not offered as an escalation (%d requests):\n%s", asked, seen)
+	// The denial is the model's to act on (it is told how to request
+	// escalation); acpd asks nothing because of a command's output.
+	if asked != 0 || !strings.Contains(seen, "require_escalated") {
+		t.Errorf("the denial was offered as an escalation (%d requests), or the model was not told how to ask:\n%s", asked, seen)
 	}
 }
 
