@@ -39,6 +39,7 @@ type Flags struct {
 	mode            string
 	yes             bool
 	approve         string
+	allowEscalation bool
 	policy          string
 	json            bool
 	output          string
@@ -63,6 +64,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.mode, "mode", "", "session mode, one the agent offers (acpd's: ask, auto-edit, plan, full; others' e.g. default, acceptEdits, bypassPermissions)")
 	fs.BoolVarP(&f.yes, "yes", "y", false, "allow every permission request (--approve all)")
 	fs.StringVar(&f.approve, "approve", approveAsk, "permission requests: ask (on the terminal, refuse without one), edits (allow edits inside --cwd), all, none")
+	fs.BoolVar(&f.allowEscalation, "allow-escalation", false, "with --approve all: also allow running commands outside the sandbox (asked on the terminal otherwise, refused without one; or [sandbox] escalate = \"allow\")")
 	fs.StringVar(&f.policy, "policy", "", "permission rules, in the config file's [[permissions.rules]] format, decided before --approve")
 	fs.StringVar(&f.output, "output", outputText, "text (the answer on stdout), json (one final object) or stream-json (every update, then the final object, as JSON lines)")
 	fs.BoolVar(&f.json, "json", false, "--output stream-json")
@@ -98,6 +100,9 @@ func (f *Flags) check() (argv []string, err error) {
 			return nil, UsageError("--yes is --approve all; it cannot be combined with --approve " + f.approve)
 		}
 		f.approve = approveAll
+	}
+	if f.allowEscalation && f.approve != approveAll {
+		return nil, UsageError("--allow-escalation needs --approve all (or --yes): it only widens what that allows")
 	}
 	if f.cont && f.session != "" {
 		return nil, UsageError("--continue and --session exclude each other")

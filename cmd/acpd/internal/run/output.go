@@ -177,6 +177,22 @@ func summaryLine(res Result) string {
 			}
 		}
 	}
+	ran, refused := 0, 0
+	for _, p := range res.Permissions {
+		switch {
+		case !p.Escalation:
+		case p.Decision == "allowed":
+			ran++
+		default:
+			refused++
+		}
+	}
+	if ran > 0 {
+		parts = append(parts, fmt.Sprintf("%d command%s ran OUTSIDE the sandbox", ran, plural(ran)))
+	}
+	if refused > 0 {
+		parts = append(parts, fmt.Sprintf("%d escalation%s refused", refused, plural(refused)))
+	}
 	parts = append(parts, fmtDuration(time.Duration(res.DurationMs)*time.Millisecond))
 	return strings.Join(parts, " · ")
 }

@@ -13,6 +13,7 @@ import (
 	"acpd/acp"
 	"acpd/client"
 	"acpd/permissions"
+	"acpd/tools"
 )
 
 // policyTools are the tool names --policy rules use, with their kinds:
@@ -66,6 +67,9 @@ type toolInfo struct {
 	locations []string
 	diffs     []acp.Diff
 	terminals []acp.TerminalID
+	// escalation: the permission request being decided asks to run a
+	// command outside the sandbox.
+	escalation bool
 }
 
 // merge applies a tool_call_update to t.
@@ -235,6 +239,19 @@ type PermissionRecord struct {
 	// user (on the terminal) or no-terminal (asked, but nobody to ask).
 	By     string `json:"by"`
 	Reason string `json:"reason,omitempty"`
+	// Escalation marks a request to run a command outside the sandbox.
+	Escalation bool `json:"escalation,omitempty"`
+}
+
+// isEscalation reports whether a permission request asks to run a command
+// outside the sandbox: acpd's agent marks it in _meta (and its title);
+// the title alone counts too, so a request that looks like one is never
+// allowed as an ordinary command.
+func isEscalation(tc acp.ToolCallUpdate) bool {
+	if _, ok := tc.Meta[tools.EscalationMeta]; ok {
+		return true
+	}
+	return tc.Title != nil && strings.HasPrefix(*tc.Title, tools.EscalationTitlePrefix)
 }
 
 func optionKind(options []acp.PermissionOption, res acp.RequestPermissionResponse) string {
@@ -290,7 +307,11 @@ func (r *runner) permission(ctx context.Context, req acp.RequestPermissionReques
 	case approveAll:
 		mode = permissions.ModeFull
 	}
-	d := r.policy.Decide(mode, callFor(r.cwd, t))
+	call := callFor(r.cwd, t)
+	esc := isEscalation(req.ToolCall)
+	call.Escalate = esc
+	t.escalation = esc
+	d := r.policy.Decide(mode, call)
 	if d.Default {
 		// The policy's mode stands for the --approve level, not for the
 		// session's mode: say which.
@@ -305,6 +326,20 @@ func (r *runner) permission(ctx context.Context, req acp.RequestPermissionReques
 		r.logDecision(t, req.Options, res, "policy", d.Reason)
 		r.notice(fmt.Sprintf("acpd run: rejected %q: %s", oneLine(t.title), d.Reason))
 		return res, nil
+	case esc && r.escalate:
+		res := allow()
+		r.logDecision(t, req.Options, res, "policy", "--approve all with --allow-escalation (or [sandbox] escalate = \"allow\")")
+		r.notice(fmt.Sprintf("acpd run: running outside the sandbox: %q", oneLine(t.title)))
+		return res, nil
+	case esc && r.flags.approve == approveNone:
+		res := reject()
+		r.logDecision(t, req.Options, res, "policy", "--approve none")
+		r.notice(fmt.Sprintf("acpd run: rejected %q: --approve none", oneLine(t.title)))
+		return res, nil
+	case esc:
+		// Asked on the terminal (or the page) below; never allowed by
+		// --approve alone.
+		d.Reason = "running a command outside the sandbox needs --approve all with --allow-escalation (or [sandbox] escalate = \"allow\")"
 	case d.Action == permissions.Allow || r.flags.approve == approveAll:
 		res := allow()
 		r.logDecision(t, req.Options, res, "policy", d.Reason)
@@ -320,6 +355,11 @@ func (r *runner) permission(ctx context.Context, req acp.RequestPermissionReques
 		return res, nil
 	}
 	switch {
+	case !r.askTTY && esc:
+		res := reject()
+		r.logDecision(t, req.Options, res, "no-terminal", d.Reason)
+		r.notice(fmt.Sprintf("acpd run: not run outside the sandbox (allow with --approve all --allow-escalation): %q", oneLine(t.title)))
+		return res, nil
 	case !r.askTTY:
 		res := reject()
 		r.logDecision(t, req.Options, res, "no-terminal", d.Reason)
@@ -336,7 +376,7 @@ func (r *runner) permission(ctx context.Context, req acp.RequestPermissionReques
 // logDecision logs a permission decision and records it for --output json.
 func (r *runner) logDecision(t *toolInfo, options []acp.PermissionOption, res acp.RequestPermissionResponse, by, reason string) {
 	kind := optionKind(options, res)
-	rec := PermissionRecord{ToolCallID: string(t.id), Title: t.title, Kind: string(t.kind), Decision: decisionOf(kind), Option: kind, By: by, Reason: reason}
+	rec := PermissionRecord{ToolCallID: string(t.id), Title: t.title, Kind: string(t.kind), Decision: decisionOf(kind), Option: kind, By: by, Reason: reason, Escalation: t.escalation}
 	r.log.Info("permission", "tool", t.title, "decision", rec.Decision, "option", kind, "by", by, "reason", reason)
 	r.mu.Lock()
 	r.perms = append(r.perms, rec)

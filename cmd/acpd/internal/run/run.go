@@ -171,6 +171,7 @@ func Run(ctx context.Context, o Options, f *Flags, args []string) error {
 	}
 
 	r := newRunner(o, f, lg, cwd, policy)
+	r.escalate = r.escalate || f.approve == approveAll && cfg.Sandbox.Escalate == "allow"
 	r.start = start
 	defer r.closeTTY()
 	err = r.run(ctx, loader, argv, mcpServers, prompt)
@@ -194,6 +195,8 @@ func newRunner(o Options, f *Flags, lg *log.Logger, cwd string, policy *permissi
 		tools:  map[acp.ToolCallID]*toolInfo{},
 		files:  map[string]bool{},
 		askTTY: isTerminal(os.Stdin),
+		// Escalations are allowed only on top of --approve all.
+		escalate: f.approve == approveAll && f.allowEscalation,
 	}
 	r.out = newOutput(r, isTerminal(os.Stdout), isTerminal(os.Stderr))
 	mode := uiOff
@@ -356,6 +359,9 @@ type runner struct {
 
 	// askTTY reports whether stdin is a terminal to ask permissions on.
 	askTTY bool
+	// escalate: --approve all allows running commands outside the sandbox
+	// too (--allow-escalation or [sandbox] escalate = "allow").
+	escalate bool
 
 	mu        sync.Mutex
 	sid       acp.SessionID   // once the session is open
