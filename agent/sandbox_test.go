@@ -4,7 +4,9 @@ package agent
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -120,5 +122,58 @@ func TestCreatedProtectedPathReported(t *testing.T) {
 	res, _, _ := runTools(t, env, c, sid, toolCallReq{"run_command", map[string]any{"command": "mkdir .acpd && echo 'instructions = \"x\"' > .acpd/config.toml"}})
 	if !strings.Contains(res[0], "created .acpd") || !strings.Contains(res[0], "review") {
 		t.Fatalf("result %q does not report the created protected path", res[0])
+	}
+}
+
+// TestGitWritesAskToLeaveTheSandbox: where the sandbox keeps .git
+// read-only, a git command that writes the repository asks (in full mode
+// too) to run outside the sandbox, saying why; approved, the commit is
+// made; rejected, nothing is. Reading git (status, log) runs unasked.
+func TestGitWritesAskToLeaveTheSandbox(t *testing.T) {
+	requireSandbox(t)
+	if !slices.Contains(sandbox.DefaultProtected, ".git") {
+		t.Skip("the sandbox does not keep .git read-only as a whole")
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	env := newEnv(t, "")
+	git := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", env.cwd}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@e", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@e")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	git("init", "-q")
+	if err := os.WriteFile(env.path("a.txt"), []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, sid := env.fullSession()
+	commitLine := "git add a.txt && git -c user.name=t -c user.email=t@e commit -qm first"
+	commit := toolCallReq{"run_command", map[string]any{"command": commitLine}}
+	res, isErr, _ := runTools(t, env, c, sid, toolCallReq{"run_command", map[string]any{"command": "git status --short && git log --oneline -1 || true"}})
+	if isErr[0] || len(c.permissionRequests()) != 0 {
+		t.Fatalf("git status asked or failed: %q", res[0])
+	}
+	c.setPerm(choose(acp.PermissionOptionKindRejectOnce))
+	res, isErr, _ = runTools(t, env, c, sid, commit)
+	if !isErr[0] || !strings.Contains(res[0], "git add writes to .git") || !strings.Contains(res[0], "not approved") {
+		t.Fatalf("rejected git commit: %q", res[0])
+	}
+	c.setPerm(choose(acp.PermissionOptionKindAllowOnce))
+	res, isErr, _ = runTools(t, env, c, sid, commit)
+	if isErr[0] || !strings.Contains(git("log", "--oneline"), "first") {
+		t.Fatalf("approved git commit: %q", res[0])
+	}
+	reqs := c.permissionRequests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d permission requests, want 2", len(reqs))
+	}
+	if r := reqs[0]; r.ToolCall.Title == nil || *r.ToolCall.Title != "Run outside the sandbox: "+commitLine {
+		t.Errorf("request titled %v", r.ToolCall.Title)
 	}
 }
