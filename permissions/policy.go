@@ -82,9 +82,11 @@ type Call struct {
 	// although one is configured (this machine offers none): full mode
 	// asks before it instead of allowing it.
 	Unsandboxed bool
-	// Escalate marks a request to run a command again outside the sandbox
-	// after the sandbox denied it something: it asks in every mode, over
-	// any allow rule or remembered choice, and the answer is not remembered.
+	// Escalate marks a request to run a command outside the sandbox
+	// although one is in use (the model asked for it explicitly, or the
+	// command writes a repository the sandbox keeps read-only): it asks in
+	// every mode, over any allow rule or remembered choice, and the answer
+	// is not remembered. Deny rules still refuse it.
 	Escalate bool
 	// URL is the URL a fetch tool (kind fetch: web_fetch) reads. Rules and
 	// remembered choices on fetch tools match its origin (see [Origin]).
