@@ -221,8 +221,10 @@ func TestCommandTitle(t *testing.T) {
 }
 
 // In the OS sandbox a command writes inside the session roots but not
-// elsewhere; running it outside the sandbox needs the user's approval,
-// and refused, the write stays undone.
+// elsewhere; the failure asks nothing (its output is the command's own) but
+// tells the model how to request escalation; running it outside the
+// sandbox needs that explicit request and the user's approval, and refused,
+// the write stays undone.
 func TestRunCommandSandboxed(t *testing.T) {
 	t.Parallel()
 	e := shellEnv(t)
@@ -243,7 +245,47 @@ func TestRunCommandSandboxed(t *testing.T) {
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Fatalf("the sandboxed command wrote outside the roots: %v", err)
 	}
+	if asked := e.requests(); len(asked) != 0 || !strings.Contains(res.Text, `"require_escalated"`) {
+		t.Fatalf("requests %+v after a denial; result %q", asked, res.Text)
+	}
+	esc := command(t, "echo out > "+out, "sandbox_permissions", "require_escalated", "justification", "write next to the project")
+	mustFail(t, e.run(t.Context(), "run_command", esc), "not approved")
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatalf("a refused escalation wrote outside the roots: %v", err)
+	}
+	if asked := e.requests(); len(asked) != 1 || !asked[0].req.Escalate || !strings.HasPrefix(*asked[0].upd.Title, EscalationTitlePrefix) {
+		t.Fatalf("requests %+v", asked)
+	}
+	e.answer = permissions.AllowOnce
+	mustOK(t, e.run(t.Context(), "run_command", esc))
+	if _, err := os.Stat(out); err != nil {
+		t.Fatalf("the approved escalation did not run outside the sandbox: %v", err)
+	}
+}
+
+// In a repository whose .git the sandbox keeps read-only, a git command
+// that writes asks to run outside the sandbox, saying why; git status does
+// not.
+func TestRunCommandGitWriteEscalates(t *testing.T) {
+	t.Parallel()
+	e := shellEnv(t)
+	if st := sandbox.Available(); st.Err != nil {
+		t.Skipf("no OS sandbox: %v", st.Err)
+	}
+	if err := os.MkdirAll(e.path(".git/objects"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.sandbox = sandbox.Policy{Mode: sandbox.WorkspaceWrite, Roots: []string{e.dir}}
+	if _, ok := e.sandbox.ProtectedGitDir(e.dir); !ok {
+		t.Skip("the sandbox does not keep this .git read-only")
+	}
+	e.answer = permissions.RejectOnce
+	mustFail(t, e.run(t.Context(), "run_command", command(t, "git add -A && git commit -m x")), "git add writes to .git")
 	if asked := e.requests(); len(asked) != 1 || !asked[0].req.Escalate {
 		t.Fatalf("requests %+v", asked)
+	}
+	e.run(t.Context(), "run_command", command(t, "git status || true"))
+	if asked := e.requests(); len(asked) != 1 {
+		t.Fatalf("git status asked: %+v", asked)
 	}
 }
