@@ -17,6 +17,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/sys/unix"
+
+	"acpd/cmd/acpd/internal/run"
 )
 
 // TestAttackFIFOInEveryTool: every tool that opens a path refuses a FIFO at
@@ -59,7 +61,7 @@ func TestAttackFIFOInEveryTool(t *testing.T) {
 // the model explicitly asks to run outside the sandbox. It returns the
 // --output json result and stderr.
 func runEscalation(t *testing.T, a *attack, args ...string) (res struct {
-	Permissions []permRecord `json:"permissions"`
+	Permissions []run.PermissionRecord `json:"permissions"`
 }, stderr string, code int) {
 	t.Helper()
 	marker := filepath.Join(a.outside, "marker")
@@ -103,7 +105,7 @@ func TestAttackEscalationNeedsAllowEscalation(t *testing.T) {
 	}
 
 	_, stderr, code = runCLI(t, a.env, "run", "--allow-escalation", "--cwd", a.project, "go")
-	if code != exitUsage || !strings.Contains(stderr, "--allow-escalation needs --approve all") {
+	if code != run.ExitUsage || !strings.Contains(stderr, "--allow-escalation needs --approve all") {
 		t.Errorf("--allow-escalation without --approve all: exit %d:\n%s", code, stderr)
 	}
 
@@ -130,8 +132,8 @@ func TestAttackEscalationNeedsAllowEscalation(t *testing.T) {
 	}
 }
 
-func escalations(ps []permRecord) []permRecord {
-	var out []permRecord
+func escalations(ps []run.PermissionRecord) []run.PermissionRecord {
+	var out []run.PermissionRecord
 	for _, p := range ps {
 		if p.Escalation {
 			out = append(out, p)
