@@ -29,7 +29,7 @@ func CheckPageURL(raw string) error {
 	case scheme == "https":
 	case scheme == "http":
 		if !loopbackHost(u.Hostname()) {
-			return fmt.Errorf("%w: http: is allowed only to a loopback address, not %q; use https:", ErrUnsafeURL, u.Hostname())
+			return fmt.Errorf("%w: http: is allowed only to a loopback address, not %q (use https)", ErrUnsafeURL, u.Hostname())
 		}
 	case scheme == "":
 		return fmt.Errorf("%w: it has no scheme; only https: (or http: to a loopback address) is allowed", ErrUnsafeURL)
