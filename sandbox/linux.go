@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -73,7 +74,8 @@ func probe() Status {
 // such a parent starts a plain first stage of the helper, which is dumpable
 // again after its exec and starts the namespaced helper in turn.
 func wrap(pl plan, cmd *exec.Cmd) error {
-	req, err := json.Marshal(helperRequest{Plan: pl, Path: cmd.Path})
+	r := helperRequest{Plan: pl, Path: cmd.Path, OwnTTY: ownTTY(cmd)}
+	req, err := json.Marshal(r)
 	if err != nil {
 		return err
 	}
@@ -165,7 +167,7 @@ func stage1(req helperRequest, args []string) error {
 		err := unix.Exec(req.Path, args, os.Environ())
 		return fmt.Errorf("exec %s: %w", req.Path, err)
 	}
-	raw, err := json.Marshal(helperRequest{Plan: req.Plan, Path: req.Path, Dir: req.Dir, Dev: req.Dev, Ino: req.Ino})
+	raw, err := json.Marshal(helperRequest{Plan: req.Plan, Path: req.Path, Dir: req.Dir, Dev: req.Dev, Ino: req.Ino, OwnTTY: req.OwnTTY})
 	if err != nil {
 		return err
 	}
@@ -218,15 +220,24 @@ func apply(req helperRequest, args []string) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("private mounts: %w", err)
 	}
+	if err := privateTmp(append(slices.Clone(pl.visible), pl.writable...)); err != nil {
+		return fmt.Errorf("private /tmp: %w", err)
+	}
+	if err := privateShm(); err != nil {
+		return fmt.Errorf("private /dev/shm: %w", err)
+	}
 	if err := protectPaths(pl); err != nil {
 		return err
 	}
 	for _, h := range pl.hidden {
+		if _, err := os.Lstat(h); errors.Is(err, os.ErrNotExist) {
+			continue // below the private /tmp
+		}
 		if err := hide(h); err != nil {
 			return fmt.Errorf("hide %s: %w", h, err)
 		}
 	}
-	if abi, _ := ll.LandlockGetABIVersion(); abi < resolveUnixABI {
+	if abi, _ := ll.LandlockGetABIVersion(); abi < resolveUnixABI && pl.network {
 		if err := hideHostSockets(); err != nil {
 			return fmt.Errorf("hide sockets: %w", err)
 		}
@@ -246,14 +257,14 @@ func apply(req helperRequest, args []string) error {
 	if err := unix.Stat(".", &after); err != nil || after.Dev != before.Dev || after.Ino != before.Ino {
 		return fmt.Errorf("working directory %s changed while the command started", wd)
 	}
-	if err := dropCapabilities(); err != nil {
-		return fmt.Errorf("drop capabilities: %w", err)
-	}
-	if err := restrictSelf(pl); err != nil {
-		return fmt.Errorf("landlock: %w", err)
-	}
-	err = unix.Exec(req.Path, args, os.Environ())
-	return fmt.Errorf("exec %s: %w", req.Path, err)
+	return spawnInit(req, args)
+}
+
+// ownTTY reports whether cmd starts in a new session with its terminal as
+// controlling terminal (a PTY of its own, as the terminal package makes).
+func ownTTY(cmd *exec.Cmd) bool {
+	a := cmd.SysProcAttr
+	return a != nil && a.Setsid && a.Setctty
 }
 
 // mountFlags are the per-mount flags a remount must repeat: in a user

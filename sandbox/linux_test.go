@@ -34,7 +34,7 @@ func newWorld(t *testing.T) world {
 	w := world{
 		root:    filepath.Join(base, "root"),
 		tmp:     filepath.Join(base, "tmp"),
-		outside: filepath.Join(base, "outside"),
+		outside: outsideTmp(t),
 		extra:   filepath.Join(base, "extra"),
 		config:  filepath.Join(base, "config"),
 	}
@@ -47,6 +47,18 @@ func newWorld(t *testing.T) world {
 		t.Fatal(err)
 	}
 	return w
+}
+
+// outsideTmp is a fresh directory outside /tmp (which the sandbox makes
+// private): one a command can read but not write.
+func outsideTmp(t *testing.T) string {
+	t.Helper()
+	d, err := os.MkdirTemp("/var/tmp", "acpd-outside-")
+	if err != nil {
+		t.Skipf("no directory outside /tmp: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return d
 }
 
 func (w world) policy() Policy {
@@ -599,6 +611,11 @@ func TestForgedPolicyCannotWiden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The test binary, where the sandbox's private /tmp shows it.
+	if err := os.Link(self, filepath.Join(w.root, "sandbox.test")); err != nil {
+		t.Fatal(err)
+	}
+	self = filepath.Join(w.root, "sandbox.test")
 	target := filepath.Join(w.outside, "pwned")
 	inner := []string{"/bin/bash", "-c", "echo x > " + target}
 	for _, forged := range []helperRequest{

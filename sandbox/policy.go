@@ -137,7 +137,11 @@ type plan struct {
 	// moving a directory above it away (Linux: each is bind-mounted onto
 	// itself, and a mount point cannot be renamed; Seatbelt: unlink is
 	// denied on them).
-	locked  []string
+	locked []string
+	// visible are the roots (resolved, existing), which stay visible in
+	// every mode where the backend hides other paths (Linux's private
+	// /tmp).
+	visible []string
 	network bool
 }
 
@@ -163,6 +167,11 @@ func (p Policy) resolvePlan(nested bool) (plan, error) {
 		return pl, fmt.Errorf("sandbox: unknown mode %q", p.Mode)
 	}
 	pl.network = p.Network
+	for _, root := range p.Roots {
+		if r, ok, err := real(root); err == nil && ok && !slices.Contains(pl.visible, r) {
+			pl.visible = append(pl.visible, r)
+		}
+	}
 	if p.Mode == WorkspaceWrite {
 		var cands []string
 		cands = append(cands, p.Roots...)
@@ -269,14 +278,16 @@ func (p Policy) resolvePlan(nested bool) (plan, error) {
 		}
 		return false
 	})
-	pl.writable = slices.DeleteFunc(pl.writable, func(w string) bool {
+	inHidden := func(w string) bool {
 		for _, h := range pl.hidden {
 			if within(w, h) {
 				return true
 			}
 		}
 		return false
-	})
+	}
+	pl.writable = slices.DeleteFunc(pl.writable, inHidden)
+	pl.visible = slices.DeleteFunc(pl.visible, inHidden)
 	pl.locked = pl.ancestors()
 	return pl, nil
 }

@@ -20,6 +20,10 @@ const helperArg = "__sandbox-exec"
 // wrap on Linux).
 const stage1Arg = "__sandbox-stage1"
 
+// initArg is the sandbox's init, pid 1 of the command's PID namespace
+// (see spawnInit on Linux).
+const initArg = "__sandbox-init"
+
 // probeArg makes Init exit 0 at once: the availability probe runs it
 // through the whole helper.
 const probeArg = "__sandbox-probe"
@@ -111,6 +115,12 @@ type helperRequest struct {
 	Dir string `json:"dir,omitempty"`
 	Dev uint64 `json:"dev,omitempty"`
 	Ino uint64 `json:"ino,omitempty"`
+	// OwnTTY says the command's terminal is private to it (its starter
+	// made a new session with the terminal as controlling terminal): the
+	// command keeps it. Otherwise the command starts in a session of its
+	// own, so it cannot push input into a terminal it shares with whoever
+	// started it.
+	OwnTTY bool `json:"ownTTY,omitempty"`
 }
 
 // Command prepares path (argv args, args[0] its name) to run under p
@@ -216,8 +226,9 @@ func (pl plan) MarshalJSON() ([]byte, error) {
 		ReadOnly []string `json:"readOnly,omitempty"`
 		Hidden   []string `json:"hidden,omitempty"`
 		Locked   []string `json:"locked,omitempty"`
+		Visible  []string `json:"visible,omitempty"`
 		Network  bool     `json:"network,omitempty"`
-	}{pl.writable, pl.readOnly, pl.hidden, pl.locked, pl.network})
+	}{pl.writable, pl.readOnly, pl.hidden, pl.locked, pl.visible, pl.network})
 }
 
 func (pl *plan) UnmarshalJSON(b []byte) error {
@@ -226,12 +237,13 @@ func (pl *plan) UnmarshalJSON(b []byte) error {
 		ReadOnly []string `json:"readOnly"`
 		Hidden   []string `json:"hidden"`
 		Locked   []string `json:"locked"`
+		Visible  []string `json:"visible"`
 		Network  bool     `json:"network"`
 	}
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
-	*pl = plan{writable: v.Writable, readOnly: v.ReadOnly, hidden: v.Hidden, locked: v.Locked, network: v.Network}
+	*pl = plan{writable: v.Writable, readOnly: v.ReadOnly, hidden: v.Hidden, locked: v.Locked, visible: v.Visible, network: v.Network}
 	return nil
 }
 
@@ -258,7 +270,7 @@ func Init() {
 			fail(err)
 		}
 		fail(stage1(req, argv))
-	case helperArg, stage1Arg:
+	case helperArg, stage1Arg, initArg:
 	default:
 		return
 	}
@@ -269,8 +281,11 @@ func Init() {
 	if err := json.Unmarshal([]byte(os.Args[2]), &req); err != nil {
 		fail(err)
 	}
-	if os.Args[1] == stage1Arg {
+	switch os.Args[1] {
+	case stage1Arg:
 		fail(stage1(req, os.Args[3:]))
+	case initArg:
+		fail(runInit(req, os.Args[3:]))
 	}
 	fail(apply(req, os.Args[3:]))
 }
