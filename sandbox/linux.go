@@ -46,7 +46,8 @@ func probe() Status {
 		return st
 	}
 	st.Detail = fmt.Sprintf("Landlock ABI %d, user+mount+network namespaces", abi)
-	cmd := &exec.Cmd{Path: selfExe, Args: []string{"acpd", probeArg}}
+	// In /: the process's own directory may be below the private /tmp.
+	cmd := &exec.Cmd{Path: selfExe, Args: []string{"acpd", probeArg}, Dir: "/"}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := wrap(plan{}, cmd); err != nil {
@@ -167,7 +168,7 @@ func stage1(req helperRequest, args []string) error {
 		err := unix.Exec(req.Path, args, os.Environ())
 		return fmt.Errorf("exec %s: %w", req.Path, err)
 	}
-	raw, err := json.Marshal(helperRequest{Plan: req.Plan, Path: req.Path, Dir: req.Dir, Dev: req.Dev, Ino: req.Ino, OwnTTY: req.OwnTTY})
+	raw, err := json.Marshal(helperRequest{Plan: req.Plan, Path: req.Path, Dir: req.Dir, Dev: req.Dev, Ino: req.Ino, OwnTTY: req.OwnTTY || leadsTerminalSession()})
 	if err != nil {
 		return err
 	}
@@ -251,6 +252,9 @@ func apply(req helperRequest, args []string) error {
 	// a protected folder must see the read-only mount), and refuse if the
 	// path now leads elsewhere.
 	if err := unix.Chdir(wd); err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return fmt.Errorf("working directory %s is outside the session's roots, below the sandbox's private /tmp", wd)
+		}
 		return fmt.Errorf("working directory: %w", err)
 	}
 	var after unix.Stat_t

@@ -178,6 +178,23 @@ func runInit(req helperRequest, args []string) error {
 	}
 }
 
+// leadsTerminalSession reports whether this process leads its session and
+// one of its standard descriptors is that session's controlling terminal:
+// a terminal private to what runs in it (a PTY its starter made for it),
+// not one shared with whoever started it.
+func leadsTerminalSession() bool {
+	sid, err := unix.Getsid(0)
+	if err != nil || sid != os.Getpid() {
+		return false
+	}
+	for fd := 0; fd <= 2; fd++ {
+		if s, err := unix.IoctlGetInt(fd, unix.TIOCGSID); err == nil && s == sid {
+			return true
+		}
+	}
+	return false
+}
+
 // commandFilter is the syscall filter for pl: Unix sockets are refused
 // with the network off, unless Landlock itself refuses connections to
 // sockets outside the sandbox (ABI 9), which leaves the command's own.
