@@ -32,23 +32,22 @@ func python3(t *testing.T) string {
 	return p
 }
 
-// processesNamed returns the pids whose argv[0] is name.
-func processesNamed(name string) []int {
+// processesWith returns the live processes whose command line contains
+// mark (before or after a daemon's exec -a renames it).
+func processesWith(mark string) []int {
 	var pids []int
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
+		if err != nil || pid == os.Getpid() {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
+		if err != nil || !bytes.Contains(b, []byte(mark)) {
 			continue
 		}
-		if argv0, _, _ := bytes.Cut(b, []byte{0}); string(argv0) == name {
-			if st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil && !strings.Contains(string(st), ") Z ") {
-				pids = append(pids, pid)
-			}
+		if st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil && !strings.Contains(string(st), ") Z ") {
+			pids = append(pids, pid)
 		}
 	}
 	return pids
@@ -71,7 +70,7 @@ func TestDaemonDiesWithCommand(t *testing.T) {
 	if out, err := control.CombinedOutput(); err != nil {
 		t.Fatalf("control: %v %s", err, out)
 	}
-	survivors := append(processesNamed(mark+"-control-a"), processesNamed(mark+"-control-b")...)
+	survivors := processesWith(mark + "-control")
 	for _, pid := range survivors {
 		syscall.Kill(pid, syscall.SIGKILL)
 	}
@@ -85,7 +84,7 @@ func TestDaemonDiesWithCommand(t *testing.T) {
 		if out != "started\n" {
 			t.Fatalf("output %q", out)
 		}
-		if pids := append(processesNamed(mark+"-a"), processesNamed(mark+"-b")...); len(pids) != 0 {
+		if pids := processesWith(mark); len(pids) != 0 {
 			for _, pid := range pids {
 				syscall.Kill(pid, syscall.SIGKILL)
 			}
