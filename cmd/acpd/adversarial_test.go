@@ -311,7 +311,8 @@ func TestNoSandboxAvailableFullModeAsks(t *testing.T) {
 		toolCall{"run_command", map[string]any{"command": "echo one > one.txt"}},
 		toolCall{"run_command", map[string]any{"command": "echo two > two.txt"}},
 	)
-	bin := acpdBinary(t)
+	bin := insideRoot(t, a.project, acpdBinary(t))
+	script = insideRoot(t, a.project, script)
 	p := startProc(t, a.env, "sandbox", "--cwd", a.project, "--", "env",
 		"XDG_STATE_HOME="+filepath.Join(inner, "state"), "XDG_CONFIG_HOME="+filepath.Join(inner, "config"),
 		bin, "--model", "replay/"+script)

@@ -84,7 +84,8 @@ func TestDoctorReportsSandbox(t *testing.T) {
 	// Where none can be had (inside acpd's own sandbox, no namespace can
 	// mount), doctor says so and what it means.
 	inner := t.TempDir()
-	out, _, code := runCLI(t, append(iso.Env(), "TMPDIR="+inner), "sandbox", "--cwd", inner, "--", "env", "XDG_STATE_HOME="+inner, acpdBinary(t), "doctor", "--model", "replay/"+script)
+	bin, innerScript := insideRoot(t, inner, acpdBinary(t)), insideRoot(t, inner, script)
+	out, _, code := runCLI(t, append(iso.Env(), "TMPDIR="+inner), "sandbox", "--cwd", inner, "--", "env", "XDG_STATE_HOME="+inner, bin, "doctor", "--model", "replay/"+innerScript)
 	if code != 1 || !regexp.MustCompile(`(?m)^FAIL\s+sandbox\s+unavailable: .*full mode every command asks first`).MatchString(out) {
 		t.Fatalf("doctor without a sandbox: exit %d\n%s", code, out)
 	}
@@ -93,4 +94,25 @@ func TestDoctorReportsSandbox(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^ok\s+sandbox\s+off in the configuration`).MatchString(out) {
 		t.Fatalf("doctor's sandbox line with mode off:\n%s", out)
 	}
+}
+
+// insideRoot links (or copies) file into root and returns the new path:
+// what a sandboxed command started there can see of a file that lives
+// elsewhere below /tmp, which the sandbox makes private.
+func insideRoot(t *testing.T, root, file string) string {
+	t.Helper()
+	dst := filepath.Join(root, ".visible", filepath.Base(file))
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(file, dst); err != nil {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dst, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dst
 }
