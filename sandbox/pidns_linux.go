@@ -199,6 +199,12 @@ func leadsTerminalSession() bool {
 // with the network off, unless Landlock itself refuses connections to
 // sockets outside the sandbox (ABI 9), which leaves the command's own.
 func commandFilter(pl plan) filterRules {
+	return filterRules{noUnixSockets: !pl.network && !landlockResolvesUnix()}
+}
+
+// landlockResolvesUnix reports whether this kernel's Landlock refuses
+// connections to pathname Unix sockets outside the sandbox.
+func landlockResolvesUnix() bool {
 	abi, _ := ll.LandlockGetABIVersion()
-	return filterRules{noUnixSockets: !pl.network && abi < resolveUnixABI}
+	return abi >= resolveUnixABI
 }

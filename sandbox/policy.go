@@ -370,6 +370,7 @@ func (p Policy) Describe() string {
 	if len(p.Hidden) > 0 {
 		b.WriteString("; acpd's config and state hidden")
 	}
+	b.WriteString(backendDescription(p))
 	return b.String()
 }
 
