@@ -35,7 +35,13 @@
 // off (SysProcAttr Cloneflags and uid/gid maps: the helper is root only
 // inside its user namespace, mapped to the caller's uid). The helper
 //
-//   - makes its mounts private, bind-mounts every directory above a
+//   - makes its mounts private, covers /tmp with an empty tmpfs of its own
+//     and binds back the session roots and writable trees below it (the
+//     session's temp dir among them; when the temp dir is /tmp itself the
+//     tmpfs serves as it), so neither other sessions' files nor sockets
+//     there are reachable, whenever they were created; covers /dev/shm
+//     with a tmpfs too;
+//   - bind-mounts every directory above a
 //     protected or hidden path that lies in a writable tree onto itself
 //     (shallowest first, recursively): the kernel refuses to rename or
 //     remove a mount point of the caller's namespace (EBUSY), so `mv .git
@@ -50,24 +56,40 @@
 //     instead);
 //   - sets GIT_OPTIONAL_LOCKS=0, so `git status` does not try to refresh
 //     the read-only index;
-//   - below Landlock ABI 9, covers every Unix socket found in /run, /tmp
-//     and /var/tmp (and $SSH_AUTH_SOCK) with a read-only /dev/null: through
-//     them services outside the sandbox act for their clients (D-Bus and
-//     systemd start processes for root, container engines start anything,
-//     SSH agents sign, X servers take keystrokes); from ABI 9 Landlock
-//     refuses connections to sockets outside the sandbox itself;
+//   - with the network on and below Landlock ABI 9, covers the Unix sockets
+//     found in /run, /var/run and /var/tmp (and $SSH_AUTH_SOCK) when the
+//     command starts with a read-only /dev/null (best effort: with the
+//     network on, sockets made later or elsewhere are reachable);
 //   - brings up the loopback interface of the new network namespace, so a
 //     command can still talk to servers it starts itself, while nothing of
 //     the host's network (TCP, UDP, or anything else) is reachable;
 //   - re-enters its working directory through the new mounts and refuses to
 //     run if that path now leads to another directory;
+//   - unshares a PID namespace and starts the sandbox's init there
+//     (`__sandbox-init`, pid 1), relaying signals to it and ending as the
+//     command ended.
+//
+// The init
+//
+//   - mounts a /proc of the PID namespace (where the kernel allows it) and
+//     makes itself non-dumpable;
 //   - drops every capability, locked (secure bits), so the command cannot
 //     undo the mounts;
 //   - sets no_new_privs and enforces a Landlock ruleset (go-landlock's
 //     newest rights, best effort down to ABI 3): read and execute
 //     everywhere, write in the writable trees and the terminal devices
 //     only; signals and abstract Unix sockets are scoped to the sandbox;
-//   - executes the command on the same thread.
+//     from ABI 9 connecting to pathname Unix sockets outside it is refused;
+//   - installs a seccomp filter (see filterRules; errors, never kills):
+//     no keyrings, io_uring, ptrace, bpf, perf events, mounts, setns, new
+//     namespaces (clone3 answers ENOSYS), kexec or modules, no TIOCSTI or
+//     TIOCLINUX, and with the network off below ABI 9 no Unix sockets but
+//     stream socket pairs;
+//   - starts the command from that thread, in a session of its own unless
+//     its terminal is private to it (the starter made a new session with it
+//     as controlling terminal), reaps orphans, and exits when the command
+//     ended, which kills whatever the command left in the namespace
+//     (daemons after setsid, double forks).
 //
 // Landlock's TCP rules are not used for the network: up to ABI 9 they miss
 // UDP and Multipath TCP, which the namespace covers on every kernel.
@@ -90,6 +112,20 @@
 // (not a path) is not followed. The helper needs Landlock ABI 3 (Linux 6.2) and
 // unprivileged user namespaces; without either, [Available] says why and
 // Wrap fails with [ErrUnavailable].
+//
+// On top of that: a command cannot read files below /tmp other than its
+// roots' and temp dir's, cannot, with the network off, connect to a
+// service's path-named Unix socket (ssh and gpg agents, tmux, D-Bus,
+// container engines) wherever and whenever it was made, cannot leave a
+// process running after it ended (the PID namespace), and cannot use the
+// session keyring or push input into a terminal (the filter). With the
+// network on, host services' Unix sockets are reachable below Landlock
+// ABI 9 (except those covered at start). /tmp and /dev/shm are per
+// command: what one command leaves there, the next does not see (the
+// session's temp dir, when it is not /tmp, is shared). 32-bit and x32
+// programs cannot run (the filter refuses their system calls), and the
+// filter exists for amd64 and arm64 only (elsewhere the sandbox is
+// unavailable); it also needs unprivileged PID namespaces and seccomp.
 //
 // # macOS
 //

@@ -313,16 +313,17 @@ const resolveUnixABI = 9
 var socketRoots = []struct {
 	dir   string
 	depth int
-}{{"/run", 4}, {"/var/run", 4}, {"/tmp", 2}, {"/var/tmp", 2}}
+}{{"/run", 4}, {"/var/run", 4}, {"/var/tmp", 2}} // /tmp is private
 
 // maxSocketScan bounds the entries hideHostSockets looks at.
 const maxSocketScan = 20000
 
 // hideHostSockets covers with a read-only /dev/null every Unix socket that
 // exists in socketRoots (and $SSH_AUTH_SOCK), so that a command cannot ask
-// a service outside the sandbox to act for it. It is needed below Landlock
-// ABI 9, which cannot refuse such connections itself; sockets created
-// later by the command's own processes are not affected.
+// a service outside the sandbox to act for it. It is best effort, used
+// only with the network on below Landlock ABI 9 (with the network off the
+// syscall filter refuses Unix sockets; from ABI 9 Landlock refuses such
+// connections itself): sockets created later or elsewhere stay reachable.
 func hideHostSockets() error {
 	var socks []string
 	if a := os.Getenv("SSH_AUTH_SOCK"); filepath.IsAbs(a) {
