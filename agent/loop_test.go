@@ -440,13 +440,14 @@ func TestPermissionDenialReachesModel(t *testing.T) {
 func TestCancelDuringTool(t *testing.T) {
 	env := newEnv(t, "")
 	c, sid := env.fullSession()
-	pidFile := filepath.Join(env.base, "pid")
+	pidFile := filepath.Join(env.cwd, "pid")
 	// The shell records its pid and becomes sleep.
-	cmd := fmt.Sprintf("echo $$ > %[1]s.tmp && mv %[1]s.tmp %[1]s && exec sleep 30", pidFile)
+	cmd := fmt.Sprintf("echo $$ > %[1]s.tmp && readlink /proc/$$/ns/pid >> %[1]s.tmp && mv %[1]s.tmp %[1]s && exec sleep 30", pidFile)
 	env.setModel(mainModel, toolSeq(toolCallReq{"run_command", map[string]any{"command": cmd}}))
-	pid := cancelledPids(t, c, sid, pidFile)[0]
-	if testproc.Alive(pid) {
-		t.Errorf("the command (pid %d) survived the cancelled turn", pid)
+	for _, pid := range cancelledPids(t, c, sid, pidFile) {
+		if testproc.Alive(pid) {
+			t.Errorf("the command (pid %d) survived the cancelled turn", pid)
+		}
 	}
 
 	rec := record(okBackend)

@@ -44,7 +44,14 @@ func TestSandboxedCommandsInFullMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, sid := env.fullSession()
-	target := filepath.Join(env.outside, "escaped")
+	// Outside the project and outside /tmp (which the sandbox makes
+	// private): a directory commands see but cannot write.
+	outside, err := os.MkdirTemp("/var/tmp", "acpd-outside-")
+	if err != nil {
+		t.Skipf("no directory outside /tmp: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(outside) })
+	target := filepath.Join(outside, "escaped")
 	res, isErr, _ := runTools(t, env, c, sid,
 		toolCallReq{"run_command", map[string]any{"command": "echo in > inside.txt"}},
 		toolCallReq{"run_command", map[string]any{"command": "echo out > " + target}},

@@ -366,8 +366,12 @@ func TestRunCommandLocal(t *testing.T) {
 }
 
 // cancelledPids prompts a turn of sid (whose model runs a command that
-// writes pidFile), cancels it once pidFile exists, fails unless the turn
-// stops cancelled, and returns the pids pidFile lists.
+// writes pidFile: pids, then the command's PID namespace as
+// /proc/PID/ns/pid names it), cancels it once pidFile exists, fails unless
+// the turn stops cancelled, and returns the pids to check: those pidFile
+// lists when the command ran in this process's PID namespace, or, when it
+// had one of its own (the sandbox's, whose pids mean nothing here), the
+// processes still in that namespace.
 func cancelledPids(t *testing.T, c *client, sid acp.SessionID, pidFile string) []int {
 	t.Helper()
 	res := c.promptAsync(sid, "run it")
@@ -381,17 +385,36 @@ func cancelledPids(t *testing.T, c *client, sid acp.SessionID, pidFile string) [
 		t.Fatal(err)
 	}
 	var pids []int
+	ns := ""
 	for _, f := range strings.Fields(string(data)) {
+		if strings.HasPrefix(f, "pid:[") {
+			ns = f
+			continue
+		}
 		pid, err := strconv.Atoi(f)
 		if err != nil {
 			t.Fatalf("pid file %q", data)
 		}
 		pids = append(pids, pid)
 	}
-	if len(pids) == 0 {
-		t.Fatalf("pid file %q lists no pid", data)
+	if len(pids) == 0 || ns == "" {
+		t.Fatalf("pid file %q lists no pid or no namespace", data)
 	}
-	return pids
+	if own, _ := os.Readlink("/proc/self/ns/pid"); ns == own {
+		return pids
+	}
+	var in []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if l, _ := os.Readlink(filepath.Join("/proc", e.Name(), "ns", "pid")); l == ns {
+			in = append(in, pid)
+		}
+	}
+	return in
 }
 
 // TestRunCommandCancel: cancelling the turn kills the command's process
@@ -401,9 +424,9 @@ func TestRunCommandCancel(t *testing.T) {
 	c, sid := env.fullSession()
 	n := max(*loops/4, 2)
 	for i := range n {
-		pidFile := filepath.Join(env.base, fmt.Sprintf("pids-%d", i))
+		pidFile := filepath.Join(env.cwd, fmt.Sprintf("pids-%d", i))
 		// The shell and a background child record their pids, then wait.
-		cmd := fmt.Sprintf("sleep 60 & echo $! > %[1]s.tmp; echo $$ >> %[1]s.tmp; mv %[1]s.tmp %[1]s; wait", pidFile)
+		cmd := fmt.Sprintf("sleep 60 & echo $! > %[1]s.tmp; echo $$ >> %[1]s.tmp; readlink /proc/$$/ns/pid >> %[1]s.tmp; mv %[1]s.tmp %[1]s; wait", pidFile)
 		env.setModel(mainModel, toolSeq(toolCallReq{"run_command", map[string]any{"command": cmd}}))
 		for _, pid := range cancelledPids(t, c, sid, pidFile) {
 			if testproc.Alive(pid) {

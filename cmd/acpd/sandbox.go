@@ -23,7 +23,10 @@ func newSandboxCmd(g *globalFlags) *cobra.Command {
 ([sandbox] in the configuration: writes only in the project, the temp
 directory and the configured paths; .git (as a whole, with its
 indirections) and .acpd/ read-only and not movable; acpd's config, state
-and saved outputs hidden; the network off unless allowed), with the environment minus secrets. The exit status is the
+and saved outputs hidden; the network off unless allowed; on Linux also
+a private /tmp and /dev/shm, no process outliving the command, no host
+Unix sockets with the network off, and a system call filter), with the
+environment minus secrets. The exit status is the
 command's. acpd refuses to run the command when no sandbox is available,
 unless the configured mode is "off".`,
 		Args: cobra.MinimumNArgs(1),
