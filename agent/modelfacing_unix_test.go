@@ -84,7 +84,7 @@ func TestBackgroundJobs(t *testing.T) {
 		toolCallReq{"job_output", map[string]any{"id": "job1"}},
 		toolCallReq{"job_stop", map[string]any{"id": "job1"}},
 		toolCallReq{"job_output", map[string]any{"id": "job1"}},
-		toolCallReq{"run_command", map[string]any{"command": "echo $$ > " + pidFile + "; exec sleep 60", "run_in_background": true}},
+		toolCallReq{"run_command", map[string]any{"command": "{ echo $$; readlink /proc/$$/ns/pid; } > " + pidFile + "; exec sleep 60", "run_in_background": true}},
 		toolCallReq{"run_command", map[string]any{"command": "sleep 0.5"}},
 	)
 	if isErr[0] || !strings.HasPrefix(res[0], "Started background job job1.") {
@@ -106,12 +106,13 @@ func TestBackgroundJobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
-	if err != nil {
-		t.Fatal(err)
-	}
 	c.close()
 	waitFor(t, "the job to end with the session", func() bool {
-		return syscall.Kill(pid, 0) != nil
+		for _, pid := range commandPids(t, data) {
+			if syscall.Kill(pid, 0) == nil {
+				return false
+			}
+		}
+		return true
 	})
 }

@@ -366,12 +366,8 @@ func TestRunCommandLocal(t *testing.T) {
 }
 
 // cancelledPids prompts a turn of sid (whose model runs a command that
-// writes pidFile: pids, then the command's PID namespace as
-// /proc/PID/ns/pid names it), cancels it once pidFile exists, fails unless
-// the turn stops cancelled, and returns the pids to check: those pidFile
-// lists when the command ran in this process's PID namespace, or, when it
-// had one of its own (the sandbox's, whose pids mean nothing here), the
-// processes still in that namespace.
+// writes pidFile, see commandPids), cancels it once pidFile exists, fails
+// unless the turn stops cancelled, and returns the pids to check.
 func cancelledPids(t *testing.T, c *client, sid acp.SessionID, pidFile string) []int {
 	t.Helper()
 	res := c.promptAsync(sid, "run it")
@@ -384,6 +380,16 @@ func cancelledPids(t *testing.T, c *client, sid acp.SessionID, pidFile string) [
 	if err != nil {
 		t.Fatal(err)
 	}
+	return commandPids(t, data)
+}
+
+// commandPids reads what a command recorded (pids, then its PID namespace
+// as /proc/PID/ns/pid names it) and returns the pids to check: the
+// recorded ones when the command ran in this process's PID namespace, or,
+// when it had one of its own (the sandbox's, whose pids mean nothing
+// here), the processes in that namespace now.
+func commandPids(t *testing.T, data []byte) []int {
+	t.Helper()
 	var pids []int
 	ns := ""
 	for _, f := range strings.Fields(string(data)) {
