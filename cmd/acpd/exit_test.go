@@ -56,16 +56,15 @@ func TestExitWhileACommandRuns(t *testing.T) {
 	project := t.TempDir()
 	pidFile := filepath.Join(project, "pid.txt")
 	script := writeFile(t, filepath.Join(t.TempDir(), "busy.jsonl"),
-		`{"type":"tool_done","toolCallId":"call_sleep","toolName":"run_command","input":{"command":"echo $$ > pid.txt; exec sleep 300"}}`+"\n"+
+		`{"type":"tool_done","toolCallId":"call_sleep","toolName":"run_command","input":{"command":"`+recordPid+` > pid.txt; exec sleep 300"}}`+"\n"+
 			`{"type":"finish"}`+"\n")
 	p := startProc(t, iso.Env(), "--model", "replay/"+script)
 	p.initialize()
 	promptID := p.promptCommand(project)
 	pid := readPid(t, p, pidFile)
 	p.close() // fails unless acpd exits 0 within the reply wait
-	if !processGone(pid) {
-		testproc.Kill(pid)
-		t.Errorf("the command (pid %d) outlived acpd", pid)
+	if !pid.gone() {
+		t.Errorf("the command (pid %d) outlived acpd", pid.pid)
 	}
 	p.wantCancelled(promptID)
 	p.validate(schema, true)

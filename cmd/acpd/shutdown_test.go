@@ -14,19 +14,77 @@ import (
 
 // readPid waits (bounded by the reply wait) for path to hold a pid and a
 // newline.
-func readPid(t *testing.T, p *proc, path string) int {
+func readPid(t *testing.T, p *proc, path string) procRef {
 	t.Helper()
 	deadline := time.Now().Add(*flagReplyWait)
 	for time.Now().Before(deadline) {
 		if b, err := os.ReadFile(path); err == nil && strings.HasSuffix(string(b), "\n") {
-			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && pid > 0 {
-				return pid
+			f := strings.Fields(string(b))
+			if len(f) > 0 {
+				if pid, err := strconv.Atoi(f[0]); err == nil && pid > 0 {
+					r := procRef{pid: pid}
+					if len(f) > 1 {
+						r.ns = f[1]
+					}
+					return r
+				}
 			}
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatalf("%s was not written; stderr:\n%s", path, p.stderr.String())
-	return 0
+	return procRef{}
+}
+
+// recordPid is the shell words that write "PID NS" to a file: the
+// shell's pid and, on Linux, its PID namespace (a sandboxed command has
+// one of its own, whose pids mean nothing outside it).
+const recordPid = `echo $$ $(readlink /proc/$$/ns/pid 2>/dev/null)`
+
+// procRef is a process as it recorded itself (recordPid).
+type procRef struct {
+	pid int
+	ns  string
+}
+
+// pids are the processes to look for: the recorded one when it lives in
+// this process's PID namespace, or every process of its own namespace.
+func (r procRef) pids() []int {
+	if own, _ := os.Readlink("/proc/self/ns/pid"); r.ns == "" || r.ns == own {
+		return []int{r.pid}
+	}
+	var in []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if l, _ := os.Readlink(filepath.Join("/proc", e.Name(), "ns", "pid")); l == r.ns {
+			in = append(in, pid)
+		}
+	}
+	return in
+}
+
+// gone polls (bounded by the reply wait) until none of r's processes
+// exists; otherwise it kills them and returns false.
+func (r procRef) gone() bool {
+	deadline := time.Now().Add(*flagReplyWait)
+	for time.Now().Before(deadline) {
+		left := false
+		for _, pid := range r.pids() {
+			left = left || testproc.Exists(pid)
+		}
+		if !left {
+			return true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, pid := range r.pids() {
+		testproc.Kill(pid)
+	}
+	return false
 }
 
 // promptCommand opens a session on project in full mode (no permission
@@ -74,7 +132,7 @@ func TestExitWithStubbornChildren(t *testing.T) {
 	cmdPidFile := filepath.Join(project, "cmd.pid")
 	mcpPidFile := filepath.Join(project, "mcp.pid")
 	script := writeFile(t, filepath.Join(t.TempDir(), "stubborn.jsonl"),
-		`{"type":"tool_done","toolCallId":"call_sleep","toolName":"run_command","input":{"command":"trap '' TERM; sleep 300 & echo $! > cmd.pid; wait; wait"}}`+"\n"+
+		`{"type":"tool_done","toolCallId":"call_sleep","toolName":"run_command","input":{"command":"trap '' TERM; sleep 300 & `+recordPid+` > cmd.pid; wait; wait"}}`+"\n"+
 			`{"type":"finish"}`+"\n")
 	p := startProc(t, iso.Env(), "--model", "replay/"+script)
 	p.initialize()
@@ -94,10 +152,9 @@ func TestExitWithStubbornChildren(t *testing.T) {
 	cmdPid := readPid(t, p, cmdPidFile)
 
 	p.close() // fails unless acpd exits 0 within the reply wait
-	for name, pid := range map[string]int{"command": cmdPid, "MCP server": mcpPid} {
-		if !processGone(pid) {
-			testproc.Kill(pid)
-			t.Errorf("the %s (pid %d) outlived acpd", name, pid)
+	for name, r := range map[string]procRef{"command": cmdPid, "MCP server": mcpPid} {
+		if !r.gone() {
+			t.Errorf("the %s (pid %d) outlived acpd", name, r.pid)
 		}
 	}
 	p.wantCancelled(promptID)
