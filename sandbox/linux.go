@@ -221,7 +221,7 @@ func apply(req helperRequest, args []string) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("private mounts: %w", err)
 	}
-	if err := privateTmp(append(slices.Clone(pl.visible), pl.writable...)); err != nil {
+	if err := privateTmp(slices.Concat(pl.visible, pl.writable, pl.readOnly)); err != nil {
 		return fmt.Errorf("private /tmp: %w", err)
 	}
 	if err := privateShm(); err != nil {

@@ -14,7 +14,8 @@ import (
 
 // privateTmp covers /tmp with an empty tmpfs of the sandbox's own, then
 // binds back the paths below /tmp the command must see (keep: the session
-// roots and writable trees, the session's temp dir among them), so that
+// roots and writable trees, the session's temp dir among them, and the
+// protected paths, such as a worktree's git directory), so that
 // neither other sessions' files nor the sockets of services outside the
 // sandbox (tmux, ssh-agent, X) are reachable there, whenever they were
 // created. When keep names /tmp itself the tmpfs serves as it (the temp
@@ -35,12 +36,24 @@ func privateTmp(keep []string) error {
 			under = append(under, k)
 		}
 	}
-	// Outermost first; one inside another comes with it.
+	// One inside another comes with it.
 	slices.Sort(under)
-	under = slices.CompactFunc(under, func(a, b string) bool { return within(b, a) })
+	under = slices.Compact(under)
+	under = slices.DeleteFunc(slices.Clone(under), func(k string) bool {
+		for _, o := range under {
+			if o != k && within(k, o) {
+				return true
+			}
+		}
+		return false
+	})
 	fds := make([]int, len(under))
 	for i, k := range under {
 		fd, err := unix.Open(k, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if errors.Is(err, unix.ENOENT) {
+			fds[i] = -1 // a protected path that does not exist
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", k, err)
 		}
@@ -51,6 +64,9 @@ func privateTmp(keep []string) error {
 		return fmt.Errorf("tmpfs on %s: %w", tmp, err)
 	}
 	for i, k := range under {
+		if fds[i] < 0 {
+			continue
+		}
 		var st unix.Stat_t
 		if err := unix.Fstat(fds[i], &st); err != nil {
 			return err
@@ -61,7 +77,11 @@ func privateTmp(keep []string) error {
 		if st.Mode&unix.S_IFMT == unix.S_IFDIR {
 			err = os.Mkdir(k, 0o755)
 		} else {
-			err = os.WriteFile(k, nil, 0o644)
+			// Never truncate: O_EXCL creates the mount point only.
+			var f *os.File
+			if f, err = os.OpenFile(k, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
+				f.Close()
+			}
 		}
 		if err != nil && !errors.Is(err, os.ErrExist) {
 			return err
