@@ -70,7 +70,13 @@ func TestDaemonDiesWithCommand(t *testing.T) {
 	if out, err := control.CombinedOutput(); err != nil {
 		t.Fatalf("control: %v %s", err, out)
 	}
+	// (A process in the middle of an exec may show no command line for a
+	// moment: look again until both appear, bounded.)
 	survivors := processesWith(mark + "-control")
+	for deadline := time.Now().Add(10 * time.Second); len(survivors) < 2 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		survivors = processesWith(mark + "-control")
+	}
 	for _, pid := range survivors {
 		syscall.Kill(pid, syscall.SIGKILL)
 	}
