@@ -236,7 +236,14 @@ func TestRunCommandSandboxed(t *testing.T) {
 	if got := e.read("inside.txt"); got != "in\n" {
 		t.Fatalf("inside.txt = %q", got)
 	}
-	out := filepath.Join(t.TempDir(), "outside.txt")
+	// Outside the roots and outside /tmp (private in the sandbox, so a
+	// write there would not even meet the denial).
+	outDir, err := os.MkdirTemp("/var/tmp", "acpd-tools-test-")
+	if err != nil {
+		t.Skipf("no /var/tmp: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(outDir) })
+	out := filepath.Join(outDir, "outside.txt")
 	e.answer = permissions.RejectOnce
 	res := e.run(t.Context(), "run_command", command(t, "echo out > "+out))
 	if !res.IsError {
