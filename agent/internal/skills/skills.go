@@ -14,14 +14,14 @@
 package skills
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"acpd/agent/internal/frontmatter"
 )
 
 // Skill is one skill found on disk.
@@ -100,25 +100,11 @@ func read(path string) (Skill, error) {
 	if err != nil {
 		return Skill{}, err
 	}
-	front, _, ok := split(string(data))
+	keys, _, ok := frontmatter.Split(string(data))
 	if !ok {
 		return Skill{}, fmt.Errorf("%s: no frontmatter", path)
 	}
-	sk := Skill{}
-	sc := bufio.NewScanner(strings.NewReader(front))
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if !ok || strings.HasPrefix(k, " ") {
-			continue
-		}
-		v = unquote(strings.TrimSpace(v))
-		switch strings.TrimSpace(k) {
-		case "name":
-			sk.Name = v
-		case "description":
-			sk.Description = v
-		}
-	}
+	sk := Skill{Name: keys["name"], Description: keys["description"]}
 	if err := Validate(sk.Name, sk.Description); err != nil {
 		return Skill{}, fmt.Errorf("%s: %w", path, err)
 	}
@@ -144,34 +130,6 @@ func Validate(name, description string) error {
 	return nil
 }
 
-// split cuts a SKILL.md into frontmatter and body.
-func split(text string) (front, body string, ok bool) {
-	text = strings.TrimPrefix(strings.ReplaceAll(text, "\r\n", "\n"), "\ufeff")
-	rest, ok := strings.CutPrefix(text, "---\n")
-	if !ok {
-		return "", text, false
-	}
-	front, body, ok = strings.Cut(rest, "\n---")
-	if !ok {
-		return "", text, false
-	}
-	body = strings.TrimLeft(strings.TrimPrefix(body, "-"), "\n")
-	if i := strings.IndexByte(body, '\n'); i >= 0 && strings.TrimSpace(body[:i]) == "" {
-		body = body[i+1:]
-	}
-	return front, strings.TrimSpace(body), true
-}
-
-func unquote(s string) string {
-	if len(s) >= 2 && (s[0] == '"' && s[len(s)-1] == '"' || s[0] == '\'' && s[len(s)-1] == '\'') {
-		if u, err := strconv.Unquote(`"` + s[1:len(s)-1] + `"`); err == nil {
-			return u
-		}
-		return s[1 : len(s)-1]
-	}
-	return s
-}
-
 // Body reads the skill's instructions (its SKILL.md after the
 // frontmatter), at use time.
 func Body(sk Skill) (string, error) {
@@ -182,7 +140,7 @@ func Body(sk Skill) (string, error) {
 	if len(data) > maxSkillFile {
 		return "", fmt.Errorf("%s is larger than %d bytes", sk.Path, maxSkillFile)
 	}
-	_, body, _ := split(string(data))
+	_, body, _ := frontmatter.Split(string(data))
 	return body, nil
 }
 

@@ -77,9 +77,3 @@ func TestValidate(t *testing.T) {
 		t.Error("bad descriptions accepted")
 	}
 }
-
-func FuzzSplit(f *testing.F) {
-	f.Add("---\nname: a\ndescription: b\n---\nbody")
-	f.Add("---\n---")
-	f.Fuzz(func(t *testing.T, s string) { _, _, _ = split(s) })
-}

@@ -18,16 +18,15 @@
 package usercmd
 
 import (
-	"bufio"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"acpd/acp"
+	"acpd/agent/internal/frontmatter"
 )
 
 // Source is a directory of commands.
@@ -185,35 +184,12 @@ func validName(n string) bool {
 // parse splits a command file into its frontmatter and body.
 func parse(text string) Command {
 	var c Command
-	text = strings.TrimPrefix(text, "\ufeff")
-	body := text
-	if rest, ok := strings.CutPrefix(text, "---\n"); ok {
-		if front, after, ok := strings.Cut(rest, "\n---"); ok {
-			body = strings.TrimPrefix(strings.TrimPrefix(after, "\r"), "\n")
-			if i := strings.IndexByte(body, '\n'); i >= 0 && strings.TrimSpace(body[:i]) == "" {
-				body = body[i+1:]
-			}
-			sc := bufio.NewScanner(strings.NewReader(front))
-			for sc.Scan() {
-				k, v, ok := strings.Cut(sc.Text(), ":")
-				if !ok {
-					continue
-				}
-				v = unquote(strings.TrimSpace(v))
-				switch strings.TrimSpace(k) {
-				case "description":
-					c.Description = v
-				case "argument-hint":
-					c.ArgumentHint = v
-				case "model":
-					c.Model = v
-				case "allowed-tools":
-					for _, t := range strings.Split(strings.Trim(v, "[]"), ",") {
-						if t = unquote(strings.TrimSpace(t)); t != "" {
-							c.AllowedTools = append(c.AllowedTools, t)
-						}
-					}
-				}
+	keys, body, _ := frontmatter.Split(text)
+	c.Description, c.ArgumentHint, c.Model = keys["description"], keys["argument-hint"], keys["model"]
+	if v := keys["allowed-tools"]; v != "" {
+		for _, t := range strings.Split(strings.Trim(v, "[]"), ",") {
+			if t = frontmatter.Unquote(strings.TrimSpace(t)); t != "" {
+				c.AllowedTools = append(c.AllowedTools, t)
 			}
 		}
 	}
@@ -224,16 +200,6 @@ func parse(text string) Command {
 		c.Description = truncate(strings.TrimLeft(strings.TrimSpace(first), "# "), 100)
 	}
 	return c
-}
-
-func unquote(s string) string {
-	if len(s) >= 2 && (s[0] == '"' && s[len(s)-1] == '"' || s[0] == '\'' && s[len(s)-1] == '\'') {
-		if u, err := strconv.Unquote(`"` + s[1:len(s)-1] + `"`); err == nil {
-			return u
-		}
-		return s[1 : len(s)-1]
-	}
-	return s
 }
 
 func truncate(s string, n int) string {
