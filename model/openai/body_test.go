@@ -9,11 +9,7 @@ import (
 
 // requestBody is the body requestPayload sends, whole.
 func (b *Backend) requestBody(req *model.Request) ([]byte, error) {
-	p, err := b.requestPayload(req)
-	if err != nil {
-		return nil, err
-	}
-	return p.Bytes(), nil
+	return ssetest.Whole(b.requestPayload)(req)
 }
 
 func TestLongAnswer(t *testing.T) {

@@ -13,6 +13,18 @@ import (
 	"acpd/model/internal/body"
 )
 
+// Whole turns a dialect's request payload function into one that returns
+// the body whole, for tests that decode it.
+func Whole(payload func(*model.Request) (*body.Payload, error)) func(*model.Request) ([]byte, error) {
+	return func(req *model.Request) ([]byte, error) {
+		p, err := payload(req)
+		if err != nil {
+			return nil, err
+		}
+		return p.Bytes(), nil
+	}
+}
+
 // CheckLongAnswer checks a dialect's request payload function with a long
 // answer in the transcript: an answer split in a run of parts (see
 // [model.Part]) is sent as one string, the same body as the answer in one
