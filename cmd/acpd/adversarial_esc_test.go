@@ -239,20 +239,8 @@ func TestAttackURLElicitationScheme(t *testing.T) {
 	}
 	p.mustCall("session/new", map[string]any{"cwd": a.project, "mcpServers": []any{map[string]any{"type": "http", "name": "linker", "url": hs.URL, "headers": []any{}}}}, &sess)
 	p.mustCall("session/set_mode", map[string]any{"sessionId": sess.SessionID, "modeId": "full"}, nil)
-	id := p.request("session/prompt", map[string]any{"sessionId": sess.SessionID, "prompt": []any{map[string]any{"type": "text", "text": "go"}}})
 	var shown []string
-	var seen strings.Builder
-	for {
-		l := p.next()
-		m := decodeMsg(t, l)
-		if m.isResponse() && string(m.ID) == id {
-			if m.Error != nil {
-				t.Fatalf("prompt failed: %v", m.Error)
-			}
-			break
-		}
-		seen.Write(l)
-		seen.WriteByte('\n')
+	seen := promptLines(t, p, sess.SessionID, func(m wireMsg) {
 		switch m.Method {
 		case "session/request_permission":
 			answerPermission(p, m, "allow_once")
@@ -265,14 +253,14 @@ func TestAttackURLElicitationScheme(t *testing.T) {
 			b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(m.ID), "result": map[string]any{"action": "accept"}})
 			p.send(string(b))
 		}
-	}
+	})
 	p.close()
 	if len(shown) != 1 || shown[0] != "https://auth.example/authorize?state=1" {
 		t.Fatalf("the editor was shown %q, want only the https URL", shown)
 	}
 	for _, want := range []string{`scheme \\\"javascript:\\\" is not allowed`, `scheme \\\"file:\\\" is not allowed`, `\"action\":\"accept\"`} {
-		if !strings.Contains(seen.String(), want) {
-			t.Errorf("the updates lack %s:\n%s", want, seen.String())
+		if !strings.Contains(seen, want) {
+			t.Errorf("the updates lack %s:\n%s", want, seen)
 		}
 	}
 }

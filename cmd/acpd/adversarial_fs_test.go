@@ -190,25 +190,14 @@ func (a *fsAttack) prompt(p *proc, cwd, mode, answer string) (string, int) {
 	a.t.Helper()
 	sid := p.newSession(cwd)
 	p.mustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": mode}, nil)
-	id := p.request("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "go"}}})
-	var seen bytes.Buffer
 	asked := 0
-	for {
-		l := p.next()
-		m := decodeMsg(a.t, l)
-		if m.isResponse() && string(m.ID) == id {
-			if m.Error != nil {
-				a.t.Fatalf("prompt failed: %v", m.Error)
-			}
-			return seen.String(), asked
-		}
-		seen.Write(l)
-		seen.WriteByte('\n')
+	seen := promptLines(a.t, p, sid, func(m wireMsg) {
 		if m.Method == "session/request_permission" {
 			asked++
 			answerPermission(p, m, answer)
 		}
-	}
+	})
+	return seen, asked
 }
 
 // turn is one prompt of script in a new acpd process.

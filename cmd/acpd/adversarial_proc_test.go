@@ -60,25 +60,13 @@ func (u *unprivileged) runCommandTurn(t *testing.T, mode, command string) string
 	p.initialize()
 	sid := p.newSession(u.proj)
 	p.mustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": mode}, nil)
-	id := p.request("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "go"}}})
-	var seen bytes.Buffer
-	for {
-		l := p.next()
-		m := decodeMsg(t, l)
-		if m.isResponse() && string(m.ID) == id {
-			if m.Error != nil {
-				t.Fatalf("prompt failed: %v", m.Error)
-			}
-			break
-		}
-		seen.Write(l)
-		seen.WriteByte('\n')
+	seen := promptLines(t, p, sid, func(m wireMsg) {
 		if m.Method == "session/request_permission" {
 			answerPermission(p, m, "reject_once")
 		}
-	}
+	})
 	p.close()
-	return seen.String()
+	return seen
 }
 
 var scriptSeq atomic.Int64

@@ -84,31 +84,42 @@ func (a *attack) turn(mode, script string, before func(), answer string) (string
 	if mode != "" {
 		p.mustCall("session/set_mode", map[string]any{"sessionId": sid, "modeId": mode}, nil)
 	}
-	id := p.request("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "go"}}})
-	var seen bytes.Buffer
 	asked := 0
-	for {
-		l := p.next()
-		m := decodeMsg(a.t, l)
-		if m.isResponse() && string(m.ID) == id {
-			if m.Error != nil {
-				a.t.Fatalf("prompt failed: %v", m.Error)
-			}
-			break
-		}
-		seen.Write(l)
-		seen.WriteByte('\n')
+	seen := promptLines(a.t, p, sid, func(m wireMsg) {
 		if m.Method != "session/request_permission" {
-			continue
+			return
 		}
 		asked++
 		if before != nil {
 			before()
 		}
 		answerPermission(p, m, answer)
-	}
+	})
 	p.close()
-	return seen.String(), asked
+	return seen, asked
+}
+
+// promptLines sends the prompt "go" to session sid on p and returns every
+// line acpd sent until the prompt's reply, handing each request and
+// notification to on first (which answers what needs an answer). A failed
+// prompt fails the test.
+func promptLines(t testing.TB, p *proc, sid string, on func(m wireMsg)) string {
+	t.Helper()
+	id := p.request("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "go"}}})
+	var seen bytes.Buffer
+	for {
+		l := p.next()
+		m := decodeMsg(t, l)
+		if m.isResponse() && string(m.ID) == id {
+			if m.Error != nil {
+				t.Fatalf("prompt failed: %v", m.Error)
+			}
+			return seen.String()
+		}
+		seen.Write(l)
+		seen.WriteByte('\n')
+		on(m)
+	}
 }
 
 // answerPermission answers the session/request_permission request m with
