@@ -16,7 +16,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -59,16 +58,18 @@ func ModeText(mode string) string {
 	return "ask: reads inside the workspace are free; file edits and commands ask the user for approval (a rejected call is final: do not retry it, ask what to do instead)."
 }
 
-// GitFacts describes the git repository at dir: its branch and how many
-// files have changes, or that dir is not in a repository. git runs with
-// env (the child environment) and gives up after three seconds.
-func GitFacts(ctx context.Context, dir string, env []string) string {
+// Git runs git with args in the session's directory and returns its
+// standard output (acpd's hardened runner, package gitrun).
+type Git func(ctx context.Context, args ...string) ([]byte, error)
+
+// GitFacts describes the git repository git runs in: its branch and how
+// many files have changes, or that it is not in a repository. It gives up
+// after three seconds.
+func GitFacts(ctx context.Context, git Git) string {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	run := func(args ...string) (string, error) {
-		cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-		cmd.Env = append(env, "GIT_OPTIONAL_LOCKS=0", "GIT_TERMINAL_PROMPT=0")
-		out, err := cmd.Output()
+		out, err := git(ctx, args...)
 		return strings.TrimSpace(string(out)), err
 	}
 	if out, err := run("rev-parse", "--is-inside-work-tree"); err != nil || out != "true" {
@@ -139,9 +140,9 @@ func Build(in Input) string {
 
 // Facts describes the machine and the workspace: the operating system,
 // the shell of run_command, today's date, the working directory cwd, the
-// additional workspace directories dirs and cwd's git repository (git runs
-// with env).
-func Facts(ctx context.Context, cwd string, dirs, env []string) string {
+// additional workspace directories dirs and cwd's git repository (through
+// git, which runs in cwd).
+func Facts(ctx context.Context, cwd string, dirs []string, git Git) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Operating system: %s/%s\n", runtime.GOOS, runtime.GOARCH)
 	fmt.Fprintf(&b, "Shell of run_command: %s\n", tools.Shell())
@@ -150,7 +151,7 @@ func Facts(ctx context.Context, cwd string, dirs, env []string) string {
 	if len(dirs) > 0 {
 		fmt.Fprintf(&b, "Additional workspace directories: %s\n", strings.Join(dirs, ", "))
 	}
-	fmt.Fprintf(&b, "Git repository: %s\n", GitFacts(ctx, cwd, env))
+	fmt.Fprintf(&b, "Git repository: %s\n", GitFacts(ctx, git))
 	return b.String()
 }
 
