@@ -126,11 +126,25 @@ func (s *sess) runTurn(ctx context.Context, prompt []acp.ContentBlock) (acp.Stop
 			s.notify(out, acp.SessionUpdate{SessionInfoUpdate: &acp.SessionInfoUpdate{Title: strp(title), UpdatedAt: &now}})
 		}
 	}
+	reviewing := false
 	if cmd, ok := slash.Parse(prompt); ok {
 		switch cmd {
 		case "init":
 			// /init is a model turn with acpd's own prompt.
 			parts = []model.Part{{Type: model.PartText, Text: slash.InitPrompt}}
+		case "review":
+			// /review is a model turn with the changes in its prompt; what
+			// cannot be reviewed is said without a model request.
+			text, err := s.reviewPrompt(ctx, slash.Args(prompt))
+			if err != nil {
+				if ctx.Err() != nil {
+					return acp.StopReasonCancelled, nil
+				}
+				s.notify(out, acp.SessionUpdate{AgentMessageChunk: textChunk(reviewRefusal(err), newID("m_"))})
+				return acp.StopReasonEndTurn, nil
+			}
+			parts = []model.Part{{Type: model.PartText, Text: text}}
+			reviewing = true
 		default:
 			// Other slash commands are for acpd, not the model: they stay
 			// out of the transcript.
@@ -177,7 +191,11 @@ func (s *sess) runTurn(ctx context.Context, prompt []acp.ContentBlock) (acp.Stop
 	if maxReq <= 0 {
 		maxReq = defaultMaxTurnRequests
 	}
-	return s.loop(ctx, backend, info, maxReq)
+	stop, err := s.loop(ctx, backend, info, maxReq)
+	if reviewing && err == nil && stop == acp.StopReasonEndTurn {
+		s.showFindings(out)
+	}
+	return stop, err
 }
 
 // noModel is the turn's error without a model. A client that cannot log

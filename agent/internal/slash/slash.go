@@ -15,6 +15,8 @@ var commands = []acp.AvailableCommand{
 	{Name: "compact", Description: "Summarise older turns to free the context window"},
 	{Name: "init", Description: "Write an AGENTS.md describing this project for coding agents"},
 	{Name: "plan", Description: "Switch to plan mode (read-only)"},
+	{Name: "review", Description: "Review the uncommitted changes, a branch against its base, or a commit",
+		Input: &acp.AvailableCommandInput{Unstructured: &acp.UnstructuredCommandInput{Hint: "nothing, base BRANCH, or commit SHA (then what to focus on)"}}},
 }
 
 // Commands returns the slash commands acpd offers (a copy).
@@ -37,6 +39,15 @@ func Parse(prompt []acp.ContentBlock) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// Args returns the text after a slash command's name ("" when none).
+func Args(prompt []acp.ContentBlock) string {
+	if len(prompt) == 0 || prompt[0].Text == nil {
+		return ""
+	}
+	_, args, _ := strings.Cut(strings.TrimSpace(prompt[0].Text.Text), " ")
+	return strings.TrimSpace(args)
 }
 
 // InitPrompt is what /init asks the model to do.
