@@ -17,7 +17,7 @@ import (
 func (s *sess) systemPrompt() string {
 	in := sysprompt.Input{Mode: s.settings().Mode, Cwd: s.cwd, MCPStatus: s.mcp.StatusPrompt(), Instructions: s.cfg.Instructions,
 		Skills: skills.Listing(s.currentSkills(), skills.ListingBudget)}
-	return s.sysPrompt.Prompt(in, func() string { return sysprompt.Facts(s.a.baseContext(), s.cwd, s.dirs, s.git) })
+	return s.sysPrompt.Prompt(in, func() string { return sysprompt.Facts(s.a.baseContext(), s.cwd, s.dirs, s.quickGit) })
 }
 
 // changeReminder announces files changed outside the agent's file tools

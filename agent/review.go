@@ -27,15 +27,18 @@ func (s *sess) reviewPrompt(ctx context.Context, args string) (string, error) {
 
 // git runs git in the session's directory as acpd's own commands do
 // (package gitrun), under the session's sandbox made read-only and
-// offline.
+// offline: /review's diffs.
 func (s *sess) git(ctx context.Context, args ...string) ([]byte, error) {
-	return s.gitRunner().Run(ctx, args...)
-}
-
-func (s *sess) gitRunner() gitrun.Runner {
 	off := false
 	p := toolEnv{s}.Sandbox().Tighten(sandbox.ReadOnly, &off, []string{})
-	return gitrun.Runner{Dir: s.cwd, Env: s.childEnv(), Sandbox: &p}
+	return gitrun.Runner{Dir: s.cwd, Env: s.childEnv(), Sandbox: &p}.Run(ctx, args...)
+}
+
+// quickGit is git with gitrun's command-line hardening only, which keeps
+// the repository's commands from running without a sandbox's start-up
+// cost: the system prompt's few facts at a session's first prompt.
+func (s *sess) quickGit(ctx context.Context, args ...string) ([]byte, error) {
+	return gitrun.Runner{Dir: s.cwd, Env: s.childEnv()}.Run(ctx, args...)
 }
 
 // showFindings gives the review's findings in the last answer to the
