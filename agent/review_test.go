@@ -20,18 +20,7 @@ func TestReviewCommand(t *testing.T) {
 		t.Skip("no git")
 	}
 	env := newEnv(t, "")
-	git := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir = env.cwd
-		cmd.Env = append(cmd.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+env.base)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	git("init", "-q", "-b", "main")
-	git("config", "user.email", "t@example.invalid")
-	git("config", "user.name", "t")
+	git := gitRepo(t, env)
 	env.write("calc.go", "package calc\n\nfunc Div(a, b int) int {\n\treturn a / b\n}\n")
 	git("add", "calc.go")
 	git("commit", "-q", "-m", "calc")
@@ -106,18 +95,7 @@ func TestReviewRunsNoRepositoryCommand(t *testing.T) {
 	}
 	env := newEnv(t, "")
 	mark := filepath.Join(env.base, "ran")
-	git := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir = env.cwd
-		cmd.Env = append(cmd.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+env.base)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	git("init", "-q", "-b", "main")
-	git("config", "user.email", "t@example.invalid")
-	git("config", "user.name", "t")
+	git := gitRepo(t, env)
 	env.write("a.txt", "one\n")
 	git("add", "a.txt")
 	git("commit", "-q", "-m", "a")
@@ -140,4 +118,23 @@ func TestReviewRunsNoRepositoryCommand(t *testing.T) {
 	if b, err := os.ReadFile(mark); err == nil {
 		t.Fatalf("a repository command ran during /review: %q", b)
 	}
+}
+
+// gitRepo makes the project a git repository on branch main with a
+// committer set, and returns a runner of git commands in it.
+func gitRepo(t *testing.T, env *testEnv) func(args ...string) {
+	t.Helper()
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = env.cwd
+		cmd.Env = append(cmd.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+env.base)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("init", "-q", "-b", "main")
+	git("config", "user.email", "t@example.invalid")
+	git("config", "user.name", "t")
+	return git
 }
