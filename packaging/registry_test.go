@@ -250,3 +250,37 @@ func TestRegistryIcon(t *testing.T) {
 		t.Error("icon paints nothing in currentColor")
 	}
 }
+
+// TestOneVersionScheme checks that the release version is kept once: the
+// registry entry names packaging/version, snapshots are built as its -dev
+// with the commit, and the archives carry what the README and the CLI point
+// to.
+func TestOneVersionScheme(t *testing.T) {
+	if !regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+$`).MatchString(Version) {
+		t.Fatalf("version file holds %q, want X.Y.Z", Version)
+	}
+	var e entry
+	if err := json.Unmarshal(readFile(t, entryFile), &e); err != nil {
+		t.Fatal(err)
+	}
+	if e.Version != Version {
+		t.Errorf("registry entry version %q, packaging/version %q", e.Version, Version)
+	}
+	config := string(readFile(t, "../.goreleaser.yaml"))
+	for _, want := range []string{
+		`version_template: '{{ trim (mustReadFile "packaging/version") }}-dev+{{ envOrDefault "ACPD_COMMIT" .ShortCommit }}'`,
+		"-X main.commit=", "-X main.version={{ .Version }}",
+	} {
+		if !strings.Contains(config, want) {
+			t.Errorf(".goreleaser.yaml lacks %q", want)
+		}
+	}
+	for _, f := range []string{"config/example.toml", "testdata/replay/hello.jsonl"} {
+		if !strings.Contains(config, "      - "+f+"\n") {
+			t.Errorf(".goreleaser.yaml does not put %s in the archives", f)
+		}
+		if _, err := os.Stat("../" + f); err != nil {
+			t.Error(err)
+		}
+	}
+}
