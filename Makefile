@@ -7,8 +7,13 @@ export PATH := $(CURDIR)/testdata/node_modules/.bin:$(PATH)
 
 # Release builds are static: no cgo anywhere (faster start, no libc
 # dependency, the same code on every platform).
+# Every build names its commit in --version: `make build` stamps the
+# commit and its date (the version is packaging/version with -dev), `make
+# dist` the same with the snapshot version X.Y.Z-dev+COMMIT.
+ACPD_COMMIT = $(shell git rev-parse --short HEAD 2>/dev/null)
+ACPD_DATE = $(shell TZ=UTC git log -1 --date=format-local:%Y-%m-%dT%H:%M:%SZ --format=%cd 2>/dev/null)
 build:
-	CGO_ENABLED=0 $(GO) build -o bin/acpd ./cmd/acpd
+	CGO_ENABLED=0 $(GO) build -ldflags "-X main.commit=$(ACPD_COMMIT) -X main.date=$(ACPD_DATE)" -o bin/acpd ./cmd/acpd
 
 # run starts acpd as an editor would and holds a short exchange on its
 # stdin/stdout: initialize, then session/new in this directory; then one
@@ -79,8 +84,7 @@ $(GORELEASER):
 	GOBIN=$(CURDIR)/$(dir $(GORELEASER)) $(GO) install github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
 
 dist: $(GORELEASER)
-	ACPD_COMMIT=$$(git rev-parse --short HEAD) \
-	ACPD_DATE=$$(TZ=UTC git log -1 --date=format-local:%Y-%m-%dT%H:%M:%SZ --format=%cd) \
+	ACPD_COMMIT=$(ACPD_COMMIT) ACPD_DATE=$(ACPD_DATE) \
 	ACPD_COMMIT_TIMESTAMP=$$(git log -1 --format=%ct) \
 	  $(GORELEASER) release --snapshot --clean
 

@@ -20,21 +20,23 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"acpd/packaging"
 	"acpd/sandbox"
 )
 
 // version, commit and date are set at build time with -ldflags
 // "-X main.version=… -X main.commit=… -X main.date=…" (see .goreleaser.yaml);
-// otherwise the version comes from the module's build info.
+// otherwise the version is packaging.Version with "-dev" (or the module's
+// version when installed as a module) and the commit and date come from
+// the VCS stamp of the Go toolchain.
 var version, commit, date = "", "", ""
 
-// versionLine is what --version and the version command print.
+// versionLine is what --version and the version command print. It always
+// names the commit: "unknown" only when the binary was built outside a
+// repository without release ldflags.
 func versionLine() string {
-	s := "acpd " + acpdVersion()
-	if commit != "" {
-		s += " (commit " + commit + ", built " + cmp.Or(date, "unknown") + ")"
-	}
-	return s
+	c, d := buildCommit()
+	return "acpd " + acpdVersion() + " (commit " + c + ", built " + d + ")"
 }
 
 func acpdVersion() string {
@@ -44,7 +46,31 @@ func acpdVersion() string {
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		return bi.Main.Version
 	}
-	return "0.1.0-dev"
+	return packaging.Version + "-dev"
+}
+
+// buildCommit is the commit and build date of the binary: the release
+// ldflags' when set, else the toolchain's vcs.revision (12 digits, with
+// "-dirty" for a modified tree) and vcs.time.
+func buildCommit() (rev, when string) {
+	rev, when = commit, date
+	if bi, ok := debug.ReadBuildInfo(); ok && rev == "" {
+		var modified bool
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value[:min(len(s.Value), 12)]
+			case "vcs.time":
+				when = cmp.Or(when, s.Value)
+			case "vcs.modified":
+				modified = s.Value == "true"
+			}
+		}
+		if rev != "" && modified {
+			rev += "-dirty"
+		}
+	}
+	return cmp.Or(rev, "unknown"), cmp.Or(when, "unknown")
 }
 
 func main() {
@@ -168,6 +194,7 @@ Run without a subcommand (or with "serve") it serves ACP on stdio.`,
 		newDoctorCmd(g),
 		newSandboxCmd(g),
 		newMCPCmd(g),
+		newConfigCmd(),
 		newLoginCmd(g),
 		newLogoutCmd(),
 		&cobra.Command{
