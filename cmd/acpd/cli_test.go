@@ -3,7 +3,9 @@ package main
 import (
 	"encoding/json"
 	"net"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -134,5 +136,29 @@ func TestRunCIRefusalsAndJSONText(t *testing.T) {
 	}
 	if _, stderr, code := runCLI(t, iso.Env(), "run", "--approve", "none", "--cwd", project, "--model", "replay/"+script, "write the file"); code != 0 {
 		t.Errorf("refusals without --fail-on-refusal: exit %d, want 0; stderr:\n%s", code, stderr)
+	}
+}
+
+// TestConfigExampleAndVersion: a binary on its own documents its
+// configuration (`acpd config example` prints the annotated file the
+// README points to, which a user config may start from) and names its
+// commit in --version.
+func TestConfigExampleAndVersion(t *testing.T) {
+	t.Parallel()
+	iso := newIsolation(t)
+	stdout, stderr, code := runCLI(t, iso.Env(), "config", "example")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	want, err := os.ReadFile("../../config/example.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stdout != string(want) {
+		t.Errorf("acpd config example printed %d bytes, want config/example.toml's %d", len(stdout), len(want))
+	}
+	stdout, _, code = runCLI(t, iso.Env(), "--version")
+	if code != 0 || !regexp.MustCompile(`^acpd [0-9]+\.[0-9]+\.[0-9]+\S* \(commit ([0-9a-f]+(-dirty)?|unknown), built \S+\)\n$`).MatchString(stdout) {
+		t.Errorf("--version printed %q (exit %d), want the version, commit and date", stdout, code)
 	}
 }

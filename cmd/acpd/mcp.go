@@ -230,7 +230,7 @@ func runMCPList(ctx context.Context, g *globalFlags, out, errOut io.Writer, asJS
 	}
 	defer m.Close()
 	if len(servers) == 0 {
-		fmt.Fprintln(errOut, "no MCP servers configured (add [mcp_servers.NAME] to the config file; see config/example.toml)")
+		fmt.Fprintln(errOut, "no MCP servers configured (add [mcp_servers.NAME] to the config file; see `acpd config example`)")
 		if asJSON {
 			fmt.Fprintln(out, "[]") // still JSON for the pipe
 		}
