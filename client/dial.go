@@ -251,6 +251,24 @@ func updated(s acp.SessionInfo) string {
 	return *s.UpdatedAt
 }
 
+// ErrCannotDelete is returned by DeleteSession when the agent does not
+// delete sessions.
+var ErrCannotDelete = errors.New("the agent does not delete sessions")
+
+// DeleteSession removes a session from the agent's list (session/delete),
+// when the agent offers it.
+func (c *Conn) DeleteSession(ctx context.Context, id acp.SessionID) error {
+	caps := c.init.AgentCapabilities
+	if caps.SessionCapabilities == nil || caps.SessionCapabilities.Delete == nil {
+		return ErrCannotDelete
+	}
+	_, err := c.agent.DeleteSession(ctx, &acp.DeleteSessionRequest{SessionID: id})
+	if err = c.fail(ctx, err); err != nil {
+		return fmt.Errorf("session/delete: %w", err)
+	}
+	return nil
+}
+
 // TerminalTail returns the last line of output of a terminal the agent
 // created in session sid, and whether the terminal exists.
 func (c *Conn) TerminalTail(ctx context.Context, sid acp.SessionID, id acp.TerminalID) (string, bool) {

@@ -266,3 +266,32 @@ func TestRunQuiet(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 }
+
+// TestRunFailedRunLeavesNoSession: a run that fails before its prompt
+// reaches a model (an unusable --model, a --mode the agent lacks) deletes
+// the session it created; `acpd sessions list` shows only the run that
+// answered.
+func TestRunFailedRunLeavesNoSession(t *testing.T) {
+	t.Parallel()
+	iso, project, script := runSetup(t, twoAnswers)
+	stdout, stderr, code := runCLI(t, iso.Env(), "run", "--output", "json", "--cwd", project, "--model", "nope/x", "bad model")
+	if code != run.ExitFailed {
+		t.Fatalf("--model nope/x: exit %d; stderr:\n%s", code, stderr)
+	}
+	if res := checkResult(t, stdout); res.SessionID != "" || !strings.Contains(res.Error, "cannot be used") {
+		t.Errorf("--model nope/x: result %+v, want no session and the model's error", res)
+	}
+	if _, stderr, code := runCLI(t, iso.Env(), "run", "--cwd", project, "--model", "replay/"+script, "--mode", "bogus", "bad mode"); code != run.ExitUsage {
+		t.Fatalf("--mode bogus: exit %d; stderr:\n%s", code, stderr)
+	}
+	if stdout, stderr, code := runCLI(t, iso.Env(), "run", "--cwd", project, "--model", "replay/"+script, "good one"); code != 0 || stdout != "First answer.\n" {
+		t.Fatalf("exit %d, stdout %q; stderr:\n%s", code, stdout, stderr)
+	}
+	list, stderr, code := runCLI(t, iso.Env(), "sessions", "list")
+	if code != 0 {
+		t.Fatalf("sessions list: exit %d; stderr:\n%s", code, stderr)
+	}
+	if !strings.Contains(list, "good one") || strings.Contains(list, "bad model") || strings.Contains(list, "bad mode") || strings.Count(list, "\n") != 2 {
+		t.Errorf("sessions list shows failed runs' sessions:\n%s", list)
+	}
+}

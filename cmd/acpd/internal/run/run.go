@@ -30,6 +30,7 @@ import (
 	"github.com/charmbracelet/x/term"
 
 	"acpd/acp"
+	"acpd/acp/jsonrpc"
 	"acpd/client"
 	"acpd/config"
 	"acpd/permissions"
@@ -471,6 +472,14 @@ func (r *runner) session(ctx context.Context, conn *client.Conn, mcpServers []ac
 	r.mu.Lock()
 	r.sid = sess.ID
 	r.mu.Unlock()
+	// A session this run created is deleted again when the run fails
+	// before its prompt reached a model: it holds nothing to continue.
+	discard := id == ""
+	defer func() {
+		if discard {
+			r.discardSession(ctx, conn, sess.ID)
+		}
+	}()
 
 	if m := r.flags.mode; m != "" {
 		if err := sess.SetMode(ctx, m); err != nil {
@@ -506,6 +515,7 @@ func (r *runner) session(ctx context.Context, conn *client.Conn, mcpServers []ac
 	}
 	r.ui.prompted(sess.ID, prompt)
 	res, err := sess.Prompt(pctx, acp.ContentBlock{Text: &acp.TextContent{Text: prompt}})
+	discard = discard && noModel(err)
 	r.mu.Lock()
 	timedOut := r.timedOut
 	r.stop = res.StopReason
@@ -544,6 +554,28 @@ func (r *runner) session(ctx context.Context, conn *client.Conn, mcpServers []ac
 		r.notice(fmt.Sprintf("acpd run: the turn stopped: %s", res.StopReason))
 		return ExitStatus(ExitLimit)
 	}
+}
+
+// noModel reports whether a prompt failed for want of a model (ACP's
+// auth_required): the agent answered without asking one.
+func noModel(err error) bool {
+	var je *jsonrpc.Error
+	return errors.As(err, &je) && je.Code == int(acp.ErrorCodeAuthenticationRequired)
+}
+
+// discardSession deletes the session id this run created (session/delete,
+// when the agent offers it), so that a failed run leaves no empty session
+// in the agent's list; the result then names no session.
+func (r *runner) discardSession(ctx context.Context, conn *client.Conn, id acp.SessionID) {
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := conn.DeleteSession(dctx, id); err != nil {
+		r.log.Debug("deleting the session of a failed run", "session", id, "err", err)
+		return
+	}
+	r.mu.Lock()
+	r.sid = ""
+	r.mu.Unlock()
 }
 
 // refusals counts the permission requests refused by the policy, the
