@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"strings"
 	"testing"
 
 	"acpd/internal/testpeers"
@@ -37,5 +38,10 @@ func TestRunUIAsksOnTerminal(t *testing.T) {
 	io.WriteString(p.ptmx, "\x03")
 	if code := p.wait(); code != 0 {
 		t.Fatalf("exit %d; screen:\n%s", code, p.screen())
+	}
+	// The turn had ended: Ctrl-C says it ends the run, not that it
+	// cancels a turn.
+	if sc := p.screen(); !strings.Contains(sc, "the turn has ended; closing the MCP Apps page and exiting") || strings.Contains(sc, "cancelling the turn") {
+		t.Errorf("Ctrl-C after the turn is not told as ending the run; screen:\n%s", sc)
 	}
 }

@@ -371,6 +371,7 @@ type runner struct {
 	timedOut  bool            // by --timeout
 	cancel    chan struct{}   // closed with cancelled: pending questions end
 	abortedB  bool            // a second signal (or a signal before the turn)
+	turnOver  bool            // session/prompt returned (the MCP Apps page may hold the run)
 	stop      acp.StopReason
 
 	// What the turn did, for the summary and --output json (guarded by mu).
@@ -417,7 +418,7 @@ func (r *runner) watchSignals(ctx context.Context, sigc <-chan os.Signal, done <
 func (r *runner) cancelTurn(ctx context.Context, why string) bool {
 	r.mu.Lock()
 	first := !r.cancelled && r.sess != nil
-	sess := r.sess
+	sess, over := r.sess, r.turnOver
 	if first {
 		r.cancelled = true
 		r.timedOut = why == "timeout"
@@ -429,9 +430,15 @@ func (r *runner) cancelTurn(ctx context.Context, why string) bool {
 	if !first {
 		return false
 	}
-	if why == "timeout" {
+	switch {
+	case over && why == "timeout":
+		// The turn ended; only the MCP Apps page (hold) kept the run.
+		r.notice(fmt.Sprintf("acpd run: --timeout %s passed; closing the MCP Apps page and exiting", r.flags.timeout))
+	case over:
+		r.notice("acpd run: the turn has ended; closing the MCP Apps page and exiting")
+	case why == "timeout":
 		r.notice(fmt.Sprintf("acpd run: --timeout %s passed; cancelling the turn", r.flags.timeout))
-	} else {
+	default:
 		r.notice("acpd run: cancelling the turn (interrupt again to exit)")
 	}
 	nctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -519,6 +526,7 @@ func (r *runner) session(ctx context.Context, conn *client.Conn, mcpServers []ac
 	r.mu.Lock()
 	timedOut := r.timedOut
 	r.stop = res.StopReason
+	r.turnOver = true
 	r.mu.Unlock()
 	if err == nil && !r.aborted() {
 		r.ui.hold(ctx, r.cancel)
