@@ -86,6 +86,10 @@ type Options struct {
 	// sandbox and the policy is not off, terminal/create fails: commands
 	// never run unconfined silently.
 	Sandbox *sandbox.Policy
+	// OnTerminalRelease, when not nil, receives a terminal's last output
+	// as terminal/release is served, before the terminal goes: what the
+	// command printed stays known after the agent let go of it.
+	OnTerminalRelease func(sid acp.SessionID, id acp.TerminalID, out acp.TerminalOutputResponse)
 }
 
 // Client serves the client side of one ACP connection. Its methods are safe
@@ -244,6 +248,11 @@ func (h handlers) ReleaseTerminal(ctx context.Context, req *acp.ReleaseTerminalR
 	t, err := c.terminal(req.SessionID, req.TerminalID)
 	if err != nil {
 		return nil, err
+	}
+	if f := c.o.OnTerminalRelease; f != nil {
+		if out, err := t.Output(ctx); err == nil {
+			f(req.SessionID, req.TerminalID, acp.TerminalOutputResponse{Output: out.Output, Truncated: out.Truncated, ExitStatus: exitStatus(out.Exit)})
+		}
 	}
 	c.mu.Lock()
 	delete(c.byID, string(req.TerminalID))

@@ -384,3 +384,32 @@ func TestSelectNoMatch(t *testing.T) {
 		t.Errorf("got %+v, want cancelled", r.Outcome)
 	}
 }
+
+// TestTerminalReleaseKeepsOutput: OnTerminalRelease receives the output a
+// terminal had when the agent released it.
+func TestTerminalReleaseKeepsOutput(t *testing.T) {
+	var mu sync.Mutex
+	var got []acp.TerminalOutputResponse
+	_, conn, _ := newClient(t, Options{Env: []string{"PATH=" + os.Getenv("PATH")}, OnTerminalRelease: func(sid acp.SessionID, id acp.TerminalID, out acp.TerminalOutputResponse) {
+		mu.Lock()
+		defer mu.Unlock()
+		if sid == "s" && id != "" {
+			got = append(got, out)
+		}
+	}})
+	var created acp.CreateTerminalResponse
+	if err := call(t, conn, acp.ClientMethodTerminalCreate, acp.CreateTerminalRequest{SessionID: "s", Command: "sh", Args: []string{"-c", "echo kept; exit 2"}}, &created); err != nil {
+		t.Fatal(err)
+	}
+	if err := call(t, conn, acp.ClientMethodTerminalWaitForExit, acp.WaitForTerminalExitRequest{SessionID: "s", TerminalID: created.TerminalID}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := call(t, conn, acp.ClientMethodTerminalRelease, acp.ReleaseTerminalRequest{SessionID: "s", TerminalID: created.TerminalID}, nil); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 1 || got[0].Output != "kept\n" || got[0].ExitStatus == nil || *got[0].ExitStatus.ExitCode != 2 {
+		t.Errorf("released output %+v, want kept and exit 2", got)
+	}
+}

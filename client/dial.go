@@ -269,22 +269,19 @@ func (c *Conn) DeleteSession(ctx context.Context, id acp.SessionID) error {
 	return nil
 }
 
-// TerminalTail returns the last line of output of a terminal the agent
-// created in session sid, and whether the terminal exists.
-func (c *Conn) TerminalTail(ctx context.Context, sid acp.SessionID, id acp.TerminalID) (string, bool) {
+// TerminalOutput returns the output of a terminal the agent created in
+// session sid and has not released (terminal/output's answer), and whether
+// the terminal exists.
+func (c *Conn) TerminalOutput(ctx context.Context, sid acp.SessionID, id acp.TerminalID) (acp.TerminalOutputResponse, bool) {
 	t, err := c.cl.terminal(sid, id)
 	if err != nil {
-		return "", false
+		return acp.TerminalOutputResponse{}, false
 	}
 	out, err := t.Output(ctx)
 	if err != nil {
-		return "", true
+		return acp.TerminalOutputResponse{}, true
 	}
-	text := strings.TrimRight(out.Output, "\r\n \t")
-	if i := strings.LastIndexAny(text, "\r\n"); i >= 0 {
-		text = text[i+1:]
-	}
-	return text, true
+	return acp.TerminalOutputResponse{Output: out.Output, Truncated: out.Truncated, ExitStatus: exitStatus(out.Exit)}, true
 }
 
 // SessionParams are the parameters of a session's start.

@@ -44,6 +44,7 @@ type Flags struct {
 	json            bool
 	output          string
 	quiet           bool
+	verbose         bool
 	mcpConfig       string
 	maxTurnRequests int
 	timeout         time.Duration
@@ -69,6 +70,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.output, "output", outputText, "text (the answer on stdout), json (one final object) or stream-json (every update, then the final object, as JSON lines)")
 	fs.BoolVar(&f.json, "json", false, "--output stream-json")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "print only the answer (and errors): no tool calls, plans or summary on stderr")
+	fs.BoolVarP(&f.verbose, "verbose", "v", false, "show the whole output of every command when it ends (otherwise its last lines, and the whole output of a failed one)")
 	fs.StringVar(&f.mcpConfig, "mcp-config", "", `MCP servers for the session, a {"mcpServers": {...}} JSON file (stdio and HTTP entries); added to the config file's`)
 	fs.IntVar(&f.maxTurnRequests, "max-turn-requests", 0, "stop the turn after this many model requests (acpd's own agent; default agent.max_turn_requests)")
 	fs.DurationVar(&f.timeout, "timeout", 0, "cancel the turn after this long, e.g. 10m (exit status 124)")

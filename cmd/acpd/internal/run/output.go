@@ -26,6 +26,11 @@ type output interface {
 	// update shows one session/update; tool is a copy of the tool call it
 	// concerns (zero otherwise).
 	update(n acp.SessionNotification, tool toolInfo)
+	// progressive reports whether the output shows running commands'
+	// output (then progress is called with what is new).
+	progressive() bool
+	// progress shows new output of tool call tool's command, which runs.
+	progress(sid acp.SessionID, tool toolInfo)
 	// notice prints one line of acpd run's own.
 	notice(s string)
 	// ask asks the user to choose among options for tool call t, reading
@@ -49,7 +54,7 @@ func newOutput(r *runner, stdoutTTY, stderrTTY bool) output {
 	if stderrTTY && !NoColor() && !r.flags.quiet {
 		return newLiveView(r, stdoutTTY)
 	}
-	return &plainOutput{stdout: r.stdout, stderr: r.stderr, quiet: r.flags.quiet, breakLines: stdoutTTY && stderrTTY}
+	return &plainOutput{stdout: r.stdout, stderr: r.stderr, quiet: r.flags.quiet, breakLines: stdoutTTY && stderrTTY, shown: r.shownLines}
 }
 
 // Result is the final object of --output json (and the last line of
@@ -84,6 +89,14 @@ type ToolRecord struct {
 	Title  string `json:"title"`
 	Kind   string `json:"kind,omitempty"`
 	Status string `json:"status"`
+	// Output is what the call's command printed (its terminal's text, or
+	// a command's text content), at most its last 256 KiB.
+	Output string `json:"output,omitempty"`
+	// OutputTruncated says Output lacks the start of what was printed.
+	OutputTruncated bool `json:"outputTruncated,omitempty"`
+	// ExitCode and Signal are how the command of a terminal exited.
+	ExitCode *uint32 `json:"exitCode,omitempty"`
+	Signal   *string `json:"signal,omitempty"`
 }
 
 // UsageRecord is the agent's last usage report of a Result.
@@ -124,7 +137,11 @@ func (r *runner) result(code int, msg string) Result {
 		if st == "" {
 			st = string(acp.ToolCallStatusPending)
 		}
-		res.ToolCalls = append(res.ToolCalls, ToolRecord{ID: string(t.id), Title: t.title, Kind: string(t.kind), Status: st})
+		rec := ToolRecord{ID: string(t.id), Title: t.title, Kind: string(t.kind), Status: st, Output: t.output, OutputTruncated: t.outTruncated}
+		if t.exit != nil {
+			rec.ExitCode, rec.Signal = t.exit.ExitCode, t.exit.Signal
+		}
+		res.ToolCalls = append(res.ToolCalls, rec)
 	}
 	for f := range r.files {
 		res.FilesChanged = append(res.FilesChanged, f)
@@ -226,15 +243,60 @@ type jsonOutput struct {
 	enc    *json.Encoder
 	stream bool
 	quiet  bool
+	// sent is the raw terminal output streamed so far, by running call;
+	// ended are the calls whose end was shown (stream-json).
+	sent  map[acp.ToolCallID]string
+	ended map[acp.ToolCallID]bool
 }
 
 func (o *jsonOutput) start() {}
 func (o *jsonOutput) stop()  {}
 
-func (o *jsonOutput) update(n acp.SessionNotification, _ toolInfo) {
-	if o.stream {
-		o.write(n)
+func (o *jsonOutput) progressive() bool { return o.stream }
+
+func (o *jsonOutput) progress(sid acp.SessionID, t toolInfo) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.ended[t.id] {
+		o.chunk(sid, t, false)
 	}
+}
+
+// chunk writes what is new of t's terminal output; with exit, also how
+// it ended (o.mu held).
+func (o *jsonOutput) chunk(sid acp.SessionID, t toolInfo, exit bool) {
+	if len(t.terminals) == 0 {
+		return
+	}
+	if o.sent == nil {
+		o.sent, o.ended = map[acp.ToolCallID]string{}, map[acp.ToolCallID]bool{}
+	}
+	sent := o.sent[t.id]
+	data := t.raw
+	if rest, ok := strings.CutPrefix(t.raw, sent); ok {
+		data = rest // else the terminal dropped its start: all it has is new
+	}
+	if data == "" && !exit {
+		return
+	}
+	o.sent[t.id] = t.raw
+	if exit {
+		delete(o.sent, t.id)
+		o.ended[t.id] = true
+	}
+	o.enc.Encode(terminalUpdate(sid, t, t.terminals[len(t.terminals)-1], data, exit))
+}
+
+func (o *jsonOutput) update(n acp.SessionNotification, t toolInfo) {
+	if !o.stream {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if t.id != "" && ended(t.status) && !o.ended[t.id] {
+		o.chunk(n.SessionID, t, true)
+	}
+	o.enc.Encode(n)
 }
 
 func (o *jsonOutput) write(v any) {
@@ -269,6 +331,9 @@ type plainOutput struct {
 	// (both are the same terminal).
 	breakLines bool
 
+	// shown is how many lines of an ended call's output to print (0: all).
+	shown func(toolInfo) int
+
 	midLine   bool // stdout does not end with a newline
 	thought   strings.Builder
 	lastMsg   acp.MessageID // of the last agent text
@@ -278,6 +343,9 @@ type plainOutput struct {
 }
 
 func (o *plainOutput) start() {}
+
+func (o *plainOutput) progressive() bool                { return false }
+func (o *plainOutput) progress(acp.SessionID, toolInfo) {}
 
 func (o *plainOutput) update(n acp.SessionNotification, tool toolInfo) {
 	u := n.Update
@@ -372,9 +440,18 @@ func (o *plainOutput) tool(t toolInfo) {
 				}
 			}
 		}
+		o.output(t)
 	case acp.ToolCallStatusFailed:
 		o.ended[t.id] = true
 		o.line("✗ " + t.title)
+		o.output(t)
+	}
+}
+
+// output prints the end of a call's output, or all of it (o.mu held).
+func (o *plainOutput) output(t toolInfo) {
+	for _, l := range outputLines(t, o.shown(t), true) {
+		o.line(l)
 	}
 }
 

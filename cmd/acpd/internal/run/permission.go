@@ -67,6 +67,17 @@ type toolInfo struct {
 	locations []string
 	diffs     []acp.Diff
 	terminals []acp.TerminalID
+	// text is the call's text content (an agent that shows a command's
+	// output as text, not as a terminal).
+	text string
+	// What the call's command printed (cmdout.go): raw is its terminal's
+	// output while it runs (dropped when it ends); output the rendered
+	// text (its end only, when outTruncated), exit how it exited.
+	raw          string
+	output       string
+	outTruncated bool
+	exit         *acp.TerminalExitStatus
+	outDone      bool // the output at the call's end was read
 	// escalation: the permission request being decided asks to run a
 	// command outside the sandbox.
 	escalation bool
@@ -98,8 +109,14 @@ func (t *toolInfo) merge(u *acp.ToolCallUpdate) {
 }
 
 func (t *toolInfo) setContent(cs []acp.ToolCallContent) {
-	t.diffs, t.terminals = nil, nil
+	t.diffs, t.terminals, t.text = nil, nil, ""
 	for _, c := range cs {
+		if c.Content != nil && c.Content.Content.Text != nil {
+			if t.text != "" {
+				t.text += "\n"
+			}
+			t.text += c.Content.Content.Text.Text
+		}
 		if c.Diff != nil {
 			t.diffs = append(t.diffs, *c.Diff)
 		}

@@ -257,8 +257,9 @@ func (r *runner) run(ctx context.Context, loader *config.Loader, argv []string, 
 		OnUpdate:   r.update,
 		Logger:     slog.New(r.log),
 		// The agent's commands write to the model, not to a screen.
-		Env:     append(terminal.FilterEnv(os.Environ(), cfg.Env.Allow), "TERM=dumb"),
-		Sandbox: r.terminalSandbox(loader, argv != nil),
+		Env:               append(terminal.FilterEnv(os.Environ(), cfg.Env.Allow), "TERM=dumb"),
+		Sandbox:           r.terminalSandbox(loader, argv != nil),
+		OnTerminalRelease: r.released,
 	}, &client.DialOptions{
 		Info:             acp.Implementation{Name: "acpd run", Title: &title, Version: r.opts.Version},
 		MaxLineBytes:     cfg.Protocol.MaxLineBytes,
@@ -268,9 +269,18 @@ func (r *runner) run(ctx context.Context, loader *config.Loader, argv []string, 
 	if err != nil {
 		return err
 	}
+	r.mu.Lock()
 	r.conn = conn
+	r.mu.Unlock()
 	r.out.start()
 	r.ui.start(conn)
+	// The output of running commands, for the live view and stream-json.
+	pollStop := make(chan struct{})
+	var pollWG sync.WaitGroup
+	if r.out.progressive() {
+		pollWG.Add(1)
+		go r.pollOutput(pollStop, &pollWG)
+	}
 
 	// Signals: the first cancels the turn, the second aborts.
 	sigc := make(chan os.Signal, 2)
@@ -289,6 +299,8 @@ func (r *runner) run(ctx context.Context, loader *config.Loader, argv []string, 
 	signal.Stop(sigc)
 	close(sigDone)
 	sigWG.Wait()
+	close(pollStop)
+	pollWG.Wait()
 	r.out.stop()
 	stopping := time.Now()
 	serr := conn.Close()
@@ -385,6 +397,10 @@ type runner struct {
 	files     map[string]bool
 	usage     *acp.UsageUpdate
 	perms     []PermissionRecord
+	// releasedOut holds the output of terminals the agent released, until
+	// their tool call ends (cmdout.go; guarded by mu).
+	releasedOut   map[acp.TerminalID]acp.TerminalOutputResponse
+	releasedOrder []acp.TerminalID
 
 	askMu   sync.Mutex // one question at a time
 	ttyOnce sync.Once
@@ -657,10 +673,20 @@ func (r *runner) update(n acp.SessionNotification) {
 				r.files[d.Path] = true
 			}
 		}
+		if ended(tool.status) && !tool.outDone {
+			r.mu.Unlock()
+			r.finishOutput(tool)
+			r.mu.Lock()
+		}
 		snap = *tool
 	}
 	r.mu.Unlock()
 	r.out.update(n, snap)
+	if tool != nil && ended(snap.status) {
+		r.mu.Lock()
+		tool.raw = "" // shown; the rendered output stays
+		r.mu.Unlock()
+	}
 	r.ui.update(n)
 }
 

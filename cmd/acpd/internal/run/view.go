@@ -74,7 +74,6 @@ func SpinnerFrames() []string { return slices.Clone(spinnerFrames) }
 // liveTool is a tool call shown in the live region.
 type liveTool struct {
 	info toolInfo
-	tail string // a command's last output line
 }
 
 type viewStyles struct {
@@ -118,14 +117,11 @@ func (v *liveView) start() {
 		defer v.wg.Done()
 		t := time.NewTicker(v.tick)
 		defer t.Stop()
-		for n := 0; ; n++ {
+		for {
 			select {
 			case <-v.stopc:
 				return
 			case <-t.C:
-			}
-			if n%4 == 0 {
-				v.refreshTails()
 			}
 			v.mu.Lock()
 			v.frame++
@@ -135,34 +131,17 @@ func (v *liveView) start() {
 	}()
 }
 
-// refreshTails reads the last output line of running commands.
-func (v *liveView) refreshTails() {
+func (v *liveView) progressive() bool { return true }
+
+// progress shows a running command's last output lines.
+func (v *liveView) progress(_ acp.SessionID, t toolInfo) {
 	v.mu.Lock()
-	type want struct {
-		t  *liveTool
-		id acp.TerminalID
-	}
-	var ws []want
-	for _, t := range v.running {
-		if len(t.info.terminals) > 0 {
-			ws = append(ws, want{t, t.info.terminals[len(t.info.terminals)-1]})
+	defer v.mu.Unlock()
+	for _, lt := range v.running {
+		if lt.info.id == t.id {
+			lt.info = t
+			v.redraw()
 		}
-	}
-	v.mu.Unlock()
-	conn := v.r.conn
-	v.r.mu.Lock()
-	sid := v.r.sid
-	v.r.mu.Unlock()
-	if conn == nil || len(ws) == 0 {
-		return
-	}
-	for _, w := range ws {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		tail, _ := conn.TerminalTail(ctx, sid, w.id)
-		cancel()
-		v.mu.Lock()
-		w.t.tail = tail
-		v.mu.Unlock()
 	}
 }
 
@@ -207,8 +186,8 @@ func (v *liveView) redraw() {
 	spin := v.frames[v.frame%len(v.frames)]
 	for _, t := range v.running {
 		lines = append(lines, v.fit(v.st.warn.Render(spin)+" "+t.info.title))
-		if t.tail != "" {
-			lines = append(lines, v.st.dim.Render(v.fit("  └ "+t.tail)))
+		for _, l := range outputLines(t.info, runningLines, false) {
+			lines = append(lines, v.st.dim.Render(v.fit(l)))
 		}
 	}
 	for _, e := range v.plan {
@@ -345,9 +324,7 @@ func (v *liveView) tool(t toolInfo) {
 		if idx < 0 && t.status == acp.ToolCallStatusFailed && t.title == "" {
 			return
 		}
-		var tail string
 		if idx >= 0 {
-			tail = v.running[idx].tail
 			v.running = append(v.running[:idx], v.running[idx+1:]...)
 		}
 		v.flushPartial()
@@ -357,8 +334,15 @@ func (v *liveView) tool(t toolInfo) {
 		} else {
 			lines = append(lines, v.st.fail.Render("✗")+" "+v.fit(t.title))
 		}
-		if t.kind == acp.ToolKindExecute && tail != "" {
-			lines = append(lines, v.st.dim.Render(v.fit("  └ "+tail)))
+		if n := v.r.shownLines(t); n > 0 {
+			for _, l := range outputLines(t, n, true) {
+				lines = append(lines, v.st.dim.Render(v.fit(l)))
+			}
+		} else {
+			// The whole output: lines are not cut to the screen's width.
+			for _, l := range outputLines(t, 0, true) {
+				lines = append(lines, v.st.dim.Render(l))
+			}
 		}
 		if t.status == acp.ToolCallStatusCompleted && isEdit(t.kind) {
 			for _, d := range t.diffs {
