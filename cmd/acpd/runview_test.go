@@ -348,3 +348,39 @@ func TestRunNoColorOnTerminal(t *testing.T) {
 		}
 	}
 }
+
+// TestRunLiveViewCommandOutput: on a terminal, a running command shows its
+// last three lines; when it ends, its last five stay (all of them for a
+// failed command). The first command waits for a file the test writes
+// once it has seen the running lines.
+func TestRunLiveViewCommandOutput(t *testing.T) {
+	t.Parallel()
+	iso, project, script := runSetup(t, `{"type":"tool_done","toolCallId":"call_a","toolName":"run_command","input":{"command":"for i in 1 2 3 4 5 6; do echo live-$i; done; while [ ! -e go.flag ]; do sleep 0.05; done; echo live-7"}}
+{"type":"tool_done","toolCallId":"call_b","toolName":"run_command","input":{"command":"for i in 1 2 3 4 5 6 7; do echo bad-$i; done; exit 2"}}
+{"type":"finish"}
+{"type":"text","text":"Done."}
+{"type":"finish"}
+`)
+	p := startPTYRun(t, iso.Env(), "run", "--yes", "--cwd", project, "--model", "replay/"+script, "go")
+	p.waitFor("  └ live-6", 1)
+	if scr := p.screen(); !strings.Contains(scr, "  │ live-4\n  │ live-5\n  └ live-6") || strings.Contains(scr, "live-3") {
+		t.Errorf("the running command's last three lines are not what is shown:\n%s", scr)
+	}
+	if err := os.WriteFile(filepath.Join(project, "go.flag"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.wait(); code != 0 {
+		t.Fatalf("exit %d; screen:\n%s", code, p.screen())
+	}
+	scr := p.screen()
+	for _, want := range []string{
+		"done; echo live-7\n  │ … 2 earlier lines (--verbose shows all)\n  │ live-3\n",
+		"  └ live-7\n",
+		"exit 2\n  │ bad-1\n  │ bad-2\n",
+		"  └ bad-7\n",
+	} {
+		if !strings.Contains(scr, want) {
+			t.Errorf("the screen lacks %q:\n%s", want, scr)
+		}
+	}
+}
