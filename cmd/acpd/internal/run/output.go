@@ -60,7 +60,9 @@ func newOutput(r *runner, stdoutTTY, stderrTTY bool) output {
 // Result is the final object of --output json (and the last line of
 // stream-json). Field names are part of acpd run's interface.
 type Result struct {
-	// SessionID is the session's id ("" when none was opened).
+	// SessionID is the session's id ("" when none was opened, or the
+	// session of a run that failed before its prompt reached a model was
+	// deleted).
 	SessionID string `json:"sessionId"`
 	// StopReason is the turn's ACP stop reason ("" when it did not end).
 	StopReason string `json:"stopReason"`

@@ -21,10 +21,11 @@ import (
 // liveView is the text output on a terminal (stderr), in the style of the
 // agents people watch: the answer streams; below it a live region, redrawn
 // in place, holds the running tool calls (a spinner each, and a command's
-// last output line), the plan as a checklist, the thought being thought
+// last output lines), the plan as a checklist, the thought being thought
 // (dimmed, one line) and a status line with a spinner. Finished tool calls
-// (✓/✗), edits as coloured unified diffs, folded thoughts and the summary
-// are printed above the region and stay.
+// (✓/✗, with the end of a command's output, or all of it when it failed),
+// edits as coloured unified diffs, folded thoughts and the summary are
+// printed above the region and stay.
 //
 // Styling is lipgloss's (told the colour profile by the environment);
 // the spinner has bubbles' MiniDot frames; cursor movement is x/ansi's. The view's
