@@ -22,7 +22,7 @@ import (
 
 const (
 	// outputPoll is how often the output of running commands is read.
-	outputPoll = 250 * time.Second / 1000
+	outputPoll = 250 * time.Millisecond
 	// maxKeptOutput bounds the rendered output kept per tool call (its
 	// end), for the result and the whole output of a failed command.
 	maxKeptOutput = 256 << 10
