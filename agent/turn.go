@@ -264,7 +264,6 @@ func (s *sess) loop(ctx context.Context, t *turnslot.Turn[steerMsg], backend mod
 			// further from what a resume would restore (Prompt reports it).
 			return "", err
 		}
-		s.deliverSteered(ctx, t.Steered(false), info)
 		if s.needsCompaction(info) {
 			if err := s.compact(ctx, backend, info); err != nil {
 				if ctx.Err() != nil {
@@ -273,6 +272,8 @@ func (s *sess) loop(ctx context.Context, t *turnslot.Turn[steerMsg], backend mod
 				s.a.log.Warn("compaction failed", "session", s.id, "err", err)
 			}
 		}
+		// After compaction, so the request has them verbatim.
+		s.deliverSteered(ctx, t.Steered(false), info)
 		ts, err := s.stream(ctx, backend, info, last)
 		s.reportUsage(out, ts.asm.Usage, info)
 		if err != nil {
