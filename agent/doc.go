@@ -23,7 +23,8 @@
 //   - under agent/internal, the packages only agent uses: replay (what
 //     session/load replays), listing (session/list), handshake
 //     (initialize's reply, the auth methods), turnerr (a turn's errors),
-//     turnslot (one turn per session), configopts (the settings as ACP
+//     turnslot (one turn per session, its queue and its steering
+//     messages; steer.go serves _session/steering), configopts (the settings as ACP
 //     shows them), slash (acpd's slash commands), notice (a notice, or a
 //     card where the client takes none), sysprompt, promptin and editor
 //     (the editor's fs/* and terminal/*).

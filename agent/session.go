@@ -58,8 +58,12 @@ type sess struct {
 	mu         sync.Mutex
 	set        settings
 	transcript []model.Message
-	// slot holds the running prompt turn (package agent/internal/turnslot).
-	slot turnslot.Slot
+	// slot holds the running prompt turn (package agent/internal/turnslot)
+	// and the steering messages waiting for it (steer.go).
+	slot turnslot.Slot[steerMsg]
+	// detached counts the turns started by steering requests, which no
+	// prompt request owns (steer.go); close waits for them.
+	detached sync.WaitGroup
 	// prompted: the session has had a prompt (or was stored before this
 	// process opened it); session/list hides an open session until then.
 	prompted atomic.Bool
@@ -318,6 +322,7 @@ func (s *sess) close() {
 	if done != nil {
 		<-done
 	}
+	s.detached.Wait()
 	// Calls a cancelled turn abandoned may still use the session: wait
 	// for them, bounded (one stuck in the kernel may never return).
 	stuck := make(chan struct{})

@@ -44,25 +44,50 @@ func (h handlers) Prompt(ctx context.Context, p *acp.PromptRequest) (*acp.Prompt
 	}
 	s.prompted.Store(true)
 	t, err := s.slot.Begin(ctx, jsonrpc.Arrival(ctx))
-	switch {
-	case errors.Is(err, turnslot.ErrCancelledEarly):
-		// session/cancel read after this prompt (a quick Stop).
-		return &acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
-	case errors.Is(err, turnslot.ErrClosed):
-		return nil, &jsonrpc.Error{Code: int(acp.ErrorCodeResourceNotFound), Message: fmt.Sprintf("session %q is closed", s.id)}
-	case errors.Is(err, turnslot.ErrBusy):
-		return nil, turnerr.InProgress
-	case err != nil:
-		return nil, err
+	if err != nil {
+		return s.notBegun(p.Prompt, err)
 	}
 	// The slot is released once the reply is written (AfterReply runs even
 	// when the write fails or the handler panics): a prompt waiting for this
 	// cancelled turn must not stream before the client has this reply.
 	jsonrpc.AfterReply(ctx, t.End)
 	defer t.Replying()
-	stop, err := s.runTurn(t.Context(), p.Prompt)
+	return s.runPrompt(t, p.Prompt, false)
+}
+
+// notBegun is the answer to a prompt whose turn could not begin (err from
+// turnslot's Begin). A prompt a cancel dropped from the queue is told.
+func (s *sess) notBegun(prompt []acp.ContentBlock, err error) (*acp.PromptResponse, error) {
+	switch {
+	case errors.Is(err, turnslot.ErrCancelledEarly):
+		// session/cancel read after this prompt (a quick Stop, or the
+		// queue behind a cancelled turn).
+		s.tellDropped(prompt, "It waited for the cancelled turn and never ran; send it again to run it.")
+		s.sync()
+		return &acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
+	case errors.Is(err, turnslot.ErrClosed):
+		return nil, &jsonrpc.Error{Code: int(acp.ErrorCodeResourceNotFound), Message: fmt.Sprintf("session %q is closed", s.id)}
+	case errors.Is(err, turnslot.ErrBusy):
+		return nil, turnerr.InProgress
+	}
+	return nil, err
+}
+
+// runPrompt runs the turn t of prompt to its answer; show: the client has
+// not shown the prompt itself (a turn a steering request started). The
+// steering messages the turn did not take are told.
+func (s *sess) runPrompt(t *turnslot.Turn[steerMsg], prompt []acp.ContentBlock, show bool) (*acp.PromptResponse, error) {
+	stop, err := s.runTurn(t.Context(), t, prompt, show)
+	cancelled := t.Cancelled()
+	for _, m := range t.Shut() {
+		if cancelled {
+			s.tellDropped(m, "It was sent to steer the cancelled turn and had not reached the model yet; send it again to run it.")
+		} else {
+			s.tellDropped(m, "It was sent to steer a turn that ended before its next model request; send it again to run it.")
+		}
+	}
 	s.sync()
-	if t.Cancelled() {
+	if cancelled {
 		// session/cancel: the turn ends with "cancelled", never an error
 		// (a failure to save waits for the next turn).
 		return &acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
@@ -95,13 +120,11 @@ type turnState struct {
 	info model.ModelInfo
 }
 
-// runTurn runs one prompt turn to its stop reason.
-func (s *sess) runTurn(ctx context.Context, prompt []acp.ContentBlock) (acp.StopReason, error) {
+// runTurn runs the prompt turn t to its stop reason; show: send the
+// client the prompt as a user message (it did not show it itself).
+func (s *sess) runTurn(ctx context.Context, t *turnslot.Turn[steerMsg], prompt []acp.ContentBlock, show bool) (acp.StopReason, error) {
 	out := s.a.baseContext()
-	userMsgID := newID("u_")
-	for _, b := range prompt {
-		s.record(kindUpdate, acp.SessionUpdate{UserMessageChunk: &acp.ContentChunk{Content: b, MessageID: msgID(userMsgID)}})
-	}
+	s.userMessage(out, prompt, show)
 	st := s.settings()
 	if st.Model == "" && s.a.refreshCredentials(out) {
 		st = s.settings() // the refresh may have given this session a model
@@ -147,7 +170,9 @@ func (s *sess) runTurn(ctx context.Context, prompt []acp.ContentBlock) (acp.Stop
 			reviewing = true
 		default:
 			// Other slash commands are for acpd, not the model: they stay
-			// out of the transcript.
+			// out of the transcript, and a steering message sent meanwhile
+			// becomes a turn of its own.
+			s.refuseSteering(t)
 			if cmd == "compact" && resolveErr != nil {
 				return "", s.noModel(out, st.Model, resolveErr)
 			}
@@ -191,7 +216,7 @@ func (s *sess) runTurn(ctx context.Context, prompt []acp.ContentBlock) (acp.Stop
 	if maxReq <= 0 {
 		maxReq = defaultMaxTurnRequests
 	}
-	stop, err := s.loop(ctx, backend, info, maxReq)
+	stop, err := s.loop(ctx, t, backend, info, maxReq)
 	if reviewing && err == nil && stop == acp.StopReasonEndTurn {
 		s.showFindings(out)
 	}
@@ -217,7 +242,9 @@ func (s *sess) noModel(ctx context.Context, ref string, err error) error {
 const maxRestarts = 2
 
 // loop runs model requests and tool calls until the model ends the turn.
-func (s *sess) loop(ctx context.Context, backend model.Backend, info model.ModelInfo, maxReq int) (acp.StopReason, error) {
+// Before each request it delivers the steering messages t holds; when the
+// model would end the turn while some wait, the turn goes on with them.
+func (s *sess) loop(ctx context.Context, t *turnslot.Turn[steerMsg], backend model.Backend, info model.ModelInfo, maxReq int) (acp.StopReason, error) {
 	out := s.a.baseContext()
 	var guard loopguard.Guard
 	restarts := 0
@@ -245,6 +272,8 @@ func (s *sess) loop(ctx context.Context, backend model.Backend, info model.Model
 				s.a.log.Warn("compaction failed", "session", s.id, "err", err)
 			}
 		}
+		// After compaction, so the request has them verbatim.
+		s.deliverSteered(ctx, t.Steered(false), info)
 		ts, err := s.stream(ctx, backend, info, last)
 		s.reportUsage(out, ts.asm.Usage, info)
 		if err != nil {
@@ -273,6 +302,12 @@ func (s *sess) loop(ctx context.Context, backend model.Backend, info model.Model
 				return acp.StopReasonMaxTokens, nil
 			case model.FinishRefusal:
 				return acp.StopReasonRefusal, nil
+			}
+			if more := t.Steered(true); len(more) > 0 {
+				// The user said more while the model answered: the
+				// answer is not the turn's last.
+				s.deliverSteered(ctx, more, info)
+				continue
 			}
 			return acp.StopReasonEndTurn, nil
 		}

@@ -186,6 +186,38 @@ func TestRunContinue(t *testing.T) {
 	}
 }
 
+// TestRunFollowUp: each --follow-up is the session's next turn, in
+// order, once the turn before it ended, with the turns before in its
+// request; a turn that does not end normally stops the rest and sets the
+// exit status.
+func TestRunFollowUp(t *testing.T) {
+	t.Parallel()
+	iso, project, script := runSetup(t, `{"type":"expect","contains":"prompt-alpha"}
+{"type":"text","text":"First answer."}
+{"type":"finish"}
+{"type":"expect","contains":"First answer."}
+{"type":"expect","contains":"prompt-beta"}
+{"type":"text","text":"Second answer."}
+{"type":"finish"}
+{"type":"expect","contains":"Second answer."}
+{"type":"expect","contains":"prompt-gamma"}
+{"type":"finish","finish":"refusal"}
+`)
+	stdout, stderr, code := runCLI(t, iso.Env(), "run", "--output", "json", "--cwd", project, "--model", "replay/"+script,
+		"--follow-up", "prompt-beta", "--follow-up", "prompt-gamma", "--follow-up", "prompt-delta", "prompt-alpha")
+	if code != run.ExitRefusal {
+		t.Fatalf("exit %d, want %d; stderr:\n%s", code, run.ExitRefusal, stderr)
+	}
+	res := checkResult(t, stdout)
+	if res.Text != "First answer.\n\nSecond answer." || res.StopReason != "refusal" {
+		t.Errorf("result %+v", res)
+	}
+	wantStderr(t, stderr, "follow-up 1 of 3", "follow-up 2 of 3", "1 follow-up(s) not sent")
+	if strings.Contains(stderr, "follow-up 3 of 3") {
+		t.Errorf("the follow-up after the refusal was sent:\n%s", stderr)
+	}
+}
+
 // TestRunMCPConfig: a server of a --mcp-config file reaches the model.
 func TestRunMCPConfig(t *testing.T) {
 	t.Parallel()

@@ -6,6 +6,13 @@
 // that runs `acpd login` in a terminal; and the "terminal" method [Login]
 // (run `acpd login`) for clients that advertise auth.terminal. It keeps no
 // state.
+//
+// It also advertises the two extensions for prompts sent during a turn, as
+// the Claude and Codex adapters do (see docs/extending.md): prompt queueing
+// (agentCapabilities._meta.claudeCode.promptQueueing: a session/prompt sent
+// during a turn waits for it and becomes the next turn) and steering (the
+// reply's own _meta.steering.supported: the [SteeringMethod] request puts a
+// message into the running turn).
 package handshake
 
 import (
@@ -15,6 +22,9 @@ import (
 	"acpd/acp"
 	"acpd/acp/jsonrpc"
 )
+
+// SteeringMethod is the steering extension's request.
+const SteeringMethod = "_session/steering"
 
 // The method ids (fixed: clients depend on them).
 const (
@@ -27,13 +37,14 @@ const (
 // client asked for (it decides whether it can go on); session load,
 // resume, list, close, delete and additional directories; images and
 // embedded context in prompts, audio too when audio (the default model
-// takes it); HTTP and SSE MCP servers; logout when logout; and the
-// [Offered] authentication methods.
+// takes it); HTTP and SSE MCP servers; logout when logout; prompt queueing
+// and steering; and the [Offered] authentication methods.
 func Reply(caps *acp.ClientCapabilities, name, version string, audio, logout bool) *acp.InitializeResponse {
 	title := "acpd"
 	resp := &acp.InitializeResponse{
 		ProtocolVersion: acp.ProtocolVersion(acp.ProtocolVersion1),
 		AgentCapabilities: &acp.AgentCapabilities{
+			Meta:               map[string]any{"claudeCode": map[string]any{"promptQueueing": true}},
 			LoadSession:        true,
 			PromptCapabilities: &acp.PromptCapabilities{Image: true, Audio: audio, EmbeddedContext: true},
 			McpCapabilities:    &acp.McpCapabilities{HTTP: true, Sse: true},
@@ -47,6 +58,7 @@ func Reply(caps *acp.ClientCapabilities, name, version string, audio, logout boo
 		},
 		AuthMethods: Offered(caps),
 		AgentInfo:   &acp.Implementation{Name: name, Title: &title, Version: version},
+		Meta:        map[string]any{"steering": map[string]any{"supported": true}},
 	}
 	if logout {
 		resp.AgentCapabilities.Auth = &acp.AgentAuthCapabilities{Logout: &acp.LogoutCapabilities{}}

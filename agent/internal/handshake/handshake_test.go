@@ -1,6 +1,7 @@
 package handshake
 
 import (
+	"encoding/json"
 	"testing"
 
 	"acpd/acp"
@@ -27,7 +28,8 @@ func TestOffered(t *testing.T) {
 	}
 }
 
-// initialize's reply offers audio and logout only when asked to.
+// initialize's reply offers audio and logout only when asked to, and
+// always prompt queueing and steering, where the peers advertise them.
 func TestReply(t *testing.T) {
 	r := Reply(nil, "acpd", "v1", false, false)
 	if r.ProtocolVersion != acp.ProtocolVersion(acp.ProtocolVersion1) || !r.AgentCapabilities.LoadSession || r.AgentCapabilities.PromptCapabilities.Audio || r.AgentCapabilities.Auth != nil || r.AgentInfo.Version != "v1" || len(r.AuthMethods) != 1 {
@@ -35,5 +37,26 @@ func TestReply(t *testing.T) {
 	}
 	if r := Reply(nil, "acpd", "v1", true, true); !r.AgentCapabilities.PromptCapabilities.Audio || r.AgentCapabilities.Auth == nil || r.AgentCapabilities.Auth.Logout == nil {
 		t.Fatalf("audio and logout reply %+v", r.AgentCapabilities)
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wire struct {
+		AgentCapabilities struct {
+			Meta struct {
+				ClaudeCode struct {
+					PromptQueueing bool `json:"promptQueueing"`
+				} `json:"claudeCode"`
+			} `json:"_meta"`
+		} `json:"agentCapabilities"`
+		Meta struct {
+			Steering struct {
+				Supported bool `json:"supported"`
+			} `json:"steering"`
+		} `json:"_meta"`
+	}
+	if err := json.Unmarshal(b, &wire); err != nil || !wire.AgentCapabilities.Meta.ClaudeCode.PromptQueueing || !wire.Meta.Steering.Supported {
+		t.Errorf("queueing and steering not advertised (%v): %s", err, b)
 	}
 }

@@ -7,6 +7,14 @@
 // and every prompt read before it whose turn has not begun, so a cancel
 // drops the queue.
 //
+// A turn also takes steering messages ([Slot.Steer]): values of type S
+// that join the running turn instead of waiting for the next one. They
+// wait in the turn's inbox until the turn takes them ([Turn.Steered]) at
+// its next model-request boundary; the turn closes the inbox when it is
+// about to end with nothing left in it, so a message can never arrive
+// after the turn's last look. A cancel leaves what the inbox holds for the
+// turn's handler to report ([Turn.Steered] again) and takes no more.
+//
 // A [Slot] is safe for concurrent use; its zero value is an open, empty
 // slot. The prompt handler that began a [Turn] owns it: it calls
 // [Turn.Replying] when it returns and [Turn.End] once its reply is written.
@@ -32,9 +40,9 @@ var (
 const MaxQueued = 16
 
 // Slot holds a session's running turn.
-type Slot struct {
+type Slot[S any] struct {
 	mu     sync.Mutex
-	cur    *Turn
+	cur    *Turn[S]
 	closed bool
 	// queue holds the tickets of the prompts waiting, in arrival order;
 	// next is the next ticket; changed is closed (and replaced) whenever
@@ -48,20 +56,24 @@ type Slot struct {
 }
 
 // Turn is a running prompt turn.
-type Turn struct {
-	slot   *Slot
+type Turn[S any] struct {
+	slot   *Slot[S]
 	ctx    context.Context // ends when the turn is cancelled, by any means
 	cancel context.CancelFunc
 	done   chan struct{}
 	// cancelled: Cancel or Close hit the turn. replying: its prompt
-	// handler returned and its reply is being written. Guarded by slot.mu.
-	cancelled, replying bool
+	// handler returned and its reply is being written. shut: the turn
+	// takes no more steering messages. Guarded by slot.mu.
+	cancelled, replying, shut bool
+	// inbox holds the steering messages not taken yet, in arrival order
+	// (guarded by slot.mu).
+	inbox []S
 }
 
 // Begin starts a turn for a prompt whose request context is ctx and which
 // arrived at arrival (its order of reading; 0 when unknown), waiting as the
 // package doc says. The turn's context derives from ctx.
-func (s *Slot) Begin(ctx context.Context, arrival uint64) (*Turn, error) {
+func (s *Slot[S]) Begin(ctx context.Context, arrival uint64) (*Turn[S], error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -104,15 +116,15 @@ func (s *Slot) Begin(ctx context.Context, arrival uint64) (*Turn, error) {
 
 // beginLocked makes a turn for a prompt whose request context is ctx the
 // running one.
-func (s *Slot) beginLocked(ctx context.Context) *Turn {
+func (s *Slot[S]) beginLocked(ctx context.Context) *Turn[S] {
 	tctx, cancel := context.WithCancel(ctx)
-	t := &Turn{slot: s, ctx: tctx, cancel: cancel, done: make(chan struct{})}
+	t := &Turn[S]{slot: s, ctx: tctx, cancel: cancel, done: make(chan struct{})}
 	s.cur = t
 	return t
 }
 
 // leaveLocked takes ticket out of the queue and wakes the others.
-func (s *Slot) leaveLocked(ticket uint64) {
+func (s *Slot[S]) leaveLocked(ticket uint64) {
 	for i, q := range s.queue {
 		if q == ticket {
 			s.queue = append(s.queue[:i], s.queue[i+1:]...)
@@ -123,7 +135,7 @@ func (s *Slot) leaveLocked(ticket uint64) {
 }
 
 // changedLocked is the channel the next wake closes.
-func (s *Slot) changedLocked() chan struct{} {
+func (s *Slot[S]) changedLocked() chan struct{} {
 	if s.changed == nil {
 		s.changed = make(chan struct{})
 	}
@@ -131,7 +143,7 @@ func (s *Slot) changedLocked() chan struct{} {
 }
 
 // wakeLocked wakes every waiter to look again.
-func (s *Slot) wakeLocked() {
+func (s *Slot[S]) wakeLocked() {
 	if s.changed != nil {
 		close(s.changed)
 		s.changed = nil
@@ -139,7 +151,7 @@ func (s *Slot) wakeLocked() {
 }
 
 // Queued is the number of prompts waiting for the running turn.
-func (s *Slot) Queued() int {
+func (s *Slot[S]) Queued() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.queue)
@@ -148,7 +160,7 @@ func (s *Slot) Queued() int {
 // Cancel cancels the running turn, if any, and every prompt that arrived
 // before arrival (0 when unknown) whose turn has not begun yet. It never
 // blocks.
-func (s *Slot) Cancel(arrival uint64) {
+func (s *Slot[S]) Cancel(arrival uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cancelledBefore = max(s.cancelledBefore, arrival)
@@ -160,7 +172,7 @@ func (s *Slot) Cancel(arrival uint64) {
 }
 
 // Running returns the running turn's context; false when none runs.
-func (s *Slot) Running() (context.Context, bool) {
+func (s *Slot[S]) Running() (context.Context, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cur == nil {
@@ -172,7 +184,7 @@ func (s *Slot) Running() (context.Context, bool) {
 // Close closes the slot (later Begins fail with ErrClosed) and cancels the
 // running turn. It returns a channel closed when that turn ended (nil
 // without one), and false when the slot was already closed.
-func (s *Slot) Close() (<-chan struct{}, bool) {
+func (s *Slot[S]) Close() (<-chan struct{}, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -189,17 +201,17 @@ func (s *Slot) Close() (<-chan struct{}, bool) {
 }
 
 // Context ends when the turn is cancelled, by any means.
-func (t *Turn) Context() context.Context { return t.ctx }
+func (t *Turn[S]) Context() context.Context { return t.ctx }
 
 // Replying records that the turn's prompt handler returned.
-func (t *Turn) Replying() {
+func (t *Turn[S]) Replying() {
 	t.slot.mu.Lock()
 	t.replying = true
 	t.slot.mu.Unlock()
 }
 
 // End releases the slot (once the turn's reply is written).
-func (t *Turn) End() {
+func (t *Turn[S]) End() {
 	t.slot.mu.Lock()
 	if t.slot.cur == t {
 		t.slot.cur = nil
@@ -211,8 +223,51 @@ func (t *Turn) End() {
 }
 
 // Cancelled reports whether Cancel or Close hit the turn.
-func (t *Turn) Cancelled() bool {
+func (t *Turn[S]) Cancelled() bool {
 	t.slot.mu.Lock()
 	defer t.slot.mu.Unlock()
 	return t.cancelled
+}
+
+// MaxSteered bounds the steering messages waiting in a turn's inbox.
+const MaxSteered = 16
+
+// Steer hands v to the running turn and reports whether it took it: false
+// when no turn runs, or the running one was cancelled, is replying, has
+// closed its inbox (see [Turn.Steered]) or holds MaxSteered messages
+// already. It never blocks.
+func (s *Slot[S]) Steer(v S) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.cur
+	if s.closed || t == nil || t.cancelled || t.replying || t.shut || len(t.inbox) >= MaxSteered {
+		return false
+	}
+	t.inbox = append(t.inbox, v)
+	return true
+}
+
+// Steered takes the steering messages waiting for the turn, in arrival
+// order. With last (the turn is about to end) and none waiting, the turn
+// closes its inbox: later [Slot.Steer]s fail. After a cancel it returns
+// what was waiting when the cancel came (none is added after it).
+func (t *Turn[S]) Steered(last bool) []S {
+	t.slot.mu.Lock()
+	defer t.slot.mu.Unlock()
+	in := t.inbox
+	t.inbox = nil
+	if last && len(in) == 0 {
+		t.shut = true
+	}
+	return in
+}
+
+// Shut closes the turn's inbox (a turn that makes no model request takes
+// no steering) and returns the messages it held.
+func (t *Turn[S]) Shut() []S {
+	t.slot.mu.Lock()
+	defer t.slot.mu.Unlock()
+	in := t.inbox
+	t.inbox, t.shut = nil, true
+	return in
 }

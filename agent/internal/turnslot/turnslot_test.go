@@ -3,7 +3,9 @@ package turnslot
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
+	"slices"
 	"testing"
 )
 
@@ -11,7 +13,7 @@ import (
 // turn; a cancel also stops prompts read before it (the queue); Close ends
 // everything.
 func TestSlot(t *testing.T) {
-	var s Slot
+	var s Slot[string]
 	ctx := context.Background()
 	t1, err := s.Begin(ctx, 1)
 	if err != nil {
@@ -36,7 +38,7 @@ func TestSlot(t *testing.T) {
 	if _, err := s.Begin(ctx, 2); !errors.Is(err, ErrCancelledEarly) {
 		t.Fatalf("prompt read before the cancel: %v, want ErrCancelledEarly", err)
 	}
-	next := make(chan *Turn)
+	next := make(chan *Turn[string])
 	go func() {
 		t2, err := s.Begin(ctx, 4)
 		if err != nil {
@@ -65,7 +67,7 @@ func TestSlot(t *testing.T) {
 }
 
 // waitQueued waits until n prompts wait in s.
-func waitQueued(t *testing.T, s *Slot, n int) {
+func waitQueued(t *testing.T, s *Slot[string], n int) {
 	t.Helper()
 	for i := 0; s.Queued() != n; i++ {
 		if i > 1e6 {
@@ -78,14 +80,14 @@ func waitQueued(t *testing.T, s *Slot, n int) {
 // Queued prompts become turns in arrival order, one at a time; past
 // MaxQueued one more is refused; a waiter whose request ends leaves.
 func TestQueueOrder(t *testing.T) {
-	var s Slot
+	var s Slot[string]
 	ctx := context.Background()
 	first, err := s.Begin(ctx, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := make(chan uint64, MaxQueued)
-	turns := make(chan *Turn, MaxQueued)
+	turns := make(chan *Turn[string], MaxQueued)
 	for i := range uint64(3) {
 		go func() {
 			tt, err := s.Begin(ctx, 10+i)
@@ -132,4 +134,66 @@ func TestQueueOrder(t *testing.T) {
 		cf()
 	}
 	hold.End()
+}
+
+// Steering messages join the running turn in order; the turn's last look
+// closes its inbox, so a later message is refused (it becomes a prompt of
+// its own); a cancel keeps what was waiting for the handler to report and
+// takes no more; without a turn nothing is taken.
+func TestSteer(t *testing.T) {
+	var s Slot[string]
+	ctx := context.Background()
+	if s.Steer("idle") {
+		t.Fatal("Steer without a turn took the message")
+	}
+	t1, err := s.Begin(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := t1.Steered(false); len(got) != 0 {
+		t.Fatalf("empty inbox gave %q", got)
+	}
+	if !s.Steer("a") || !s.Steer("b") {
+		t.Fatal("the running turn refused a steering message")
+	}
+	if got := t1.Steered(true); !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("Steered = %q, want [a b]", got)
+	}
+	// Not empty at the last look: the inbox stays open.
+	if !s.Steer("c") {
+		t.Fatal("refused after a last look that found messages")
+	}
+	if got := t1.Steered(true); !slices.Equal(got, []string{"c"}) {
+		t.Fatalf("Steered = %q, want [c]", got)
+	}
+	if got := t1.Steered(true); len(got) != 0 || s.Steer("late") {
+		t.Fatalf("after the empty last look: %q, and a late message was taken", got)
+	}
+	t1.End()
+
+	t2, _ := s.Begin(ctx, 2)
+	for i := range MaxSteered {
+		if !s.Steer(fmt.Sprint(i)) {
+			t.Fatalf("message %d refused", i)
+		}
+	}
+	if s.Steer("over") {
+		t.Error("took more than MaxSteered messages")
+	}
+	s.Cancel(3)
+	if s.Steer("after cancel") {
+		t.Error("a cancelled turn took a message")
+	}
+	if got := t2.Steered(true); len(got) != MaxSteered {
+		t.Errorf("after the cancel the inbox held %d, want %d", len(got), MaxSteered)
+	}
+	t2.End()
+
+	t3, _ := s.Begin(ctx, 4)
+	s.Steer("x")
+	if got := t3.Shut(); !slices.Equal(got, []string{"x"}) || s.Steer("y") {
+		t.Errorf("Shut gave %q or did not close the inbox", got)
+	}
+	t3.Replying()
+	t3.End()
 }

@@ -50,6 +50,7 @@ type Flags struct {
 	timeout         time.Duration
 	ui              bool
 	failOnRefusal   bool
+	followUps       []string
 
 	set *pflag.FlagSet // where Register defined them, for Changed
 }
@@ -75,6 +76,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.IntVar(&f.maxTurnRequests, "max-turn-requests", 0, "stop the turn after this many model requests (acpd's own agent; default agent.max_turn_requests)")
 	fs.DurationVar(&f.timeout, "timeout", 0, "cancel the turn after this long, e.g. 10m (exit status 124)")
 	fs.BoolVar(&f.ui, "ui", false, "host MCP App views in the browser: serve a page on 127.0.0.1 and open it")
+	fs.StringArrayVar(&f.followUps, "follow-up", nil, "send this prompt too, as the next turn of the session once the turn before it ends (repeatable, in order; a turn that does not end normally stops the rest)")
 	fs.BoolVar(&f.failOnRefusal, "fail-on-refusal", false, "exit 3 when a permission request was refused (by --approve, --policy or for want of a terminal), so a CI step fails when the agent could not do what it tried")
 }
 
@@ -111,6 +113,11 @@ func (f *Flags) check() (argv []string, err error) {
 	}
 	if f.maxTurnRequests < 0 {
 		return nil, UsageError("--max-turn-requests must be at least 1")
+	}
+	for _, fu := range f.followUps {
+		if strings.TrimSpace(fu) == "" {
+			return nil, UsageError("--follow-up is empty")
+		}
 	}
 	if f.timeout < 0 {
 		return nil, UsageError("--timeout must be positive")

@@ -42,6 +42,7 @@ func TestFlagsCheck(t *testing.T) {
 		{"--agent", "  "},
 		{"--agent", "a", "--max-turn-requests", "3"},
 		{"--agent-arg", "x"},
+		{"--follow-up", " "},
 	} {
 		if _, err := parse(t, args...).check(); !errors.Is(err, ExitStatus(ExitUsage)) {
 			t.Errorf("%q: %v, want a usage error", args, err)

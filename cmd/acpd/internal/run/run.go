@@ -536,6 +536,36 @@ func (r *runner) session(ctx context.Context, conn *client.Conn, mcpServers []ac
 		})
 		defer timer.Stop()
 	}
+	prompts := append([]string{prompt}, r.flags.followUps...)
+	for i, p := range prompts {
+		if i > 0 {
+			r.mu.Lock()
+			cancelled, timedOut := r.cancelled, r.timedOut
+			r.mu.Unlock()
+			if cancelled {
+				// Between two turns: the cancel stops the rest.
+				r.notice(fmt.Sprintf("acpd run: %d follow-up(s) not sent", len(prompts)-i))
+				if timedOut {
+					return ExitStatus(ExitTimeout)
+				}
+				return ExitStatus(ExitCancelled)
+			}
+			r.notice(fmt.Sprintf("acpd run: follow-up %d of %d", i, len(prompts)-1))
+		}
+		if err := r.turn(ctx, pctx, sess, p, i == len(prompts)-1); err != nil {
+			if i < len(prompts)-1 {
+				r.notice(fmt.Sprintf("acpd run: %d follow-up(s) not sent", len(prompts)-1-i))
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// turn sends one prompt of the session and waits for its turn; last: no
+// follow-up comes after it. Its error (nil: the turn ended normally)
+// decides the exit status.
+func (r *runner) turn(ctx, pctx context.Context, sess *client.Session, prompt string, last bool) error {
 	r.ui.prompted(sess.ID, prompt)
 	res, err := sess.Prompt(pctx, acp.ContentBlock{Text: &acp.TextContent{Text: prompt}})
 	discard = discard && noModel(err)
@@ -544,13 +574,13 @@ func (r *runner) session(ctx context.Context, conn *client.Conn, mcpServers []ac
 	r.stop = res.StopReason
 	r.turnOver = true
 	r.mu.Unlock()
-	if err == nil && !r.aborted() {
+	if err == nil && !r.aborted() && last {
 		r.ui.hold(ctx, r.cancel)
 	}
 	if err != nil && !errors.Is(err, client.ErrUnknownStopReason) {
 		switch {
 		case r.aborted():
-			return nil
+			return ExitStatus(ExitCancelled)
 		case timedOut:
 			return ExitStatus(ExitTimeout)
 		}
@@ -561,6 +591,9 @@ func (r *runner) session(ctx context.Context, conn *client.Conn, mcpServers []ac
 	}
 	switch res.StopReason {
 	case acp.StopReasonEndTurn:
+		if !last {
+			return nil
+		}
 		if n := r.refusals(); n > 0 && r.flags.failOnRefusal {
 			r.notice(fmt.Sprintf("acpd run: %d permission request(s) refused; the agent could not do all it tried (--fail-on-refusal)", n))
 			return ExitStatus(ExitRefusal)
