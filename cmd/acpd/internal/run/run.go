@@ -552,7 +552,7 @@ func (r *runner) session(ctx context.Context, conn *client.Conn, mcpServers []ac
 			}
 			r.notice(fmt.Sprintf("acpd run: follow-up %d of %d", i, len(prompts)-1))
 		}
-		if err := r.turn(ctx, pctx, sess, p, i == len(prompts)-1); err != nil {
+		if err := r.turn(ctx, pctx, sess, p, i == len(prompts)-1, &discard); err != nil {
 			if i < len(prompts)-1 {
 				r.notice(fmt.Sprintf("acpd run: %d follow-up(s) not sent", len(prompts)-1-i))
 			}
@@ -564,11 +564,12 @@ func (r *runner) session(ctx context.Context, conn *client.Conn, mcpServers []ac
 
 // turn sends one prompt of the session and waits for its turn; last: no
 // follow-up comes after it. Its error (nil: the turn ended normally)
-// decides the exit status.
-func (r *runner) turn(ctx, pctx context.Context, sess *client.Session, prompt string, last bool) error {
+// decides the exit status. *discard stays true only while no prompt has
+// reached a model (the session is then deleted).
+func (r *runner) turn(ctx, pctx context.Context, sess *client.Session, prompt string, last bool, discard *bool) error {
 	r.ui.prompted(sess.ID, prompt)
 	res, err := sess.Prompt(pctx, acp.ContentBlock{Text: &acp.TextContent{Text: prompt}})
-	discard = discard && noModel(err)
+	*discard = *discard && noModel(err)
 	r.mu.Lock()
 	timedOut := r.timedOut
 	r.stop = res.StopReason
