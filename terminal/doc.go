@@ -67,7 +67,9 @@
 // While the command still runs, an incomplete UTF-8 sequence at the very end
 // is held back until its remaining bytes arrive. Output is otherwise not
 // altered; [RenderText] turns it into what a person would see, which is the
-// form the model should read.
+// form the model should read ([Renderer] does the same over a stream).
+// Spec.Tee receives the whole output as it is read, for callers that need
+// more than the tail (its head, a copy on disk).
 //
 // WaitForExit returns once the direct child has exited and its output has
 // been drained: reading continues until the PTY reports end of output (EIO

@@ -3,6 +3,7 @@ package terminal
 import (
 	"context"
 	"errors"
+	"io"
 	"os/exec"
 	"strconv"
 	"sync"
@@ -35,6 +36,7 @@ type ptyTerminal struct {
 	m     *Manager
 	pid   int // on Unix also the process group and session ID
 	group *procgroup.Group
+	tee   io.Writer // Spec.Tee; written by the reader goroutine only
 	ptyIO
 
 	mu       sync.Mutex
@@ -48,9 +50,10 @@ type ptyTerminal struct {
 // newPTYTerminal returns the terminal of a command started in group,
 // keeping at most limit bytes of output. The caller sets its ptyIO and
 // then calls run.
-func newPTYTerminal(m *Manager, id string, group *procgroup.Group, limit int) *ptyTerminal {
+func newPTYTerminal(m *Manager, id string, group *procgroup.Group, limit int, tee io.Writer) *ptyTerminal {
 	return &ptyTerminal{
 		id:    id,
+		tee:   tee,
 		m:     m,
 		pid:   group.Pid(),
 		group: group,
@@ -92,6 +95,9 @@ func (t *ptyTerminal) supervise(readerDone <-chan struct{}) {
 func (t *ptyTerminal) append(p []byte) {
 	if len(p) == 0 {
 		return
+	}
+	if t.tee != nil {
+		_, _ = t.tee.Write(p)
 	}
 	t.mu.Lock()
 	if t.buf != nil {

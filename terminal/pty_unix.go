@@ -91,7 +91,7 @@ func start(m *Manager, id, prog string, spec Spec, env []string, limit int) (_ *
 	}
 	tty.Close()
 
-	t := newPTYTerminal(m, id, group, limit)
+	t := newPTYTerminal(m, id, group, limit, spec.Tee)
 	t.master = master
 	t.run()
 	return t, nil

@@ -82,7 +82,7 @@ func start(m *Manager, id, prog string, spec Spec, env []string, limit int) (_ *
 		return nil, fmt.Errorf("terminal: start %q: %w", spec.Command, err)
 	}
 
-	t := newPTYTerminal(m, id, group, limit)
+	t := newPTYTerminal(m, id, group, limit, spec.Tee)
 	t.cpty, t.out = cpty, outFile
 	t.run()
 	return t, nil

@@ -1,6 +1,9 @@
 package terminal
 
-import "unicode/utf8"
+import (
+	"io"
+	"unicode/utf8"
+)
 
 // renderCols is the screen width RenderText assumes (the PTY width): long
 // lines wrap into rows of this many columns, and carriage returns, erasing
@@ -37,16 +40,105 @@ const maxParam = 1 << 16
 // RenderText is safe for concurrent use.
 func RenderText(raw []byte) string {
 	s := screen{out: make([]byte, 0, len(raw))}
-	for i := 0; i < len(raw); {
+	s.feed(raw, true)
+	s.writeRow()
+	return string(s.out)
+}
+
+// maxPending bounds the bytes of an unfinished escape sequence a
+// [Renderer] holds back waiting for its end; a longer one (no real
+// terminal sequence is) is treated as unterminated and removed.
+const maxPending = 4 << 10
+
+// Renderer is [RenderText] over a stream: Write takes raw output in chunks
+// of any size (split anywhere, even inside an escape sequence or a UTF-8
+// character) and writes the rendered text of every finished row to the
+// underlying writer; Close renders the rest. The text written equals
+// RenderText of all the bytes written (escape sequences longer than 4 KiB
+// excepted), and like RenderText it takes time linear in the input. A
+// Renderer is not safe for concurrent use.
+type Renderer struct {
+	w    io.Writer
+	s    screen
+	pend []byte // the start of an unfinished sequence or character
+	err  error
+}
+
+// NewRenderer returns a Renderer writing the rendered text to w.
+func NewRenderer(w io.Writer) *Renderer { return &Renderer{w: w} }
+
+// Write renders p; it returns len(p) and the first error of the underlying
+// writer (after which nothing more is written to it).
+func (r *Renderer) Write(p []byte) (int, error) {
+	data := p
+	if len(r.pend) > 0 {
+		data = append(r.pend, p...)
+	}
+	n := r.s.feed(data, false)
+	if len(data)-n > maxPending {
+		n = len(data) - r.s.feedFinal(data[n:])
+	}
+	r.pend = append(r.pend[:0], data[n:]...)
+	r.flush()
+	return len(p), r.err
+}
+
+// Close renders what is held back (an unterminated sequence is removed, as
+// at the end of RenderText's input) and the last row. It does not close
+// the underlying writer.
+func (r *Renderer) Close() error {
+	r.s.feed(r.pend, true)
+	r.pend = nil
+	r.s.writeRow()
+	r.flush()
+	return r.err
+}
+
+func (r *Renderer) flush() {
+	if len(r.s.out) > 0 && r.err == nil {
+		_, r.err = r.w.Write(r.s.out)
+	}
+	r.s.out = r.s.out[:0]
+}
+
+// feedFinal renders raw as the end of the input and returns 0 (all
+// consumed).
+func (s *screen) feedFinal(raw []byte) int {
+	s.feed(raw, true)
+	return 0
+}
+
+// feed renders raw into s. Unless final (the end of the input), it stops
+// before an escape sequence or a UTF-8 character that raw ends in the
+// middle of and returns where: the caller passes those bytes again with
+// what follows. It returns len(raw) when everything was consumed.
+func (s *screen) feed(raw []byte, final bool) int {
+	i := 0
+	for i < len(raw) {
+		if s.inString {
+			j, ok := s.skipString(raw, i, final)
+			if !ok {
+				return j
+			}
+			i = j
+			continue
+		}
 		b := raw[i]
 		switch {
 		case b == 0x1b:
-			i = s.escape(raw, i)
+			j, ok := s.escape(raw, i, final)
+			if !ok {
+				return i
+			}
+			i = j
 			continue
 		case b < 0x20 || b == 0x7f:
 			s.control(b)
 			i++
 			continue
+		}
+		if b >= utf8.RuneSelf && !final && !utf8.FullRune(raw[i:]) {
+			return i
 		}
 		r, size := utf8.DecodeRune(raw[i:])
 		i += size
@@ -55,15 +147,17 @@ func RenderText(raw []byte) string {
 		}
 		s.put(r) // utf8.RuneError for invalid bytes
 	}
-	s.writeRow()
-	return string(s.out)
+	return i
 }
 
 // screen is the current row of a terminal screen; finished rows go to out.
 type screen struct {
 	out []byte
-	row []rune // len(row) <= renderCols
-	col int    // 0..renderCols; renderCols means "wrap before the next character"
+	// inString: inside an OSC, DCS, SOS, PM or APC string, which is
+	// removed up to its terminator.
+	inString bool
+	row      []rune // len(row) <= renderCols
+	col      int    // 0..renderCols; renderCols means "wrap before the next character"
 }
 
 func (s *screen) put(r rune) {
@@ -109,50 +203,67 @@ func (s *screen) control(b byte) {
 }
 
 // escape consumes the escape sequence starting at raw[i] (ESC) and returns
-// the index after it.
-func (s *screen) escape(raw []byte, i int) int {
+// the index after it. ok is false when raw ends inside the sequence and
+// more may follow (not final).
+func (s *screen) escape(raw []byte, i int, final bool) (next int, ok bool) {
 	j := i + 1
 	if j >= len(raw) {
-		return j
+		return j, final
 	}
 	switch raw[j] {
 	case '[':
-		return s.csi(raw, j+1)
+		return s.csi(raw, j+1, final)
 	case ']', 'P', 'X', '^', '_':
-		return skipString(raw, j+1)
+		s.inString = true
+		return j + 1, true
 	}
 	// nF / Fp / Fe / Fs: intermediates 0x20–0x2F, then a final 0x30–0x7E.
 	for j < len(raw) && raw[j] >= 0x20 && raw[j] <= 0x2f {
 		j++
 	}
 	if j < len(raw) && raw[j] >= 0x30 && raw[j] <= 0x7e {
-		return j + 1
+		return j + 1, true
+	}
+	if j >= len(raw) && !final {
+		return j, false
 	}
 	// Malformed: drop the ESC (and intermediates), keep what follows.
-	return j
+	return j, true
 }
 
-// skipString skips a control string (OSC, DCS, ...) starting at raw[j] up
-// to and including its terminator, BEL or ST (ESC \). A bare ESC ends the
-// string and starts a new sequence.
-func skipString(raw []byte, j int) int {
+// skipString skips the rest of a control string (OSC, DCS, ...) from raw[j]
+// up to and including its terminator, BEL or ST (ESC \), and ends the
+// string state there. A bare ESC ends the string and starts a new
+// sequence. Without a terminator in raw everything is skipped and the
+// string goes on; ok is false when raw ends in an ESC that may start ST
+// (not final), returned as next.
+func (s *screen) skipString(raw []byte, j int, final bool) (next int, ok bool) {
 	for ; j < len(raw); j++ {
 		switch raw[j] {
 		case 0x07:
-			return j + 1
+			s.inString = false
+			return j + 1, true
 		case 0x1b:
-			if j+1 < len(raw) && raw[j+1] == '\\' {
-				return j + 2
+			if j+1 < len(raw) {
+				s.inString = false
+				if raw[j+1] == '\\' {
+					return j + 2, true
+				}
+				return j, true
 			}
-			return j
+			if !final {
+				return j, false
+			}
+			s.inString = false
+			return j, true
 		}
 	}
-	return j
+	return j, true
 }
 
 // csi parses a control sequence whose parameters start at raw[j], applies
 // the line-editing ones and returns the index after it.
-func (s *screen) csi(raw []byte, j int) int {
+func (s *screen) csi(raw []byte, j int, final bool) (next int, ok bool) {
 	start := j
 	for j < len(raw) && raw[j] >= 0x30 && raw[j] <= 0x3f {
 		j++
@@ -162,19 +273,19 @@ func (s *screen) csi(raw []byte, j int) int {
 		j++
 	}
 	if j >= len(raw) {
-		return j
+		return j, final
 	}
-	final := raw[j]
-	if final < 0x40 || final > 0x7e {
+	fin := raw[j]
+	if fin < 0x40 || fin > 0x7e {
 		// Malformed: drop what was parsed, keep the offending byte.
-		return j
+		return j, true
 	}
 	if j > start+len(params) || (len(params) > 0 && params[0] >= 0x3c) {
 		// Intermediates or private parameters ("?", ">", ...): ignore.
-		return j + 1
+		return j + 1, true
 	}
 	n := firstParam(params)
-	switch final {
+	switch fin {
 	case 'K':
 		switch n {
 		case 0:
@@ -195,7 +306,7 @@ func (s *screen) csi(raw []byte, j int) int {
 	case 'G', '`':
 		s.col = min(max(n, 1)-1, renderCols-1)
 	}
-	return j + 1
+	return j + 1, true
 }
 
 // firstParam returns the first numeric parameter (0 when absent).

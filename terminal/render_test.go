@@ -78,6 +78,15 @@ func FuzzRenderText(f *testing.F) {
 		if strings.ContainsAny(out, "\x1b\r\b\x00") {
 			t.Fatalf("RenderText(%q) = %q: control characters left", raw, out)
 		}
+		// The same bytes through a Renderer, in two chunks.
+		var b strings.Builder
+		r := NewRenderer(&b)
+		r.Write(raw[:len(raw)/2])
+		r.Write(raw[len(raw)/2:])
+		r.Close()
+		if b.String() != out {
+			t.Fatalf("Renderer(%q) = %q, RenderText %q", raw, b.String(), out)
+		}
 	})
 }
 
@@ -101,5 +110,64 @@ func BenchmarkRenderText(b *testing.B) {
 				RenderText(raw)
 			}
 		})
+	}
+}
+
+// A Renderer fed in chunks, split anywhere (inside escape sequences,
+// control strings and UTF-8 characters), writes what RenderText returns
+// for the whole input.
+func TestRendererSplitAnywhere(t *testing.T) {
+	inputs := []string{
+		"hello\nworld\n", "10%\r50%\r100%\n", "a\r\nb\r\n",
+		"\x1b[1;31mred\x1b[0m and \x1b[38;5;82mgreen\x1b[m\n",
+		"\x1b]0;my title\x07text\n", "\x1b]2;title\x1b\\text\n", "\x1b]8;;https://x.example\x1b\\link\x1b]8;;\x1b\\\n",
+		"\x1bPq#0;2\x1b\\x\n", "\x1b]0;t\x1b[31mx\n", "abc\x1b[1;3", "abc\x1b]0;title", "abc\x1b", "\x1b[1\x1b[31mx",
+		"a\xffb\xe2\x82\n", "héllo €😀\n", "\x1b(B\x1b=a\x1b>b\x1b7c\x1b8\n", "a\vb\fc",
+		strings.Repeat("a", renderCols+10) + "\rbb\n", strings.Repeat("x", 3*renderCols+7) + "\n",
+	}
+	for _, in := range inputs {
+		want := RenderText([]byte(in))
+		for cut := 0; cut <= len(in); cut++ {
+			for cut2 := cut; cut2 <= len(in); cut2++ {
+				var b strings.Builder
+				r := NewRenderer(&b)
+				for _, part := range []string{in[:cut], in[cut:cut2], in[cut2:]} {
+					if n, err := r.Write([]byte(part)); n != len(part) || err != nil {
+						t.Fatalf("Write: %d, %v", n, err)
+					}
+				}
+				if err := r.Close(); err != nil {
+					t.Fatal(err)
+				}
+				if b.String() != want {
+					t.Fatalf("%q split at %d and %d: %q, want %q", in, cut, cut2, b.String(), want)
+				}
+			}
+		}
+	}
+}
+
+// Finished lines are written as they are complete, the open row only once
+// it ends; an escape sequence that never ends is held back no more than
+// maxPending bytes.
+func TestRendererStreams(t *testing.T) {
+	var b strings.Builder
+	r := NewRenderer(&b)
+	r.Write([]byte("one\ntw"))
+	if b.String() != "one\n" {
+		t.Fatalf("after the first chunk %q", b.String())
+	}
+	r.Write([]byte("o\rTWO\n\x1b["))
+	if b.String() != "one\nTWO\n" {
+		t.Fatalf("after the second chunk %q", b.String())
+	}
+	r.Write([]byte(strings.Repeat("1", 2*maxPending)))
+	if len(r.pend) > maxPending {
+		t.Fatalf("%d bytes held back", len(r.pend))
+	}
+	r.Write([]byte("m" + "after\n"))
+	r.Close()
+	if got := b.String(); !strings.HasPrefix(got, "one\nTWO\n") || !strings.HasSuffix(got, "after\n") {
+		t.Fatalf("rendered %q", got)
 	}
 }

@@ -3,6 +3,7 @@ package terminal
 import (
 	"context"
 	"errors"
+	"io"
 )
 
 // Terminal is a running (or finished) command, whether on a local PTY
@@ -91,6 +92,14 @@ type Spec struct {
 	// programs reading stdin see end of file at once. Standard output and
 	// standard error stay on the PTY.
 	StdinEOF bool
+	// Tee, when not nil, is given every byte of output, in order and
+	// however much there is, as it is read, before WaitForExit returns
+	// (also after Release, until the output is drained); the retained
+	// output is still only the tail. Writes come from the terminal's
+	// reader goroutine, so Tee must not block for long (the command waits
+	// meanwhile); its errors are ignored. Local terminals only: the
+	// editor's terminals keep only what they keep.
+	Tee io.Writer
 }
 
 // MaxOutputByteLimit is the largest number of output bytes a terminal

@@ -633,3 +633,23 @@ func TestConcurrentUse(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// Spec.Tee gets the whole output, byte for byte, before WaitForExit
+// returns, while the terminal keeps only the tail.
+func TestTeeGetsWholeOutput(t *testing.T) {
+	m := newTestManager(t, 0)
+	var tee bytes.Buffer // written by the reader only, read after WaitForExit
+	term := mustStart(t, m, Spec{Command: "seq", Args: []string{"-w", "1", "200000"}, OutputByteLimit: 1 << 20, Tee: &tee})
+	wantCode(t, mustWait(t, term), 0)
+	want, err := exec.Command("seq", "-w", "1", "200000").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(tee.Bytes(), want) {
+		t.Fatalf("the tee got %d bytes, want the %d of the output", tee.Len(), len(want))
+	}
+	out := mustOutput(t, term)
+	if !out.Truncated || len(out.Output) != 1<<20 || !strings.HasSuffix(string(want), out.Output) {
+		t.Fatalf("retained %d bytes, truncated=%v", len(out.Output), out.Truncated)
+	}
+}
