@@ -268,6 +268,11 @@ func addNote(res *Result, note string) {
 // it (at most timeout); it returns the tool result and the rendered output.
 func execCommand(ctx context.Context, o Options, env Env, c *Call, spec terminal.Spec, timeout time.Duration) (Result, string) {
 	id := acp.ToolCallID(c.ID)
+	// A local terminal gives the collector its whole output (the editor's
+	// keep what they keep, see tailOutput).
+	col := newOutputCollector(env.Jobs())
+	spec.Tee = col
+	defer col.finish()
 	term, err := env.StartTerminal(ctx, spec)
 	if err != nil {
 		if term.InEditor {
@@ -332,17 +337,25 @@ func execCommand(ctx context.Context, o Options, env Env, c *Call, spec terminal
 		env.Update(acp.ToolCallUpdate{ToolCallID: id, Meta: map[string]any{"terminal_exit": exit}})
 	}
 	text := terminal.RenderText([]byte(final.Output))
-	shown, _ := boundOutput(env, text)
+	var shown string
+	cut := final.Truncated
+	switch {
+	case !editorOwned:
+		// Everything the terminal read went through the collector.
+		col.finish()
+		shown, cut = col.report()
+	case final.Truncated:
+		shown = tailOutput(env, text, "the editor's terminal kept", commandOutputLimit)
+	default:
+		shown, cut = boundOutput(env, text)
+	}
 	var b strings.Builder
 	b.WriteString(shown)
-	if text != "" && !strings.HasSuffix(text, "\n") {
+	if shown != "" && !strings.HasSuffix(shown, "\n") {
 		b.WriteByte('\n')
 	}
-	if final.Truncated {
-		fmt.Fprintf(&b, "[output truncated: only the last %d bytes were kept]\n", commandOutputLimit)
-	}
 	raw := map[string]any{"exitCode": status.ExitCode, "signal": status.Signal}
-	if final.Truncated {
+	if cut {
 		raw["truncated"] = true
 	}
 	res := Result{Raw: raw, Bounded: true}

@@ -3,9 +3,12 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -295,4 +298,74 @@ func TestRunCommandGitWriteEscalates(t *testing.T) {
 	if asked := e.requests(); len(asked) != 1 {
 		t.Fatalf("git status asked: %+v", asked)
 	}
+}
+
+// Output longer than the terminal keeps (seq -w 1 200000 is 1.4 MB, the
+// terminal keeps 1 MiB) reaches the model as its real first and last
+// lines, with one note naming the real numbers of the lines cut, and the
+// saved file is the whole output, byte for byte.
+func TestRunCommandOutputOverTerminalLimit(t *testing.T) {
+	t.Parallel()
+	e := shellEnv(t)
+	want, err := exec.Command("seq", "-w", "1", "200000").Output()
+	if err != nil {
+		t.Skip("no seq:", err)
+	}
+	res := e.run(t.Context(), "run_command", command(t, "seq -w 1 200000"))
+	got := mustOK(t, res)
+	lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+	if lines[0] != "000001" || lines[len(lines)-1] != "[exit code 0]" || lines[len(lines)-2] != "200000" {
+		t.Fatalf("first line %q, last lines %q", lines[0], lines[max(len(lines)-3, 0):])
+	}
+	if strings.Contains(got, "truncated") || strings.Count(got, "[") != 2 {
+		t.Fatalf("more than one note:\n%s", notes(got))
+	}
+	// Every line shown is the real line of its number: the head from 1,
+	// the tail up to 200000, the note naming exactly the lines between.
+	var n, from, to, total, bytes int
+	var name string
+	k := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "[… ") })
+	note := lines[k]
+	if _, err := fmt.Sscanf(note, "[… %d lines (%d bytes) cut from the middle of the output, lines %d-%d of %d …", &n, &bytes, &from, &to, &total); err != nil {
+		t.Fatalf("note %q: %v", note, err)
+	}
+	for i, l := range lines[:k] {
+		if l != fmt.Sprintf("%06d", i+1) {
+			t.Fatalf("head line %d is %q", i+1, l)
+		}
+	}
+	tail := lines[k+1 : len(lines)-1]
+	for i, l := range tail {
+		if l != fmt.Sprintf("%06d", to+1+i) {
+			t.Fatalf("tail line %d is %q, want line %d", i, l, to+1+i)
+		}
+	}
+	if from != k+1 || to+len(tail) != 200000 || total != 200000 || n != to-from+1 || bytes != 7*n {
+		t.Fatalf("note %q after %d head lines, before %d tail lines", note, k, len(tail))
+	}
+	wantSaved := fmt.Sprintf(" The whole output (200000 lines, %d bytes) is saved in ", len(want))
+	if _, err := fmt.Sscanf(note[strings.Index(note, wantSaved)+len(wantSaved):], "%s", &name); err != nil || !strings.Contains(note, wantSaved) {
+		t.Fatalf("note %q does not name the saved file", note)
+	}
+	name = strings.TrimSuffix(name, ":")
+	if saved, err := os.ReadFile(name); err != nil || string(saved) != string(want) {
+		t.Fatalf("the saved output (%d bytes, %v) is not the output", len(saved), err)
+	}
+	if !strings.Contains(note, fmt.Sprintf("read_file (offset %d)", from)) {
+		t.Fatalf("note %q", note)
+	}
+	if raw, _ := res.Raw.(map[string]any); raw["truncated"] != true {
+		t.Errorf("raw output %v", res.Raw)
+	}
+}
+
+// notes are the bracketed lines of a result.
+func notes(s string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, "[") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -120,6 +120,7 @@ func (j *Jobs) IsSaved(path string) bool {
 type job struct {
 	id, command string
 	term        Terminal
+	inEditor    bool
 }
 
 // NewJobs returns an empty job table; log (nil: discard) receives
@@ -151,7 +152,7 @@ func (j *Jobs) add(command string, t Terminal) (string, error) {
 	}
 	j.seq++
 	id := fmt.Sprintf("job%d", j.seq)
-	j.jobs[id] = &job{id: id, command: command, term: t}
+	j.jobs[id] = &job{id: id, command: command, term: t, inEditor: t.InEditor}
 	return id, nil
 }
 
@@ -231,14 +232,19 @@ func jobReport(ctx context.Context, env Env, jb *job) (string, bool, error) {
 		return "", false, err
 	}
 	text := terminal.RenderText([]byte(out.Output))
-	text, _ = boundOutput(env, text)
+	if out.Truncated {
+		keeper := "the job's terminal keeps"
+		if jb.inEditor {
+			keeper = "the editor's terminal keeps"
+		}
+		text = tailOutput(env, text, keeper, commandOutputLimit)
+	} else {
+		text, _ = boundOutput(env, text)
+	}
 	var b strings.Builder
 	b.WriteString(text)
 	if text != "" && !strings.HasSuffix(text, "\n") {
 		b.WriteByte('\n')
-	}
-	if out.Truncated {
-		fmt.Fprintf(&b, "[only the last %d bytes of output are kept]\n", commandOutputLimit)
 	}
 	exited := out.Exit != nil
 	switch {
@@ -340,15 +346,55 @@ func boundOutput(env Env, text string) (string, bool) {
 	if len(text) <= clip.OutputBytes {
 		return text, false
 	}
-	saved := ""
-	if f, err := env.Jobs().outputFile(); err == nil {
-		_, werr := f.WriteString(text)
-		if cerr := f.Close(); werr == nil && cerr == nil {
-			saved = f.Name()
-			env.Jobs().addSaved(saved)
-		} else {
-			_ = os.Remove(f.Name())
-		}
+	return clip.HeadTail(text, clip.OutputBytes, saveText(env, text))
+}
+
+// saveText saves text to a file in the session's output directory and
+// returns its name, or "" when it could not be saved.
+func saveText(env Env, text string) string {
+	f, err := env.Jobs().outputFile()
+	if err != nil {
+		return ""
 	}
-	return clip.HeadTail(text, clip.OutputBytes, saved)
+	_, werr := f.WriteString(text)
+	if cerr := f.Close(); werr != nil || cerr != nil {
+		_ = os.Remove(f.Name())
+		return ""
+	}
+	env.Jobs().addSaved(f.Name())
+	return f.Name()
+}
+
+// tailOutput bounds the output of a terminal that kept only its last
+// limit bytes (truncated; keeper names it): the lines before are lost,
+// so no line is numbered as in the whole output. The partial first line
+// is dropped; when what is left is longer than the model is shown, its
+// last lines are shown and all of it is saved to a file.
+func tailOutput(env Env, text, keeper string, limit int) string {
+	if i := strings.IndexByte(text, '\n'); i >= 0 && i < len(text)-1 {
+		text = text[i+1:]
+	}
+	if len(text) <= clip.OutputBytes {
+		return fmt.Sprintf("[the beginning of the output is lost: %s at most its last %d bytes; below are the output's last %d lines, whose numbers in the whole output are unknown]\n", keeper, limit, lineCount(int64(len(text)), int64(strings.Count(text, "\n")), lastByte(text))) + text
+	}
+	kept := lineCount(int64(len(text)), int64(strings.Count(text, "\n")), lastByte(text))
+	tail := text[len(text)-clip.OutputBytes:]
+	if i := strings.IndexByte(tail, '\n'); i >= 0 && i < len(tail)-1 {
+		tail = tail[i+1:]
+	} else {
+		tail = strings.ToValidUTF8(tail, "")
+	}
+	shown := lineCount(int64(len(tail)), int64(strings.Count(tail, "\n")), lastByte(tail))
+	note := fmt.Sprintf("[… the beginning of the output is lost: %s at most its last %d bytes, whose first %d lines are cut here; below are the output's last %d lines (their numbers in the whole output are unknown).", keeper, limit, kept-shown, shown)
+	if saved := saveText(env, text); saved != "" {
+		note += fmt.Sprintf(" The %d lines kept are saved in %s (its line 1 is not the output's line 1): read them with read_file or search them with grep.", kept, saved)
+	}
+	return note + "]\n" + tail
+}
+
+func lastByte(s string) byte {
+	if s == "" {
+		return 0
+	}
+	return s[len(s)-1]
 }
