@@ -25,6 +25,7 @@ const savedOutputCap = 64 << 20
 // to savedOutputCap (whole lines). It is safe for concurrent use.
 type outputCollector struct {
 	jobs *Jobs
+	cap  int64 // savedOutputCap but in tests
 
 	mu     sync.Mutex
 	render *terminal.Renderer
@@ -46,7 +47,7 @@ type outputCollector struct {
 }
 
 func newOutputCollector(jobs *Jobs) *outputCollector {
-	c := &outputCollector{jobs: jobs, tail: tailbuf.New(clip.OutputBytes / 2)}
+	c := &outputCollector{jobs: jobs, cap: savedOutputCap, tail: tailbuf.New(clip.OutputBytes / 2)}
 	c.render = terminal.NewRenderer(textWriter{c})
 	return c
 }
@@ -102,7 +103,7 @@ func (c *outputCollector) save(p []byte) {
 	if c.saveErr != nil || c.full {
 		return
 	}
-	if room := savedOutputCap - c.savedSize; int64(len(p)) > room {
+	if room := c.cap - c.savedSize; int64(len(p)) > room {
 		p = p[:room]
 		i := bytes.LastIndexByte(p, '\n')
 		p = p[:i+1] // nothing when no line ends within the room
@@ -195,7 +196,7 @@ func (c *outputCollector) report() (text string, cut bool) {
 		fmt.Fprintf(&b, " The whole output (%s, %d bytes) could not be saved: %v.]\n", plural(total, "line"), c.size, c.saveErr)
 	case c.full:
 		fmt.Fprintf(&b, " The output (%s, %d bytes) is longer than the %d MiB a saved output holds: its first %d lines are saved in %s: read them with read_file (offset %d) or search them with grep; the rest is lost.]\n",
-			plural(total, "line"), c.size, savedOutputCap>>20, c.savedLines, c.name, from)
+			plural(total, "line"), c.size, c.cap>>20, c.savedLines, c.name, from)
 	default:
 		fmt.Fprintf(&b, " The whole output (%s, %d bytes) is saved in %s: read it with read_file (offset %d) or search it with grep.]\n", plural(total, "line"), c.size, c.name, from)
 	}

@@ -67,7 +67,7 @@ func runCommandTool(o Options) *Tool {
 			Description: shellPhrase("Run a shell command line with bash -c in the working directory (or cwd). ") +
 				"Each call is a fresh shell: cd, export and shell variables do not carry over to the next call, so pass cwd (or chain: cd dir && make). " +
 				"Standard input is at end of file and pagers are disabled; never run interactive or watching commands (editors, REPLs, less, top, \"npm run dev\", \"--watch\"): they hang until the timeout. " +
-				"Returns the combined output (terminal control sequences resolved) and the exit status; long output is cut at line boundaries to its first and last 30 KB, and the whole output is saved to a file named in the note, which read_file and grep can search. " +
+				"Returns the combined output (terminal control sequences resolved) and the exit status; long output is cut at line boundaries to its first and last 30 KB, and the whole output (up to 64 MiB) is saved to a file named in the note, which read_file and grep can search. " +
 				"timeout_ms defaults to 120000, at most 600000. " +
 				"For a server or another long-running process, set run_in_background: the call returns a job id at once; read the job's output with job_output and stop it with job_stop (background jobs end with the session). " +
 				"Commands may run in a sandbox (writes only in the project and the temp dir, .git read-only, maybe no network). " +
