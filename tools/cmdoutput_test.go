@@ -36,7 +36,7 @@ func TestCollectorSaveCap(t *testing.T) {
 	j := NewJobs(nil, t.TempDir())
 	t.Cleanup(func() { j.Close(t.Context()) })
 	const line = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde\n" // 64 bytes
-	const limit = 2<<20 + 10 // not at a line's end
+	const limit = 2<<20 + 10                                                         // not at a line's end
 	n := limit/len(line) + 1000
 	var b strings.Builder
 	b.Grow(n * len(line))
