@@ -94,6 +94,16 @@ func (r *Renderer) Close() error {
 	return r.err
 }
 
+// Row returns the open row (the text after the last line written, which a
+// carriage return may still overwrite) as Close would write it now.
+func (r *Renderer) Row() string {
+	var b []byte
+	for _, c := range r.s.row {
+		b = utf8.AppendRune(b, c)
+	}
+	return string(b)
+}
+
 func (r *Renderer) flush() {
 	if len(r.s.out) > 0 && r.err == nil {
 		_, r.err = r.w.Write(r.s.out)

@@ -147,15 +147,24 @@ func lineCount(size, lf int64, last byte) int64 {
 	return lf
 }
 
-// report is the output as the model reads it (after finish): the whole
-// text when short, else its first and last lines with one note between
-// them saying which lines were cut and where the whole output is. cut
-// reports that lines were left out.
-func (c *outputCollector) report() (text string, cut bool) {
+// report is the output as the model reads it: the whole text when short,
+// else its first and last lines with one note between them saying which
+// lines were cut and where the whole output is. running: the command still
+// runs (a background job), so the text so far is shown, its open row too,
+// else finish was called. cut reports that lines were left out.
+func (c *outputCollector) report(running bool) (text string, cut bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.size <= clip.OutputBytes {
-		return string(c.head), false
+	open := ""
+	if running && !c.closed {
+		open = c.render.Row()
+	}
+	size, last := c.size+int64(len(open)), c.last
+	if open != "" {
+		last = open[len(open)-1]
+	}
+	if size <= clip.OutputBytes {
+		return string(c.head) + open, false
 	}
 	half := clip.OutputBytes / 2
 	head := string(c.head[:half])
@@ -166,21 +175,22 @@ func (c *outputCollector) report() (text string, cut bool) {
 		head, partial = cutRune(head), true
 	}
 	tail, _ := c.tail.Snapshot(true)
+	tail += open
 	tailWhole := true
 	if i := strings.IndexByte(tail, '\n'); i >= 0 && i < len(tail)-1 {
 		tail = tail[i+1:]
 	} else {
 		tailWhole, partial = false, true
 	}
-	total := lineCount(c.size, c.lines, c.last)
+	total := lineCount(size, c.lines, last)
 	// from and to are the first and the last line not shown whole.
 	from := int64(strings.Count(head, "\n")) + 1
-	tailLines := lineCount(int64(len(tail)), int64(strings.Count(tail, "\n")), c.last)
+	tailLines := lineCount(int64(len(tail)), int64(strings.Count(tail, "\n")), last)
 	if !tailWhole {
 		tailLines--
 	}
 	to := total - tailLines
-	cutBytes := c.size - int64(len(head)) - int64(len(tail))
+	cutBytes := size - int64(len(head)) - int64(len(tail))
 	var b strings.Builder
 	b.WriteString(head)
 	if !strings.HasSuffix(head, "\n") {
@@ -191,14 +201,20 @@ func (c *outputCollector) report() (text string, cut bool) {
 		inPart = " (a long line in part)"
 	}
 	fmt.Fprintf(&b, "[… %s (%d bytes) cut from the middle of the output, lines %d-%d of %d%s …", plural(to-from+1, "line"), cutBytes, from, to, total, inPart)
+	whole := "The whole output"
+	if running {
+		whole = "The output so far"
+	}
 	switch {
+	case running && c.name != "" && c.saveErr == nil && !c.full:
+		fmt.Fprintf(&b, " %s (%s, %d bytes) is saved in %s, which grows while the job runs: read it with read_file (offset %d) or search it with grep.]\n", whole, plural(total, "line"), size, c.name, from)
 	case c.saveErr != nil || c.name == "":
-		fmt.Fprintf(&b, " The whole output (%s, %d bytes) could not be saved: %v.]\n", plural(total, "line"), c.size, c.saveErr)
+		fmt.Fprintf(&b, " %s (%s, %d bytes) could not be saved: %v.]\n", whole, plural(total, "line"), size, c.saveErr)
 	case c.full:
 		fmt.Fprintf(&b, " The output (%s, %d bytes) is longer than the %d MiB a saved output holds: its first %d lines are saved in %s: read them with read_file (offset %d) or search them with grep; the rest is lost.]\n",
-			plural(total, "line"), c.size, c.cap>>20, c.savedLines, c.name, from)
+			plural(total, "line"), size, c.cap>>20, c.savedLines, c.name, from)
 	default:
-		fmt.Fprintf(&b, " The whole output (%s, %d bytes) is saved in %s: read it with read_file (offset %d) or search it with grep.]\n", plural(total, "line"), c.size, c.name, from)
+		fmt.Fprintf(&b, " The whole output (%s, %d bytes) is saved in %s: read it with read_file (offset %d) or search it with grep.]\n", plural(total, "line"), size, c.name, from)
 	}
 	b.WriteString(tail)
 	return b.String(), true

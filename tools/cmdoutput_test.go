@@ -22,7 +22,7 @@ func collect(t *testing.T, j *Jobs, out string, chunk int, cap int64) (string, b
 		c.Write([]byte(out[i:min(i+chunk, len(out))]))
 	}
 	c.finish()
-	return c.report()
+	return c.report(false)
 }
 
 var savedIn = regexp.MustCompile(`saved in (\S+?)[: ]`)

@@ -343,7 +343,7 @@ func execCommand(ctx context.Context, o Options, env Env, c *Call, spec terminal
 	case !editorOwned:
 		// Everything the terminal read went through the collector.
 		col.finish()
-		shown, cut = col.report()
+		shown, cut = col.report(false)
 	case final.Truncated:
 		shown = tailOutput(env, text, "the editor's terminal kept", commandOutputLimit)
 	default:

@@ -120,7 +120,8 @@ func (j *Jobs) IsSaved(path string) bool {
 type job struct {
 	id, command string
 	term        Terminal
-	inEditor    bool
+	// out collects a local terminal's whole output (nil in the editor).
+	out *outputCollector
 }
 
 // NewJobs returns an empty job table; log (nil: discard) receives
@@ -141,7 +142,7 @@ var errJobsClosed = errors.New("the session is closing")
 
 // add registers a started terminal as a job and returns its ID; it fails
 // (and the caller releases the terminal) when the table is full or closed.
-func (j *Jobs) add(command string, t Terminal) (string, error) {
+func (j *Jobs) add(command string, t Terminal, out *outputCollector) (string, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	switch {
@@ -152,7 +153,7 @@ func (j *Jobs) add(command string, t Terminal) (string, error) {
 	}
 	j.seq++
 	id := fmt.Sprintf("job%d", j.seq)
-	j.jobs[id] = &job{id: id, command: command, term: t, inEditor: t.InEditor}
+	j.jobs[id] = &job{id: id, command: command, term: t, out: out}
 	return id, nil
 }
 
@@ -201,6 +202,9 @@ func (j *Jobs) Close(ctx context.Context) {
 			if err := jb.term.Release(ctx); err != nil && !errors.Is(err, terminal.ErrReleased) {
 				j.log.Debug("releasing a background job", "job", jb.id, "err", err)
 			}
+			if jb.out != nil {
+				jb.out.finish()
+			}
 		})
 	}
 	wg.Wait()
@@ -208,12 +212,22 @@ func (j *Jobs) Close(ctx context.Context) {
 
 // startJob starts spec as a background job and answers at once.
 func startJob(ctx context.Context, env Env, c *Call, spec terminal.Spec, command string) Result {
+	out := newOutputCollector(env.Jobs())
+	spec.Tee = out
 	term, err := env.StartTerminal(ctx, spec)
 	if err != nil {
+		out.finish()
 		return Errorf("starting the command: %v", err)
 	}
-	id, err := env.Jobs().add(command, term)
+	if term.InEditor {
+		out.finish()
+		out = nil
+	}
+	id, err := env.Jobs().add(command, term, out)
 	if err != nil {
+		if out != nil {
+			defer out.finish()
+		}
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 		defer cancel()
 		_ = term.Release(rctx)
@@ -231,22 +245,25 @@ func jobReport(ctx context.Context, env Env, jb *job) (string, bool, error) {
 	if err != nil {
 		return "", false, err
 	}
-	text := terminal.RenderText([]byte(out.Output))
-	if out.Truncated {
-		keeper := "the job's terminal keeps"
-		if jb.inEditor {
-			keeper = "the editor's terminal keeps"
+	exited := out.Exit != nil
+	var text string
+	switch {
+	case jb.out != nil:
+		if exited {
+			jb.out.finish() // drained: the collector has it all
 		}
-		text = tailOutput(env, text, keeper, commandOutputLimit)
-	} else {
-		text, _ = boundOutput(env, text)
+		text, _ = jb.out.report(!exited)
+	case out.Truncated:
+		text = terminal.RenderText([]byte(out.Output))
+		text = tailOutput(env, text, "the editor's terminal keeps", commandOutputLimit)
+	default:
+		text, _ = boundOutput(env, terminal.RenderText([]byte(out.Output)))
 	}
 	var b strings.Builder
 	b.WriteString(text)
 	if text != "" && !strings.HasSuffix(text, "\n") {
 		b.WriteByte('\n')
 	}
-	exited := out.Exit != nil
 	switch {
 	case !exited:
 		fmt.Fprintf(&b, "[job %s is still running]\n", jb.id)
@@ -321,6 +338,9 @@ func jobStopTool() *Tool {
 			text, _, err := jobReport(kctx, env, jb)
 			env.Jobs().remove(in.ID)
 			_ = jb.term.Release(kctx)
+			if jb.out != nil {
+				jb.out.finish()
+			}
 			if err != nil {
 				return Errorf("job %s stopped; reading its output failed: %v", in.ID, err)
 			}

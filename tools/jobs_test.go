@@ -3,6 +3,8 @@ package tools
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -104,4 +106,55 @@ func TestBackgroundJobAsks(t *testing.T) {
 	e.mode, e.answer = permissions.ModeAsk, permissions.RejectOnce
 	mustFail(t, e.run(t.Context(), "run_command", command(t, "sleep 60", "run_in_background", true)), "rejected")
 	mustFail(t, e.run(t.Context(), "job_output", `{"id":"job1"}`), "none is running")
+}
+
+// A background job's long output reaches the model like run_command's:
+// its real first and last lines, one note with the real line numbers, the
+// whole output saved.
+func TestBackgroundJobLongOutput(t *testing.T) {
+	t.Parallel()
+	e := shellEnv(t)
+	want, err := exec.Command("seq", "-w", "1", "200000").Output()
+	if err != nil {
+		t.Skip("no seq:", err)
+	}
+	id := startBackground(t, e, "seq -w 1 200000")
+	waitJob(t, e, id)
+	got := mustOK(t, e.run(t.Context(), "job_output", input(t, map[string]string{"id": id})))
+	if !strings.HasPrefix(got, "000001\n000002\n") || !strings.HasSuffix(got, "199999\n200000\n[job "+id+" exited with code 0]\n") || strings.Count(got, "[") != 2 {
+		t.Fatalf("job_output %.100q … %q, notes %s", got, got[len(got)-100:], notes(got))
+	}
+	m := savedIn.FindStringSubmatch(got)
+	if m == nil || !strings.Contains(got, fmt.Sprintf("of 200000 … The whole output (200000 lines, %d bytes) is saved in", len(want))) {
+		t.Fatalf("notes %s", notes(got))
+	}
+	if saved, err := os.ReadFile(m[1]); err != nil || string(saved) != string(want) {
+		t.Fatalf("the saved output (%d bytes, %v) is not the output", len(saved), err)
+	}
+}
+
+// While a job runs, the report is the output so far, its open row (a
+// prompt, a progress bar) included, and the note says the file grows.
+func TestCollectorRunning(t *testing.T) {
+	t.Parallel()
+	j := NewJobs(nil, t.TempDir())
+	t.Cleanup(func() { j.Close(t.Context()) })
+	c := newOutputCollector(j)
+	defer c.finish()
+	if got, _ := c.report(true); got != "" {
+		t.Fatalf("empty report %q", got)
+	}
+	c.Write([]byte("a\n10%\r50%"))
+	if got, cut := c.report(true); got != "a\n50%" || cut {
+		t.Fatalf("short report %q", got)
+	}
+	for i := 1; i <= 10000; i++ {
+		fmt.Fprintf(c, "%05d\n", i)
+	}
+	c.Write([]byte("Password: "))
+	got, cut := c.report(true)
+	if !cut || !strings.HasPrefix(got, "a\n50%00001\n") || !strings.HasSuffix(got, "10000\nPassword: ") ||
+		!strings.Contains(got, "of 10002 … The output so far (10002 lines, 60015 bytes) is saved in ") || !strings.Contains(got, "which grows while the job runs") {
+		t.Fatalf("report %.40q… notes %s … %q", got, notes(got), got[len(got)-20:])
+	}
 }
