@@ -207,14 +207,14 @@ func (c *outputCollector) report(running bool) (text string, cut bool) {
 	}
 	switch {
 	case running && c.name != "" && c.saveErr == nil && !c.full:
-		fmt.Fprintf(&b, " %s (%s, %d bytes) is saved in %s, which grows while the job runs: read it with read_file (offset %d) or search it with grep.]\n", whole, plural(total, "line"), size, c.name, from)
+		fmt.Fprintf(&b, " %s is saved in %s: read it with read_file (offset %d) or search it with grep; it has %s (%d bytes) and grows while the job runs.]\n", whole, c.name, from, plural(total, "line"), size)
 	case c.saveErr != nil || c.name == "":
-		fmt.Fprintf(&b, " %s (%s, %d bytes) could not be saved: %v.]\n", whole, plural(total, "line"), size, c.saveErr)
+		fmt.Fprintf(&b, " %s could not be saved (%v); it has %s (%d bytes).]\n", whole, c.saveErr, plural(total, "line"), size)
 	case c.full:
-		fmt.Fprintf(&b, " The output (%s, %d bytes) is longer than the %d MiB a saved output holds: its first %d lines are saved in %s: read them with read_file (offset %d) or search them with grep; the rest is lost.]\n",
-			plural(total, "line"), size, c.cap>>20, c.savedLines, c.name, from)
+		fmt.Fprintf(&b, " The first %d lines of the output are saved in %s: read them with read_file (offset %d) or search them with grep; the output has %s (%d bytes), more than the %d MiB a saved output holds, so the rest is lost.]\n",
+			c.savedLines, c.name, from, plural(total, "line"), size, c.cap>>20)
 	default:
-		fmt.Fprintf(&b, " The whole output (%s, %d bytes) is saved in %s: read it with read_file (offset %d) or search it with grep.]\n", plural(total, "line"), size, c.name, from)
+		fmt.Fprintf(&b, " The whole output is saved in %s: read it with read_file (offset %d) or search it with grep; it has %s (%d bytes).]\n", c.name, from, plural(total, "line"), size)
 	}
 	b.WriteString(tail)
 	return b.String(), true

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -343,11 +344,11 @@ func TestRunCommandOutputOverTerminalLimit(t *testing.T) {
 	if from != k+1 || to+len(tail) != 200000 || total != 200000 || n != to-from+1 || bytes != 7*n {
 		t.Fatalf("note %q after %d head lines, before %d tail lines", note, k, len(tail))
 	}
-	wantSaved := fmt.Sprintf(" The whole output (200000 lines, %d bytes) is saved in ", len(want))
-	if _, err := fmt.Sscanf(note[strings.Index(note, wantSaved)+len(wantSaved):], "%s", &name); err != nil || !strings.Contains(note, wantSaved) {
+	m := regexp.MustCompile(`The whole output is saved in (\S+): read it with read_file \(offset (\d+)\) or search it with grep; it has 200000 lines \((\d+) bytes\)\.\]$`).FindStringSubmatch(note)
+	if m == nil || m[2] != fmt.Sprint(from) || m[3] != fmt.Sprint(len(want)) {
 		t.Fatalf("note %q does not name the saved file", note)
 	}
-	name = strings.TrimSuffix(name, ":")
+	name = m[1]
 	if saved, err := os.ReadFile(name); err != nil || string(saved) != string(want) {
 		t.Fatalf("the saved output (%d bytes, %v) is not the output", len(saved), err)
 	}

@@ -125,7 +125,7 @@ func TestBackgroundJobLongOutput(t *testing.T) {
 		t.Fatalf("job_output %.100q … %q, notes %s", got, got[len(got)-100:], notes(got))
 	}
 	m := savedIn.FindStringSubmatch(got)
-	if m == nil || !strings.Contains(got, fmt.Sprintf("of 200000 … The whole output (200000 lines, %d bytes) is saved in", len(want))) {
+	if m == nil || !strings.Contains(got, fmt.Sprintf("of 200000 … The whole output is saved in %s: read it with read_file (offset ", m[1])) || !strings.Contains(got, fmt.Sprintf("; it has 200000 lines (%d bytes).]", len(want))) {
 		t.Fatalf("notes %s", notes(got))
 	}
 	if saved, err := os.ReadFile(m[1]); err != nil || string(saved) != string(want) {
@@ -154,7 +154,7 @@ func TestCollectorRunning(t *testing.T) {
 	c.Write([]byte("Password: "))
 	got, cut := c.report(true)
 	if !cut || !strings.HasPrefix(got, "a\n50%00001\n") || !strings.HasSuffix(got, "10000\nPassword: ") ||
-		!strings.Contains(got, "of 10002 … The output so far (10002 lines, 60015 bytes) is saved in ") || !strings.Contains(got, "which grows while the job runs") {
+		!strings.Contains(got, "of 10002 … The output so far is saved in ") || !strings.Contains(got, "; it has 10002 lines (60015 bytes) and grows while the job runs.]") {
 		t.Fatalf("report %.40q… notes %s … %q", got, notes(got), got[len(got)-20:])
 	}
 }

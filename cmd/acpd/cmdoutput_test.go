@@ -83,11 +83,11 @@ func TestE2ECommandOutputOverTerminalLimit(t *testing.T) {
 	if from != k+1 || to+len(tail) != 200000 || total != 200000 || n != to-from+1 || tail[len(tail)-1] != "200000" || k < 100 || len(tail) < 100 {
 		t.Fatalf("note %q after %d head lines, before %d tail lines", note, k, len(tail))
 	}
-	m := regexp.MustCompile(`The whole output \(200000 lines, (\d+) bytes\) is saved in (\S+): read it with read_file \(offset (\d+)\)`).FindStringSubmatch(note)
-	if m == nil || m[1] != fmt.Sprint(len(want)) || m[3] != fmt.Sprint(from) {
+	m := regexp.MustCompile(`The whole output is saved in (\S+): read it with read_file \(offset (\d+)\) or search it with grep; it has 200000 lines \((\d+) bytes\)\.\]$`).FindStringSubmatch(note)
+	if m == nil || m[3] != fmt.Sprint(len(want)) || m[2] != fmt.Sprint(from) {
 		t.Fatalf("note %q", note)
 	}
-	if saved, err := os.ReadFile(m[2]); err != nil || string(saved) != string(want) {
+	if saved, err := os.ReadFile(m[1]); err != nil || string(saved) != string(want) {
 		t.Fatalf("the saved output (%d bytes, %v) is not the output", len(saved), err)
 	}
 	p.close()
