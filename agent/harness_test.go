@@ -241,6 +241,7 @@ type client struct {
 	fsReads   []acp.ReadTextFileRequest
 	fsWrites  []acp.WriteTextFileRequest
 	termOut   string // what the editor's terminals print
+	termTrunc bool   // the editor's terminals kept only termOut, the end
 	termCalls []termCall
 	errs      []string
 	// elicit answers elicitation/create (nil: an unexpected request).
@@ -457,7 +458,7 @@ func (c *client) handle(ctx context.Context, method string, params json.RawMessa
 		zero := uint32(0)
 		switch method {
 		case acp.ClientMethodTerminalOutput:
-			return acp.TerminalOutputResponse{Output: c.termOut, ExitStatus: &acp.TerminalExitStatus{ExitCode: &zero}}, nil
+			return acp.TerminalOutputResponse{Output: c.termOut, Truncated: c.termTrunc, ExitStatus: &acp.TerminalExitStatus{ExitCode: &zero}}, nil
 		case acp.ClientMethodTerminalWaitForExit:
 			return acp.WaitForTerminalExitResponse{ExitCode: &zero}, nil
 		case acp.ClientMethodTerminalKill:

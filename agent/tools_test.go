@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -555,5 +556,34 @@ func TestEditorCapabilities(t *testing.T) {
 	embedded := updateContent(ups, false, func(cc acp.ToolCallContent) bool { return cc.Terminal != nil && cc.Terminal.TerminalID == id })
 	if !embedded {
 		t.Error("no tool_call_update embeds the terminal")
+	}
+}
+
+// TestEditorTerminalTruncated: when the editor's terminal kept only the end
+// of the output (truncated), the model is told the beginning is lost; no
+// line gets a number, the partial first line is dropped, and what was kept
+// is saved with a note saying its line 1 is not the output's.
+func TestEditorTerminalTruncated(t *testing.T) {
+	env := newEnv(t, "")
+	c := env.start(&acp.ClientCapabilities{Terminal: true})
+	var b strings.Builder
+	b.WriteString("204\n") // the end of line 50204, its start dropped
+	for i := 50205; i <= 200000; i++ {
+		fmt.Fprintf(&b, "%06d\n", i)
+	}
+	c.mu.Lock()
+	c.termOut, c.termTrunc = b.String(), true
+	c.mu.Unlock()
+	sid := c.newSession()
+	c.mustMode(sid, modeFull)
+	res, isErr, _ := runTools(t, env, c, sid, toolCallReq{"run_command", map[string]any{"command": "seq -w 1 200000"}})
+	out := res[0]
+	first, rest, _ := strings.Cut(out, "\n")
+	if isErr[0] || !strings.HasPrefix(first, "[… the beginning of the output is lost: the editor's terminal kept at most its last ") ||
+		!strings.Contains(first, "(its line 1 is not the output's line 1)") || regexp.MustCompile(`lines? \d+-\d+`).MatchString(out) {
+		t.Fatalf("note %q", first)
+	}
+	if strings.HasPrefix(rest, "204\n") || !strings.HasSuffix(rest, "199999\n200000\n[exit code 0]\n") || strings.Count(out, "[") != 2 || strings.Contains(out, "truncated") {
+		t.Fatalf("output %.60q … %q", rest, rest[max(0, len(rest)-60):])
 	}
 }
