@@ -30,7 +30,7 @@ type outputCollector struct {
 	mu     sync.Mutex
 	render *terminal.Renderer
 	closed bool
-	// text is what the renderer wrote, kept by write.
+	// The rendered text, as text keeps it:
 	head  []byte          // the first clip.OutputBytes bytes
 	tail  *tailbuf.Buffer // the last clip.OutputBytes/2 bytes
 	size  int64           // bytes of text
@@ -208,7 +208,9 @@ func (c *outputCollector) report(running bool) (text string, cut bool) {
 	switch {
 	case running && c.name != "" && c.saveErr == nil && !c.full:
 		fmt.Fprintf(&b, " %s is saved in %s: read it with read_file (offset %d) or search it with grep; it has %s (%d bytes) and grows while the job runs.]\n", whole, c.name, from, plural(total, "line"), size)
-	case c.saveErr != nil || c.name == "":
+	case c.saveErr == nil && c.name == "": // only the open row took it past the bound
+		fmt.Fprintf(&b, " %s has %s (%d bytes); it is saved to a file once it grows.]\n", whole, plural(total, "line"), size)
+	case c.saveErr != nil:
 		fmt.Fprintf(&b, " %s could not be saved (%v); it has %s (%d bytes).]\n", whole, c.saveErr, plural(total, "line"), size)
 	case c.full:
 		fmt.Fprintf(&b, " The first %d lines of the output are saved in %s: read them with read_file (offset %d) or search them with grep; the output has %s (%d bytes), more than the %d MiB a saved output holds, so the rest is lost.]\n",
