@@ -96,11 +96,32 @@ type Config struct {
 	// MCPServers are MCP servers every session starts, by name, besides
 	// those the editor names (the editor's win on a name clash).
 	MCPServers map[string]MCPServer `toml:"mcp_servers"`
+	// Hooks are commands run at points of the agent loop with Claude
+	// Code's hook protocol, by event (SessionStart, UserPromptSubmit,
+	// PreToolUse, PostToolUse, Stop): the user file's, then the project
+	// file's (which run only once the user trusts them).
+	Hooks map[string][]Hook `toml:"hooks"`
 	// Files lists the configuration files that were loaded, user file first.
 	Files []string `toml:"-"`
 	// Warnings are settings of a project file that were ignored, each
 	// naming file, line and key (a project may only tighten the sandbox).
 	Warnings []error `toml:"-"`
+}
+
+// Hook is one [[hooks.EVENT]] entry.
+type Hook struct {
+	// Matcher selects tool names (PreToolUse, PostToolUse: acpd's names or
+	// Claude Code's, a regular expression) or the start source
+	// (SessionStart); empty matches all.
+	Matcher string `toml:"matcher"`
+	// Command is a shell command line; it gets the event as JSON on stdin.
+	Command string `toml:"command"`
+	// Timeout is in seconds (0: 60).
+	Timeout float64 `toml:"timeout"`
+	// Source is the file the hook came from, Project whether that is a
+	// project file (set by the loader).
+	Source  string `toml:"-"`
+	Project bool   `toml:"-"`
 }
 
 // LogConfig says where acpd logs.
@@ -621,6 +642,7 @@ func (c *Config) clone() Config {
 		p.Models = slices.Clone(p.Models)
 		return p
 	})
+	d.Hooks = cloneValues(c.Hooks, slices.Clone[[]Hook])
 	d.MCPServers = cloneValues(c.MCPServers, func(m MCPServer) MCPServer {
 		m.Command = slices.Clone(m.Command)
 		m.Env = maps.Clone(m.Env)

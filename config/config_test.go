@@ -613,7 +613,7 @@ func TestExampleDocumentsEveryKey(t *testing.T) {
 			switch {
 			case s.idx >= 0:
 				parts = append(parts, "[]")
-			case i == 1 && (en.path[0].key == "providers" || en.path[0].key == "mcp_servers"):
+			case i == 1 && (en.path[0].key == "providers" || en.path[0].key == "mcp_servers" || en.path[0].key == "hooks"):
 				parts = append(parts, "*")
 			default:
 				parts = append(parts, s.key)
@@ -634,6 +634,10 @@ func TestExampleDocumentsEveryKey(t *testing.T) {
 		case reflect.Map:
 			if typ.Elem().Kind() == reflect.Struct {
 				walk(prefix+".*", typ.Elem())
+				return
+			}
+			if typ.Elem().Kind() == reflect.Slice && typ.Elem().Elem().Kind() == reflect.Struct {
+				walk(prefix+".*.[]", typ.Elem().Elem())
 				return
 			}
 			fallthrough
@@ -820,4 +824,33 @@ func TestFallbackWarnsEverySession(t *testing.T) {
 	if _, w, _ := l.ForSession(dir); w == nil || !strings.Contains(w.Error(), "restart acpd") {
 		t.Errorf("after the fix: warning %v, want the restart hint", w)
 	}
+}
+
+// TestHooks: the user file's hooks come first, then the project's, marked
+// as the project's (they run only once trusted), each naming its file; an
+// unknown event and a hook without a command are errors with file and line.
+func TestHooks(t *testing.T) {
+	e := testEnv(t)
+	user := userFile(t, e, "[[hooks.PreToolUse]]\nmatcher = \"run_command\"\ncommand = \"guard\"\ntimeout = 5\n")
+	l := mustLoader(t, Overrides{}, e)
+	root := project(t, "[[hooks.PreToolUse]]\ncommand = \"project-guard\"\n[[hooks.PostToolUse]]\nmatcher = \"Edit|Write\"\ncommand = \"fmt\"\n")
+	c, w, err := l.ForSession(root)
+	if err != nil || w != nil {
+		t.Fatal(err, w)
+	}
+	pf := filepath.Join(root, ".acpd", "config.toml")
+	want := map[string][]Hook{
+		"PreToolUse":  {{Matcher: "run_command", Command: "guard", Timeout: 5, Source: user}, {Command: "project-guard", Source: pf, Project: true}},
+		"PostToolUse": {{Matcher: "Edit|Write", Command: "fmt", Source: pf, Project: true}},
+	}
+	if !reflect.DeepEqual(c.Hooks, want) {
+		t.Errorf("hooks %+v, want %+v", c.Hooks, want)
+	}
+	if u := l.User(); len(u.Hooks["PreToolUse"]) != 1 || u.Hooks["PostToolUse"] != nil {
+		t.Errorf("the project's hooks leaked into the user configuration: %+v", u.Hooks)
+	}
+	e = testEnv(t)
+	name := userFile(t, e, "[[hooks.BeforeEverything]]\ncommand = \"x\"\n[[hooks.Stop]]\nmatcher = \"\"\n")
+	_, err = NewLoader(Overrides{}, e.get)
+	wantErr(t, err, regexp.QuoteMeta(name)+`:1`, `hooks.BeforeEverything: unknown event`, `:3.*hooks.Stop\[0\]: command is required`)
 }

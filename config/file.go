@@ -35,6 +35,8 @@ var (
 	// projectForbidden are the tables a project file may not set.
 	projectForbidden = []string{"log", "state", "env", "providers", "protocol", "mcp_servers"}
 	mcpTransports    = []string{"stdio", "http", "sse"}
+	// hookEvents are the events acpd runs hooks for (agent/internal/hooks).
+	hookEvents = []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"}
 
 	providerNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 	envNameRE      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
@@ -91,6 +93,12 @@ func loadUser(c *Config, name string, data []byte, getenv func(string) string) e
 	if err := joinErrors(errs); err != nil {
 		return err
 	}
+	for e, hs := range fc.Hooks {
+		for i := range hs {
+			hs[i].Source = name
+		}
+		fc.Hooks[e] = hs
+	}
 	*c = fc
 	return nil
 }
@@ -119,6 +127,17 @@ func loadProject(c *Config, name string, data []byte) error {
 		c.Instructions += "\n\n" + p.Instructions
 	}
 	c.Permissions.Rules = append(c.Permissions.Rules, p.Permissions.Rules...)
+	// A project's hooks are added, marked: they run only once the user
+	// trusts them.
+	for _, e := range hookEvents {
+		for _, h := range p.Hooks[e] {
+			h.Source, h.Project = name, true
+			if c.Hooks == nil {
+				c.Hooks = map[string][]Hook{}
+			}
+			c.Hooks[e] = append(c.Hooks[e], h)
+		}
+	}
 	if idx.has("agent.max_turn_requests") {
 		c.Agent.MaxTurnRequests = p.Agent.MaxTurnRequests
 	}
@@ -362,6 +381,20 @@ func validate(name string, c *Config, idx *posIndex) []error {
 		}
 		if r.Tool == "" {
 			add(key, "%s: tool is required", key)
+		}
+	}
+	for e, hs := range c.Hooks {
+		if err := checkOneOf("hooks", e, hookEvents); err != nil {
+			add(pathOf("hooks", e), "hooks.%s: unknown event (acpd runs %s)", e, strings.Join(hookEvents, ", "))
+		}
+		for i, h := range hs {
+			key := pathOf("hooks", e, i)
+			if strings.TrimSpace(h.Command) == "" {
+				add(key, "%s: command is required", key)
+			}
+			if h.Timeout < 0 {
+				add(key+".timeout", "%s.timeout: must not be negative", key)
+			}
 		}
 	}
 	names := make([]string, 0, len(c.Providers))
