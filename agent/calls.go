@@ -91,6 +91,8 @@ func (s *sess) runCalls(ctx context.Context, ts *turnState) (stop acp.StopReason
 		Abandon: s.abandoned.Go,
 		Images:  ts.info.ID == "" || ts.info.Images,
 		Logger:  s.a.log.With("session", s.id),
+		Pre:     s.preHook(ctx),
+		Post:    s.postHook(ctx),
 	}, calls)
 	if r := s.changeReminder(false); r != "" && len(results) > 0 {
 		// Attached to the newest tool result: the system prompt stays the

@@ -18,7 +18,7 @@ import (
 // returns (the proposed change) is shown in the request.
 func (s *sess) authorize(ctx context.Context, tc *tools.Call, call permissions.Call, upd acp.ToolCallUpdate, preview func() []acp.ToolCallContent) (bool, string) {
 	mode := permissions.Mode(s.settings().Mode)
-	d := s.policy.Decide(mode, call)
+	d := hookVerdict(ctx, s.policy.Decide(mode, call))
 	switch d.Action {
 	case permissions.Allow:
 		s.markRunning(tc)

@@ -82,6 +82,13 @@ type sess struct {
 	// jobs are the session's background commands, stopped when it closes.
 	jobs *tools.Jobs
 
+	// hookAnswers are the user's answers about untrusted project hooks,
+	// by digest; hooksStarted: SessionStart hooks ran in this process;
+	// haltReason: a hook asked the turn to end (all guarded by mu).
+	hookAnswers  map[string]bool
+	hooksStarted bool
+	haltReason   string
+
 	// notSaved is the first failure to write the log since the user was
 	// last told (see persistFailure).
 	notSaved error

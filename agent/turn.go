@@ -10,6 +10,7 @@ import (
 
 	"acpd/acp"
 	"acpd/acp/jsonrpc"
+	"acpd/agent/internal/hooks"
 	"acpd/agent/internal/notice"
 	"acpd/agent/internal/promptin"
 	"acpd/agent/internal/skills"
@@ -207,6 +208,18 @@ func (s *sess) runTurn(ctx context.Context, t *turnslot.Turn[steerMsg], prompt [
 		}
 		parts = p
 	}
+	// Hooks (the user's, and the project's once trusted): SessionStart
+	// and UserPromptSubmit may add context or block the prompt.
+	hs := s.turnHooks(ctx)
+	ctx = withTurnHooks(ctx, hs)
+	extra, blocked := s.promptHooks(ctx, hs, prompt)
+	if blocked != "" {
+		s.notify(out, acp.SessionUpdate{AgentMessageChunk: textChunk(blocked, newID("m_"))})
+		return acp.StopReasonEndTurn, nil
+	}
+	for _, t := range extra {
+		parts = append(parts, model.Part{Type: model.PartText, Text: t})
+	}
 	if r := s.changeReminder(true); r != "" {
 		parts = append(parts, model.Part{Type: model.PartText, Text: r})
 	}
@@ -217,6 +230,16 @@ func (s *sess) runTurn(ctx context.Context, t *turnslot.Turn[steerMsg], prompt [
 		maxReq = defaultMaxTurnRequests
 	}
 	stop, err := s.loop(ctx, t, backend, info, maxReq)
+	// Stop hooks may send the model back to work, a bounded number of
+	// times.
+	for i := 0; err == nil && stop == acp.StopReasonEndTurn && i < maxStopContinuations && len(hs.Match(hooks.Stop)) > 0; i++ {
+		reason := s.stopHooks(ctx, hs, i > 0)
+		if reason == "" {
+			break
+		}
+		s.appendMessage(model.Message{Role: model.RoleUser, Parts: []model.Part{{Type: model.PartText, Text: "A Stop hook did not let the turn end yet: " + reason}}})
+		stop, err = s.loop(ctx, t, backend, info, maxReq)
+	}
 	if reviewing && err == nil && stop == acp.StopReasonEndTurn {
 		s.showFindings(out)
 	}
@@ -258,6 +281,11 @@ func (s *sess) loop(ctx context.Context, t *turnslot.Turn[steerMsg], backend mod
 		last := req > 0 && req == maxReq-1
 		if ctx.Err() != nil {
 			return acp.StopReasonCancelled, nil
+		}
+		if why := s.takeHalt(); why != "" {
+			// A hook answered continue: false.
+			s.notify(out, acp.SessionUpdate{AgentMessageChunk: textChunk("Stopped by a hook: "+why, newID("m_"))})
+			return acp.StopReasonEndTurn, nil
 		}
 		if err := s.persistFailure(false); err != nil {
 			// The log lost a record: stop before the session drifts

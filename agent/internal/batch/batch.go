@@ -59,6 +59,13 @@ type Options struct {
 	Images bool
 	// Logger receives diagnostics; nil discards.
 	Logger *slog.Logger
+	// Pre, when set, runs before each call that would run (the user's
+	// PreToolUse hooks): a non-empty deny is the call's error result
+	// instead, and the returned context is what the call runs with.
+	Pre func(ctx context.Context, c Call) (_ context.Context, deny string)
+	// Post, when set, runs after each call that ran, and may add to its
+	// result (PostToolUse hooks).
+	Post func(ctx context.Context, c Call, r *tools.Result)
 }
 
 // Run runs calls and returns their results (model.PartToolResult parts),
@@ -195,9 +202,20 @@ func run(ctx context.Context, o Options, c Call) tools.Result {
 		res = tools.Errorf("the arguments of %s are not valid JSON: %s", c.Name, tools.Truncate(string(c.Input), 200))
 	default:
 		tc := &tools.Call{ID: c.ID, Name: c.Name, Input: c.Input}
-		res = t.Run(ctx, o.Env, tc)
+		runCtx, deny := ctx, ""
+		if o.Pre != nil {
+			runCtx, deny = o.Pre(ctx, c)
+		}
+		if deny != "" {
+			res = tools.Errorf("%s", deny)
+			break
+		}
+		res = t.Run(runCtx, o.Env, tc)
 		if tc.Refusal != "" && res.IsError && len(res.Content) == 0 {
 			res.Content = []acp.ToolCallContent{tools.TextContent(tc.Refusal)}
+		}
+		if o.Post != nil {
+			o.Post(ctx, c, &res)
 		}
 	}
 	if !res.Bounded {

@@ -285,9 +285,9 @@ type Runner struct {
 	Env []string
 	// ProjectDir is the project's root, as CLAUDE_PROJECT_DIR.
 	ProjectDir string
-	// Wrap, when set, confines the command (the session's sandbox); an
-	// error fails the hook.
-	Wrap func(*exec.Cmd) error
+	// Wrap, when set, confines the hook's command (the session's sandbox
+	// for a project's hooks); an error fails the hook.
+	Wrap func(Hook, *exec.Cmd) error
 }
 
 // Run runs h with input (marshalled as its stdin) and decodes its answer.
@@ -317,7 +317,7 @@ func (r Runner) Run(ctx context.Context, h Hook, input any) Result {
 	// hold the hook past its end.
 	cmd.WaitDelay = time.Second
 	if r.Wrap != nil {
-		if err := r.Wrap(cmd); err != nil {
+		if err := r.Wrap(h, cmd); err != nil {
 			res.Err = err
 			return res
 		}
