@@ -10,13 +10,15 @@ import (
 	"acpd/model"
 	"acpd/permissions"
 	"acpd/tools"
+	"acpd/tools/task"
 )
 
 // tools returns the session's tools by name.
 func (s *sess) tools() map[string]*tools.Tool {
 	mcp := s.mcp.Tools()
 	hasSkills := len(s.currentSkills()) > 0
-	if len(mcp) == 0 && !hasSkills {
+	agents := s.currentAgents()
+	if len(mcp) == 0 && !hasSkills && len(agents) == 0 {
 		return s.a.builtin
 	}
 	all := make(map[string]*tools.Tool, len(s.a.builtin)+len(mcp)+1)
@@ -28,6 +30,13 @@ func (s *sess) tools() map[string]*tools.Tool {
 	}
 	for n, t := range s.a.builtin {
 		all[n] = t
+	}
+	if len(agents) > 0 {
+		types := make([]task.Type, len(agents))
+		for i, a := range agents {
+			types[i] = task.Type{Name: a.Name, Description: a.Description}
+		}
+		all["task"] = task.ToolWith(types)
 	}
 	return all
 }
@@ -44,7 +53,8 @@ func (s *sess) toolDefs() []model.ToolDef {
 		if n == "apply_patch" && !tools.PatchModel(modelID) {
 			continue
 		}
-		if st.Mode == string(permissions.ModePlan) && !t.ReadOnly && n != "update_plan" {
+		// task stays: its sub-agents get only what the mode allows.
+		if st.Mode == string(permissions.ModePlan) && !t.ReadOnly && n != "update_plan" && n != "task" {
 			continue
 		}
 		names = append(names, n)

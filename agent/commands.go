@@ -7,6 +7,7 @@ import (
 
 	"acpd/acp"
 	"acpd/agent/internal/skills"
+	"acpd/agent/internal/subagents"
 	"acpd/agent/internal/slash"
 	"acpd/agent/internal/turnerr"
 	"acpd/agent/internal/usercmd"
@@ -70,10 +71,30 @@ func (s *sess) userSkills() []skills.Skill {
 	return skills.Load(skills.Sources(config.ProjectRoot(s.cwd), config.UserDir(getenv), home))
 }
 
-// extensions are the session's custom commands and skills as last read.
+// extensions are the session's custom commands, skills and sub-agents as
+// last read.
 type extensions struct {
 	cmds   []usercmd.Command
 	skills []skills.Skill
+	agents []subagents.Agent
+}
+
+// userAgents reads the session's custom sub-agents (package subagents).
+func (s *sess) userAgents() []subagents.Agent {
+	getenv := s.a.getenv
+	home := getenv("HOME")
+	if home == "" {
+		home = getenv("USERPROFILE")
+	}
+	return subagents.Load(subagents.Sources(config.ProjectRoot(s.cwd), config.UserDir(getenv), home),
+		func(n string) bool { return s.a.builtin[n] != nil })
+}
+
+// currentAgents are the custom sub-agents as last read.
+func (s *sess) currentAgents() []subagents.Agent {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ext.agents
 }
 
 // commandList is every slash command the session offers but the MCP
@@ -107,7 +128,7 @@ func (s *sess) commands() []acp.AvailableCommand {
 // loadExtensions reads the custom commands and skills and keeps them as
 // the session's current ones.
 func (s *sess) loadExtensions() extensions {
-	ext := extensions{cmds: s.userCommands(), skills: s.userSkills()}
+	ext := extensions{cmds: s.userCommands(), skills: s.userSkills(), agents: s.userAgents()}
 	s.mu.Lock()
 	s.ext = ext
 	s.mu.Unlock()

@@ -2,10 +2,14 @@ package agent
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"slices"
+	"strings"
 
 	"acpd/acp"
 	"acpd/agent/internal/editor"
+	"acpd/agent/internal/subagents"
 	"acpd/files"
 	"acpd/model"
 	"acpd/permissions"
@@ -108,17 +112,34 @@ func (a *Agent) wantsTerminalMeta() bool {
 
 var _ task.Host = toolEnv{}
 
-// SubAgent is what the task tool's sub-agent runs with: the session's
-// model and effort, its built-in tools, and the session with the policy
-// deciding alone (task.PolicyEnv).
-func (e toolEnv) SubAgent() (task.Sub, error) {
+// SubAgent is what the task tool's sub-agent of agentType runs with: the
+// session's model and effort (or the custom agent's model), its built-in
+// tools (a custom agent's list, or all but task itself; in plan mode only
+// the read-only ones), and the session with the policy deciding alone
+// (task.PolicyEnv), so a sub-agent may do at most what the mode allows
+// without asking.
+func (e toolEnv) SubAgent(agentType string) (task.Sub, error) {
 	s := e.s
 	st := s.settings()
-	backend, info, err := s.a.opts.Resolve(st.Model)
-	if err != nil {
-		return task.Sub{}, err
+	ref := st.Model
+	var custom *subagents.Agent
+	if agentType != "" {
+		for _, a := range s.currentAgents() {
+			if a.Name == agentType {
+				custom = &a
+				break
+			}
+		}
+		if custom == nil {
+			return task.Sub{}, fmt.Errorf("no sub-agent %q", agentType)
+		}
+		ref = subAgentModel(ref, custom.Model)
 	}
-	_, modelID, _ := model.ParseRef(st.Model)
+	backend, info, err := s.a.opts.Resolve(ref)
+	if err != nil {
+		return task.Sub{}, fmt.Errorf("its model is not available: %w", err)
+	}
+	_, modelID, _ := model.ParseRef(ref)
 	sub := task.Sub{Backend: backend, Model: modelID, Cwd: s.cwd, Env: task.PolicyEnv(e, func(c permissions.Call) permissions.Decision {
 		return s.policy.Decide(permissions.Mode(s.settings().Mode), c)
 	}),
@@ -126,5 +147,38 @@ func (e toolEnv) SubAgent() (task.Sub, error) {
 	if info.Reasoning {
 		sub.Effort = model.Effort(st.Thought)
 	}
+	if custom != nil {
+		sub.Prompt = custom.Prompt
+		names := custom.Tools
+		if names == nil {
+			names = slices.Sorted(maps.Keys(s.a.builtin))
+		}
+		sub.Tools = []string{}
+		for _, n := range names {
+			t := s.a.builtin[n]
+			if t == nil || n == "task" || st.Mode == string(permissions.ModePlan) && !t.ReadOnly && n != "update_plan" {
+				continue
+			}
+			sub.Tools = append(sub.Tools, n)
+		}
+	}
 	return sub, nil
+}
+
+// subAgentModel is the model reference of a custom sub-agent whose file
+// says want, in a session using parent: the parent's for "" (inherit); a
+// provider/model reference as it is; Claude Code's sonnet, opus and haiku
+// as Anthropic's models when the parent is on Anthropic, else the parent's.
+func subAgentModel(parent, want string) string {
+	switch {
+	case want == "":
+		return parent
+	case strings.Contains(want, "/"):
+		return want
+	}
+	provider, _, _ := model.ParseRef(parent)
+	if id, ok := subagents.ClaudeModel[want]; ok && provider == "anthropic" {
+		return "anthropic/" + id
+	}
+	return parent
 }

@@ -1,7 +1,8 @@
-// Package task is the "task" tool: a read-only sub-agent that explores the
-// project with a context of its own (glob, grep, list_dir and read_file;
-// at most MaxRequests model requests) and returns a report, saving the
-// calling agent's context.
+// Package task is the "task" tool: a sub-agent with a context of its own
+// (at most MaxRequests model requests) that returns a report, saving the
+// calling agent's context. By default it is a read-only explorer (glob,
+// grep, list_dir and read_file); [ToolWith] also offers custom sub-agent
+// types, each with its own prompt, tools and model (the Host's SubAgent).
 //
 // The tool runs only in a session that offers a sub-agent: the tools.Env
 // its Run receives must implement Host, else the call fails with "task is
@@ -13,6 +14,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"acpd/acp"
@@ -23,9 +25,15 @@ import (
 
 // Host is what the task tool needs from the session it runs in.
 type Host interface {
-	// SubAgent returns what a sub-agent of the session runs with, or why
-	// the session's model is not available.
-	SubAgent() (Sub, error)
+	// SubAgent returns what a sub-agent of the session of agentType (""
+	// for the read-only explorer) runs with, or why it cannot run (an
+	// unknown type, the model not available).
+	SubAgent(agentType string) (Sub, error)
+}
+
+// Type is a custom sub-agent type offered to the model.
+type Type struct {
+	Name, Description string
 }
 
 // Sub is what a sub-agent runs with.
@@ -43,6 +51,11 @@ type Sub struct {
 	// calls without asking the user (what would ask is refused), and their
 	// progress is not reported.
 	Env tools.Env
+	// Prompt is a custom sub-agent's system prompt ("": the explorer's).
+	Prompt string
+	// Tools are the tools it may use (nil: the explorer's read and search
+	// tools); the Host has kept only those the session's mode allows.
+	Tools []string
 }
 
 // MaxRequests caps a sub-agent's model requests.
@@ -57,6 +70,8 @@ const prompt = `You are a read-only exploration sub-agent of acpd, a coding agen
 type input struct {
 	Description string `json:"description"`
 	Prompt      string `json:"prompt"`
+	// SubagentType is Claude Code's name for the agent type.
+	SubagentType string `json:"subagent_type"`
 }
 
 // Tool returns the "task" tool.
@@ -81,6 +96,40 @@ func Tool() *tools.Tool {
 	}
 }
 
+// ToolWith returns the "task" tool offering the custom sub-agent types
+// too (subagent_type; the explorer when absent). Custom sub-agents may
+// have tools that change things, so the tool is not read-only.
+func ToolWith(types []Type) *tools.Tool {
+	t := Tool()
+	if len(types) == 0 {
+		return t
+	}
+	var b strings.Builder
+	b.WriteString(t.Def.Description)
+	b.WriteString("\n\nSet subagent_type to delegate to one of these agents instead (each with its own instructions and tools; without subagent_type the read-only explorer runs):")
+	names := make([]string, len(types))
+	for i, ty := range types {
+		names[i] = ty.Name
+		fmt.Fprintf(&b, "\n- %s: %s", ty.Name, ty.Description)
+	}
+	enum, _ := json.Marshal(names)
+	t.Def.Description = b.String()
+	t.Def.InputSchema = json.RawMessage(`{"type":"object","properties":{"description":{"type":"string","description":"A few words naming the task"},"prompt":{"type":"string","description":"The task, with everything the sub-agent needs to know"},"subagent_type":{"type":"string","enum":` + string(enum) + `,"description":"The agent to delegate to (default: the read-only explorer)"}},"required":["prompt"],"additionalProperties":false}`)
+	t.ReadOnly = false
+	t.Title = func(in json.RawMessage) string {
+		v, _ := tools.DecodeInput[input](in)
+		who := "Explore"
+		if v.SubagentType != "" {
+			who = "Agent " + v.SubagentType
+		}
+		if v.Description != "" {
+			return who + ": " + tools.Truncate(v.Description, 80)
+		}
+		return who
+	}
+	return t
+}
+
 func run(ctx context.Context, env tools.Env, c *tools.Call) tools.Result {
 	in, err := tools.DecodeInput[input](c.Input)
 	if err != nil {
@@ -94,15 +143,27 @@ func run(ctx context.Context, env tools.Env, c *tools.Call) tools.Result {
 		return tools.Errorf("task is not available here")
 	}
 	env.Update(acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(c.ID), Status: new(acp.ToolCallStatusInProgress)})
-	sub, err := h.SubAgent()
+	sub, err := h.SubAgent(in.SubagentType)
 	if err != nil {
-		return tools.Errorf("the model is not available: %v", err)
+		return tools.Errorf("the sub-agent cannot run: %v", err)
+	}
+	allowed, system := names, prompt
+	if sub.Tools != nil {
+		allowed = sub.Tools
+	}
+	if sub.Prompt != "" {
+		system = sub.Prompt
 	}
 	var defs []model.ToolDef
-	for _, n := range names {
-		defs = append(defs, sub.Tool(n).Def)
+	var usable []string
+	for _, n := range allowed {
+		if t := sub.Tool(n); t != nil {
+			defs = append(defs, t.Def)
+			usable = append(usable, n)
+		}
 	}
-	system := prompt + "\n\nWorking directory: " + sub.Cwd + "\n"
+	allowed = usable
+	system += "\n\nWorking directory: " + sub.Cwd + "\n"
 	msgs := []model.Message{{Role: model.RoleUser, Parts: []model.Part{{Type: model.PartText, Text: in.Prompt}}}}
 	reads := 0
 	for step := 0; step < MaxRequests; step++ {
@@ -148,18 +209,14 @@ func run(ctx context.Context, env tools.Env, c *tools.Call) tools.Result {
 		msgs = append(msgs, model.Message{Role: model.RoleAssistant, Parts: append(parts, calls...)})
 		results := make([]model.Part, len(calls))
 		for i, pc := range calls {
-			allowed := false
-			for _, n := range names {
-				allowed = allowed || n == pc.ToolName
-			}
 			var t *tools.Tool
-			if allowed {
+			if slices.Contains(allowed, pc.ToolName) {
 				t = sub.Tool(pc.ToolName)
 			}
 			var r tools.Result
 			switch {
 			case t == nil:
-				r = tools.Errorf("unknown tool %q; the sub-agent's tools are %s", pc.ToolName, strings.Join(names, ", "))
+				r = tools.Errorf("unknown tool %q; the sub-agent's tools are %s", pc.ToolName, strings.Join(allowed, ", "))
 			case !json.Valid(pc.Input):
 				r = tools.Errorf("the arguments are not valid JSON")
 			default:

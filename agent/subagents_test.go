@@ -1,0 +1,91 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"acpd/acp"
+	"acpd/model"
+)
+
+// TestCustomSubAgent: a Claude Code sub-agent definition
+// (.claude/agents/NAME.md: name, description, tools, prompt) is offered
+// through task's subagent_type; it runs with its own prompt and only its
+// tools, and a call its parent's mode would ask about is refused, not
+// asked.
+func TestCustomSubAgent(t *testing.T) {
+	env := newEnv(t, "")
+	env.write(".claude/agents/reviewer.md", "---\nname: reviewer\ndescription: Reviews a change for bugs\ntools: Read, Grep, Bash\n---\nYou are the reviewer. Find bugs.\n")
+	env.write("pkg/parse.go", "package pkg\n\nfunc Parse() {}\n")
+	var subReqs []model.Request
+	var mu sync.Mutex
+	rec := record(backendFunc(func(ctx context.Context, req *model.Request, yield func(model.Event, error) bool) {
+		done := func(text string) {
+			_ = yield(model.Event{Type: model.EventText, Text: text}, nil) &&
+				yield(model.Event{Type: model.EventFinish, Finish: model.FinishEndTurn}, nil)
+		}
+		call := func(id, name, in string) {
+			_ = yield(model.Event{Type: model.EventToolDone, ToolCallID: id, ToolName: name, Input: json.RawMessage(in)}, nil) &&
+				yield(model.Event{Type: model.EventFinish, Finish: model.FinishToolUse}, nil)
+		}
+		if strings.HasPrefix(req.System, "You are the reviewer.") {
+			mu.Lock()
+			subReqs = append(subReqs, *req)
+			mu.Unlock()
+			switch len(toolResults(*req)) {
+			case 0:
+				call("s1", "run_command", `{"command":"touch made-by-subagent"}`)
+			case 1:
+				call("s2", "edit_file", `{"path":"pkg/parse.go","old_string":"Parse","new_string":"Broken"}`)
+			default:
+				done("No bugs in pkg/parse.go.")
+			}
+			return
+		}
+		if len(toolResults(*req)) == 0 {
+			call("t1", "task", `{"description":"review","prompt":"Review pkg/","subagent_type":"reviewer"}`)
+			return
+		}
+		done("ok")
+	}))
+	env.setModel(mainModel, rec)
+	c := env.start(nil)
+	sid := c.newSession()
+	c.mustPrompt(sid, "review pkg", acp.StopReasonEndTurn)
+	first := rec.requests()[0]
+	var taskDef *model.ToolDef
+	for i := range first.Tools {
+		if first.Tools[i].Name == "task" {
+			taskDef = &first.Tools[i]
+		}
+	}
+	if taskDef == nil || !strings.Contains(taskDef.Description, "- reviewer: Reviews a change for bugs") || !strings.Contains(string(taskDef.InputSchema), `"enum":["reviewer"]`) {
+		t.Fatalf("the task tool does not offer the reviewer: %+v", taskDef)
+	}
+	res := toolResults(rec.last(t))
+	if len(res) != 1 || res[0].IsError || !strings.Contains(resultText(res[0]), "No bugs in pkg/parse.go.") {
+		t.Fatalf("task result: %+v", res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(subReqs) != 3 {
+		t.Fatalf("%d sub-agent requests", len(subReqs))
+	}
+	if names := toolNames(subReqs[0]); !slices.Equal(names, []string{"read_file", "grep", "run_command"}) {
+		t.Errorf("sub-agent tools %v, want its file's (Read, Grep, Bash)", names)
+	}
+	if r := toolResults(subReqs[1])[0]; !r.IsError || !strings.Contains(resultText(r), "Not allowed in a sub-agent") {
+		t.Errorf("the command the ask mode would ask about was not refused: %+v", r)
+	}
+	if r := toolResults(subReqs[2])[1]; !r.IsError || !strings.Contains(resultText(r), `unknown tool "edit_file"`) {
+		t.Errorf("the sub-agent used a tool outside its list: %+v", r)
+	}
+	if _, err := os.Stat(env.path("made-by-subagent")); err == nil {
+		t.Error("the sub-agent's command ran")
+	}
+}
