@@ -7,8 +7,8 @@ import (
 
 	"acpd/acp"
 	"acpd/agent/internal/skills"
-	"acpd/agent/internal/subagents"
 	"acpd/agent/internal/slash"
+	"acpd/agent/internal/subagents"
 	"acpd/agent/internal/turnerr"
 	"acpd/agent/internal/usercmd"
 	"acpd/config"
