@@ -138,6 +138,12 @@ type Request struct {
 	// prompt and after the tool definitions.
 	CacheSystem bool `json:"cacheSystem,omitempty"`
 	CacheTools  bool `json:"cacheTools,omitempty"`
+	// WebSearch lets the model search the web with the provider's own
+	// search (Anthropic's web search tool, OpenAI Responses' web_search,
+	// Gemini's Google Search grounding); the searches and their sources
+	// come back as [EventSearch] and [EventSource]. A dialect without one
+	// rejects the request (see [ModelInfo.WebSearch]).
+	WebSearch bool `json:"webSearch,omitempty"`
 }
 
 // EventType says which fields of an [Event] are meaningful.
@@ -163,6 +169,13 @@ const (
 	// EventFinish ends the response (Finish). It is always the last event of
 	// a successful stream.
 	EventFinish EventType = "finish"
+	// EventSearch reports a web search the provider ran (Text: the query;
+	// Request.WebSearch).
+	EventSearch EventType = "search"
+	// EventSource reports a web page a search found or the answer cites
+	// (URL, Text: its title, possibly empty); a page may be reported more
+	// than once.
+	EventSource EventType = "source"
 )
 
 // Event is one normalised streaming event.
@@ -181,6 +194,8 @@ type Event struct {
 	// reasoning_done and tool_done events; the agent copies it into the
 	// transcript's [Part.Provider].
 	Provider string `json:"provider,omitempty"`
+	// URL is a source's address (EventSource).
+	URL string `json:"url,omitempty"`
 }
 
 // Usage counts tokens of one response. Input includes cache reads/writes.
@@ -216,16 +231,19 @@ type Backend interface {
 
 // ModelInfo describes one model of a provider's catalog.
 type ModelInfo struct {
-	ID              string  `json:"id"`
-	Name            string  `json:"name,omitempty"`
-	ContextWindow   int     `json:"contextWindow,omitempty"`
-	MaxOutputTokens int     `json:"maxOutputTokens,omitempty"`
-	Tools           bool    `json:"tools,omitempty"`
-	Images          bool    `json:"images,omitempty"`
-	Audio           bool    `json:"audio,omitempty"`
-	Reasoning       bool    `json:"reasoning,omitempty"`
-	InputPrice      float64 `json:"inputPrice,omitempty"`  // USD per million input tokens
-	OutputPrice     float64 `json:"outputPrice,omitempty"` // USD per million output tokens
+	ID              string `json:"id"`
+	Name            string `json:"name,omitempty"`
+	ContextWindow   int    `json:"contextWindow,omitempty"`
+	MaxOutputTokens int    `json:"maxOutputTokens,omitempty"`
+	Tools           bool   `json:"tools,omitempty"`
+	Images          bool   `json:"images,omitempty"`
+	Audio           bool   `json:"audio,omitempty"`
+	Reasoning       bool   `json:"reasoning,omitempty"`
+	// WebSearch: the provider's own web search is available
+	// (Request.WebSearch).
+	WebSearch   bool    `json:"webSearch,omitempty"`
+	InputPrice  float64 `json:"inputPrice,omitempty"`  // USD per million input tokens
+	OutputPrice float64 `json:"outputPrice,omitempty"` // USD per million output tokens
 }
 
 // ErrorKind classifies model errors for retries and for the user's message.

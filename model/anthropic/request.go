@@ -77,12 +77,21 @@ type imageSource struct {
 	Data      string `json:"data"`
 }
 
+// tool is a client tool, or (Type set) a server tool: the web search.
 type tool struct {
+	Type         string          `json:"type,omitempty"`
 	Name         string          `json:"name"`
 	Description  string          `json:"description,omitempty"`
-	InputSchema  json.RawMessage `json:"input_schema"`
+	InputSchema  json.RawMessage `json:"input_schema,omitempty"`
+	MaxUses      int             `json:"max_uses,omitempty"`
 	CacheControl *cacheControl   `json:"cache_control,omitempty"`
 }
+
+// webSearchTool is the Messages API's server-side web search tool.
+const webSearchTool = "web_search_20250305"
+
+// maxSearches bounds the searches of one request (the tool's max_uses).
+const maxSearches = 5
 
 var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 
@@ -107,6 +116,9 @@ func requestPayload(req *model.Request) (*body.Payload, error) {
 			schema = emptySchema
 		}
 		mr.Tools = append(mr.Tools, tool{Name: t.Name, Description: t.Description, InputSchema: schema})
+	}
+	if req.WebSearch {
+		mr.Tools = append(mr.Tools, tool{Type: webSearchTool, Name: "web_search", MaxUses: maxSearches})
 	}
 	if req.CacheTools && len(mr.Tools) > 0 {
 		mr.Tools[len(mr.Tools)-1].CacheControl = ephemeral

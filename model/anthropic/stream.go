@@ -25,6 +25,10 @@ type streamEvent struct {
 		Thinking    string `json:"thinking"`
 		Signature   string `json:"signature"`
 		StopReason  string `json:"stop_reason"`
+		Citation    *struct {
+			URL   string `json:"url"`
+			Title string `json:"title"`
+		} `json:"citation"`
 	} `json:"delta"`
 	Usage *usage    `json:"usage"`
 	Error *apiError `json:"error"`
@@ -37,6 +41,16 @@ type contentStart struct {
 	Text     string `json:"text"`
 	Thinking string `json:"thinking"`
 	Data     string `json:"data"`
+	// Content is a web_search_tool_result's: a list of results, or an
+	// error object.
+	Content json.RawMessage `json:"content"`
+}
+
+// searchResult is one result of a web_search_tool_result block.
+type searchResult struct {
+	Type  string `json:"type"`
+	URL   string `json:"url"`
+	Title string `json:"title"`
 }
 
 // usage fields are pointers: message_delta repeats only some of them.
@@ -115,8 +129,24 @@ func (d *decoder) event(se *streamEvent, emit func(model.Event) bool) (done bool
 		case "tool_use":
 			return false, sse.Stopped(emit(model.Event{Type: model.EventToolStart, ToolCallID: cb.ID, ToolName: cb.Name}))
 		case "redacted_thinking":
+		case "server_tool_use":
+			// The provider's web search: its query streams as input.
+			if cb.Name != "web_search" {
+				b.typ = ""
+			}
+		case "web_search_tool_result":
+			b.typ = ""
+			var results []searchResult
+			if json.Unmarshal(cb.Content, &results) != nil {
+				return false, nil // a web_search_tool_result_error: no sources
+			}
+			for _, r := range results {
+				if r.URL != "" && !emit(model.Event{Type: model.EventSource, URL: r.URL, Text: r.Title}) {
+					return false, sse.ErrStopped
+				}
+			}
 		default:
-			b.typ = "" // server tool blocks and future types: not ours to report
+			b.typ = "" // other server tool blocks and future types: not ours to report
 		}
 	case "content_block_delta":
 		if se.Index == nil || se.Delta == nil {
@@ -143,8 +173,12 @@ func (d *decoder) event(se *streamEvent, emit func(model.Event) bool) (done bool
 			}
 		case dl.Type == "signature_delta" && b.typ == "thinking":
 			b.signature.WriteString(dl.Signature)
+		case dl.Type == "input_json_delta" && b.typ == "server_tool_use":
+			b.input.WriteString(dl.PartialJSON)
+		case dl.Type == "citations_delta" && dl.Citation != nil && dl.Citation.URL != "":
+			return false, sse.Stopped(emit(model.Event{Type: model.EventSource, URL: dl.Citation.URL, Text: dl.Citation.Title}))
 		}
-		// Other deltas (citations, server tool input) are not reported.
+		// Other deltas are not reported.
 	case "content_block_stop":
 		if se.Index == nil {
 			return false, malformed("content_block_stop without index")
@@ -195,6 +229,13 @@ func (d *decoder) closeBlock(b *openBlock, emit func(model.Event) bool) bool {
 	case "redacted_thinking":
 		opaque, _ := json.Marshal(b.data)
 		return emit(model.Event{Type: model.EventReasoningDone, Redacted: true, Opaque: opaque, Provider: Provider})
+	case "server_tool_use":
+		var in struct {
+			Query string `json:"query"`
+		}
+		if json.Unmarshal([]byte(b.input.String()), &in) == nil && in.Query != "" {
+			return emit(model.Event{Type: model.EventSearch, Text: in.Query})
+		}
 	}
 	return true
 }

@@ -54,8 +54,11 @@ type functionResponse struct {
 	Response map[string]string `json:"response"`
 }
 
+// tool is the function declarations, or (GoogleSearch set) Google Search
+// grounding.
 type tool struct {
-	FunctionDeclarations []functionDeclaration `json:"functionDeclarations"`
+	FunctionDeclarations []functionDeclaration `json:"functionDeclarations,omitempty"`
+	GoogleSearch         *struct{}             `json:"google_search,omitempty"`
 }
 
 type functionDeclaration struct {
@@ -154,6 +157,9 @@ func requestPayload(req *model.Request) (*body.Payload, error) {
 			decls = append(decls, functionDeclaration{Name: t.Name, Description: t.Description, Parameters: params})
 		}
 		gr.Tools = []tool{{FunctionDeclarations: decls}}
+	}
+	if req.WebSearch {
+		gr.Tools = append(gr.Tools, tool{GoogleSearch: &struct{}{}})
 	}
 	v, _ := version(req.Model)
 	sentinel := v >= 3

@@ -28,6 +28,17 @@ type candidate struct {
 	FinishReason  string `json:"finishReason"`
 	FinishMessage string `json:"finishMessage"`
 	Index         int    `json:"index"`
+	// GroundingMetadata is Google Search grounding's: the queries run
+	// and the pages found.
+	GroundingMetadata *struct {
+		WebSearchQueries []string `json:"webSearchQueries"`
+		GroundingChunks  []struct {
+			Web *struct {
+				URI   string `json:"uri"`
+				Title string `json:"title"`
+			} `json:"web"`
+		} `json:"groundingChunks"`
+	} `json:"groundingMetadata"`
 }
 
 type usageMetadata struct {
@@ -95,8 +106,23 @@ func (d *decoder) chunk(resp *response, emit func(model.Event) bool) bool {
 			ReasoningTokens: u.ThoughtsTokenCount,
 		}
 	}
+	for i := range resp.Candidates {
+		if g := resp.Candidates[i].GroundingMetadata; g != nil && resp.Candidates[i].Index == 0 {
+			// Grounding may come with the finish or after it.
+			for _, q := range g.WebSearchQueries {
+				if q != "" && !emit(model.Event{Type: model.EventSearch, Text: q}) {
+					return false
+				}
+			}
+			for _, c := range g.GroundingChunks {
+				if c.Web != nil && c.Web.URI != "" && !emit(model.Event{Type: model.EventSource, URL: c.Web.URI, Text: c.Web.Title}) {
+					return false
+				}
+			}
+		}
+	}
 	if d.finished {
-		return true // only usage may follow the finish
+		return true // only usage and grounding may follow the finish
 	}
 	if pf := resp.PromptFeedback; pf != nil && pf.BlockReason != "" && pf.BlockReason != "BLOCK_REASON_UNSPECIFIED" {
 		d.finished, d.blocked = true, true

@@ -76,6 +76,9 @@ var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 
 // requestPayload maps req to a Chat Completions request body.
 func (b *Backend) requestPayload(req *model.Request) (*body.Payload, error) {
+	if req.WebSearch {
+		return nil, &model.Error{Kind: model.ErrInvalidRequest, Message: "openai: the Chat Completions API has no web search tool"}
+	}
 	cr := chatRequest{
 		Model:         req.Model,
 		Stream:        true,

@@ -168,6 +168,18 @@ func (s *spec) configures(id string) bool {
 // info returns what is known about model id of s: the configuration's
 // entry, else the catalog's, else conservative defaults.
 func (s *spec) info(id string) model.ModelInfo {
+	info := s.catalogInfo(id)
+	// The dialects whose API has a web search of the provider's own.
+	switch s.dialect {
+	case "anthropic", "openai-responses", "gemini":
+		info.WebSearch = true
+	}
+	return info
+}
+
+// catalogInfo is info without the dialect's capabilities: the
+// configuration's entry, else the catalog's, else defaults.
+func (s *spec) catalogInfo(id string) model.ModelInfo {
 	for _, m := range s.models {
 		if m.ID == id {
 			info := model.ModelInfo{ID: id, Name: id, ContextWindow: m.ContextWindow, MaxOutputTokens: m.MaxOutput,

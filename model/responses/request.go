@@ -26,11 +26,13 @@ type reasoning struct {
 	Summary string `json:"summary"`
 }
 
+// tool is a function tool, or (type web_search, no name) the provider's
+// web search.
 type tool struct {
 	Type        string          `json:"type"`
-	Name        string          `json:"name"`
+	Name        string          `json:"name,omitempty"`
 	Description string          `json:"description,omitempty"`
-	Parameters  json.RawMessage `json:"parameters"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
 }
 
 // messageItem is a user or assistant message input item.
@@ -91,6 +93,10 @@ func requestPayload(req *model.Request) (*body.Payload, error) {
 			params = emptySchema
 		}
 		rr.Tools = append(rr.Tools, tool{Type: "function", Name: t.Name, Description: t.Description, Parameters: params})
+	}
+	if req.WebSearch {
+		rr.Tools = append(rr.Tools, tool{Type: "web_search"})
+		rr.Include = append(rr.Include, "web_search_call.action.sources")
 	}
 	var bb body.Builder
 	for _, m := range req.Messages {

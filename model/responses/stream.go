@@ -19,6 +19,14 @@ type streamEvent struct {
 	SummaryIndex int             `json:"summary_index"`
 	Delta        string          `json:"delta"`
 	Arguments    *string         `json:"arguments"`
+	Annotation   *annotation     `json:"annotation"`
+}
+
+// annotation is an output text annotation; url_citation names a source.
+type annotation struct {
+	Type  string `json:"type"`
+	URL   string `json:"url"`
+	Title string `json:"title"`
 }
 
 type responseObject struct {
@@ -56,6 +64,19 @@ type outputItem struct {
 	Summary          []struct {
 		Text string `json:"text"`
 	} `json:"summary"`
+	// Action is a web_search_call's: its query and the sources found.
+	Action *struct {
+		Type    string `json:"type"`
+		Query   string `json:"query"`
+		Sources []struct {
+			URL string `json:"url"`
+		} `json:"sources"`
+	} `json:"action"`
+	// Content is a message's: its text parts' annotations carry the
+	// cited sources.
+	Content []struct {
+		Annotations []annotation `json:"annotations"`
+	} `json:"content"`
 }
 
 // call is one function call between its added and done events.
@@ -97,6 +118,7 @@ var handled = map[string]bool{
 	"response.reasoning_text.delta":          true,
 	"response.function_call_arguments.delta": true,
 	"response.function_call_arguments.done":  true,
+	"response.output_text.annotation.added":  true,
 	"response.completed":                     true,
 	"response.incomplete":                    true,
 	"response.failed":                        true,
@@ -207,6 +229,29 @@ func (d *decoder) event(se *streamEvent, raw []byte, emit func(model.Event) bool
 			return false, sse.Stopped(d.finishCall(c, emit))
 		case "reasoning":
 			return false, sse.Stopped(d.finishThought(&it, se.Item, emit))
+		case "web_search_call":
+			if a := it.Action; a != nil && a.Type == "search" {
+				if a.Query != "" && !emit(model.Event{Type: model.EventSearch, Text: a.Query}) {
+					return false, sse.ErrStopped
+				}
+				for _, src := range a.Sources {
+					if src.URL != "" && !emit(model.Event{Type: model.EventSource, URL: src.URL}) {
+						return false, sse.ErrStopped
+					}
+				}
+			}
+		case "message":
+			for _, c := range it.Content {
+				for _, an := range c.Annotations {
+					if an.Type == "url_citation" && an.URL != "" && !emit(model.Event{Type: model.EventSource, URL: an.URL, Text: an.Title}) {
+						return false, sse.ErrStopped
+					}
+				}
+			}
+		}
+	case "response.output_text.annotation.added":
+		if an := se.Annotation; an != nil && an.Type == "url_citation" && an.URL != "" {
+			return false, sse.Stopped(emit(model.Event{Type: model.EventSource, URL: an.URL, Text: an.Title}))
 		}
 	case "response.completed", "response.incomplete":
 		if !d.closeAll(emit) {
