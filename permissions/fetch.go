@@ -181,6 +181,9 @@ func shownURL(u string) string {
 // (Call.Offline): acpd's own network tools obey the policy its commands
 // do, so then it asks, naming the URL.
 func (p *Policy) decideFetch(mode Mode, c Call, rem []compiledRule) Decision {
+	if c.Tool == webSearch && c.URL == "" {
+		return p.decideSearch(mode, c, rem)
+	}
 	origin := Origin(c.URL)
 	shown := shownURL(c.URL)
 	for r := range applying(p.rules, Deny, c.Tool) {
@@ -225,6 +228,44 @@ func (p *Policy) decideFetch(mode Mode, c Call, rem []compiledRule) Decision {
 	}
 	if d.Action == Ask && p.canRemember() && c.Tool != "" {
 		d.Remember = []Rule{{Tool: globEscape(c.Tool), Match: origin}}
+	}
+	return d
+}
+
+// webSearch is the fetch tool without a URL: the model provider searches
+// the web for a query.
+const webSearch = "web_search"
+
+// decideSearch decides on web_search: rules and remembered choices match
+// the tool (every query); full mode allows it unless the session's sandbox
+// keeps commands off the network (Call.Offline), as for web_fetch.
+func (p *Policy) decideSearch(mode Mode, c Call, rem []compiledRule) Decision {
+	for r := range applying(p.rules, Deny, c.Tool) {
+		return Decision{Action: Deny, Reason: fmt.Sprintf("denied by rule %s", r.rule)}
+	}
+	for range applying(rem, Deny, c.Tool) {
+		return Decision{Action: Deny, Reason: "the user chose to always reject web searches in this project"}
+	}
+	for r := range applying(p.rules, Ask, c.Tool) {
+		return Decision{Action: Ask, Reason: fmt.Sprintf("rule %s requires approval for web searches", r.rule)}
+	}
+	for r := range applying(p.rules, Allow, c.Tool) {
+		return Decision{Action: Allow, Reason: fmt.Sprintf("allowed by rule %s", r.rule)}
+	}
+	for range applying(rem, Allow, c.Tool) {
+		return Decision{Action: Allow, Reason: "the user chose to always allow web searches in this project"}
+	}
+	var d Decision
+	switch {
+	case mode == ModeFull && c.Offline:
+		d = Decision{Action: Ask, Reason: "the sandbox keeps commands off the network, so a web search needs approval in full mode too"}
+	case mode == ModeFull:
+		d = Decision{Action: Allow, Reason: "web searches are allowed in full mode", Default: true}
+	default:
+		d = Decision{Action: Ask, Reason: fmt.Sprintf("a web search needs approval in %s mode", mode), Default: true}
+	}
+	if d.Action == Ask && p.canRemember() {
+		d.Remember = []Rule{{Tool: c.Tool}}
 	}
 	return d
 }

@@ -241,3 +241,49 @@ func TestRememberFetchByOrigin(t *testing.T) {
 		t.Errorf("no URL: %+v", d)
 	}
 }
+
+// TestDecideSearch: web_search, a fetch without a URL, is judged on the
+// tool: full mode allows it unless commands are kept off the network, the
+// other modes ask and remember the tool, rules on the tool decide first,
+// and plan mode allows it only as the read-only tool it is not.
+func TestDecideSearch(t *testing.T) {
+	w := newWorkspace(t)
+	tools := maps.Clone(fetchTools)
+	tools["web_search"] = acp.ToolKindFetch
+	store := openTestStore(t, w.state)
+	p, err := NewPolicy(PolicyOptions{Tools: tools, Store: store, Project: w.root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	search := Call{Tool: "web_search", Kind: acp.ToolKindFetch}
+	offline := search
+	offline.Offline = true
+	for _, tc := range []struct {
+		mode Mode
+		c    Call
+		want Action
+	}{
+		{ModeFull, search, Allow}, {ModeFull, offline, Ask}, {ModeAsk, search, Ask}, {ModeAutoEdit, search, Ask}, {ModePlan, search, Deny},
+	} {
+		if d := p.Decide(tc.mode, tc.c); d.Action != tc.want {
+			t.Errorf("%s offline=%v: %s (%s), want %s", tc.mode, tc.c.Offline, d.Action, d.Reason, tc.want)
+		}
+	}
+	d := p.Decide(ModeAsk, search)
+	if want := []Rule{{Tool: "web_search"}}; !slices.Equal(d.Remember, want) {
+		t.Fatalf("remember %v, want %v", d.Remember, want)
+	}
+	if err := p.Remember(search, d, true); err != nil {
+		t.Fatal(err)
+	}
+	if d := p.Decide(ModeAsk, search); d.Action != Allow {
+		t.Errorf("after always allow: %s (%s)", d.Action, d.Reason)
+	}
+	deny, err := NewPolicy(PolicyOptions{Tools: tools, Rules: []Rule{{Action: Deny, Tool: "web_search"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := deny.Decide(ModeFull, search); d.Action != Deny {
+		t.Errorf("deny rule: %s (%s)", d.Action, d.Reason)
+	}
+}

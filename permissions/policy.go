@@ -904,6 +904,9 @@ func (p *Policy) narrowRules(c Call) []Rule {
 	case classFetch:
 		if o := Origin(c.URL); o != "" && c.Tool != "" {
 			out = append(out, Rule{Tool: globEscape(c.Tool), Match: o})
+		} else if c.Tool == webSearch && c.URL == "" {
+			// web_search has no URL: the tool is the narrowest rule.
+			out = append(out, Rule{Tool: c.Tool})
 		}
 	default:
 		if c.Tool != "" {
