@@ -41,16 +41,22 @@ func (s *sess) tools() map[string]*tools.Tool {
 	return all
 }
 
-// toolDefs lists the tool definitions offered to the model, sorted by
-// name: apply_patch only to the model families trained on it, and in plan
+// toolDefs lists the tool definitions offered to the model (info), sorted
+// by name: apply_patch only to the model families trained on it,
+// web_search only where the provider has a search of its own, and in plan
 // mode only the tools the mode allows (read-only tools and update_plan).
-func (s *sess) toolDefs() []model.ToolDef {
+func (s *sess) toolDefs(info model.ModelInfo) []model.ToolDef {
 	ts := s.tools()
 	st := s.settings()
 	_, modelID, _ := model.ParseRef(st.Model)
 	names := make([]string, 0, len(ts))
 	for n, t := range ts {
 		if n == "apply_patch" && !tools.PatchModel(modelID) {
+			continue
+		}
+		// web_search runs on the provider's own search: not offered where
+		// there is none.
+		if n == tools.WebSearchTool && !info.WebSearch {
 			continue
 		}
 		// task stays: its sub-agents get only what the mode allows.

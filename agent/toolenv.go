@@ -112,6 +112,20 @@ func (a *Agent) wantsTerminalMeta() bool {
 
 var _ task.Host = toolEnv{}
 
+var _ tools.Searcher = toolEnv{}
+
+// WebSearch is the session's model for web_search, when its provider has
+// a web search of its own.
+func (e toolEnv) WebSearch() (model.Backend, string, string, bool) {
+	ref := e.s.settings().Model
+	b, info, err := e.s.a.opts.Resolve(ref)
+	if err != nil || !info.WebSearch {
+		return nil, "", "", false
+	}
+	provider, modelID, _ := model.ParseRef(ref)
+	return b, modelID, provider, true
+}
+
 // SubAgent is what the task tool's sub-agent of agentType runs with: the
 // session's model and effort (or the custom agent's model), its built-in
 // tools (a custom agent's list, or all but task itself; in plan mode only

@@ -481,7 +481,7 @@ func (s *sess) buildRequest(info model.ModelInfo) *model.Request {
 		Model:       modelID,
 		System:      s.systemPrompt(),
 		Messages:    msgs,
-		Tools:       s.toolDefs(),
+		Tools:       s.toolDefs(info),
 		Effort:      effort,
 		CacheSystem: true,
 		CacheTools:  true,

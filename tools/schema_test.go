@@ -27,6 +27,7 @@ var toolInputs = map[string]struct {
 	// Codex models write {"plan": [{"step", "status"}]}.
 	"update_plan": {typ: reflect.TypeFor[planInput](), hidden: []string{"plan", "entries.step"}},
 	"web_fetch":   {typ: reflect.TypeFor[fetchInput]()},
+	"web_search":  {typ: reflect.TypeFor[searchInput]()},
 	"write_file":  {typ: reflect.TypeFor[writeFileInput]()},
 }
 

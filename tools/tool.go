@@ -193,7 +193,7 @@ func Builtin(o Options) []*Tool {
 	ts := []*Tool{
 		readFileTool(), writeFileTool(), editFileTool(), listDirTool(),
 		globTool(o), grepTool(o), runCommandTool(o), planTool(),
-		multiEditTool(), applyPatchTool(), jobOutputTool(), jobStopTool(), webFetchTool(),
+		multiEditTool(), applyPatchTool(), jobOutputTool(), jobStopTool(), webFetchTool(), webSearchTool(),
 	}
 	slices.SortFunc(ts, func(a, b *Tool) int { return strings.Compare(a.Def.Name, b.Def.Name) })
 	return ts
