@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -41,16 +42,27 @@ type hub struct {
 	opMu sync.Mutex // serialises the watcher's Add, Remove and Close
 	mu   sync.Mutex
 	w    *fsnotify.Watcher
-	done chan struct{}                   // closed when w's goroutine has returned
-	subs map[*Broker]struct{}            // brokers with a subscription
-	dirs map[string]map[*Broker]struct{} // watched directory → its brokers
+	done chan struct{}                      // closed when w's goroutine has returned
+	subs map[subscriber]struct{}            // brokers (and DirWatches) with a subscription
+	dirs map[string]map[subscriber]struct{} // watched directory → its subscribers
+}
+
+// subscriber is what the hub delivers to: a Broker or a DirWatch. Both
+// methods are called with hub.mu held and must not block.
+type subscriber interface {
+	deliver(name string)
+	watchError(err error)
 }
 
 var watchHub hub
 
+// errNoWatcher marks the failure to create the process's watcher (the
+// inotify instance limit), as opposed to one directory's.
+var errNoWatcher = errors.New("no file watcher")
+
 // add subscribes b to dir, creating the watcher if needed, and (re-)adds the
 // directory's watch.
-func (h *hub) add(b *Broker, dir string) error {
+func (h *hub) add(b subscriber, dir string) error {
 	h.opMu.Lock()
 	defer h.opMu.Unlock()
 	h.mu.Lock()
@@ -58,17 +70,17 @@ func (h *hub) add(b *Broker, dir string) error {
 		w, err := fsnotify.NewBufferedWatcher(watchBuffer)
 		if err != nil {
 			h.mu.Unlock()
-			return err
+			return fmt.Errorf("%w: %w", errNoWatcher, err)
 		}
 		h.w, h.done = w, make(chan struct{})
-		h.subs = make(map[*Broker]struct{})
-		h.dirs = make(map[string]map[*Broker]struct{})
+		h.subs = make(map[subscriber]struct{})
+		h.dirs = make(map[string]map[subscriber]struct{})
 		go h.loop(w, h.done)
 	}
 	h.subs[b] = struct{}{}
 	bs := h.dirs[dir]
 	if bs == nil {
-		bs = make(map[*Broker]struct{})
+		bs = make(map[subscriber]struct{})
 		h.dirs[dir] = bs
 	}
 	bs[b] = struct{}{}
@@ -79,7 +91,7 @@ func (h *hub) add(b *Broker, dir string) error {
 
 // remove drops every subscription of b, and the watcher itself with the
 // last one (waiting for its goroutine).
-func (h *hub) remove(b *Broker) error {
+func (h *hub) remove(b subscriber) error {
 	h.opMu.Lock()
 	defer h.opMu.Unlock()
 	h.mu.Lock()
