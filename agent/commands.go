@@ -120,9 +120,16 @@ func skillCommand(list []acp.AvailableCommand, name string) string {
 	return name
 }
 
-// commands is the session's slash commands, read anew.
+// commands is the session's slash commands, read anew; they are what the
+// editor is told at the session's start, which later refreshes compare
+// with.
 func (s *sess) commands() []acp.AvailableCommand {
-	return commandList(s.loadExtensions())
+	list := commandList(s.loadExtensions())
+	key, _ := json.Marshal(list)
+	s.mu.Lock()
+	s.cmdKey = string(key)
+	s.mu.Unlock()
+	return list
 }
 
 // loadExtensions reads the custom commands and skills and keeps them as

@@ -101,3 +101,40 @@ func TestSkills(t *testing.T) {
 		t.Errorf("/pdf-forms sent %q", got)
 	}
 }
+
+// TestCommandsLiveReload: with the session open and no prompt, a command
+// file added, a skill added and a command removed each update the
+// editor's command list (the process's one watcher), a new commands
+// directory included.
+func TestCommandsLiveReload(t *testing.T) {
+	env := newEnv(t, "")
+	env.write(".acpd/commands/fix.md", "Fix it.\n")
+	env.write(".claude/README.md", "Claude Code's directory, without commands yet.\n")
+	env.setModel(mainModel, env.script(`{"type":"text","text":"ok"}`, `{"type":"finish"}`))
+	c := env.start(nil)
+	sid := c.newSession()
+	names := func() []string {
+		var last []acp.AvailableCommand
+		for _, u := range c.allUpdates(sid) {
+			if u.AvailableCommandsUpdate != nil {
+				last = u.AvailableCommandsUpdate.AvailableCommands
+			}
+		}
+		var out []string
+		for _, a := range last {
+			out = append(out, a.Name)
+		}
+		return out
+	}
+	waitFor(t, "fix offered", func() bool { return slices.Contains(names(), "fix") })
+	env.write(".acpd/commands/ship.md", "Ship it.\n")
+	waitFor(t, "an added command offered without a prompt", func() bool { return slices.Contains(names(), "ship") })
+	env.write(".claude/commands/deploy.md", "Deploy it.\n")
+	waitFor(t, "a command of a new directory offered", func() bool { return slices.Contains(names(), "deploy") })
+	env.write(".acpd/skills/pdf/SKILL.md", "---\nname: pdf\ndescription: PDFs.\n---\nBody.\n")
+	waitFor(t, "an added skill offered", func() bool { return slices.Contains(names(), "pdf") || slices.Contains(names(), "skill:pdf") })
+	if err := os.Remove(env.path(".acpd/commands/fix.md")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "a removed command withdrawn", func() bool { return !slices.Contains(names(), "fix") })
+}

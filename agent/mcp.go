@@ -45,6 +45,9 @@ func (s *sess) startMCP() {
 // mcpbridge.Bridge.Announce); without MCP servers only the first call,
 // after the session's reply, sends acpd's own.
 func (s *sess) announceCommands(ctx context.Context, initial bool) {
+	if initial {
+		s.watchExtensions()
+	}
 	if s.mcp != nil {
 		s.mcp.Announce(initial)
 	} else if initial {

@@ -85,6 +85,10 @@ type sess struct {
 	// hookAnswers are the user's answers about untrusted project hooks,
 	// by digest; hooksStarted: SessionStart hooks ran in this process;
 	// haltReason: a hook asked the turn to end (all guarded by mu).
+	// extWatch watches the custom commands', skills' and sub-agents'
+	// directories (nil: none; guarded by mu).
+	extWatch *files.DirWatch
+
 	hookAnswers  map[string]bool
 	hooksStarted bool
 	haltReason   string
@@ -338,6 +342,12 @@ func (s *sess) close() {
 	case <-stuck:
 	case <-time.After(abandonedWait):
 		s.a.log.Warn("closing the session with tool calls still stuck", "session", s.id)
+	}
+	s.mu.Lock()
+	w := s.extWatch
+	s.mu.Unlock()
+	if w != nil {
+		_ = w.Close()
 	}
 	jctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	s.jobs.Close(jctx)
