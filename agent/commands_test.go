@@ -138,3 +138,34 @@ func TestCommandsLiveReload(t *testing.T) {
 	}
 	waitFor(t, "a removed command withdrawn", func() bool { return !slices.Contains(names(), "fix") })
 }
+
+// TestCommandModel: a custom command's model answers its turn (a bare id
+// on the session's provider); the next prompt is the session's model's
+// again, and a model that is not available is said, the session's model
+// answering.
+func TestCommandModel(t *testing.T) {
+	env := newEnv(t, "")
+	env.write(".acpd/commands/quick.md", "---\nmodel: other\n---\nAnswer quickly.\n")
+	env.write(".acpd/commands/gone.md", "---\nmodel: nowhere/none\n---\nAnswer.\n")
+	main := record(env.script(`{"type":"text","text":"main"}`, `{"type":"finish"}`, `{"type":"text","text":"main"}`, `{"type":"finish"}`, `{"type":"text","text":"main"}`, `{"type":"finish"}`))
+	other := record(env.script(`{"type":"text","text":"other"}`, `{"type":"finish"}`))
+	env.setModel(mainModel, main)
+	env.setModel("test/other", other)
+	c := env.start(nil)
+	sid := c.newSession()
+	c.mustPrompt(sid, "/quick", acp.StopReasonEndTurn)
+	if reqs := other.requests(); len(reqs) != 1 || reqs[0].Model != "other" || !strings.Contains(messagesText(reqs[0].Messages), "Answer quickly.") {
+		t.Fatalf("the command's model got %d requests", len(reqs))
+	}
+	if n := len(main.requests()); n != 0 {
+		t.Fatalf("the session's model answered the command (%d requests)", n)
+	}
+	c.mustPrompt(sid, "and now?", acp.StopReasonEndTurn)
+	if reqs := main.requests(); len(reqs) != 1 || reqs[0].Model != "main" {
+		t.Fatalf("the next prompt went to %d main requests", len(reqs))
+	}
+	c.mustPrompt(sid, "/gone", acp.StopReasonEndTurn)
+	if n := len(main.requests()); n != 2 {
+		t.Errorf("an unavailable command model: the session's model got %d requests, want 2", n)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"acpd/acp"
@@ -15,6 +16,7 @@ import (
 	"acpd/agent/internal/promptin"
 	"acpd/agent/internal/skills"
 	"acpd/agent/internal/slash"
+	"acpd/agent/internal/subagents"
 	"acpd/agent/internal/turnerr"
 	"acpd/agent/internal/turnslot"
 	"acpd/agent/internal/usercmd"
@@ -192,6 +194,15 @@ func (s *sess) runTurn(ctx context.Context, t *turnslot.Turn[steerMsg], prompt [
 		// files) follow it.
 		rest, _ := promptin.Parts(ctx, prompt[1:], info, s.readLinked)
 		parts = append([]model.Part{{Type: model.PartText, Text: usercmd.Expand(c, args)}}, rest...)
+		// A command's model answers its turn (the session keeps its own).
+		if ref := commandModel(st.Model, c.Model); ref != "" && ref != st.Model {
+			if b, i, err := s.a.opts.Resolve(ref); err == nil {
+				backend, info = b, i
+				ctx = context.WithValue(ctx, turnModelKey{}, ref)
+			} else {
+				s.tell(out, acp.NoticeSeverityWarning, "Command model unavailable", fmt.Sprintf("/%s asks for model %s, which is not available (%v); the session's model answers.", c.Name, ref, err))
+			}
+		}
 	} else if sk, args, ok := skillInvoked(ext, prompt); ok {
 		// /skill-name: the skill's instructions, read now, are the
 		// user's message.
@@ -379,6 +390,9 @@ func (s *sess) stream(ctx context.Context, b model.Backend, info model.ModelInfo
 	out := s.a.baseContext()
 	ts := &turnState{msgID: newID("m_"), shown: map[string]bool{}, info: info}
 	req := s.buildRequest(info)
+	if ref, ok := ctx.Value(turnModelKey{}).(string); ok {
+		_, req.Model, _ = model.ParseRef(ref)
+	}
 	if last {
 		compact.FinalRequest(req)
 	}
@@ -504,4 +518,32 @@ func (s *sess) tell(ctx context.Context, sev acp.NoticeSeverity, title, why stri
 	} else {
 		s.send(ctx, u)
 	}
+}
+
+// turnModelKey carries the model reference of a turn answered by another
+// model than the session's (a custom command's).
+type turnModelKey struct{}
+
+// commandModel is the model reference a custom command's model: names, in
+// a session using parent: "" for none; a provider/model reference as it
+// is; Claude Code's sonnet, opus and haiku as Anthropic's models on
+// Anthropic; any other bare id as a model of the session's provider.
+func commandModel(parent, want string) string {
+	switch {
+	case want == "" || want == "inherit":
+		return ""
+	case strings.Contains(want, "/"):
+		return want
+	}
+	provider, _, err := model.ParseRef(parent)
+	if err != nil {
+		return ""
+	}
+	if id, ok := subagents.ClaudeModel[want]; ok {
+		if provider != "anthropic" {
+			return ""
+		}
+		want = id
+	}
+	return provider + "/" + want
 }

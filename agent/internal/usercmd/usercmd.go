@@ -81,10 +81,10 @@ type Command struct {
 	Name string
 	// Description and ArgumentHint are shown by the editor.
 	Description, ArgumentHint string
-	// Model, when set, is the model the command asks for
-	// ("provider/model", or a bare id); AllowedTools the tools it names.
-	// acpd shows both in the command's description; it does not widen
-	// permissions for a file's say-so.
+	// Model, when set, is the model that answers the command's turn
+	// ("provider/model", or a bare id of the session's provider);
+	// AllowedTools the tools it names. acpd shows both in the command's
+	// description; it does not widen permissions for a file's say-so.
 	Model        string
 	AllowedTools []string
 	// Body is the prompt, placeholders unexpanded.
