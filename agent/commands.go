@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 
 	"acpd/acp"
@@ -68,7 +69,7 @@ func (s *sess) userSkills() []skills.Skill {
 	if home == "" {
 		home = getenv("USERPROFILE")
 	}
-	return skills.Load(skills.Sources(config.ProjectRoot(s.cwd), config.UserDir(getenv), home))
+	return skills.Load(skills.Sources(config.ProjectRoot(s.cwd), config.UserDir(getenv), home, codexHome(getenv, home)))
 }
 
 // extensions are the session's custom commands, skills and sub-agents as
@@ -227,4 +228,16 @@ func (s *sess) skillTool() *tools.Tool {
 			return tools.Result{Text: text}
 		},
 	}
+}
+
+// codexHome is Codex's home directory: $CODEX_HOME, else ~/.codex ("" for
+// neither).
+func codexHome(getenv func(string) string, home string) string {
+	if h := getenv("CODEX_HOME"); h != "" {
+		return h
+	}
+	if home == "" {
+		return ""
+	}
+	return filepath.Join(home, ".codex")
 }

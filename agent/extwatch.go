@@ -27,7 +27,7 @@ func (s *sess) extensionDirs() []string {
 	for _, src := range usercmd.Sources(root, cfgDir, home, getenv) {
 		sources = append(sources, src.Dir)
 	}
-	sources = append(sources, skills.Sources(root, cfgDir, home)...)
+	sources = append(sources, skills.Sources(root, cfgDir, home, codexHome(getenv, home))...)
 	sources = append(sources, subagents.Sources(root, cfgDir, home)...)
 	seen := map[string]bool{}
 	var out []string

@@ -36,8 +36,9 @@ type Skill struct {
 }
 
 // Sources are the skill directories for a project rooted at root, most
-// precedent first.
-func Sources(root, configDir, home string) []string {
+// precedent first; codexHome is Codex's home ($CODEX_HOME, else
+// ~/.codex; "" for none), whose skills/ Codex users keep theirs in.
+func Sources(root, configDir, home, codexHome string) []string {
 	var out []string
 	if root != "" {
 		out = append(out, filepath.Join(root, ".agents", "skills"), filepath.Join(root, ".acpd", "skills"))
@@ -50,6 +51,9 @@ func Sources(root, configDir, home string) []string {
 	}
 	if home != "" {
 		out = append(out, filepath.Join(home, ".agents", "skills"), filepath.Join(home, ".claude", "skills"))
+	}
+	if codexHome != "" {
+		out = append(out, filepath.Join(codexHome, "skills"))
 	}
 	return out
 }

@@ -28,7 +28,7 @@ func TestLoad(t *testing.T) {
 	writeSkill(t, filepath.Join(home, ".claude", "skills"), "bad", "---\nname: Bad_Name\ndescription: x\n---\n")
 	writeSkill(t, filepath.Join(home, ".claude", "skills"), "nodesc", "---\nname: nodesc\n---\nbody\n")
 	writeSkill(t, filepath.Join(home, ".claude", "skills"), "nofront", "just text\n")
-	sks := Load(Sources(root, cfg, home))
+	sks := Load(Sources(root, cfg, home, ""))
 	if len(sks) != 2 || sks[0].Name != "pdf" || sks[0].Description != "Fill PDF forms." || sks[1].Name != "review" || sks[1].Description != "Review code: find bugs." {
 		t.Fatalf("skills = %+v", sks)
 	}
