@@ -82,6 +82,13 @@ func (s *sess) watchExtensions() {
 		return
 	}
 	s.mu.Lock()
-	s.extWatch = w
+	closed := s.extClosed
+	if !closed {
+		s.extWatch = w
+	}
 	s.mu.Unlock()
+	if closed {
+		// The session closed while the watch started.
+		_ = w.Close()
+	}
 }

@@ -87,7 +87,8 @@ type sess struct {
 	// haltReason: a hook asked the turn to end (all guarded by mu).
 	// extWatch watches the custom commands', skills' and sub-agents'
 	// directories (nil: none; guarded by mu).
-	extWatch *files.DirWatch
+	extWatch  *files.DirWatch
+	extClosed bool // the session closed: no watch starts
 
 	hookAnswers  map[string]bool
 	hooksStarted bool
@@ -345,6 +346,7 @@ func (s *sess) close() {
 	}
 	s.mu.Lock()
 	w := s.extWatch
+	s.extWatch, s.extClosed = nil, true
 	s.mu.Unlock()
 	if w != nil {
 		_ = w.Close()

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The hooks tests run Claude Code-protocol hooks through the binary with a
@@ -159,8 +160,19 @@ func TestHookTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if stat, err := os.ReadFile("/proc/" + strings.TrimSpace(string(data)) + "/stat"); err == nil && !strings.Contains(string(stat), ") Z ") {
-		t.Errorf("the hung hook's child survived its timeout: %s", stat)
+	pid := strings.TrimSpace(string(data))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		// SIGKILL is delivered asynchronously: poll until it is gone.
+		stat, err := os.ReadFile("/proc/" + pid + "/stat")
+		if err != nil || strings.Contains(string(stat), ") Z ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("the hung hook's child survived its timeout: %s", stat)
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
