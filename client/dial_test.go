@@ -57,7 +57,9 @@ func runTestAgent(dir string) int {
 	modes := &acp.SessionModeState{CurrentModeID: "default", AvailableModes: []acp.SessionMode{
 		{ID: "default", Name: "Default"}, {ID: "acceptEdits", Name: "Accept edits"}, {ID: "bypassPermissions", Name: "Bypass"},
 	}}
+	ready := make(chan struct{}) // closed once conn is set
 	handler := func(ctx context.Context, method string, params json.RawMessage) (any, error) {
+		<-ready
 		switch method {
 		case acp.AgentMethodInitialize:
 			// Like codex-acp: an auth method of a type the schema lacks,
@@ -108,6 +110,7 @@ func runTestAgent(dir string) int {
 		Logger:    slog.New(slog.DiscardHandler),
 		Immediate: func(m string) bool { return m == acp.AgentMethodSessionCancel },
 	})
+	close(ready)
 	<-conn.Done()
 	select {} // like claude-code-acp: the end of input is not a reason to exit
 }
