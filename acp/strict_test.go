@@ -239,3 +239,29 @@ func FuzzUnmarshal(f *testing.F) {
 		_ = Unmarshal(data, &anyV)
 	})
 }
+
+// TestUnmarshalChecksTheTaggedVariant: a tagged variant's members are
+// checked against that variant's fields, so variants giving one key
+// different types (SessionUpdate's "content") do not reject each other,
+// while a misspelt key inside the variant still fails.
+func TestUnmarshalChecksTheTaggedVariant(t *testing.T) {
+	for _, ok := range []string{
+		`{"sessionUpdate":"tool_call_update","toolCallId":"t","content":[{"type":"content","content":{"type":"text","text":"x"}}]}`,
+		`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x"}}`,
+		`{"sessionUpdate":"session_message","messageId":"m","content":[{"type":"text","text":"x"}]}`,
+	} {
+		var u SessionUpdate
+		if err := Unmarshal([]byte(ok), &u); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{
+		`{"sessionUpdate":"tool_call_update","toolCallId":"t","content":[{"type":"content","content":{"type":"text","Text":"x"}}]}`,
+		`{"sessionUpdate":"session_message","messageId":"m","content":[{"type":"content","content":{"type":"text","text":"x"}}]}`,
+	} {
+		var u SessionUpdate
+		if err := Unmarshal([]byte(bad), &u); err == nil {
+			t.Errorf("%s: accepted", bad)
+		}
+	}
+}
