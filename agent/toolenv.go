@@ -154,7 +154,7 @@ func (e toolEnv) SubAgent(agentType string) (task.Sub, error) {
 		return task.Sub{}, fmt.Errorf("its model is not available: %w", err)
 	}
 	_, modelID, _ := model.ParseRef(ref)
-	sub := task.Sub{Backend: backend, Model: modelID, Cwd: s.cwd, Env: task.PolicyEnv(e, func(c permissions.Call) permissions.Decision {
+	sub := task.Sub{Backend: s.metered(backend, info), Model: modelID, Cwd: s.cwd, Env: task.PolicyEnv(e, func(c permissions.Call) permissions.Decision {
 		return s.policy.Decide(permissions.Mode(s.settings().Mode), c)
 	}),
 		Tool: func(name string) *tools.Tool { return s.a.builtin[name] }}
