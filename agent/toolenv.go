@@ -89,13 +89,33 @@ func (e toolEnv) Sandbox() sandbox.Policy {
 	return p
 }
 
+// SetPlan keeps the plan and shows it: as the unstable plan_update of the
+// session's one plan (planID) to a client that advertised the plan
+// capability, as the stable plan update to others. The log keeps the
+// stable form, which session/load replays to any client.
 func (e toolEnv) SetPlan(p *acp.Plan) {
 	s := e.s
 	s.mu.Lock()
 	s.plan = tools.PlanText(p)
 	s.mu.Unlock()
-	s.notify(s.a.baseContext(), acp.SessionUpdate{Plan: p})
+	u := acp.SessionUpdate{Plan: p}
+	if !s.a.planUpdates() {
+		s.notify(s.a.baseContext(), u)
+		return
+	}
+	s.chunks.Record(u)
+	s.send(s.a.baseContext(), acp.SessionUpdate{PlanUpdate: &acp.PlanUpdate{
+		Plan: acp.PlanUpdateContent{Items: &acp.PlanItems{PlanID: planID, Entries: p.Entries}},
+	}})
 }
+
+// planID names the session's plan in plan_update: acpd keeps one plan per
+// session, replaced whole by every update_plan call.
+const planID acp.PlanID = "plan"
+
+// planUpdates reports the unstable plan capability: the client takes
+// plan_update (and plan_removed) session updates.
+func (a *Agent) planUpdates() bool { return a.clientCapabilities().Plan != nil }
 
 // childEnv is the base environment of the session's children (commands and
 // stdio MCP servers): Options.Env (the filtered environment when nil)
