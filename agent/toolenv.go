@@ -151,8 +151,9 @@ func (e toolEnv) WebSearch() (model.Backend, string, string, bool) {
 // tools (a custom agent's list, or all but task itself; in plan mode only
 // the read-only ones), and the session with the policy deciding alone
 // (task.PolicyEnv), so a sub-agent may do at most what the mode allows
-// without asking.
-func (e toolEnv) SubAgent(agentType string) (task.Sub, error) {
+// without asking. A client that renders sub-agents sees it as a session
+// of its own (child).
+func (e toolEnv) SubAgent(agentType, callID string) (task.Sub, error) {
 	s := e.s
 	st := s.settings()
 	ref := st.Model
@@ -195,6 +196,9 @@ func (e toolEnv) SubAgent(agentType string) (task.Sub, error) {
 			}
 			sub.Tools = append(sub.Tools, n)
 		}
+	}
+	if s.a.subagents() {
+		sub.Child, sub.Backend = s.newChild(callID, sub.Backend, info)
 	}
 	return sub, nil
 }
