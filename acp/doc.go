@@ -12,7 +12,10 @@
 // types_gen.go holds what the stable schema defines, every field and
 // variant only the unstable schema adds documented as UNSTABLE;
 // unstable_gen.go holds the definitions only the unstable schema has. The
-// methods (methods_gen.go) are the stable schema's. Whoever builds a
+// methods (methods_gen.go) are the stable schema's. An UNSTABLE property of
+// a stable definition that does not decode is taken as absent (the schema's
+// x-deserialize-default-on-error), so a peer's draft field never fails a
+// whole message; the stable properties keep their strict decoding. Whoever builds a
 // message keeps it stable by leaving the UNSTABLE parts unset unless the
 // peer negotiated them (a capability, or the unstable schema's own rule,
 // such as PromptResponse.usage, which needs none); acpd's tests validate

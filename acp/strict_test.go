@@ -265,3 +265,24 @@ func TestUnmarshalChecksTheTaggedVariant(t *testing.T) {
 		}
 	}
 }
+
+// TestUnstableAdditionsDecodeLeniently: an UNSTABLE property of a stable
+// definition that does not decode is taken as absent, as the schema's
+// x-deserialize-default-on-error says, and the rest of the message stands;
+// stable properties stay strict.
+func TestUnstableAdditionsDecodeLeniently(t *testing.T) {
+	var r PromptResponse
+	if err := Unmarshal([]byte(`{"stopReason":"end_turn","usage":{"inputTokens":5}}`), &r); err != nil || r.StopReason != StopReasonEndTurn || r.Usage != nil {
+		t.Errorf("usage without its required totals: %+v, %v", r, err)
+	}
+	if err := Unmarshal([]byte(`{"stopReason":"end_turn","usage":{"inputTokens":5,"outputTokens":1,"totalTokens":6}}`), &r); err != nil || r.Usage == nil || r.Usage.TotalTokens != 6 {
+		t.Errorf("valid usage: %+v, %v", r, err)
+	}
+	var c ClientCapabilities
+	if err := Unmarshal([]byte(`{"plan":true,"subagents":{},"terminal":true}`), &c); err != nil || c.Plan != nil || c.Subagents == nil || !c.Terminal {
+		t.Errorf("capabilities: %+v, %v", c, err)
+	}
+	if err := Unmarshal([]byte(`{"terminal":"yes"}`), &c); err == nil {
+		t.Error("a stable property of the wrong type was accepted")
+	}
+}

@@ -36,6 +36,21 @@ type AgentAuthCapabilities struct {
 	Meta map[string]any `json:"_meta,omitzero"`
 }
 
+// UnmarshalJSON implements [json.Unmarshaler]; an UNSTABLE property that does
+// not decode is taken as absent (x-deserialize-default-on-error).
+func (v *AgentAuthCapabilities) UnmarshalJSON(data []byte) error {
+	type alias AgentAuthCapabilities
+	aux := struct {
+		*alias
+		Status json.RawMessage `json:"status,omitempty"`
+	}{alias: (*alias)(v)}
+	if err := json.Unmarshal(data, &aux); err != nil {
+		return fmt.Errorf("acp: AgentAuthCapabilities: %w", err)
+	}
+	v.Status = genLenient[*AuthStatusCapabilities](aux.Status)
+	return nil
+}
+
 // AgentCapabilities mirrors the ACP schema definition AgentCapabilities.
 //
 // Capabilities supported by the agent.
@@ -70,6 +85,21 @@ type AgentCapabilities struct {
 	//
 	// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
 	Meta map[string]any `json:"_meta,omitzero"`
+}
+
+// UnmarshalJSON implements [json.Unmarshaler]; an UNSTABLE property that does
+// not decode is taken as absent (x-deserialize-default-on-error).
+func (v *AgentCapabilities) UnmarshalJSON(data []byte) error {
+	type alias AgentCapabilities
+	aux := struct {
+		*alias
+		Providers json.RawMessage `json:"providers,omitempty"`
+	}{alias: (*alias)(v)}
+	if err := json.Unmarshal(data, &aux); err != nil {
+		return fmt.Errorf("acp: AgentCapabilities: %w", err)
+	}
+	v.Providers = genLenient[*ProvidersCapabilities](aux.Providers)
+	return nil
 }
 
 // Annotations mirrors the ACP schema definition Annotations.
@@ -629,6 +659,23 @@ type ClientCapabilities struct {
 	//
 	// See protocol docs: [Extensibility](https://agentclientprotocol.com/protocol/v1/extensibility)
 	Meta map[string]any `json:"_meta,omitzero"`
+}
+
+// UnmarshalJSON implements [json.Unmarshaler]; an UNSTABLE property that does
+// not decode is taken as absent (x-deserialize-default-on-error).
+func (v *ClientCapabilities) UnmarshalJSON(data []byte) error {
+	type alias ClientCapabilities
+	aux := struct {
+		*alias
+		Plan      json.RawMessage `json:"plan,omitempty"`
+		Subagents json.RawMessage `json:"subagents,omitempty"`
+	}{alias: (*alias)(v)}
+	if err := json.Unmarshal(data, &aux); err != nil {
+		return fmt.Errorf("acp: ClientCapabilities: %w", err)
+	}
+	v.Plan = genLenient[*PlanCapabilities](aux.Plan)
+	v.Subagents = genLenient[*SubagentCapabilities](aux.Subagents)
+	return nil
 }
 
 // ClientSessionCapabilities mirrors the ACP schema definition ClientSessionCapabilities.
@@ -2607,6 +2654,21 @@ type McpCapabilities struct {
 	Meta map[string]any `json:"_meta,omitzero"`
 }
 
+// UnmarshalJSON implements [json.Unmarshaler]; an UNSTABLE property that does
+// not decode is taken as absent (x-deserialize-default-on-error).
+func (v *McpCapabilities) UnmarshalJSON(data []byte) error {
+	type alias McpCapabilities
+	aux := struct {
+		*alias
+		Acp json.RawMessage `json:"acp,omitempty"`
+	}{alias: (*alias)(v)}
+	if err := json.Unmarshal(data, &aux); err != nil {
+		return fmt.Errorf("acp: McpCapabilities: %w", err)
+	}
+	v.Acp = genLenient[bool](aux.Acp)
+	return nil
+}
+
 // McpServer mirrors the ACP schema definition McpServer.
 // Exactly one variant field (or Other) must be set when encoding.
 // Decoding selects the variant by the "type" property;
@@ -3479,15 +3541,21 @@ type PromptResponse struct {
 	Meta map[string]any `json:"_meta,omitzero"`
 }
 
-// UnmarshalJSON implements [json.Unmarshaler]; it rejects objects missing a required property.
+// UnmarshalJSON implements [json.Unmarshaler]; it rejects objects missing a required property,
+// and takes an UNSTABLE property that does not decode as absent (x-deserialize-default-on-error).
 func (v *PromptResponse) UnmarshalJSON(data []byte) error {
 	type alias PromptResponse
 	if err := genCheckRequired("PromptResponse", data, []string{"stopReason"}, nil); err != nil {
 		return err
 	}
-	if err := json.Unmarshal(data, (*alias)(v)); err != nil {
+	aux := struct {
+		*alias
+		Usage json.RawMessage `json:"usage,omitempty"`
+	}{alias: (*alias)(v)}
+	if err := json.Unmarshal(data, &aux); err != nil {
 		return fmt.Errorf("acp: PromptResponse: %w", err)
 	}
+	v.Usage = genLenient[*Usage](aux.Usage)
 	return nil
 }
 
@@ -4096,6 +4164,29 @@ type SessionCapabilities struct {
 	Meta map[string]any `json:"_meta,omitzero"`
 }
 
+// UnmarshalJSON implements [json.Unmarshaler]; an UNSTABLE property that does
+// not decode is taken as absent (x-deserialize-default-on-error).
+func (v *SessionCapabilities) UnmarshalJSON(data []byte) error {
+	type alias SessionCapabilities
+	aux := struct {
+		*alias
+		Archive      json.RawMessage `json:"archive,omitempty"`
+		Fork         json.RawMessage `json:"fork,omitempty"`
+		Status       json.RawMessage `json:"status,omitempty"`
+		SystemPrompt json.RawMessage `json:"systemPrompt,omitempty"`
+		Title        json.RawMessage `json:"title,omitempty"`
+	}{alias: (*alias)(v)}
+	if err := json.Unmarshal(data, &aux); err != nil {
+		return fmt.Errorf("acp: SessionCapabilities: %w", err)
+	}
+	v.Archive = genLenient[*SessionArchiveCapabilities](aux.Archive)
+	v.Fork = genLenient[*SessionForkCapabilities](aux.Fork)
+	v.Status = genLenient[*SessionStatusCapabilities](aux.Status)
+	v.SystemPrompt = genLenient[*SessionSystemPromptCapabilities](aux.SystemPrompt)
+	v.Title = genLenient[*SessionTitleCapabilities](aux.Title)
+	return nil
+}
+
 // SessionCloseCapabilities mirrors the ACP schema definition SessionCloseCapabilities.
 //
 // Capabilities for the `session/close` method.
@@ -4498,15 +4589,21 @@ type SessionInfo struct {
 	Meta map[string]any `json:"_meta,omitzero"`
 }
 
-// UnmarshalJSON implements [json.Unmarshaler]; it rejects objects missing a required property.
+// UnmarshalJSON implements [json.Unmarshaler]; it rejects objects missing a required property,
+// and takes an UNSTABLE property that does not decode as absent (x-deserialize-default-on-error).
 func (v *SessionInfo) UnmarshalJSON(data []byte) error {
 	type alias SessionInfo
 	if err := genCheckRequired("SessionInfo", data, []string{"cwd", "sessionId"}, nil); err != nil {
 		return err
 	}
-	if err := json.Unmarshal(data, (*alias)(v)); err != nil {
+	aux := struct {
+		*alias
+		Archived json.RawMessage `json:"archived,omitempty"`
+	}{alias: (*alias)(v)}
+	if err := json.Unmarshal(data, &aux); err != nil {
 		return fmt.Errorf("acp: SessionInfo: %w", err)
 	}
+	v.Archived = genLenient[*bool](aux.Archived)
 	return nil
 }
 
@@ -6214,6 +6311,19 @@ func genCheckObject(typ string, ms genMembers, required, nullOK []string) error 
 		}
 	}
 	return nil
+}
+
+// genLenient decodes raw (nil: absent) into a T, or returns T's zero value
+// when it does not decode: the schema's x-deserialize-default-on-error,
+// which the generated code applies to the UNSTABLE additions of stable
+// definitions, so that a peer's draft field never fails a whole message.
+func genLenient[T any](raw json.RawMessage) T {
+	var v T
+	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {
+		var zero T
+		return zero
+	}
+	return v
 }
 
 // genCheckRequired is genCheckObject for undecoded data.

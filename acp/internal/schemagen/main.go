@@ -6,7 +6,9 @@
 //   - acp/types_gen.go, the Go types of every definition of the stable
 //     schema, as the unstable schema defines them: a field or union variant
 //     only the unstable schema has is there too, its documentation saying
-//     UNSTABLE (the stable schema's descriptions are kept for the rest);
+//     UNSTABLE (the stable schema's descriptions are kept for the rest),
+//     and decoded as absent when it does not decode where the schema says
+//     x-deserialize-default-on-error;
 //   - acp/unstable_gen.go, the types of the definitions only the unstable
 //     schema has (Usage, SubagentUpdate, PlanUpdate, ForkSessionRequest, …)
 //     and the constants of their methods;
@@ -190,6 +192,10 @@ type schema struct {
 	XSide                string             `json:"x-side"`
 	XDocsIgnore          bool               `json:"x-docs-ignore"`
 	XDefaultOnNull       bool               `json:"x-deserialize-default-on-null"`
+	XDefaultOnError      bool               `json:"x-deserialize-default-on-error"`
+
+	// unstable: a property only the unstable schema defines (markUnstable).
+	unstable bool
 }
 
 // typeList is the "type" keyword: a string or an array of strings.
@@ -302,6 +308,7 @@ func goName(s string) string {
 type field struct {
 	Name, JSON, Type, Tag, Doc string
 	Required, NullOK           bool   // required property; null accepted for it
+	Lenient                    bool   // an unstable addition decoded as absent when it does not decode
 	NonNil                     string // non-empty: literal to substitute for a nil required slice/map
 }
 
@@ -477,6 +484,7 @@ func markUnstable(defs, stable map[string]*schema) {
 				ps.Description = sp.Description
 			} else {
 				mark(ps)
+				ps.unstable = true
 			}
 		}
 		known := map[string]*schema{}
@@ -740,6 +748,7 @@ func (g *gen) fields(s *schema) ([]field, error) {
 		}
 		ref := p.nonNull().refName()
 		f.NullOK = p.nullable() || p.XDefaultOnNull || g.kinds[ref] == kindRequestID
+		f.Lenient = p.unstable && p.XDefaultOnError && !f.Required
 		switch {
 		case f.Required:
 			f.Tag = n
@@ -810,14 +819,43 @@ func (g *gen) object(gn string, s *schema) error {
 		}
 		g.out.WriteString("return json.Marshal(a)\n}\n\n")
 	}
+	var lenient []field
+	for _, f := range fs {
+		if f.Lenient {
+			lenient = append(lenient, f)
+		}
+	}
 	strict, nullOK := requiredLists(fs)
-	if strict == "nil" && nullOK == "nil" {
+	if strict == "nil" && nullOK == "nil" && len(lenient) == 0 {
 		return nil
 	}
-	fmt.Fprintf(g.out, "// UnmarshalJSON implements [json.Unmarshaler]; it rejects objects missing a required property.\n")
+	switch {
+	case len(lenient) == 0:
+		fmt.Fprintf(g.out, "// UnmarshalJSON implements [json.Unmarshaler]; it rejects objects missing a required property.\n")
+	case strict == "nil" && nullOK == "nil":
+		fmt.Fprintf(g.out, "// UnmarshalJSON implements [json.Unmarshaler]; an UNSTABLE property that does\n// not decode is taken as absent (x-deserialize-default-on-error).\n")
+	default:
+		fmt.Fprintf(g.out, "// UnmarshalJSON implements [json.Unmarshaler]; it rejects objects missing a required property,\n// and takes an UNSTABLE property that does not decode as absent (x-deserialize-default-on-error).\n")
+	}
 	fmt.Fprintf(g.out, "func (v *%s) UnmarshalJSON(data []byte) error {\ntype alias %s\n", gn, gn)
-	fmt.Fprintf(g.out, "if err := genCheckRequired(%q, data, %s, %s); err != nil {\nreturn err\n}\n", gn, strict, nullOK)
-	fmt.Fprintf(g.out, "if err := json.Unmarshal(data, (*alias)(v)); err != nil {\nreturn fmt.Errorf(\"acp: %s: %%w\", err)\n}\n", gn)
+	if strict != "nil" || nullOK != "nil" {
+		fmt.Fprintf(g.out, "if err := genCheckRequired(%q, data, %s, %s); err != nil {\nreturn err\n}\n", gn, strict, nullOK)
+	}
+	if len(lenient) == 0 {
+		fmt.Fprintf(g.out, "if err := json.Unmarshal(data, (*alias)(v)); err != nil {\nreturn fmt.Errorf(\"acp: %s: %%w\", err)\n}\n", gn)
+	} else {
+		// The lenient members decode apart: the outer fields shadow the
+		// alias's of the same JSON name.
+		g.out.WriteString("aux := struct {\n*alias\n")
+		for _, f := range lenient {
+			fmt.Fprintf(g.out, "%s json.RawMessage `json:%q`\n", f.Name, strings.Split(f.Tag, ",")[0]+",omitempty")
+		}
+		g.out.WriteString("}{alias: (*alias)(v)}\n")
+		fmt.Fprintf(g.out, "if err := json.Unmarshal(data, &aux); err != nil {\nreturn fmt.Errorf(\"acp: %s: %%w\", err)\n}\n", gn)
+		for _, f := range lenient {
+			fmt.Fprintf(g.out, "v.%s = genLenient[%s](aux.%s)\n", f.Name, f.Type, f.Name)
+		}
+	}
 	for _, f := range nonNil {
 		fmt.Fprintf(g.out, "if v.%s == nil {\nv.%s = %s\n}\n", f.Name, f.Name, f.NonNil)
 	}

@@ -140,7 +140,7 @@ func TestGenerateUnstableSuperset(t *testing.T) {
 	  "Level":{"oneOf":[{"type":"string","const":"low","description":"Low."}]}
 	}}`
 	const unstable = `{"$defs":{
-	  "Reply":{"type":"object","description":"A reply (draft).","properties":{"ok":{"type":"boolean","description":"Draft ok."},"tally":{"description":"Counts.","anyOf":[{"$ref":"#/$defs/Tally"},{"type":"null"}]}}},
+	  "Reply":{"type":"object","description":"A reply (draft).","properties":{"ok":{"type":"boolean","description":"Draft ok."},"tally":{"description":"Counts.","anyOf":[{"$ref":"#/$defs/Tally"},{"type":"null"}],"x-deserialize-default-on-error":true}}},
 	  "Tally":{"type":"object","description":"**UNSTABLE**\n\nA tally.","properties":{"n":{"type":"integer","format":"uint64"}},"required":["n"],"x-method":"tally/get","x-side":"agent"},
 	  "Update":{"oneOf":[{"type":"object","properties":{"kind":{"type":"string","const":"reply"}},"required":["kind"],"allOf":[{"$ref":"#/$defs/Reply"}]},
 	    {"type":"object","properties":{"kind":{"type":"string","const":"tally"}},"required":["kind"],"allOf":[{"$ref":"#/$defs/Tally"}]}]},
@@ -156,6 +156,7 @@ func TestGenerateUnstableSuperset(t *testing.T) {
 		"// A reply. type Reply struct { // Stable ok. Ok bool",
 		"// **UNSTABLE**: defined only by the unstable schema (schema.unstable.json). // // Counts. Tally *Tally `json:\"tally,omitempty\"`",
 		"Tally *Tally `json:\"-\"`",
+		"v.Tally = genLenient[*Tally](aux.Tally)",
 		"// Low. LevelLow Level = \"low\"",
 		"// **UNSTABLE**: defined only by the unstable schema (schema.unstable.json). // // High. LevelHigh Level = \"high\"",
 	} {
