@@ -239,3 +239,50 @@ func FuzzUnmarshal(f *testing.F) {
 		_ = Unmarshal(data, &anyV)
 	})
 }
+
+// TestUnmarshalChecksTheTaggedVariant: a tagged variant's members are
+// checked against that variant's fields, so variants giving one key
+// different types (SessionUpdate's "content") do not reject each other,
+// while a misspelt key inside the variant still fails.
+func TestUnmarshalChecksTheTaggedVariant(t *testing.T) {
+	for _, ok := range []string{
+		`{"sessionUpdate":"tool_call_update","toolCallId":"t","content":[{"type":"content","content":{"type":"text","text":"x"}}]}`,
+		`{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"x"}}`,
+		`{"sessionUpdate":"session_message","messageId":"m","content":[{"type":"text","text":"x"}]}`,
+	} {
+		var u SessionUpdate
+		if err := Unmarshal([]byte(ok), &u); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{
+		`{"sessionUpdate":"tool_call_update","toolCallId":"t","content":[{"type":"content","content":{"type":"text","Text":"x"}}]}`,
+		`{"sessionUpdate":"session_message","messageId":"m","content":[{"type":"content","content":{"type":"text","text":"x"}}]}`,
+	} {
+		var u SessionUpdate
+		if err := Unmarshal([]byte(bad), &u); err == nil {
+			t.Errorf("%s: accepted", bad)
+		}
+	}
+}
+
+// TestUnstableAdditionsDecodeLeniently: an UNSTABLE property of a stable
+// definition that does not decode is taken as absent, as the schema's
+// x-deserialize-default-on-error says, and the rest of the message stands;
+// stable properties stay strict.
+func TestUnstableAdditionsDecodeLeniently(t *testing.T) {
+	var r PromptResponse
+	if err := Unmarshal([]byte(`{"stopReason":"end_turn","usage":{"inputTokens":5}}`), &r); err != nil || r.StopReason != StopReasonEndTurn || r.Usage != nil {
+		t.Errorf("usage without its required totals: %+v, %v", r, err)
+	}
+	if err := Unmarshal([]byte(`{"stopReason":"end_turn","usage":{"inputTokens":5,"outputTokens":1,"totalTokens":6}}`), &r); err != nil || r.Usage == nil || r.Usage.TotalTokens != 6 {
+		t.Errorf("valid usage: %+v, %v", r, err)
+	}
+	var c ClientCapabilities
+	if err := Unmarshal([]byte(`{"plan":true,"subagents":{},"terminal":true}`), &c); err != nil || c.Plan != nil || c.Subagents == nil || !c.Terminal {
+		t.Errorf("capabilities: %+v, %v", c, err)
+	}
+	if err := Unmarshal([]byte(`{"terminal":"yes"}`), &c); err == nil {
+		t.Error("a stable property of the wrong type was accepted")
+	}
+}

@@ -20,8 +20,9 @@ func schemaFile(t testing.TB) string {
 	return testpeers.ACPSchema(t)
 }
 
-// TestGeneratedTypesUpToDate regenerates types_gen.go and methods_gen.go
-// into a temporary directory and fails when a committed file differs.
+// TestGeneratedTypesUpToDate regenerates types_gen.go, unstable_gen.go and
+// methods_gen.go into a temporary directory and fails when a committed file
+// differs.
 func TestGeneratedTypesUpToDate(t *testing.T) {
 	schemaFile(t)
 	goBin, err := exec.LookPath("go")
@@ -34,12 +35,13 @@ func TestGeneratedTypesUpToDate(t *testing.T) {
 	dir := t.TempDir()
 	var stderr bytes.Buffer
 	cmd := exec.Command(goBin, "run", "./internal/schemagen",
-		"-out", filepath.Join(dir, "types_gen.go"), "-methods", filepath.Join(dir, "methods_gen.go"))
+		"-out", filepath.Join(dir, "types_gen.go"), "-unstable", filepath.Join(dir, "unstable_gen.go"),
+		"-methods", filepath.Join(dir, "methods_gen.go"))
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("running schemagen: %v\n%s", err, stderr.Bytes())
 	}
-	for _, name := range []string{"types_gen.go", "methods_gen.go"} {
+	for _, name := range []string{"types_gen.go", "unstable_gen.go", "methods_gen.go"} {
 		got, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)

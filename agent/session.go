@@ -71,11 +71,13 @@ type sess struct {
 	// by mu; "" before the first refresh).
 	cmdKey string
 	// ext are the custom commands and skills as last read (guarded by mu).
-	ext     extensions
-	msgSeq  int
-	used    int64           // context tokens of the last response
-	cost    float64         // USD spent in this process, when prices are known
-	plan    string          // the latest plan, as text (kept across compaction)
+	ext    extensions
+	msgSeq int
+	used   int64   // context tokens of the last response
+	cost   float64 // USD spent in this process, when prices are known
+	plan   string  // the latest plan, as text (kept across compaction)
+	// tally sums the running prompt turn's usage (nil between turns).
+	tally   *turnUsage
 	changed map[string]bool // files changed outside the agent since it last read them
 	// sysPrompt is the system prompt, kept while its inputs stay the same.
 	sysPrompt sysprompt.Cache

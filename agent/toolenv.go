@@ -89,13 +89,33 @@ func (e toolEnv) Sandbox() sandbox.Policy {
 	return p
 }
 
+// SetPlan keeps the plan and shows it: as the unstable plan_update of the
+// session's one plan (planID) to a client that advertised the plan
+// capability, as the stable plan update to others. The log keeps the
+// stable form, which session/load replays to any client.
 func (e toolEnv) SetPlan(p *acp.Plan) {
 	s := e.s
 	s.mu.Lock()
 	s.plan = tools.PlanText(p)
 	s.mu.Unlock()
-	s.notify(s.a.baseContext(), acp.SessionUpdate{Plan: p})
+	u := acp.SessionUpdate{Plan: p}
+	if !s.a.planUpdates() {
+		s.notify(s.a.baseContext(), u)
+		return
+	}
+	s.chunks.Record(u)
+	s.send(s.a.baseContext(), acp.SessionUpdate{PlanUpdate: &acp.PlanUpdate{
+		Plan: acp.PlanUpdateContent{Items: &acp.PlanItems{PlanID: planID, Entries: p.Entries}},
+	}})
 }
+
+// planID names the session's plan in plan_update: acpd keeps one plan per
+// session, replaced whole by every update_plan call.
+const planID acp.PlanID = "plan"
+
+// planUpdates reports the unstable plan capability: the client takes
+// plan_update (and plan_removed) session updates.
+func (a *Agent) planUpdates() bool { return a.clientCapabilities().Plan != nil }
 
 // childEnv is the base environment of the session's children (commands and
 // stdio MCP servers): Options.Env (the filtered environment when nil)
@@ -131,8 +151,9 @@ func (e toolEnv) WebSearch() (model.Backend, string, string, bool) {
 // tools (a custom agent's list, or all but task itself; in plan mode only
 // the read-only ones), and the session with the policy deciding alone
 // (task.PolicyEnv), so a sub-agent may do at most what the mode allows
-// without asking.
-func (e toolEnv) SubAgent(agentType string) (task.Sub, error) {
+// without asking. A client that renders sub-agents sees it as a session
+// of its own (child).
+func (e toolEnv) SubAgent(agentType, callID string) (task.Sub, error) {
 	s := e.s
 	st := s.settings()
 	ref := st.Model
@@ -154,7 +175,7 @@ func (e toolEnv) SubAgent(agentType string) (task.Sub, error) {
 		return task.Sub{}, fmt.Errorf("its model is not available: %w", err)
 	}
 	_, modelID, _ := model.ParseRef(ref)
-	sub := task.Sub{Backend: backend, Model: modelID, Cwd: s.cwd, Env: task.PolicyEnv(e, func(c permissions.Call) permissions.Decision {
+	sub := task.Sub{Backend: s.metered(backend, info), Model: modelID, Cwd: s.cwd, Env: task.PolicyEnv(e, func(c permissions.Call) permissions.Decision {
 		return s.policy.Decide(permissions.Mode(s.settings().Mode), c)
 	}),
 		Tool: func(name string) *tools.Tool { return s.a.builtin[name] }}
@@ -175,6 +196,9 @@ func (e toolEnv) SubAgent(agentType string) (task.Sub, error) {
 			}
 			sub.Tools = append(sub.Tools, n)
 		}
+	}
+	if s.a.subagents() {
+		sub.Child, sub.Backend = s.newChild(callID, sub.Backend, info)
 	}
 	return sub, nil
 }

@@ -80,7 +80,9 @@ func (s *sess) notBegun(prompt []acp.ContentBlock, err error) (*acp.PromptRespon
 // not shown the prompt itself (a turn a steering request started). The
 // steering messages the turn did not take are told.
 func (s *sess) runPrompt(t *turnslot.Turn[steerMsg], prompt []acp.ContentBlock, show bool) (*acp.PromptResponse, error) {
+	s.beginUsage()
 	stop, err := s.runTurn(t.Context(), t, prompt, show)
+	usage := s.endUsage()
 	cancelled := t.Cancelled()
 	for _, m := range t.Shut() {
 		if cancelled {
@@ -93,7 +95,7 @@ func (s *sess) runPrompt(t *turnslot.Turn[steerMsg], prompt []acp.ContentBlock, 
 	if cancelled {
 		// session/cancel: the turn ends with "cancelled", never an error
 		// (a failure to save waits for the next turn).
-		return &acp.PromptResponse{StopReason: acp.StopReasonCancelled}, nil
+		return &acp.PromptResponse{StopReason: acp.StopReasonCancelled, Usage: usage}, nil
 	}
 	if perr := s.persistFailure(true); perr != nil {
 		// Told live only: a card would be one more record to lose.
@@ -104,7 +106,9 @@ func (s *sess) runPrompt(t *turnslot.Turn[steerMsg], prompt []acp.ContentBlock, 
 	if err != nil {
 		return nil, err
 	}
-	return &acp.PromptResponse{StopReason: stop}, nil
+	// usage is unstable in the schema, yet needs no capability: like
+	// claude-agent-acp, every turn that made model requests reports it.
+	return &acp.PromptResponse{StopReason: stop, Usage: usage}, nil
 }
 
 // turnState is one model response as the turn streams it.
@@ -140,6 +144,7 @@ func (s *sess) runTurn(ctx context.Context, t *turnslot.Turn[steerMsg], prompt [
 		s.announce(out, false)
 	}
 	backend, info, resolveErr := s.a.opts.Resolve(st.Model)
+	backend = s.metered(backend, info)
 	parts, notes := promptin.Parts(ctx, prompt, info, s.readLinked)
 	for _, n := range notes {
 		s.tell(out, acp.NoticeSeverityWarning, promptin.NoteTitle(n), n+" Choose a model that takes it in the model selector to include it.")

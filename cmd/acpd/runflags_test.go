@@ -327,3 +327,39 @@ func TestRunFailedRunLeavesNoSession(t *testing.T) {
 		t.Errorf("sessions list shows failed runs' sessions:\n%s", list)
 	}
 }
+
+// TestRunOutputTokens: the result's tokens are the turn's
+// PromptResponse.usage, which acpd's agent sums over the turn's model
+// requests; a turn whose responses report no usage has none.
+func TestRunOutputTokens(t *testing.T) {
+	t.Parallel()
+	const script = `{"type":"tool_done","toolCallId":"c1","toolName":"list_dir","input":{"path":"."}}
+{"type":"usage","usage":{"inputTokens":100,"outputTokens":10,"cacheReadTokens":40,"reasoningTokens":3}}
+{"type":"finish"}
+{"type":"text","text":"Listed."}
+{"type":"usage","usage":{"inputTokens":120,"outputTokens":5,"cacheReadTokens":100,"cacheWriteTokens":8}}
+{"type":"finish"}
+`
+	iso, project, path := runSetup(t, script)
+	stdout, stderr, code := runCLI(t, iso.Env(), "run", "--output", "json", "--yes", "--cwd", project, "--model", "replay/"+path, "list it")
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	res := checkResult(t, stdout)
+	tk := res.Tokens
+	if tk == nil || tk.Input != 220-140-8 || tk.Output != 15 || tk.Total != 235 ||
+		tk.CachedRead == nil || *tk.CachedRead != 140 || tk.CachedWrite == nil || *tk.CachedWrite != 8 || tk.Thought == nil || *tk.Thought != 3 {
+		t.Errorf("tokens %s", stdout)
+	}
+
+	iso, project, path = runSetup(t, `{"type":"text","text":"Hi."}
+{"type":"finish"}
+`)
+	stdout, stderr, code = runCLI(t, iso.Env(), "run", "--output", "json", "--cwd", project, "--model", "replay/"+path, "hi")
+	if code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	if res := checkResult(t, stdout); res.Tokens != nil {
+		t.Errorf("tokens without usage: %s", stdout)
+	}
+}

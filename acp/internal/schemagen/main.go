@@ -1,16 +1,27 @@
-// Command schemagen generates, from the JSON Schema of the stable Agent
-// Client Protocol (ACP) v1 shipped in the npm package @agentclientprotocol/sdk:
+// Command schemagen generates, from the JSON Schemas of the Agent Client
+// Protocol (ACP) v1 shipped in the npm package @agentclientprotocol/sdk
+// (schema.json, the stable protocol, and schema.unstable.json beside it, a
+// superset with the draft additions):
 //
-//   - acp/types_gen.go, the Go types of every definition;
-//   - acp/methods_gen.go, the typed surface of the methods (x-method,
-//     x-side): the Agent and Client interfaces of the required methods, one
-//     small interface per optional method (see optionalMethods), the
-//     dispatchers AgentHandler and ClientHandler, and the typed callers on
-//     AgentConn and ClientConn.
+//   - acp/types_gen.go, the Go types of every definition of the stable
+//     schema, as the unstable schema defines them: a field or union variant
+//     only the unstable schema has is there too, its documentation saying
+//     UNSTABLE (the stable schema's descriptions are kept for the rest),
+//     and decoded as absent when it does not decode where the schema says
+//     x-deserialize-default-on-error;
+//   - acp/unstable_gen.go, the types of the definitions only the unstable
+//     schema has (Usage, SubagentUpdate, PlanUpdate, ForkSessionRequest, …)
+//     and the constants of their methods;
+//   - acp/methods_gen.go, the typed surface of the stable schema's methods
+//     (x-method, x-side): the Agent and Client interfaces of the required
+//     methods, one small interface per optional method (see
+//     optionalMethods), the dispatchers AgentHandler and ClientHandler, and
+//     the typed callers on AgentConn and ClientConn. The unstable methods
+//     have types but no dispatch.
 //
 // Usage (go generate runs it from the acp directory):
 //
-//	go run ./internal/schemagen [-schema file] [-out file|-] [-methods file|-]
+//	go run ./internal/schemagen [-schema file] [-out file|-] [-unstable file|-] [-methods file|-]
 //
 // Paths default to locations relative to the module root (the nearest
 // directory above the working directory holding go.mod), so the program
@@ -53,40 +64,47 @@ import (
 )
 
 const (
-	defaultSchema  = "testdata/node_modules/@agentclientprotocol/sdk/schema/v1/schema.json"
-	defaultOut     = "acp/types_gen.go"
-	defaultMethods = "acp/methods_gen.go"
-	pkgName        = "acp"
+	defaultSchema   = "testdata/node_modules/@agentclientprotocol/sdk/schema/v1/schema.json"
+	unstableName    = "schema.unstable.json" // beside the stable schema
+	defaultOut      = "acp/types_gen.go"
+	defaultUnstable = "acp/unstable_gen.go"
+	defaultMethods  = "acp/methods_gen.go"
+	pkgName         = "acp"
 )
 
 func main() {
-	schemaPath := flag.String("schema", "", "schema file (default <module root>/"+defaultSchema+")")
+	schemaPath := flag.String("schema", "", "stable schema file (default <module root>/"+defaultSchema+"); the unstable schema is "+unstableName+" beside it")
 	out := flag.String("out", "", `output file, "-" for stdout (default <module root>/`+defaultOut+")")
+	unstable := flag.String("unstable", "", `output file of the unstable-only definitions, "-" for stdout (default <module root>/`+defaultUnstable+")")
 	methods := flag.String("methods", "", `methods output file, "-" for stdout (default <module root>/`+defaultMethods+")")
 	flag.Parse()
-	if err := run(*schemaPath, *out, *methods); err != nil {
+	if err := run(*schemaPath, *out, *unstable, *methods); err != nil {
 		fmt.Fprintln(os.Stderr, "schemagen:", err)
 		os.Exit(1)
 	}
 }
 
-func run(schemaPath, out, methods string) error {
-	if schemaPath == "" || out == "" || methods == "" {
+func run(schemaPath, out, unstable, methods string) error {
+	if schemaPath == "" || out == "" || unstable == "" || methods == "" {
 		root, err := moduleRoot()
 		if err != nil {
 			return err
 		}
-		if schemaPath == "" {
-			schemaPath = filepath.Join(root, filepath.FromSlash(defaultSchema))
+		def := func(p *string, rel string) {
+			if *p == "" {
+				*p = filepath.Join(root, filepath.FromSlash(rel))
+			}
 		}
-		if out == "" {
-			out = filepath.Join(root, filepath.FromSlash(defaultOut))
-		}
-		if methods == "" {
-			methods = filepath.Join(root, filepath.FromSlash(defaultMethods))
-		}
+		def(&schemaPath, defaultSchema)
+		def(&out, defaultOut)
+		def(&unstable, defaultUnstable)
+		def(&methods, defaultMethods)
 	}
 	data, err := os.ReadFile(schemaPath)
+	if err != nil {
+		return fmt.Errorf("%w (install it with: cd testdata && npm ci)", err)
+	}
+	udata, err := os.ReadFile(filepath.Join(filepath.Dir(schemaPath), unstableName))
 	if err != nil {
 		return fmt.Errorf("%w (install it with: cd testdata && npm ci)", err)
 	}
@@ -94,16 +112,22 @@ func run(schemaPath, out, methods string) error {
 	if err != nil {
 		return err
 	}
-	source := fmt.Sprintf("%s@%s schema/v1/schema.json", pkg, version)
-	src, err := Generate(data, source)
+	stableSource := fmt.Sprintf("%s@%s schema/v1/schema.json", pkg, version)
+	unstableSource := fmt.Sprintf("%s@%s schema/v1/%s", pkg, version, unstableName)
+	src, usrc, err := GenerateUnstable(udata, data, stableSource+" and the additions of "+unstableName, unstableSource+" (the definitions schema.json lacks)")
 	if err != nil {
 		return err
 	}
-	msrc, err := GenerateMethods(data, source)
+	// Methods come from the stable schema: the unstable methods have types
+	// but no dispatch until acpd serves them.
+	msrc, err := GenerateMethods(data, stableSource)
 	if err != nil {
 		return err
 	}
 	if err := write(out, src); err != nil {
+		return err
+	}
+	if err := write(unstable, usrc); err != nil {
 		return err
 	}
 	return write(methods, msrc)
@@ -168,6 +192,10 @@ type schema struct {
 	XSide                string             `json:"x-side"`
 	XDocsIgnore          bool               `json:"x-docs-ignore"`
 	XDefaultOnNull       bool               `json:"x-deserialize-default-on-null"`
+	XDefaultOnError      bool               `json:"x-deserialize-default-on-error"`
+
+	// unstable: a property only the unstable schema defines (markUnstable).
+	unstable bool
 }
 
 // typeList is the "type" keyword: a string or an array of strings.
@@ -280,6 +308,7 @@ func goName(s string) string {
 type field struct {
 	Name, JSON, Type, Tag, Doc string
 	Required, NullOK           bool   // required property; null accepted for it
+	Lenient                    bool   // an unstable addition decoded as absent when it does not decode
 	NonNil                     string // non-empty: literal to substitute for a nil required slice/map
 }
 
@@ -292,24 +321,57 @@ type variant struct {
 type gen struct {
 	defs    map[string]*schema
 	kinds   map[string]kind
-	out     bytes.Buffer
-	pending []string // synthetic struct names in generation order
+	out     *bytes.Buffer // the file being written: main, or extra for unstable-only definitions
+	pending []string      // synthetic struct names in generation order
 	synth   map[string]*schema
 	methods map[string][]string // method const name -> def names
 	values  map[string]string   // method const name -> method
 	skipped []string
+	// pendingOut is the file of each pending inline struct (its union's).
+	pendingOut map[string]*bytes.Buffer
 }
 
 // Generate returns the gofmt'd Go source for all definitions of the schema.
 func Generate(data []byte, source string) ([]byte, error) {
-	var root struct {
+	src, _, err := generate(data, nil, source, "")
+	return src, err
+}
+
+// GenerateUnstable returns the gofmt'd Go source for the unstable schema
+// as a superset of the stable one: main holds every definition the stable
+// schema has (with the fields and variants only the unstable schema adds,
+// marked UNSTABLE), extra the definitions only the unstable schema has.
+func GenerateUnstable(unstable, stable []byte, source, extraSource string) (main, extra []byte, err error) {
+	if stable == nil {
+		return nil, nil, errors.New("no stable schema")
+	}
+	return generate(unstable, stable, source, extraSource)
+}
+
+func generate(data, stableData []byte, source, extraSource string) ([]byte, []byte, error) {
+	var root, stable struct {
 		Defs map[string]*schema `json:"$defs"`
 	}
 	if err := json.Unmarshal(data, &root); err != nil {
-		return nil, fmt.Errorf("parsing schema: %w", err)
+		return nil, nil, fmt.Errorf("parsing schema: %w", err)
 	}
+	if stableData != nil {
+		if err := json.Unmarshal(stableData, &stable); err != nil {
+			return nil, nil, fmt.Errorf("parsing the stable schema: %w", err)
+		}
+		markUnstable(root.Defs, stable.Defs)
+	}
+	main, extra := new(bytes.Buffer), new(bytes.Buffer)
 	g := &gen{defs: root.Defs, kinds: map[string]kind{}, synth: map[string]*schema{},
-		methods: map[string][]string{}, values: map[string]string{}}
+		methods: map[string][]string{}, values: map[string]string{}, out: main, pendingOut: map[string]*bytes.Buffer{}}
+	// fileOf is where a definition goes: extra when only the unstable
+	// schema has it.
+	fileOf := func(n string) *bytes.Buffer {
+		if stableData != nil && stable.Defs[n] == nil {
+			return extra
+		}
+		return main
+	}
 	names := slices.Sorted(maps.Keys(root.Defs))
 	var errs []error
 	for _, n := range names {
@@ -320,16 +382,16 @@ func Generate(data []byte, source string) ([]byte, error) {
 		g.kinds[n] = k
 	}
 	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return nil, nil, errors.Join(errs...)
 	}
-	fmt.Fprintf(&g.out, "// Code generated by schemagen from %s; DO NOT EDIT.\n\npackage %s\n\n", source, pkgName)
-	g.out.WriteString("import (\n\"bytes\"\n\"encoding/json\"\n\"fmt\"\n\"strconv\"\n\"strings\"\n)\n\n")
 	for _, n := range names {
+		g.out = fileOf(n)
 		if err := g.def(n, root.Defs[n]); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", n, err))
 		}
 	}
-	for _, n := range g.pending { // inline variant structs
+	for _, n := range g.pending { // inline variant structs, beside their union
+		g.out = g.pendingOut[n]
 		if slices.ContainsFunc(names, func(d string) bool { return goName(d) == n }) {
 			errs = append(errs, fmt.Errorf("inline variant struct %s collides with a definition", n))
 			continue
@@ -340,20 +402,103 @@ func Generate(data []byte, source string) ([]byte, error) {
 		}
 	}
 	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return nil, nil, errors.Join(errs...)
 	}
-	g.methodConsts()
-	fmt.Fprintf(&g.out, "// Definitions skipped by schemagen (routing envelopes and untyped extension payloads,\n// handled by the connection layer): %s.\n", strings.Join(g.skipped, ", "))
+	g.methodConsts(func(goDef string) *bytes.Buffer {
+		for _, n := range names {
+			if goName(n) == goDef {
+				return fileOf(n)
+			}
+		}
+		return main
+	})
+	g.out = main
+	fmt.Fprintf(g.out, "// Definitions skipped by schemagen (routing envelopes and untyped extension payloads,\n// handled by the connection layer): %s.\n", strings.Join(g.skipped, ", "))
 	g.out.WriteString(helpers)
-	src, err := format.Source(g.out.Bytes())
+	msrc, err := finish(source, main.Bytes())
+	if err != nil || stableData == nil {
+		return msrc, nil, err
+	}
+	esrc, err := finish(extraSource, extra.Bytes())
+	return msrc, esrc, err
+}
+
+// finish prepends the file header and the imports the body uses, and
+// formats the file.
+func finish(source string, body []byte) ([]byte, error) {
+	var out bytes.Buffer
+	fmt.Fprintf(&out, "// Code generated by schemagen from %s; DO NOT EDIT.\n\npackage %s\n\n", source, pkgName)
+	var imports []string
+	for _, pkg := range []string{"bytes", "encoding/json", "fmt", "strconv", "strings"} {
+		if bytes.Contains(body, []byte(pkg[strings.LastIndex(pkg, "/")+1:]+".")) {
+			imports = append(imports, strconv.Quote(pkg))
+		}
+	}
+	if len(imports) > 0 {
+		fmt.Fprintf(&out, "import (\n%s\n)\n\n", strings.Join(imports, "\n"))
+	}
+	out.Write(body)
+	src, err := format.Source(out.Bytes())
 	var list scanner.ErrorList
 	if errors.As(err, &list) && len(list) > 0 {
-		line := strings.Split(g.out.String(), "\n")[list[0].Pos.Line-1]
+		line := strings.Split(out.String(), "\n")[list[0].Pos.Line-1]
 		return nil, fmt.Errorf("formatting generated code: %w\n%s", err, line)
 	} else if err != nil {
 		return nil, fmt.Errorf("formatting generated code: %w", err)
 	}
 	return src, nil
+}
+
+// unstableMark leads the documentation of what only the unstable schema
+// defines, where the schema's own description does not say so.
+const unstableMark = "**UNSTABLE**: defined only by the unstable schema (schema.unstable.json)."
+
+// markUnstable makes sure the description of every definition, property
+// and union variant the stable schema lacks says UNSTABLE, and gives what
+// both define the stable schema's description (the unstable one links
+// the draft documentation).
+func markUnstable(defs, stable map[string]*schema) {
+	mark := func(s *schema) {
+		if !strings.Contains(s.Description, "UNSTABLE") {
+			s.Description = strings.TrimSpace(unstableMark + "\n\n" + s.Description)
+		}
+	}
+	key := func(v *schema) string {
+		if v.Const != nil {
+			return "const:" + string(v.Const)
+		}
+		if _, tag := v.constProp(); tag != "" {
+			return "tag:" + tag
+		}
+		return "title:" + v.Title + v.refName()
+	}
+	for n, d := range defs {
+		sd := stable[n]
+		if sd == nil {
+			mark(d)
+			continue
+		}
+		d.Description = sd.Description
+		for p, ps := range d.Properties {
+			if sp := sd.Properties[p]; sp != nil {
+				ps.Description = sp.Description
+			} else {
+				mark(ps)
+				ps.unstable = true
+			}
+		}
+		known := map[string]*schema{}
+		for _, v := range sd.variants() {
+			known[key(v)] = v
+		}
+		for _, v := range d.variants() {
+			if sv := known[key(v)]; sv != nil {
+				v.Description = sv.Description
+			} else {
+				mark(v)
+			}
+		}
+	}
 }
 
 // handwritten are definitions the acp package writes by hand: Error is the
@@ -430,7 +575,7 @@ func (g *gen) doc(lead, desc string) {
 func (g *gen) def(name string, s *schema) error {
 	gn := goName(name)
 	if s.XMethod != "" {
-		prefix := map[string]string{"agent": "AgentMethod", "client": "ClientMethod", "protocol": "Method"}[s.XSide]
+		prefix := map[string]string{"agent": "AgentMethod", "client": "ClientMethod", "protocol": "Method", "proxy": "ProxyMethod"}[s.XSide]
 		if prefix == "" {
 			return fmt.Errorf("unknown x-side %q", s.XSide)
 		}
@@ -447,14 +592,14 @@ func (g *gen) def(name string, s *schema) error {
 		g.skipped = append(g.skipped, name)
 	case kindString:
 		g.doc(lead, s.Description)
-		fmt.Fprintf(&g.out, "type %s string\n\n", gn)
+		fmt.Fprintf(g.out, "type %s string\n\n", gn)
 	case kindInteger:
 		t, err := intType(s.Format)
 		if err != nil {
 			return err
 		}
 		g.doc(lead, s.Description)
-		fmt.Fprintf(&g.out, "type %s %s\n\n", gn, t)
+		fmt.Fprintf(g.out, "type %s %s\n\n", gn, t)
 	case kindEnum:
 		return g.enum(gn, lead, s)
 	case kindStruct:
@@ -495,7 +640,7 @@ func (g *gen) enum(gn, lead string, s *schema) error {
 		lead += "\nDecoding accepts any string: values outside the constants below are not rejected."
 	}
 	g.doc(lead, s.Description)
-	fmt.Fprintf(&g.out, "type %s %s\n\nconst (\n", gn, base)
+	fmt.Fprintf(g.out, "type %s %s\n\nconst (\n", gn, base)
 	for _, v := range s.variants() {
 		if v.Const == nil {
 			continue
@@ -507,7 +652,7 @@ func (g *gen) enum(gn, lead string, s *schema) error {
 			}
 		}
 		g.doc(fmt.Sprintf("%s%s is the %s value of %s.", gn, goName(suffix), v.Const, gn), v.Description)
-		fmt.Fprintf(&g.out, "%s%s %s = %s\n", gn, goName(suffix), gn, v.Const)
+		fmt.Fprintf(g.out, "%s%s %s = %s\n", gn, goName(suffix), gn, v.Const)
 	}
 	g.out.WriteString(")\n\n")
 	return nil
@@ -529,6 +674,10 @@ const (
 func (g *gen) goType(s *schema) (string, shape, error) {
 	s = s.nonNull()
 	if ref := s.refName(); ref != "" {
+		if handwritten[ref] {
+			// Error, the JSON-RPC error object, is package jsonrpc's.
+			return "json.RawMessage", shapeAny, nil
+		}
 		switch g.kinds[ref] {
 		case kindString:
 			return goName(ref), shapeScalar, nil
@@ -599,6 +748,7 @@ func (g *gen) fields(s *schema) ([]field, error) {
 		}
 		ref := p.nonNull().refName()
 		f.NullOK = p.nullable() || p.XDefaultOnNull || g.kinds[ref] == kindRequestID
+		f.Lenient = p.unstable && p.XDefaultOnError && !f.Required
 		switch {
 		case f.Required:
 			f.Tag = n
@@ -623,7 +773,7 @@ func (g *gen) fields(s *schema) ([]field, error) {
 func (g *gen) writeFields(fs []field) {
 	for _, f := range fs {
 		g.doc("", f.Doc)
-		fmt.Fprintf(&g.out, "%s %s `json:%q`\n", f.Name, f.Type, f.Tag)
+		fmt.Fprintf(g.out, "%s %s `json:%q`\n", f.Name, f.Type, f.Tag)
 	}
 }
 
@@ -652,7 +802,7 @@ func (g *gen) object(gn string, s *schema) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(&g.out, "type %s struct {\n", gn)
+	fmt.Fprintf(g.out, "type %s struct {\n", gn)
 	g.writeFields(fs)
 	g.out.WriteString("}\n\n")
 	var nonNil []field
@@ -662,23 +812,52 @@ func (g *gen) object(gn string, s *schema) error {
 		}
 	}
 	if len(nonNil) > 0 {
-		fmt.Fprintf(&g.out, "// MarshalJSON implements [json.Marshaler]; nil required arrays and maps encode as empty.\n")
-		fmt.Fprintf(&g.out, "func (v %s) MarshalJSON() ([]byte, error) {\ntype alias %s\na := alias(v)\n", gn, gn)
+		fmt.Fprintf(g.out, "// MarshalJSON implements [json.Marshaler]; nil required arrays and maps encode as empty.\n")
+		fmt.Fprintf(g.out, "func (v %s) MarshalJSON() ([]byte, error) {\ntype alias %s\na := alias(v)\n", gn, gn)
 		for _, f := range nonNil {
-			fmt.Fprintf(&g.out, "if a.%s == nil {\na.%s = %s\n}\n", f.Name, f.Name, f.NonNil)
+			fmt.Fprintf(g.out, "if a.%s == nil {\na.%s = %s\n}\n", f.Name, f.Name, f.NonNil)
 		}
 		g.out.WriteString("return json.Marshal(a)\n}\n\n")
 	}
+	var lenient []field
+	for _, f := range fs {
+		if f.Lenient {
+			lenient = append(lenient, f)
+		}
+	}
 	strict, nullOK := requiredLists(fs)
-	if strict == "nil" && nullOK == "nil" {
+	if strict == "nil" && nullOK == "nil" && len(lenient) == 0 {
 		return nil
 	}
-	fmt.Fprintf(&g.out, "// UnmarshalJSON implements [json.Unmarshaler]; it rejects objects missing a required property.\n")
-	fmt.Fprintf(&g.out, "func (v *%s) UnmarshalJSON(data []byte) error {\ntype alias %s\n", gn, gn)
-	fmt.Fprintf(&g.out, "if err := genCheckRequired(%q, data, %s, %s); err != nil {\nreturn err\n}\n", gn, strict, nullOK)
-	fmt.Fprintf(&g.out, "if err := json.Unmarshal(data, (*alias)(v)); err != nil {\nreturn fmt.Errorf(\"acp: %s: %%w\", err)\n}\n", gn)
+	switch {
+	case len(lenient) == 0:
+		fmt.Fprintf(g.out, "// UnmarshalJSON implements [json.Unmarshaler]; it rejects objects missing a required property.\n")
+	case strict == "nil" && nullOK == "nil":
+		fmt.Fprintf(g.out, "// UnmarshalJSON implements [json.Unmarshaler]; an UNSTABLE property that does\n// not decode is taken as absent (x-deserialize-default-on-error).\n")
+	default:
+		fmt.Fprintf(g.out, "// UnmarshalJSON implements [json.Unmarshaler]; it rejects objects missing a required property,\n// and takes an UNSTABLE property that does not decode as absent (x-deserialize-default-on-error).\n")
+	}
+	fmt.Fprintf(g.out, "func (v *%s) UnmarshalJSON(data []byte) error {\ntype alias %s\n", gn, gn)
+	if strict != "nil" || nullOK != "nil" {
+		fmt.Fprintf(g.out, "if err := genCheckRequired(%q, data, %s, %s); err != nil {\nreturn err\n}\n", gn, strict, nullOK)
+	}
+	if len(lenient) == 0 {
+		fmt.Fprintf(g.out, "if err := json.Unmarshal(data, (*alias)(v)); err != nil {\nreturn fmt.Errorf(\"acp: %s: %%w\", err)\n}\n", gn)
+	} else {
+		// The lenient members decode apart: the outer fields shadow the
+		// alias's of the same JSON name.
+		g.out.WriteString("aux := struct {\n*alias\n")
+		for _, f := range lenient {
+			fmt.Fprintf(g.out, "%s json.RawMessage `json:%q`\n", f.Name, strings.Split(f.Tag, ",")[0]+",omitempty")
+		}
+		g.out.WriteString("}{alias: (*alias)(v)}\n")
+		fmt.Fprintf(g.out, "if err := json.Unmarshal(data, &aux); err != nil {\nreturn fmt.Errorf(\"acp: %s: %%w\", err)\n}\n", gn)
+		for _, f := range lenient {
+			fmt.Fprintf(g.out, "v.%s = genLenient[%s](aux.%s)\n", f.Name, f.Type, f.Name)
+		}
+	}
 	for _, f := range nonNil {
-		fmt.Fprintf(&g.out, "if v.%s == nil {\nv.%s = %s\n}\n", f.Name, f.Name, f.NonNil)
+		fmt.Fprintf(g.out, "if v.%s == nil {\nv.%s = %s\n}\n", f.Name, f.Name, f.NonNil)
 	}
 	g.out.WriteString("return nil\n}\n\n")
 	return nil
@@ -753,6 +932,7 @@ func (g *gen) union(gn, lead string, s *schema) error {
 			inline.Required = slices.DeleteFunc(slices.Clone(v.Required), func(r string) bool { return r == prop })
 			g.synth[vr.Type] = &inline
 			g.pending = append(g.pending, vr.Type)
+			g.pendingOut[vr.Type] = g.out
 		default:
 			return fmt.Errorf("variant %s: unsupported shape", vr.Field)
 		}
@@ -802,7 +982,7 @@ func (g *gen) union(gn, lead string, s *schema) error {
 		lead += "."
 	}
 	g.doc(lead, s.Description)
-	fmt.Fprintf(&g.out, "type %s struct {\n", gn)
+	fmt.Fprintf(g.out, "type %s struct {\n", gn)
 	g.writeFields(common)
 	for _, v := range vs {
 		d := fmt.Sprintf("%s selects the %s variant", v.Field, v.Type)
@@ -815,7 +995,7 @@ func (g *gen) union(gn, lead string, s *schema) error {
 			d += ", encoded without a discriminator."
 		}
 		g.doc(d, v.Doc)
-		fmt.Fprintf(&g.out, "%s *%s `json:\"-\"`\n", v.Field, v.Type)
+		fmt.Fprintf(g.out, "%s *%s `json:\"-\"`\n", v.Field, v.Type)
 	}
 	if other {
 		d := "Other holds a variant this schema version does not define: its JSON object"
@@ -832,7 +1012,7 @@ func (g *gen) union(gn, lead string, s *schema) error {
 	g.out.WriteString("}\n\n")
 
 	// MarshalJSON.
-	fmt.Fprintf(&g.out, "// MarshalJSON implements [json.Marshaler].\nfunc (u %s) MarshalJSON() ([]byte, error) {\n", gn)
+	fmt.Fprintf(g.out, "// MarshalJSON implements [json.Marshaler].\nfunc (u %s) MarshalJSON() ([]byte, error) {\n", gn)
 	g.out.WriteString("var (\nn int\ntag string\nbody any\n)\n")
 	for _, v := range vs {
 		tag := `""`
@@ -841,52 +1021,52 @@ func (g *gen) union(gn, lead string, s *schema) error {
 			t, _ := json.Marshal(v.Tag)
 			tag = "`" + string(b) + ":" + string(t) + "`"
 		}
-		fmt.Fprintf(&g.out, "if u.%s != nil {\nn, tag, body = n+1, %s, u.%s\n}\n", v.Field, tag, v.Field)
+		fmt.Fprintf(g.out, "if u.%s != nil {\nn, tag, body = n+1, %s, u.%s\n}\n", v.Field, tag, v.Field)
 	}
 	if other {
 		g.out.WriteString("if u.Other != nil {\nn, body = n+1, u.Other\n}\n")
 	}
-	fmt.Fprintf(&g.out, "if n != 1 {\nreturn nil, genCountError(%q, n)\n}\n", gn)
+	fmt.Fprintf(g.out, "if n != 1 {\nreturn nil, genCountError(%q, n)\n}\n", gn)
 	if len(common) > 0 {
-		fmt.Fprintf(&g.out, "type alias %s\nreturn genJoin(tag, alias(u), body)\n}\n\n", gn)
+		fmt.Fprintf(g.out, "type alias %s\nreturn genJoin(tag, alias(u), body)\n}\n\n", gn)
 	} else {
 		g.out.WriteString("return genJoin(tag, body)\n}\n\n")
 	}
 
 	// UnmarshalJSON.
-	fmt.Fprintf(&g.out, "// UnmarshalJSON implements [json.Unmarshaler].\nfunc (u *%s) UnmarshalJSON(data []byte) error {\n", gn)
+	fmt.Fprintf(g.out, "// UnmarshalJSON implements [json.Unmarshaler].\nfunc (u *%s) UnmarshalJSON(data []byte) error {\n", gn)
 	if disc == "" && len(common) == 0 && len(untagged) == 1 {
-		fmt.Fprintf(&g.out, "if _, err := genObject(%q, data); err != nil {\nreturn err\n}\n*u = %s{}\n", gn, gn)
+		fmt.Fprintf(g.out, "if _, err := genObject(%q, data); err != nil {\nreturn err\n}\n*u = %s{}\n", gn, gn)
 	} else {
-		fmt.Fprintf(&g.out, "obj, err := genObject(%q, data)\nif err != nil {\nreturn err\n}\n*u = %s{}\n", gn, gn)
+		fmt.Fprintf(g.out, "obj, err := genObject(%q, data)\nif err != nil {\nreturn err\n}\n*u = %s{}\n", gn, gn)
 	}
 	var commonKeys []string
 	if len(common) > 0 {
 		strict, nullOK := requiredLists(common)
-		fmt.Fprintf(&g.out, "if err := genCheckObject(%q, obj, %s, %s); err != nil {\nreturn err\n}\n", gn, strict, nullOK)
-		fmt.Fprintf(&g.out, "type alias %s\nif err := json.Unmarshal(data, (*alias)(u)); err != nil {\nreturn fmt.Errorf(\"acp: %s: %%w\", err)\n}\n", gn, gn)
+		fmt.Fprintf(g.out, "if err := genCheckObject(%q, obj, %s, %s); err != nil {\nreturn err\n}\n", gn, strict, nullOK)
+		fmt.Fprintf(g.out, "type alias %s\nif err := json.Unmarshal(data, (*alias)(u)); err != nil {\nreturn fmt.Errorf(\"acp: %s: %%w\", err)\n}\n", gn, gn)
 		for _, f := range common {
 			commonKeys = append(commonKeys, strconv.Quote(f.JSON))
 		}
 	}
 	decode := func(v variant) {
-		fmt.Fprintf(&g.out, "u.%s = new(%s)\nreturn genDecode(%q, %q, data, u.%s)\n", v.Field, v.Type, gn, v.Field, v.Field)
+		fmt.Fprintf(g.out, "u.%s = new(%s)\nreturn genDecode(%q, %q, data, u.%s)\n", v.Field, v.Type, gn, v.Field, v.Field)
 	}
 	if disc != "" {
-		fmt.Fprintf(&g.out, "tag, tagged, err := genTag(%q, obj, %q)\nif err != nil {\nreturn err\n}\nif tagged {\nswitch tag {\n", gn, disc)
+		fmt.Fprintf(g.out, "tag, tagged, err := genTag(%q, obj, %q)\nif err != nil {\nreturn err\n}\nif tagged {\nswitch tag {\n", gn, disc)
 		for _, v := range vs {
 			t := v.Tag
 			if t == "" {
 				t = v.Title
 			}
-			fmt.Fprintf(&g.out, "case %q:\n", t)
+			fmt.Fprintf(g.out, "case %q:\n", t)
 			decode(v)
 		}
 		g.out.WriteString("}\n")
 		if other {
-			fmt.Fprintf(&g.out, "u.Other, err = genRemainder(%q, data, obj%s)\nreturn err\n", gn, strings.Join(append([]string{""}, commonKeys...), ", "))
+			fmt.Fprintf(g.out, "u.Other, err = genRemainder(%q, data, obj%s)\nreturn err\n", gn, strings.Join(append([]string{""}, commonKeys...), ", "))
 		} else {
-			fmt.Fprintf(&g.out, "return fmt.Errorf(\"acp: %s: unknown %s %%q\", tag)\n", gn, disc)
+			fmt.Fprintf(g.out, "return fmt.Errorf(\"acp: %s: unknown %s %%q\", tag)\n", gn, disc)
 		}
 		g.out.WriteString("}\n")
 	}
@@ -899,14 +1079,14 @@ func (g *gen) union(gn, lead string, s *schema) error {
 			}
 			return nil
 		}
-		fmt.Fprintf(&g.out, "if genHasKeys(obj, %s) {\n", quoteList(vs[i].Keys))
+		fmt.Fprintf(g.out, "if genHasKeys(obj, %s) {\n", quoteList(vs[i].Keys))
 		decode(vs[i])
 		g.out.WriteString("}\n")
 	}
 	if len(untagged) > 0 {
-		fmt.Fprintf(&g.out, "u.Other, err = genRemainder(%q, data, obj%s)\nreturn err\n}\n\n", gn, strings.Join(append([]string{""}, commonKeys...), ", "))
+		fmt.Fprintf(g.out, "u.Other, err = genRemainder(%q, data, obj%s)\nreturn err\n}\n\n", gn, strings.Join(append([]string{""}, commonKeys...), ", "))
 	} else {
-		fmt.Fprintf(&g.out, "return fmt.Errorf(\"acp: %s: missing %%q\", %q)\n}\n\n", gn, disc)
+		fmt.Fprintf(g.out, "return fmt.Errorf(\"acp: %s: missing %%q\", %q)\n}\n\n", gn, disc)
 	}
 	if closed {
 		g.checkVariant(gn, disc, vs, untagged)
@@ -926,17 +1106,17 @@ func (g *gen) checkVariant(gn, disc string, vs []variant, untagged []int) {
 		}
 		tags = append(tags, strconv.Quote(t))
 	}
-	fmt.Fprintf(&g.out, "// acpUnion describes the variants of %s for the strict Unmarshal.\n", gn)
-	fmt.Fprintf(&g.out, "func (%s) acpUnion() *unionInfo {\nreturn &unionInfo{name: %q", gn, gn)
+	fmt.Fprintf(g.out, "// acpUnion describes the variants of %s for the strict Unmarshal.\n", gn)
+	fmt.Fprintf(g.out, "func (%s) acpUnion() *unionInfo {\nreturn &unionInfo{name: %q", gn, gn)
 	if disc != "" {
-		fmt.Fprintf(&g.out, ", disc: %q, tags: []string{%s}", disc, strings.Join(tags, ", "))
+		fmt.Fprintf(g.out, ", disc: %q, tags: []string{%s}", disc, strings.Join(tags, ", "))
 	}
 	if len(untagged) > 1 {
 		var sets []string
 		for _, i := range untagged {
 			sets = append(sets, "{"+quoteList(vs[i].Keys)+"}")
 		}
-		fmt.Fprintf(&g.out, ", keys: [][]string{%s}", strings.Join(sets, ", "))
+		fmt.Fprintf(g.out, ", keys: [][]string{%s}", strings.Join(sets, ", "))
 	}
 	g.out.WriteString("}\n}\n\n")
 }
@@ -989,37 +1169,37 @@ func (g *gen) valueUnion(gn, lead string, s *schema) error {
 		}
 	}
 	g.doc(lead+"\nExactly one field must be set when encoding; decoding picks the field by\nthe JSON type of the value (and, for arrays, by the first element).", s.Description)
-	fmt.Fprintf(&g.out, "type %s struct {\n", gn)
+	fmt.Fprintf(g.out, "type %s struct {\n", gn)
 	for _, v := range vs {
-		fmt.Fprintf(&g.out, "// %s holds the %s variant, a JSON %s.\n%s %s `json:\"-\"`\n", v.Field, v.Field, v.Kind, v.Field, v.Type)
+		fmt.Fprintf(g.out, "// %s holds the %s variant, a JSON %s.\n%s %s `json:\"-\"`\n", v.Field, v.Field, v.Kind, v.Field, v.Type)
 	}
 	g.out.WriteString("}\n\n")
-	fmt.Fprintf(&g.out, "// MarshalJSON implements [json.Marshaler].\nfunc (u %s) MarshalJSON() ([]byte, error) {\nvar (\nn int\nv any\n)\n", gn)
+	fmt.Fprintf(g.out, "// MarshalJSON implements [json.Marshaler].\nfunc (u %s) MarshalJSON() ([]byte, error) {\nvar (\nn int\nv any\n)\n", gn)
 	for _, v := range vs {
-		fmt.Fprintf(&g.out, "if u.%s != nil {\nn, v = n+1, u.%s\n}\n", v.Field, v.Field)
+		fmt.Fprintf(g.out, "if u.%s != nil {\nn, v = n+1, u.%s\n}\n", v.Field, v.Field)
 	}
-	fmt.Fprintf(&g.out, "if n != 1 {\nreturn nil, genCountError(%q, n)\n}\nreturn json.Marshal(v)\n}\n\n", gn)
+	fmt.Fprintf(g.out, "if n != 1 {\nreturn nil, genCountError(%q, n)\n}\nreturn json.Marshal(v)\n}\n\n", gn)
 
-	fmt.Fprintf(&g.out, "// UnmarshalJSON implements [json.Unmarshaler].\n")
-	fmt.Fprintf(&g.out, "func (u *%s) UnmarshalJSON(data []byte) error {\n*u = %s{}\nk := genKind(data)\nswitch k {\n", gn, gn)
+	fmt.Fprintf(g.out, "// UnmarshalJSON implements [json.Unmarshaler].\n")
+	fmt.Fprintf(g.out, "func (u *%s) UnmarshalJSON(data []byte) error {\n*u = %s{}\nk := genKind(data)\nswitch k {\n", gn, gn)
 	decode := func(v vv) {
 		if strings.HasPrefix(v.Type, "*") {
-			fmt.Fprintf(&g.out, "u.%s = new(%s)\n", v.Field, v.Type[1:])
-			fmt.Fprintf(&g.out, "return genDecode(%q, %q, data, u.%s)\n", gn, v.Field, v.Field)
+			fmt.Fprintf(g.out, "u.%s = new(%s)\n", v.Field, v.Type[1:])
+			fmt.Fprintf(g.out, "return genDecode(%q, %q, data, u.%s)\n", gn, v.Field, v.Field)
 		} else {
-			fmt.Fprintf(&g.out, "return genDecode(%q, %q, data, &u.%s)\n", gn, v.Field, v.Field)
+			fmt.Fprintf(g.out, "return genDecode(%q, %q, data, &u.%s)\n", gn, v.Field, v.Field)
 		}
 	}
 	for _, k := range []string{"string", "boolean"} {
 		if i := byKind[k]; len(i) == 1 {
-			fmt.Fprintf(&g.out, "case %q:\n", k)
+			fmt.Fprintf(g.out, "case %q:\n", k)
 			decode(vs[i[0]])
 		}
 	}
 	ints, nums := byKind["integer"], byKind["number"]
 	if len(ints) == 1 {
 		v := vs[ints[0]]
-		fmt.Fprintf(&g.out, "case \"integer\":\nvar x %s\nif err := json.Unmarshal(data, &x); err == nil {\nu.%s = &x\nreturn nil\n}\n", v.Type[1:], v.Field)
+		fmt.Fprintf(g.out, "case \"integer\":\nvar x %s\nif err := json.Unmarshal(data, &x); err == nil {\nu.%s = &x\nreturn nil\n}\n", v.Type[1:], v.Field)
 		if len(nums) == 1 {
 			g.out.WriteString("fallthrough\n")
 		}
@@ -1037,28 +1217,46 @@ func (g *gen) valueUnion(gn, lead string, s *schema) error {
 		if len(arr) == 1 {
 			decode(vs[arr[0]])
 		} else {
-			fmt.Fprintf(&g.out, "first, err := genFirstElement(%q, data)\nif err != nil {\nreturn err\n}\n", gn)
+			fmt.Fprintf(g.out, "first, err := genFirstElement(%q, data)\nif err != nil {\nreturn err\n}\n", gn)
 			for n, i := range arr {
 				cond := fmt.Sprintf("genHasKeys(first, %s)", quoteList(vs[i].Keys))
 				if n == 0 {
 					cond = "first == nil || " + cond
 				}
-				fmt.Fprintf(&g.out, "if %s {\n", cond)
+				fmt.Fprintf(g.out, "if %s {\n", cond)
 				decode(vs[i])
 				g.out.WriteString("}\n")
 			}
-			fmt.Fprintf(&g.out, "return fmt.Errorf(\"acp: %s: cannot tell the variant of the array\")\n", gn)
+			fmt.Fprintf(g.out, "return fmt.Errorf(\"acp: %s: cannot tell the variant of the array\")\n", gn)
 		}
 	}
-	fmt.Fprintf(&g.out, "}\nreturn fmt.Errorf(\"acp: %s: a JSON %%s is not a valid value\", k)\n}\n\n", gn)
+	fmt.Fprintf(g.out, "}\nreturn fmt.Errorf(\"acp: %s: a JSON %%s is not a valid value\", k)\n}\n\n", gn)
 	return nil
 }
 
-func (g *gen) methodConsts() {
+// methodConsts writes the method-name constants, each into the file of
+// its first definition (fileOf, by Go name).
+func (g *gen) methodConsts(fileOf func(goDef string) *bytes.Buffer) {
 	names := slices.Sorted(maps.Keys(g.values))
-	g.out.WriteString("// Method names, from the schema's x-method annotations. AgentMethod* methods are\n// handled by the agent, ClientMethod* by the client, Method* by either side.\nconst (\n")
+	byFile := map[*bytes.Buffer][]string{}
+	var files []*bytes.Buffer
 	for _, c := range names {
-		fmt.Fprintf(&g.out, "// %s is the method of %s.\n%s = %q\n", c, strings.Join(g.methods[c], " and "), c, g.values[c])
+		f := fileOf(g.methods[c][0])
+		if byFile[f] == nil {
+			files = append(files, f)
+		}
+		byFile[f] = append(byFile[f], c)
 	}
-	g.out.WriteString(")\n\n")
+	for _, f := range files {
+		g.out = f
+		sides := "// handled by the agent, ClientMethod* by the client, Method* by either side.\n"
+		if slices.ContainsFunc(byFile[f], func(c string) bool { return strings.HasPrefix(c, "ProxyMethod") }) {
+			sides = "// handled by the agent, ClientMethod* by the client, Method* by either side,\n// ProxyMethod* by proxies.\n"
+		}
+		g.out.WriteString("// Method names, from the schema's x-method annotations. AgentMethod* methods are\n" + sides + "const (\n")
+		for _, c := range byFile[f] {
+			fmt.Fprintf(g.out, "// %s is the method of %s.\n%s = %q\n", c, strings.Join(g.methods[c], " and "), c, g.values[c])
+		}
+		g.out.WriteString(")\n\n")
+	}
 }

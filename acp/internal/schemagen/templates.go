@@ -209,6 +209,19 @@ func genCheckObject(typ string, ms genMembers, required, nullOK []string) error 
 	return nil
 }
 
+// genLenient decodes raw (nil: absent) into a T, or returns T's zero value
+// when it does not decode: the schema's x-deserialize-default-on-error,
+// which the generated code applies to the UNSTABLE additions of stable
+// definitions, so that a peer's draft field never fails a whole message.
+func genLenient[T any](raw json.RawMessage) T {
+	var v T
+	if len(raw) == 0 || json.Unmarshal(raw, &v) != nil {
+		var zero T
+		return zero
+	}
+	return v
+}
+
 // genCheckRequired is genCheckObject for undecoded data.
 func genCheckRequired(typ string, data []byte, required, nullOK []string) error {
 	ms, err := genObject(typ, data)

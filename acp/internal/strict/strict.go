@@ -204,6 +204,23 @@ func checkObject(data []byte, fs *fieldSet, path string, variants bool) error {
 		tag     []byte
 		present uint64
 	)
+	if fs.byTag != nil {
+		// A tagged variant's members are checked against its own fields
+		// (and the union's common ones) only: variants may give one key
+		// different types (SessionUpdate's "content" is a ContentBlock in
+		// a chunk, a list of ToolCallContent in a tool call update and of
+		// ContentBlock in a session message).
+		_ = Members(data, func(key string, val []byte) error {
+			if key == fs.disc && len(val) > 0 && val[0] == '"' {
+				end, complex := jsonscan.StringEnd(val, 0)
+				if v := fs.byTag[Unquote(val[:end], complex)]; v != nil {
+					fs = v
+				}
+				return errStop
+			}
+			return nil
+		})
+	}
 	err := Members(data, func(key string, val []byte) error {
 		if _, dup := seen[key]; dup {
 			return fmt.Errorf("acp: duplicate key %s at %s", QuoteKey(key), path)
@@ -253,7 +270,14 @@ type fieldSet struct {
 	byName map[string][]reflect.Type
 	names  []string
 	union  *Union // closed unions: their variants
+	// byTag holds, for a closed union with a discriminator disc, the
+	// members of each tagged variant with the union's common ones.
+	disc  string
+	byTag map[string]*fieldSet
 }
+
+// errStop ends a Members walk early.
+var errStop = errors.New("stop")
 
 func (fs *fieldSet) add(name string, t reflect.Type) {
 	if _, ok := fs.byName[name]; !ok {
@@ -277,8 +301,22 @@ func fieldsOf(t reflect.Type) *fieldSet {
 	}
 	fs := &fieldSet{byName: make(map[string][]reflect.Type)}
 	if hasCustomUnmarshal(t) {
-		collectCustomFields(fs, t)
+		common, variants := collectCustomFields(fs, t)
 		if u := unionOf(t); u != nil {
+			if u.Disc != "" && len(u.Tags) == len(variants) {
+				fs.disc, fs.byTag = u.Disc, map[string]*fieldSet{}
+				for i, v := range variants {
+					one := &fieldSet{byName: make(map[string][]reflect.Type), union: u}
+					for _, set := range []*fieldSet{common, v} {
+						for _, name := range set.names {
+							for _, ft := range set.byName[name] {
+								one.add(name, ft)
+							}
+						}
+					}
+					fs.byTag[u.Tags[i]] = one
+				}
+			}
 			u.bits = map[string]uint{}
 			for _, set := range u.Keys {
 				for _, k := range set {
@@ -350,7 +388,10 @@ func collectFields(fs *fieldSet, t reflect.Type, visiting map[reflect.Type]bool)
 
 // collectCustomFields handles a struct with its own UnmarshalJSON: explicitly
 // named fields, plus the members of untagged struct-typed fields (variants).
-func collectCustomFields(fs *fieldSet, t reflect.Type) {
+// It also returns the named fields alone and each variant's members, in the
+// order of the fields.
+func collectCustomFields(fs *fieldSet, t reflect.Type) (common *fieldSet, variants []*fieldSet) {
+	common = &fieldSet{byName: make(map[string][]reflect.Type)}
 	for i := range t.NumField() {
 		f := t.Field(i)
 		if !f.IsExported() {
@@ -360,6 +401,7 @@ func collectCustomFields(fs *fieldSet, t reflect.Type) {
 		name, _, _ := strings.Cut(tag, ",")
 		if tag != "-" && name != "" {
 			fs.add(name, f.Type)
+			common.add(name, f.Type)
 			continue
 		}
 		vt := f.Type
@@ -388,7 +430,9 @@ func collectCustomFields(fs *fieldSet, t reflect.Type) {
 				fs.add(name, ft)
 			}
 		}
+		variants = append(variants, variant)
 	}
+	return common, variants
 }
 
 // QuoteKey quotes a (possibly huge) peer-supplied key for an error message.

@@ -81,6 +81,9 @@ type Result struct {
 	Permissions []PermissionRecord `json:"permissions"`
 	// Usage is the agent's last usage report, if it sent any.
 	Usage *UsageRecord `json:"usage,omitempty"`
+	// Tokens are the tokens the run's turns used, when the agent reported
+	// them (ACP's unstable PromptResponse.usage).
+	Tokens *TokensRecord `json:"tokens,omitempty"`
 	// DurationMs is the run's wall time in milliseconds.
 	DurationMs int64 `json:"durationMs"`
 }
@@ -110,6 +113,43 @@ type UsageRecord struct {
 	Cost *CostRecord `json:"cost,omitempty"`
 }
 
+// TokensRecord is the token usage of a Result's turns, summed: total,
+// input and output always; cache reads and writes and thought tokens when
+// the agent reported them.
+type TokensRecord struct {
+	Total       uint64  `json:"total"`
+	Input       uint64  `json:"input"`
+	Output      uint64  `json:"output"`
+	CachedRead  *uint64 `json:"cachedRead,omitempty"`
+	CachedWrite *uint64 `json:"cachedWrite,omitempty"`
+	Thought     *uint64 `json:"thought,omitempty"`
+}
+
+// add returns t (nil: none yet) with one turn's usage added.
+func (t *TokensRecord) add(u *acp.Usage) *TokensRecord {
+	n := TokensRecord{}
+	if t != nil {
+		n = *t
+	}
+	n.Total += u.TotalTokens
+	n.Input += u.InputTokens
+	n.Output += u.OutputTokens
+	sum := func(a, b *uint64) *uint64 {
+		if b == nil {
+			return a
+		}
+		v := *b
+		if a != nil {
+			v += *a
+		}
+		return &v
+	}
+	n.CachedRead = sum(n.CachedRead, u.CachedReadTokens)
+	n.CachedWrite = sum(n.CachedWrite, u.CachedWriteTokens)
+	n.Thought = sum(n.Thought, u.ThoughtTokens)
+	return &n
+}
+
 // CostRecord is a session's cost so far.
 type CostRecord struct {
 	Amount   float64 `json:"amount"`
@@ -130,6 +170,7 @@ func (r *runner) result(code int, msg string) Result {
 		FilesChanged: []string{},
 		Permissions:  slices.Clone(r.perms),
 		DurationMs:   time.Since(r.start).Milliseconds(),
+		Tokens:       r.tokens,
 	}
 	if res.Permissions == nil {
 		res.Permissions = []PermissionRecord{}

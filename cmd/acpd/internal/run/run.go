@@ -396,6 +396,7 @@ type runner struct {
 	afterText bool
 	files     map[string]bool
 	usage     *acp.UsageUpdate
+	tokens    *TokensRecord // the turns' PromptResponse.usage, summed
 	perms     []PermissionRecord
 	// releasedOut holds the output of terminals the agent released, until
 	// their tool call ends (cmdout.go; guarded by mu).
@@ -574,6 +575,9 @@ func (r *runner) turn(ctx, pctx context.Context, sess *client.Session, prompt st
 	timedOut := r.timedOut
 	r.stop = res.StopReason
 	r.turnOver = true
+	if res.Usage != nil {
+		r.tokens = r.tokens.add(res.Usage)
+	}
 	r.mu.Unlock()
 	if err == nil && !r.aborted() && last {
 		r.ui.hold(ctx, r.cancel)
