@@ -169,7 +169,8 @@ func TestReadClaude(t *testing.T) {
 func TestDigestAndTrust(t *testing.T) {
 	a := Set{{Event: PreToolUse, Matcher: "Bash", Command: "guard.sh", Source: "/p/.claude/settings.json", Project: true}}
 	b := Set{{Event: PreToolUse, Matcher: "Bash", Command: "guard.sh --strict", Source: "/p/.claude/settings.json", Project: true}}
-	if a.Digest() == b.Digest() || a.Digest() != a.Digest() {
+	same := Set{{Event: PreToolUse, Matcher: "Bash", Command: "guard.sh", Source: "/p/.claude/settings.json", Project: true}}
+	if a.Digest() == b.Digest() || a.Digest() != same.Digest() {
 		t.Fatal("digest does not follow the commands")
 	}
 	path := filepath.Join(t.TempDir(), "state", "hooks-trust.json")
