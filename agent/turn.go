@@ -13,7 +13,6 @@ import (
 	"acpd/agent/internal/hooks"
 	"acpd/agent/internal/notice"
 	"acpd/agent/internal/promptin"
-	"acpd/agent/internal/skills"
 	"acpd/agent/internal/slash"
 	"acpd/agent/internal/turnerr"
 	"acpd/agent/internal/turnslot"
@@ -195,7 +194,7 @@ func (s *sess) runTurn(ctx context.Context, t *turnslot.Turn[steerMsg], prompt [
 	} else if sk, args, ok := skillInvoked(ext, prompt); ok {
 		// /skill-name: the skill's instructions, read now, are the
 		// user's message.
-		text, err := skills.Use(sk, args)
+		text, err := s.useSkill(ctx, sk, args)
 		if err != nil {
 			text = fmt.Sprintf("The user asked for skill %s, which cannot be read: %v", sk.Name, err)
 		}

@@ -330,6 +330,9 @@ type Manager struct {
 	// the same index.
 	skills      []Skill
 	skillOwners []*srv
+	// held are the entries of the skills loaded, by server and URI: their
+	// files are read against these (see LoadSkill).
+	held map[string]Skill
 
 	progress progressTable
 	views    viewCache

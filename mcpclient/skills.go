@@ -60,6 +60,11 @@ const (
 // list.
 var ErrUnknownSkill = errors.New("mcpclient: unknown skill")
 
+// ErrSkillNotLoaded is returned (wrapped) by [Manager.ReadSkillFile] for a
+// skill that [Manager.LoadSkill] has not loaded: a skill's files are read
+// only while it is in use.
+var ErrSkillNotLoaded = errors.New("mcpclient: skill not loaded")
+
 // ErrSkillVerification is returned (wrapped, with what did not match) when
 // a skill's file is not what its listed entry describes: a size or digest
 // that differs, a SKILL.md whose frontmatter differs from the entry's, or a
@@ -130,16 +135,33 @@ func (m *Manager) skillFor(qualified string) (Skill, *srv, error) {
 	return Skill{}, nil, fmt.Errorf("%w: %q", ErrUnknownSkill, qualified)
 }
 
+// heldKey names a skill in Manager.held: its server and URI.
+func heldKey(sk Skill) string { return sk.Server + " " + sk.URI }
+
 // LoadSkill reads the SKILL.md of the skill with the given qualified name
-// (resources/read) and verifies it against the held entry: its size and
+// (resources/read) and verifies it against the listed entry: its size and
 // digest, then its YAML frontmatter, field by field, against the entry's.
 // A mismatch is an [ErrSkillVerification] and the content is not returned.
-// No other file of the skill is read.
-func (m *Manager) LoadSkill(ctx context.Context, qualified string) (LoadedSkill, error) {
+// No other file of the skill is read. Once loaded, the skill's files can
+// be read ([Manager.ReadSkillFile]), verified against the entry it was
+// loaded from; a load that fails ends that until the next one succeeds.
+func (m *Manager) LoadSkill(ctx context.Context, qualified string) (_ LoadedSkill, err error) {
 	sk, s, err := m.skillFor(qualified)
 	if err != nil {
 		return LoadedSkill{}, err
 	}
+	defer func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if m.held == nil {
+			m.held = map[string]Skill{}
+		}
+		if err != nil {
+			delete(m.held, heldKey(sk))
+		} else {
+			m.held[heldKey(sk)] = sk
+		}
+	}()
 	data, err := m.readSkillFile(ctx, sk, s, sk.URI)
 	if err != nil {
 		return LoadedSkill{}, err
@@ -158,15 +180,22 @@ func (m *Manager) LoadSkill(ctx context.Context, qualified string) (LoadedSkill,
 	return LoadedSkill{Skill: sk, Content: string(data), Body: body}, nil
 }
 
-// ReadSkillFile reads one file of the skill with the given qualified name:
-// file is its path relative to the skill's directory or its URI, and must
-// be one the held entry lists. Its content is verified against the entry's
-// size and digest; a mismatch, or a file the entry does not list, is an
-// [ErrSkillVerification].
+// ReadSkillFile reads one file of the skill with the given qualified name,
+// which [Manager.LoadSkill] must have loaded ([ErrSkillNotLoaded]
+// otherwise): file is its path relative to the skill's directory or its
+// URI, and must be one the entry the skill was loaded from lists. Its
+// content is verified against that entry's size and digest; a mismatch,
+// or a file the entry does not list, is an [ErrSkillVerification].
 func (m *Manager) ReadSkillFile(ctx context.Context, qualified, file string) (SkillFile, []byte, error) {
-	sk, s, err := m.skillFor(qualified)
+	listed, s, err := m.skillFor(qualified)
 	if err != nil {
 		return SkillFile{}, nil, err
+	}
+	m.mu.Lock()
+	sk, ok := m.held[heldKey(listed)]
+	m.mu.Unlock()
+	if !ok {
+		return SkillFile{}, nil, fmt.Errorf("mcp server %q: skill %s: %w: load it (its SKILL.md, verified) before reading its files", listed.Server, listed.URI, ErrSkillNotLoaded)
 	}
 	f, ok := sk.file(file)
 	if !ok {
