@@ -163,6 +163,15 @@ func (m *Manager) LoadSkill(ctx context.Context, qualified string) (_ LoadedSkil
 		}
 	}()
 	data, err := m.readSkillFile(ctx, sk, s, sk.URI)
+	if errors.Is(err, ErrSkillVerification) {
+		// The listing may be stale: with a fresh entry (skills/get) that
+		// describes another SKILL.md, try once more against that one.
+		if fresh, ferr := m.RefreshSkill(ctx, qualified); ferr == nil && fresh.skillMD() != sk.skillMD() {
+			m.log.Info("skill changed since it was listed; loading it as it is now", "server", sk.Server, "skill", sk.URI)
+			sk = fresh
+			data, err = m.readSkillFile(ctx, sk, s, sk.URI)
+		}
+	}
 	if err != nil {
 		return LoadedSkill{}, err
 	}
@@ -206,6 +215,55 @@ func (m *Manager) ReadSkillFile(ctx context.Context, qualified, file string) (Sk
 		return SkillFile{}, nil, err
 	}
 	return f, data, nil
+}
+
+// skillMD is the listed SKILL.md's digest and size.
+func (sk Skill) skillMD() string {
+	f, _ := sk.file(sk.URI)
+	return f.Digest + " " + strconv.FormatInt(f.Size, 10)
+}
+
+// RefreshSkill fetches the current entry of the skill with the given
+// qualified name from its server (skills/get) and holds it in place of
+// the listed one; a skill loaded from the old entry must be loaded again
+// before its files are read.
+func (m *Manager) RefreshSkill(ctx context.Context, qualified string) (Skill, error) {
+	sk, s, err := m.skillFor(qualified)
+	if err != nil {
+		return Skill{}, err
+	}
+	c, err := m.live(ctx, s)
+	if err != nil {
+		return Skill{}, fmt.Errorf("mcp server %q: skill %s: %w", sk.Server, sk.URI, err)
+	}
+	res, err := mcp.CallCustomMethod[*getSkillParams, *getSkillResult](ctx, c.session, methodGetSkill, &getSkillParams{URI: sk.URI})
+	if err != nil {
+		return Skill{}, fmt.Errorf("mcp server %q: getting skill %s: %w", sk.Server, sk.URI, scrub(err, c.server.URL))
+	}
+	fresh, err := parseSkill(res.Skill)
+	if err != nil {
+		return Skill{}, fmt.Errorf("mcp server %q: getting skill %s: %w", sk.Server, sk.URI, err)
+	}
+	if fresh.URI != sk.URI {
+		return Skill{}, fmt.Errorf("mcp server %q: getting skill %s: the server answered for %s", sk.Server, sk.URI, fresh.URI)
+	}
+	fresh.Server = sk.Server
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.held, heldKey(sk))
+	for i := range s.skills {
+		if s.skills[i].URI == sk.URI {
+			s.skills[i] = fresh
+		}
+	}
+	m.rebuildSkillsLocked()
+	fresh.QualifiedName = qualified
+	for _, x := range m.skills {
+		if x.Server == fresh.Server && x.URI == fresh.URI {
+			fresh.QualifiedName = x.QualifiedName
+		}
+	}
+	return fresh, nil
 }
 
 // file finds the listed file named by its URI or its path relative to the

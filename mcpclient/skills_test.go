@@ -26,7 +26,8 @@ func refundsSkill(prefix string) skilltest.Skill {
 // per-origin names that tell same-named skills apart, and nothing of them
 // is read; loading a skill reads and verifies its SKILL.md only; its other
 // files are read one by one, verified, and only those its entry lists; a
-// file that no longer matches its entry is refused.
+// file that no longer matches its entry is refused, a skill updated since
+// the listing is loaded from its current entry (skills/get).
 func TestSkills(t *testing.T) {
 	srv := skilltest.New(t, "docs", pdfSkill, refundsSkill("acme/billing"), refundsSkill("acme/support"))
 	m := newTestManager(t, Options{})
@@ -88,6 +89,17 @@ func TestSkills(t *testing.T) {
 	srv.Tamper("skill://pdf-processing/references/FORMS.md", "Forms: fill every field.\n")
 	if _, _, err := m.ReadSkillFile(t.Context(), "docs:pdf-processing", "references/FORMS.md"); !errors.Is(err, ErrSkillNotLoaded) {
 		t.Errorf("a file of a skill whose load failed: %v", err)
+	}
+
+	// Updated on the server after the listing: the stale entry fails,
+	// skills/get gives the current one, and the skill loads from it.
+	srv.Update("skill://acme/billing/refunds/SKILL.md", refundsSkill("acme/billing").Content()+"Now also partial refunds.\n")
+	loaded, err = m.LoadSkill(t.Context(), "docs:acme/billing/refunds")
+	if err != nil || !strings.Contains(loaded.Body, "partial refunds") {
+		t.Errorf("updated skill: %q, %v", loaded.Body, err)
+	}
+	if got := m.Skills()[1]; got.QualifiedName != "docs:acme/billing/refunds" || got.skillMD() != loaded.skillMD() {
+		t.Errorf("the refreshed entry is not held: %+v", got)
 	}
 }
 

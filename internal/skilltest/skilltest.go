@@ -3,7 +3,8 @@
 // (io.modelcontextprotocol/skills), answers skills/list and skills/get with
 // each skill's frontmatter and the digest and size of each of its files,
 // serves the files as skill:// resources, records every resources/read and
-// can be made to serve a file other than the one it lists (tampering).
+// can be made to serve a file other than the one it lists (tampering) or
+// to change a file and its entry together (an update).
 package skilltest
 
 import (
@@ -153,6 +154,26 @@ func (s *Server) Tamper(uri, content string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.content[uri] = content
+}
+
+// Update changes the file uri and its digest and size in every entry
+// listing it (skills/list and skills/get answer with the new entry).
+func (s *Server) Update(uri, content string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.content[uri] = content
+	for i, e := range s.entries {
+		e = maps.Clone(e)
+		var res []map[string]any
+		for _, f := range e["resources"].([]map[string]any) {
+			if f["uri"] == uri {
+				f = map[string]any{"uri": uri, "digest": Digest(content), "size": len(content)}
+			}
+			res = append(res, f)
+		}
+		e["resources"] = res
+		s.entries[i] = e
+	}
 }
 
 // Reads returns the URIs read so far, in order.
