@@ -267,10 +267,17 @@ func (s *sess) skillTool() *tools.Tool {
 }
 
 // useSkill is what the model is given when it uses sk (skills.Use; an MCP
-// server's skill is loaded from its server now, verified).
+// server's skill is loaded from its server now, verified, and from then
+// on the session's commands ask first, see decide).
 func (s *sess) useSkill(ctx context.Context, sk skills.Skill, args string) (string, error) {
 	if sk.Server != "" {
-		return s.mcp.UseSkill(ctx, sk.Name, args)
+		text, err := s.mcp.UseSkill(ctx, sk.Name, args)
+		if err == nil {
+			s.mu.Lock()
+			s.mcpSkillUsed = sk.Name
+			s.mu.Unlock()
+		}
+		return text, err
 	}
 	return skills.Use(sk, args)
 }

@@ -124,3 +124,43 @@ func TestMCPSkills(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPSkillCommandsAsk: once an MCP server's skill is in the
+// conversation, a command asks first even in full mode (allow once or
+// reject, nothing remembered); before it, the command runs unasked.
+func TestMCPSkillCommandsAsk(t *testing.T) {
+	srv := skilltest.New(t, "docs", skilltest.Skill{Path: "build",
+		Frontmatter: map[string]any{"name": "build", "description": "Build the project"}, Body: "Run make.\n"})
+	env := newEnv(t, "")
+	rec := record(toolSeq(
+		toolCallReq{"run_command", map[string]any{"command": "echo before"}},
+		toolCallReq{"skill", map[string]any{"name": "docs:build"}},
+		toolCallReq{"run_command", map[string]any{"command": "echo after"}},
+	))
+	env.setModel(mainModel, rec)
+	c := env.start(nil)
+	c.setPerm(choose(acp.PermissionOptionKindAllowOnce))
+	var resp acp.NewSessionResponse
+	if err := c.call(acp.AgentMethodSessionNew, acp.NewSessionRequest{Cwd: env.cwd, McpServers: []acp.McpServer{
+		{HTTP: &acp.McpServerHTTP{Name: "docs", URL: srv.URL, Headers: []acp.HTTPHeader{}}}}}, &resp); err != nil {
+		t.Fatalf("session/new: %v", err)
+	}
+	c.mustMode(resp.SessionID, modeFull)
+	c.mustPrompt(resp.SessionID, "build it", acp.StopReasonEndTurn)
+	reqs := c.permissionRequests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d permission requests, want 1 (the command after the skill)", len(reqs))
+	}
+	if title := reqs[0].ToolCall.Title; title == nil || !strings.Contains(*title, "echo after") {
+		t.Errorf("asked about %v", reqs[0].ToolCall.Title)
+	}
+	for _, o := range reqs[0].Options {
+		if o.Kind == acp.PermissionOptionKindAllowAlways {
+			t.Errorf("offered to remember %q", o.Name)
+		}
+	}
+	res := toolResults(rec.last(t))
+	if len(res) != 3 || res[0].IsError || res[1].IsError || res[2].IsError || !strings.Contains(resultText(res[2]), "after") {
+		t.Errorf("results %+v", res)
+	}
+}
