@@ -273,9 +273,7 @@ func (s *sess) useSkill(ctx context.Context, sk skills.Skill, args string) (stri
 	if sk.Server != "" {
 		text, err := s.mcp.UseSkill(ctx, sk.Name, args)
 		if err == nil {
-			s.mu.Lock()
-			s.mcpSkillUsed = sk.Name
-			s.mu.Unlock()
+			s.update(func(st *settings) { st.MCPSkill = sk.Name })
 		}
 		return text, err
 	}

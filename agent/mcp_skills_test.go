@@ -127,7 +127,8 @@ func TestMCPSkills(t *testing.T) {
 
 // TestMCPSkillCommandsAsk: once an MCP server's skill is in the
 // conversation, a command asks first even in full mode (allow once or
-// reject, nothing remembered); before it, the command runs unasked.
+// reject, nothing remembered), also after session/load in another process;
+// before it, the command runs unasked.
 func TestMCPSkillCommandsAsk(t *testing.T) {
 	srv := skilltest.New(t, "docs", skilltest.Skill{Path: "build",
 		Frontmatter: map[string]any{"name": "build", "description": "Build the project"}, Body: "Run make.\n"})
@@ -162,5 +163,18 @@ func TestMCPSkillCommandsAsk(t *testing.T) {
 	res := toolResults(rec.last(t))
 	if len(res) != 3 || res[0].IsError || res[1].IsError || res[2].IsError || !strings.Contains(resultText(res[2]), "after") {
 		t.Errorf("results %+v", res)
+	}
+
+	// The session loaded in another process (the skill's text is in its
+	// transcript): commands still ask.
+	c.close()
+	env.setModel(mainModel, toolSeq(toolCallReq{"run_command", map[string]any{"command": "echo later"}}))
+	c2 := env.start(nil)
+	c2.setPerm(choose(acp.PermissionOptionKindAllowOnce))
+	c2.load(resp.SessionID)
+	c2.mustMode(resp.SessionID, modeFull)
+	c2.mustPrompt(resp.SessionID, "build again", acp.StopReasonEndTurn)
+	if reqs := c2.permissionRequests(); len(reqs) != 1 || reqs[0].ToolCall.Title == nil || !strings.Contains(*reqs[0].ToolCall.Title, "echo later") {
+		t.Errorf("after session/load: permission requests %+v, want one for the command", reqs)
 	}
 }

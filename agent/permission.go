@@ -19,10 +19,7 @@ func (s *sess) decide(mode permissions.Mode, call permissions.Call) permissions.
 	if d.Action != permissions.Allow || call.Kind != acp.ToolKindExecute {
 		return d
 	}
-	s.mu.Lock()
-	skill := s.mcpSkillUsed
-	s.mu.Unlock()
-	if skill != "" {
+	if skill := s.settings().MCPSkill; skill != "" {
 		d.Action, d.Remember = permissions.Ask, nil
 		d.Reason = "the skill " + skill + " from an MCP server is in use, so commands ask first"
 	}

@@ -29,6 +29,10 @@ type settings struct {
 	Model   string `json:"model,omitempty"`
 	Thought string `json:"thought,omitempty"`
 	Title   string `json:"title,omitempty"`
+	// MCPSkill names the MCP server's skill last loaded into the
+	// conversation, "" before any: from then on commands ask first (see
+	// sess.decide), also once the session is loaded in another process.
+	MCPSkill string `json:"mcpSkill,omitempty"`
 }
 
 // sess is one open session. Its fields after construction are guarded by mu,
@@ -71,16 +75,12 @@ type sess struct {
 	// by mu; "" before the first refresh).
 	cmdKey string
 	// ext are the custom commands and skills as last read (guarded by mu).
-	ext extensions
-	// mcpSkillUsed names the MCP server's skill last loaded into the
-	// conversation, "" before any (guarded by mu): from then on commands
-	// ask first (see decide).
-	mcpSkillUsed string
-	msgSeq       int
-	used         int64           // context tokens of the last response
-	cost         float64         // USD spent in this process, when prices are known
-	plan         string          // the latest plan, as text (kept across compaction)
-	changed      map[string]bool // files changed outside the agent since it last read them
+	ext     extensions
+	msgSeq  int
+	used    int64           // context tokens of the last response
+	cost    float64         // USD spent in this process, when prices are known
+	plan    string          // the latest plan, as text (kept across compaction)
+	changed map[string]bool // files changed outside the agent since it last read them
 	// sysPrompt is the system prompt, kept while its inputs stay the same.
 	sysPrompt sysprompt.Cache
 	// jobs are the session's background commands, stopped when it closes.
@@ -196,6 +196,9 @@ func (s *sess) restore(recs []session.Record) ([]json.RawMessage, error) {
 			}
 			if st.Title != "" {
 				s.set.Title = st.Title
+			}
+			if st.MCPSkill != "" {
+				s.set.MCPSkill = st.MCPSkill
 			}
 		}
 	}
