@@ -115,7 +115,7 @@ func TestMCPSkills(t *testing.T) {
 	if got := resultText(res[0]); !res[0].IsError || !strings.Contains(got, "skill verification failed") || !strings.Contains(got, "digest") {
 		t.Errorf("the tampered skill gave %+v (%q), want a verification error", res[0], got)
 	}
-	if got := resultText(res[1]); !res[1].IsError || !strings.Contains(got, "not loaded") {
+	if got := resultText(res[1]); !res[1].IsError || !strings.Contains(got, "not in use: call the skill tool") {
 		t.Errorf("a file of the refused skill gave %+v (%q), want an error", res[1], got)
 	}
 	for _, r := range reqs {

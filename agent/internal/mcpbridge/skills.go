@@ -2,6 +2,7 @@ package mcpbridge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -58,6 +59,9 @@ func (b *Bridge) SkillFile(ctx context.Context, qualified, file string) (string,
 		return "", fmt.Errorf("no MCP skill named %q", qualified)
 	}
 	f, data, err := b.m.ReadSkillFile(ctx, qualified, file)
+	if errors.Is(err, mcpclient.ErrSkillNotLoaded) {
+		return "", fmt.Errorf("skill %s is not in use: call the skill tool with its name first (a skill whose SKILL.md failed verification cannot be used)", qualified)
+	}
 	if err != nil {
 		return "", err
 	}
