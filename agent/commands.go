@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"acpd/acp"
@@ -72,8 +73,19 @@ func (s *sess) userSkills() []skills.Skill {
 	return skills.Load(skills.Sources(config.ProjectRoot(s.cwd), config.UserDir(getenv), home, codexHome(getenv, home)))
 }
 
+// mcpSkills are the skills the session's MCP servers serve, as skills
+// named "<server>:<name>" (none of their files read).
+func (s *sess) mcpSkills() []skills.Skill {
+	var out []skills.Skill
+	for _, sk := range s.mcp.Skills() {
+		out = append(out, skills.Skill{Name: sk.QualifiedName, Description: sk.Description, Server: sk.Server})
+	}
+	return out
+}
+
 // extensions are the session's custom commands, skills and sub-agents as
-// last read.
+// last read: skills holds the local ones and those of the MCP servers
+// after them.
 type extensions struct {
 	cmds   []usercmd.Command
 	skills []skills.Skill
@@ -100,25 +112,33 @@ func (s *sess) currentAgents() []subagents.Agent {
 
 // commandList is every slash command the session offers but the MCP
 // servers' prompts: acpd's own, the custom ones, then one per skill (a
-// skill whose name is taken is offered as "skill:name").
+// local skill whose name is taken is offered as "skill:name", an MCP
+// server's always as "skill:<server>:<name>", which no MCP prompt can be).
 func commandList(ext extensions) []acp.AvailableCommand {
 	list := append(slash.Commands(), usercmd.Available(ext.cmds)...)
 	for _, sk := range ext.skills {
-		list = append(list, acp.AvailableCommand{Name: skillCommand(list, sk.Name), Description: "Skill: " + sk.Description,
+		desc := "Skill: " + sk.Description
+		if sk.Server != "" {
+			desc = "Skill of MCP server " + sk.Server + ": " + sk.Description
+		}
+		list = append(list, acp.AvailableCommand{Name: skillCommand(list, sk), Description: desc,
 			Input: &acp.AvailableCommandInput{Unstructured: &acp.UnstructuredCommandInput{Hint: "what to use it for (optional)"}}})
 	}
 	return list
 }
 
-// skillCommand is the slash command name of skill name: the name, or
-// "skill:name" when list already has it.
-func skillCommand(list []acp.AvailableCommand, name string) string {
+// skillCommand is the slash command name of skill sk: its name, or
+// "skill:name" when list already has it or sk is an MCP server's.
+func skillCommand(list []acp.AvailableCommand, sk skills.Skill) string {
+	if sk.Server != "" {
+		return "skill:" + sk.Name
+	}
 	for _, c := range list {
-		if c.Name == name {
-			return "skill:" + name
+		if c.Name == sk.Name {
+			return "skill:" + sk.Name
 		}
 	}
-	return name
+	return sk.Name
 }
 
 // commands is the session's slash commands, read anew; they are what the
@@ -136,18 +156,20 @@ func (s *sess) commands() []acp.AvailableCommand {
 // loadExtensions reads the custom commands and skills and keeps them as
 // the session's current ones.
 func (s *sess) loadExtensions() extensions {
-	ext := extensions{cmds: s.userCommands(), skills: s.userSkills(), agents: s.userAgents()}
+	ext := extensions{cmds: s.userCommands(), skills: append(s.userSkills(), s.mcpSkills()...), agents: s.userAgents()}
 	s.mu.Lock()
 	s.ext = ext
 	s.mu.Unlock()
 	return ext
 }
 
-// currentSkills are the skills as last read.
+// currentSkills are the local skills as last read and the MCP servers'
+// as they are now (a server that connected since the prompt counts).
 func (s *sess) currentSkills() []skills.Skill {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.ext.skills
+	local := slices.DeleteFunc(slices.Clone(s.ext.skills), func(sk skills.Skill) bool { return sk.Server != "" })
+	s.mu.Unlock()
+	return append(local, s.mcpSkills()...)
 }
 
 // refreshCommands reads the custom commands and skills again (at every
@@ -184,7 +206,7 @@ func skillInvoked(ext extensions, prompt []acp.ContentBlock) (skills.Skill, stri
 	name, args, _ := strings.Cut(t[1:], " ")
 	list := commandList(ext)
 	for _, sk := range ext.skills {
-		if cmd := skillCommand(list[:len(list)-len(ext.skills)], sk.Name); cmd == name {
+		if cmd := skillCommand(list[:len(list)-len(ext.skills)], sk); cmd == name {
 			return sk, args, true
 		}
 	}
@@ -192,16 +214,20 @@ func skillInvoked(ext extensions, prompt []acp.ContentBlock) (skills.Skill, stri
 }
 
 // skillTool is the tool the model uses a skill with: it returns the
-// skill's instructions, or the whole list for "list".
+// skill's instructions, or the whole list for "list"; for an MCP server's
+// skill, with file, one of the skill's files.
 func (s *sess) skillTool() *tools.Tool {
 	return &tools.Tool{
-		Def: model.ToolDef{Name: "skill", Description: "Use one of the skills listed in the system prompt: returns its instructions (follow them) and where its bundled files are. Call it with name \"list\" to see every installed skill.",
-			InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"the skill's name, or \"list\""}},"required":["name"],"additionalProperties":false}`)},
+		Def: model.ToolDef{Name: "skill", Description: "Use one of the skills listed in the system prompt: returns its instructions (follow them) and where its bundled files are. Call it with name \"list\" to see every installed skill. For a skill from an MCP server, also read its files with it: name and file (the file's path in the skill).",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"the skill's name, or \"list\""},"file":{"type":"string","description":"only for a skill from an MCP server: the path of one of its files to read"}},"required":["name"],"additionalProperties":false}`)},
 		Kind:     acp.ToolKindRead,
 		ReadOnly: true,
 		Title: func(in json.RawMessage) string {
-			var v struct{ Name string }
+			var v struct{ Name, File string }
 			if json.Unmarshal(in, &v) == nil && v.Name != "" {
+				if v.File != "" {
+					return "Skill " + v.Name + ": " + v.File
+				}
 				return "Skill " + v.Name
 			}
 			return "Skill"
@@ -209,6 +235,7 @@ func (s *sess) skillTool() *tools.Tool {
 		Run: func(ctx context.Context, env tools.Env, c *tools.Call) tools.Result {
 			var in struct {
 				Name string `json:"name"`
+				File string `json:"file"`
 			}
 			if err := json.Unmarshal(c.Input, &in); err != nil || in.Name == "" {
 				return tools.Errorf("invalid skill arguments: want {\"name\": \"…\"}")
@@ -221,13 +248,37 @@ func (s *sess) skillTool() *tools.Tool {
 			if !ok {
 				return tools.Errorf("no skill named %q; installed:\n%s", in.Name, skills.All(sks))
 			}
-			text, err := skills.Use(sk, "")
+			switch {
+			case in.File != "" && sk.Server == "":
+				return tools.Errorf("skill %s is on this machine: read its files from %s with the file tools", sk.Name, sk.Dir)
+			case in.File != "":
+				text, err := s.mcp.SkillFile(ctx, sk.Name, in.File)
+				if err != nil {
+					return tools.Errorf("reading file %s of skill %s: %v", in.File, sk.Name, err)
+				}
+				return tools.Result{Text: text}
+			}
+			text, err := s.useSkill(ctx, sk, "")
 			if err != nil {
 				return tools.Errorf("reading skill %s: %v", sk.Name, err)
 			}
 			return tools.Result{Text: text}
 		},
 	}
+}
+
+// useSkill is what the model is given when it uses sk (skills.Use; an MCP
+// server's skill is loaded from its server now, verified, and from then
+// on the session's commands ask first, see decide).
+func (s *sess) useSkill(ctx context.Context, sk skills.Skill, args string) (string, error) {
+	if sk.Server != "" {
+		text, err := s.mcp.UseSkill(ctx, sk.Name, args)
+		if err == nil {
+			s.update(func(st *settings) { st.MCPSkill = sk.Name })
+		}
+		return text, err
+	}
+	return skills.Use(sk, args)
 }
 
 // codexHome is Codex's home directory: $CODEX_HOME, else ~/.codex ("" for

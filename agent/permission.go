@@ -10,6 +10,22 @@ import (
 	"acpd/tools"
 )
 
+// decide is the policy's decision for call in mode, except that once an
+// MCP server's skill is in the conversation a command that would run
+// without asking asks (allow once or reject): skill content from a server
+// never runs code on this machine without the user's say.
+func (s *sess) decide(mode permissions.Mode, call permissions.Call) permissions.Decision {
+	d := s.policy.Decide(mode, call)
+	if d.Action != permissions.Allow || call.Kind != acp.ToolKindExecute {
+		return d
+	}
+	if skill := s.settings().MCPSkill; skill != "" {
+		d.Action, d.Remember = permissions.Ask, nil
+		d.Reason = "the skill " + skill + " from an MCP server is in use, so commands ask first"
+	}
+	return d
+}
+
 // authorize decides whether a tool call may run, asking the user through
 // session/request_permission when the policy says ask. It fails closed: any
 // answer but a selected, offered allow option is a rejection, and so is a
@@ -18,7 +34,7 @@ import (
 // returns (the proposed change) is shown in the request.
 func (s *sess) authorize(ctx context.Context, tc *tools.Call, call permissions.Call, upd acp.ToolCallUpdate, preview func() []acp.ToolCallContent) (bool, string) {
 	mode := permissions.Mode(s.settings().Mode)
-	d := hookVerdict(ctx, s.policy.Decide(mode, call))
+	d := hookVerdict(ctx, s.decide(mode, call))
 	switch d.Action {
 	case permissions.Allow:
 		s.markRunning(tc)

@@ -29,6 +29,10 @@ type settings struct {
 	Model   string `json:"model,omitempty"`
 	Thought string `json:"thought,omitempty"`
 	Title   string `json:"title,omitempty"`
+	// MCPSkill names the MCP server's skill last loaded into the
+	// conversation, "" before any: from then on commands ask first (see
+	// sess.decide), also once the session is loaded in another process.
+	MCPSkill string `json:"mcpSkill,omitempty"`
 }
 
 // sess is one open session. Its fields after construction are guarded by mu,
@@ -195,6 +199,9 @@ func (s *sess) restore(recs []session.Record) ([]json.RawMessage, error) {
 			}
 			if st.Title != "" {
 				s.set.Title = st.Title
+			}
+			if st.MCPSkill != "" {
+				s.set.MCPSkill = st.MCPSkill
 			}
 		}
 	}

@@ -176,7 +176,7 @@ func (e toolEnv) SubAgent(agentType, callID string) (task.Sub, error) {
 	}
 	_, modelID, _ := model.ParseRef(ref)
 	sub := task.Sub{Backend: s.metered(backend, info), Model: modelID, Cwd: s.cwd, Env: task.PolicyEnv(e, func(c permissions.Call) permissions.Decision {
-		return s.policy.Decide(permissions.Mode(s.settings().Mode), c)
+		return s.decide(permissions.Mode(s.settings().Mode), c)
 	}),
 		Tool: func(name string) *tools.Tool { return s.a.builtin[name] }}
 	if info.Reasoning {

@@ -14,7 +14,6 @@ import (
 	"acpd/agent/internal/hooks"
 	"acpd/agent/internal/notice"
 	"acpd/agent/internal/promptin"
-	"acpd/agent/internal/skills"
 	"acpd/agent/internal/slash"
 	"acpd/agent/internal/subagents"
 	"acpd/agent/internal/turnerr"
@@ -211,7 +210,7 @@ func (s *sess) runTurn(ctx context.Context, t *turnslot.Turn[steerMsg], prompt [
 	} else if sk, args, ok := skillInvoked(ext, prompt); ok {
 		// /skill-name: the skill's instructions, read now, are the
 		// user's message.
-		text, err := skills.Use(sk, args)
+		text, err := s.useSkill(ctx, sk, args)
 		if err != nil {
 			text = fmt.Sprintf("The user asked for skill %s, which cannot be read: %v", sk.Name, err)
 		}

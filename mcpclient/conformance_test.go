@@ -91,6 +91,14 @@ func buildConformanceClient(t *testing.T) string {
 // exit status 0).
 func runConformance(t *testing.T, node, cli, specVersion, command, scenario string) ([]conformanceCheck, string, error) {
 	t.Helper()
+	return runConformanceWith(t, node, cli, specVersion, command, scenario, false, nil)
+}
+
+// runConformanceWith is runConformance that, with force, runs a scenario
+// the suite does not tie to specVersion, and gives the CLI (and so the
+// client) env besides the test's environment.
+func runConformanceWith(t *testing.T, node, cli, specVersion, command, scenario string, force bool, env []string) ([]conformanceCheck, string, error) {
+	t.Helper()
 	outDir := t.TempDir()
 	ctx, cancel := context.WithTimeout(t.Context(), conformanceRunTimeout)
 	defer cancel()
@@ -99,7 +107,13 @@ func runConformance(t *testing.T, node, cli, specVersion, command, scenario stri
 	if specVersion != "" {
 		args = append(args, "--spec-version", specVersion)
 	}
+	if force {
+		args = append(args, "--force")
+	}
 	cmd := exec.CommandContext(ctx, node, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.WaitDelay = 5 * time.Second
 	outb, runErr := cmd.CombinedOutput()
 	out := string(outb)
@@ -206,16 +220,69 @@ func TestConformanceClientNext(t *testing.T) {
 	})
 }
 
+// conformanceMust are the checks a scenario must report with SUCCESS
+// (a SKIPPED check fails no scenario, so a client that does nothing would
+// pass these).
+var conformanceMust = map[string][]string{
+	"initialize": {"mcp-client-initialization"},
+	"tools_call": {"tool-add-numbers"},
+	"sse-retry":  {"client-sse-graceful-reconnect", "client-sse-retry-timing", "client-sse-last-event-id"},
+	// Skills: listed, never prefetched, and a SKILL.md that does not
+	// match its entry is refused before any other file is read.
+	"sep-2640-client-no-prefetch":        {"sep-2640-host-no-prefetch"},
+	"sep-2640-client-verify-digest":      {"sep-2640-host-verify-digest"},
+	"sep-2640-client-verify-size":        {"sep-2640-host-size-mismatch-failure"},
+	"sep-2640-client-verify-frontmatter": {"sep-2640-host-frontmatter-comparison"},
+}
+
+// skillScenarios are the suite's client scenarios of the skills extension.
+var skillScenarios = []string{"sep-2640-client-no-prefetch", "sep-2640-client-verify-digest", "sep-2640-client-verify-size", "sep-2640-client-verify-frontmatter"}
+
+// TestConformanceClientSkills runs the skills extension's client
+// scenarios, which the suite ties to no spec version, with the client
+// pinned to each era: initialize (2025-11-25) and stateless (2026-07-28).
+// Each must pass with its check's SUCCESS.
+func TestConformanceClientSkills(t *testing.T) {
+	node, cli := conformanceSuite(t, conformanceNextCLI)
+	bin := buildConformanceClient(t)
+	for _, version := range []string{ProtocolLegacy, ProtocolStateless} {
+		for _, sc := range skillScenarios {
+			t.Run(version+"/"+sc, func(t *testing.T) {
+				t.Parallel()
+				checks, out, runErr := runConformanceWith(t, node, cli, version, bin, sc, true, []string{"ACPD_CONFORMANCE_PROTOCOL=" + version})
+				ok := runErr == nil
+				status := map[string]string{}
+				for _, c := range checks {
+					status[c.ID] = c.Status
+					if c.Status == "FAILURE" || c.Status == "WARNING" {
+						ok = false
+						t.Errorf("check %s: %s: %s", c.ID, c.Status, c.ErrorMessage)
+					}
+				}
+				for _, id := range conformanceMust[sc] {
+					if status[id] != "SUCCESS" {
+						ok = false
+						t.Errorf("check %s: status %q, want SUCCESS", id, status[id])
+					}
+				}
+				if want := "protocol=" + version; !strings.Contains(out, want) {
+					ok = false
+					t.Errorf("the client did not connect at %s (no %q in its log)", version, want)
+				}
+				if !ok {
+					t.Logf("conformance CLI (%v) output:\n%s", runErr, out)
+				}
+			})
+		}
+	}
+}
+
 // testConformance runs every client scenario of cli that applies at
 // specVersion (empty: all, at the suite's default) with the client bin and
 // compares the outcome with the scenarios baselineFile expects to fail.
 func testConformance(t *testing.T, node, cli, specVersion, bin, baselineFile string) {
 	baseline := conformanceBaseline(t, baselineFile)
-	must := map[string][]string{ // checks that must be present with SUCCESS
-		"initialize": {"mcp-client-initialization"},
-		"tools_call": {"tool-add-numbers"},
-		"sse-retry":  {"client-sse-graceful-reconnect", "client-sse-retry-timing", "client-sse-last-event-id"},
-	}
+	must := conformanceMust
 	var mu sync.Mutex
 	var passed, failed []string
 	t.Cleanup(func() {

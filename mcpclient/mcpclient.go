@@ -19,6 +19,10 @@
 //   - exposes their prompts (slash-command-friendly names, tracking
 //     prompts/list_changed), resources (bounded for a model's context),
 //     completions and subscriptions, and MCP Apps views;
+//   - lists the skills of servers that serve them (extension
+//     io.modelcontextprotocol/skills) and reads a skill's files only when
+//     it is used, each verified against its listed digest and size, the
+//     SKILL.md's frontmatter against the listed one (skills.go);
 //   - serves what servers ask back (sampling, elicitation, roots, logging)
 //     through the hooks of [Options];
 //   - authorizes HTTP servers with OAuth through package
@@ -322,6 +326,14 @@ type Manager struct {
 	subscribed   map[string]bool // "server uri" subscribed to
 	updated      []Resource      // subscribed resources that changed, not yet taken
 
+	// skills are every server's skills; skillOwners their servers, at
+	// the same index.
+	skills      []Skill
+	skillOwners []*srv
+	// held are the entries of the skills loaded, by server and URI: their
+	// files are read against these (see LoadSkill).
+	held map[string]Skill
+
 	progress progressTable
 	views    viewCache
 }
@@ -340,6 +352,7 @@ type srv struct {
 	c          *conn // live connection, nil unless StateReady
 	tools      []*mcp.Tool
 	prompts    []*mcp.Prompt
+	skills     []Skill
 	version    string
 	err        error
 	restarts   []time.Time   // restart attempts within restartWindow
@@ -358,9 +371,10 @@ type conn struct {
 	refreshPrompts chan struct{} // likewise for prompts
 	done           chan struct{} // closed when the session has ended
 
-	// tools and prompts are the lists fetched while connecting.
+	// tools, prompts and skills are the lists fetched while connecting.
 	tools   []*mcp.Tool
 	prompts []*mcp.Prompt
+	skills  []Skill
 }
 
 // NewManager returns a Manager with no connections.
@@ -584,7 +598,7 @@ func (m *Manager) attempt(ctx context.Context, s *srv, delay time.Duration) {
 	switch {
 	case err == nil:
 		s.state, s.c, s.err = StateReady, c, nil
-		s.tools, s.prompts = c.tools, c.prompts
+		s.tools, s.prompts, s.skills = c.tools, c.prompts, c.skills
 		s.version = c.session.InitializeResult().ProtocolVersion
 		m.wg.Add(2)
 		go m.watch(s, c)
@@ -637,7 +651,7 @@ func (m *Manager) exhaustedLocked(s *srv, now time.Time) bool {
 func (m *Manager) downLocked(s *srv) {
 	s.state = StateDown
 	s.err = fmt.Errorf("stopped after %d restarts within %v; last error: %v", maxRestarts, restartWindow, s.err)
-	s.tools, s.prompts = nil, nil
+	s.tools, s.prompts, s.skills = nil, nil, nil
 	m.log.Warn("server is down", "server", s.cfg.Name, "err", s.err)
 }
 
@@ -1020,6 +1034,7 @@ func (m *Manager) rebuildLocked() {
 		m.lookup[names[i]] = toolRef{s: owners[i], name: t.Name}
 	}
 	m.rebuildPromptsLocked()
+	m.rebuildSkillsLocked()
 }
 
 // connect opens one server's session and lists its tools, falling back to
@@ -1092,6 +1107,7 @@ func (m *Manager) connectOnce(ctx context.Context, s Server, version string) (_ 
 			Capabilities: m.capabilities(),
 		},
 	)
+	registerSkillMethods(client)
 	c.client = client
 	m.mu.Lock()
 	roots := append([]string{m.opts.Dir}, m.roots...)
@@ -1177,6 +1193,10 @@ func (m *Manager) connectOnce(ctx context.Context, s Server, version string) (_ 
 	// its tools.
 	if c.prompts, err = m.listPrompts(ctx, c); err != nil {
 		m.log.Warn("listing prompts failed", "server", s.Name, "err", scrub(err, s.URL))
+	}
+	// Skills too: listing them reads none of their files.
+	if c.skills, err = m.listSkills(ctx, c); err != nil {
+		m.log.Warn("listing skills failed", "server", s.Name, "err", scrub(err, s.URL))
 	}
 	return c, false, nil
 }

@@ -60,6 +60,20 @@ func TestListing(t *testing.T) {
 	if Listing(nil, 100) != "" {
 		t.Error("listing without skills")
 	}
+	if strings.Contains(full, "MCP server") {
+		t.Errorf("local skills marked as a server's: %q", full)
+	}
+	// An MCP server's skill is marked as that server's, in the listing
+	// and in the skill tool's list.
+	mcp := append(sks, Skill{Name: "docs:pdf", Description: "PDFs.", Server: "docs"})
+	for _, got := range []string{Listing(mcp, ListingBudget), All(mcp)} {
+		if !strings.Contains(got, "- docs:pdf: PDFs. (from MCP server docs)\n") || !strings.Contains(got, "- a: ") {
+			t.Errorf("with an MCP skill: %q", got)
+		}
+	}
+	if !strings.Contains(Listing(mcp, ListingBudget), "untrusted") {
+		t.Error("the listing does not say MCP skills are untrusted")
+	}
 }
 
 func TestValidate(t *testing.T) {

@@ -66,6 +66,11 @@ type scenario struct {
 	// failures are only reported (the server may refuse on purpose).
 	contextCalls bool
 	allArgs      string
+	// skills: the server's skills must be listed (nothing of them read);
+	// with loadSkills each is then loaded, which must fail verification
+	// (the scenario serves a tampered SKILL.md), so no other file of it
+	// is read.
+	skills, loadSkills bool
 }
 
 // scenarios maps each supported scenario to what it expects. initialize
@@ -82,8 +87,12 @@ var scenarios = map[string]scenario{
 	"request-metadata":         {},
 	"json-schema-ref-no-deref": {},
 	// Skills (SEP-2640): connecting and listing fetch none of a skill's
-	// files.
-	"sep-2640-client-no-prefetch": {},
+	// files; a SKILL.md that does not match its entry (digest, size,
+	// frontmatter) is refused, and the skill's other files never read.
+	"sep-2640-client-no-prefetch":        {skills: true},
+	"sep-2640-client-verify-digest":      {skills: true, loadSkills: true},
+	"sep-2640-client-verify-size":        {skills: true, loadSkills: true},
+	"sep-2640-client-verify-frontmatter": {skills: true, loadSkills: true},
 	// The listed schema keeps its JSON Schema 2020-12 keywords.
 	"json-schema-2020-12-preservation": {calls: []call{{tool: "json_schema_echo", echoSchemaOf: "json_schema_2020_12_tool"}}},
 	// Every kind of request carries the standard Mcp-Method and Mcp-Name
@@ -157,7 +166,9 @@ func run(ctx context.Context, url string, sc scenario) (err error) {
 	m := mcpclient.NewManager(opts)
 	defer func() { err = errors.Join(err, m.Close()) }()
 
-	srv := mcpclient.Server{Name: serverName, URL: url, Transport: mcpclient.TransportHTTP}
+	// ACPD_CONFORMANCE_PROTOCOL pins the protocol revision (the test's
+	// runs of scenarios the suite does not tie to one).
+	srv := mcpclient.Server{Name: serverName, URL: url, Transport: mcpclient.TransportHTTP, ProtocolVersion: os.Getenv("ACPD_CONFORMANCE_PROTOCOL")}
 	if sc.oauth {
 		if srv.OAuth, err = conformanceOAuth(os.Getenv("MCP_CONFORMANCE_SCENARIO")); err != nil {
 			return err
@@ -217,6 +228,11 @@ func run(ctx context.Context, url string, sc scenario) (err error) {
 			}
 		}
 	}
+	if sc.skills {
+		if err := useSkills(ctx, m, sc.loadSkills); err != nil {
+			return err
+		}
+	}
 	if sc.browse {
 		res, err := m.Resources(ctx, serverName)
 		if err != nil {
@@ -232,6 +248,37 @@ func run(ctx context.Context, url string, sc scenario) (err error) {
 				return fmt.Errorf("getting prompt %s: %w", p.Name, err)
 			}
 		}
+	}
+	return nil
+}
+
+// useSkills checks that the server's skills are listed and, with load,
+// that loading each fails verification; a skill that loads has its other
+// files read, as a model following it would, which the scenario counts as
+// using tampered content.
+func useSkills(ctx context.Context, m *mcpclient.Manager, load bool) error {
+	sks := m.Skills()
+	if len(sks) == 0 {
+		return errors.New("the server's skills are not listed")
+	}
+	if !load {
+		return nil
+	}
+	for _, sk := range sks {
+		_, err := m.LoadSkill(ctx, sk.QualifiedName)
+		if errors.Is(err, mcpclient.ErrSkillVerification) {
+			fmt.Fprintf(os.Stderr, "conformanceclient: refused as expected: %v\n", err)
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("loading skill %s: %w", sk.QualifiedName, err)
+		}
+		for _, f := range sk.Files {
+			if _, _, err := m.ReadSkillFile(ctx, sk.QualifiedName, f.Path); err != nil {
+				return err
+			}
+		}
+		return fmt.Errorf("skill %s loaded, but its SKILL.md does not match its entry", sk.QualifiedName)
 	}
 	return nil
 }
