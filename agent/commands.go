@@ -38,6 +38,8 @@ func (s *sess) runCommand(ctx context.Context, name string, b model.Backend, inf
 			msg = "Compacted the conversation: older turns are now a summary."
 		}
 		s.notify(out, acp.SessionUpdate{AgentMessageChunk: textChunk(msg, newID("m_"))})
+	case "undo":
+		s.notify(out, acp.SessionUpdate{AgentMessageChunk: textChunk(s.undo(ctx), newID("m_"))})
 	case "plan":
 		before := s.settings().Mode
 		s.update(func(st *settings) { st.Mode = string(permissions.ModePlan) })

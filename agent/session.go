@@ -87,6 +87,10 @@ type sess struct {
 	sysPrompt sysprompt.Cache
 	// jobs are the session's background commands, stopped when it closes.
 	jobs *tools.Jobs
+	// turns are the session's live model turns (see checkpoint.go).
+	turns []turnInfo
+	// ck is the session's checkpoint state (its own lock).
+	ck ckpt
 
 	// hookAnswers are the user's answers about untrusted project hooks,
 	// by digest; hooksStarted: SessionStart hooks ran in this process;
@@ -143,6 +147,7 @@ func (a *Agent) newSess(l *session.Log, cwd string, dirs []string, cfg *config.C
 	}
 	s.broker = files.NewBroker(files.BrokerOptions{Roots: roots, Editor: ed, CanEditorRead: canRead, CanEditorWrite: canWrite, Logger: a.log,
 		Protected: a.opts.Protected, ProtectedNames: permissions.ProtectedNames()})
+	s.broker.SetHook(ckptHook{s})
 	s.set = settings{Mode: cfg.Agent.DefaultMode, Model: cfg.Model, Thought: "medium"}
 	if s.set.Model == "" {
 		s.set.Model = a.fallbackModel()
@@ -171,6 +176,10 @@ func (s *sess) restore(recs []session.Record) ([]json.RawMessage, error) {
 					s.plan = tools.PlanText(u.Plan)
 				}
 			}
+		case kindTurn:
+			var tr turnRecord
+			_ = json.Unmarshal(r.Data, &tr)
+			s.turns = append(s.turns, turnInfo{ID: r.Seq, Title: tr.Title})
 		case kindCompact:
 			var msgs []model.Message
 			if err := json.Unmarshal(r.Data, &msgs); err != nil {
@@ -367,6 +376,7 @@ func (s *sess) close() {
 	if err := s.broker.Close(); err != nil {
 		s.a.log.Warn("closing file broker", "session", s.id, "err", err)
 	}
+	s.closeCheckpoints()
 	s.out.Flush(s.a.baseContext())
 	s.out.Close()
 	s.chunks.Close()

@@ -1,0 +1,360 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"acpd/acp"
+	"acpd/checkpoint"
+	"acpd/files"
+)
+
+// kindTurn marks the start of a model turn in the session log (data:
+// turnRecord); the record's sequence number is the turn's id in the
+// session's checkpoints (package checkpoint).
+const kindTurn = "turn"
+
+// turnRecord is the data of a "turn" record.
+type turnRecord struct {
+	Title string `json:"title,omitempty"`
+}
+
+// turnInfo is one live turn of the session: its id and what it asked.
+type turnInfo struct {
+	ID    int64
+	Title string
+}
+
+// ckpt is a session's checkpoint state.
+type ckpt struct {
+	mu    sync.Mutex
+	store *checkpoint.Store // opened on first use
+	err   error             // why it could not be opened
+	turn  int64             // the running turn's id; 0 outside model turns
+	// notKept says which changes of the running turn cannot be undone.
+	notKept []string
+}
+
+// checkpoints returns the session's checkpoint store, opening it.
+func (s *sess) checkpoints() (*checkpoint.Store, error) {
+	s.ck.mu.Lock()
+	defer s.ck.mu.Unlock()
+	if s.ck.store != nil || s.ck.err != nil {
+		return s.ck.store, s.ck.err
+	}
+	dir, err := s.a.opts.Store.DataDir(string(s.id))
+	if err == nil {
+		s.ck.store, err = checkpoint.Open(filepath.Join(dir, "checkpoints"))
+	}
+	s.ck.err = err
+	return s.ck.store, err
+}
+
+// closeCheckpoints closes the store (at the session's close).
+func (s *sess) closeCheckpoints() {
+	s.ck.mu.Lock()
+	defer s.ck.mu.Unlock()
+	if s.ck.store != nil {
+		if err := s.ck.store.Close(); err != nil {
+			s.a.log.Warn("closing checkpoints", "session", s.id, "err", err)
+		}
+	}
+}
+
+// beginTurn logs the start of a model turn and makes the broker's changes
+// from now on the turn's checkpoint.
+func (s *sess) beginTurn(title string) {
+	s.chunks.Flush()
+	rec, err := s.log.Append(kindTurn, turnRecord{Title: title})
+	if err != nil {
+		s.a.log.Error("session log append failed", "session", s.id, "err", err)
+		s.notSavedErr(err)
+		return
+	}
+	s.mu.Lock()
+	s.turns = append(s.turns, turnInfo{ID: rec.Seq, Title: title})
+	s.mu.Unlock()
+	s.ck.mu.Lock()
+	s.ck.turn, s.ck.notKept = rec.Seq, nil
+	s.ck.mu.Unlock()
+}
+
+// endTurn ends the turn's checkpoint and tells the user which of its
+// changes cannot be undone.
+func (s *sess) endTurn(ctx context.Context) {
+	s.ck.mu.Lock()
+	notes := s.ck.notKept
+	s.ck.turn, s.ck.notKept = 0, nil
+	s.ck.mu.Unlock()
+	if len(notes) > 0 {
+		s.notify(ctx, acp.SessionUpdate{AgentMessageChunk: textChunk("\n\nNot kept for /undo: "+strings.Join(notes, "; ")+".", newID("m_"))})
+	}
+}
+
+// ckptHook records the broker's changes in the running turn's checkpoint.
+type ckptHook struct{ s *sess }
+
+func (h ckptHook) current() int64 {
+	h.s.ck.mu.Lock()
+	defer h.s.ck.mu.Unlock()
+	return h.s.ck.turn
+}
+
+func (h ckptHook) BeforeChange(ctx context.Context, c files.Change) error {
+	turn := h.current()
+	if turn == 0 {
+		return nil
+	}
+	st, err := h.s.checkpoints()
+	if err != nil {
+		return fmt.Errorf("no checkpoint could be kept for /undo: %w", err)
+	}
+	err = st.Before(turn, c.Path, contentOf(c))
+	var nk *checkpoint.NotKeptError
+	if errors.As(err, &nk) {
+		h.s.ck.mu.Lock()
+		h.s.ck.notKept = append(h.s.ck.notKept, fmt.Sprintf("%s (%s)", nk.Path, nk.Reason))
+		h.s.ck.mu.Unlock()
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("no checkpoint could be kept for /undo: %w", err)
+	}
+	return nil
+}
+
+func (h ckptHook) AfterChange(c files.Change) {
+	turn := h.current()
+	if turn == 0 {
+		return
+	}
+	if st, err := h.s.checkpoints(); err == nil {
+		if err := st.After(turn, c.Path, contentOf(c)); err != nil {
+			h.s.a.log.Warn("checkpoint: recording a change", "session", h.s.id, "err", err)
+		}
+	}
+}
+
+func contentOf(c files.Change) checkpoint.Content {
+	return checkpoint.Content{Exists: c.Exists, Data: c.Content, Unread: c.TooLarge, Size: c.Size}
+}
+
+// liveTurns returns the session's turns (a copy).
+func (s *sess) liveTurns() []turnInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]turnInfo(nil), s.turns...)
+}
+
+// restoreItem is one file a restore would put back.
+type restoreItem struct {
+	path    string
+	cur     checkpoint.Content
+	to      checkpoint.State
+	data    []byte // the content to restore
+	changed bool   // the user changed the file since the turn
+}
+
+// planRestore works out how to bring the files that turns changed back to
+// their state before the earliest of them: the files to restore, those the
+// user changed since (conflicts), and those that cannot be restored.
+func (s *sess) planRestore(ctx context.Context, st *checkpoint.Store, turns []int64) (clean, conflicts []restoreItem, lost []string, err error) {
+	// The earliest turn's before state wins; the latest turn's after
+	// state is what the file should hold now.
+	type target struct {
+		to    checkpoint.State
+		after *checkpoint.State
+	}
+	targets := map[string]*target{}
+	var order []string
+	for _, id := range turns {
+		for _, f := range st.Files(id) {
+			t := targets[f.Path]
+			if t == nil {
+				t = &target{to: f.Before}
+				targets[f.Path] = t
+				order = append(order, f.Path)
+			}
+			t.after = f.After
+		}
+	}
+	for _, p := range order {
+		t := targets[p]
+		if !t.to.Kept() {
+			lost = append(lost, fmt.Sprintf("%s (%s)", p, t.to.Lost))
+			continue
+		}
+		c, err := s.broker.Current(ctx, p)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("reading %s: %w", p, err)
+		}
+		cur := contentOf(c)
+		now := checkpoint.StateOf(cur)
+		if now.Exists == t.to.Exists && now.Hash == t.to.Hash {
+			continue // already as it was
+		}
+		data, err := st.Blob(t.to)
+		if err != nil {
+			lost = append(lost, fmt.Sprintf("%s (%v)", p, err))
+			continue
+		}
+		it := restoreItem{path: p, cur: cur, to: t.to, data: data}
+		if t.after == nil || t.after.Exists != now.Exists || t.after.Hash != now.Hash {
+			it.changed = true
+			conflicts = append(conflicts, it)
+		} else {
+			clean = append(clean, it)
+		}
+	}
+	return clean, conflicts, lost, nil
+}
+
+// diffs shows items as the permission request's content: the current
+// content as old, the restored one as new.
+func diffs(items []restoreItem) []acp.ToolCallContent {
+	var out []acp.ToolCallContent
+	for _, it := range items {
+		d := &acp.Diff{Path: it.path, NewText: string(it.data)}
+		if it.cur.Exists && !it.cur.Unread {
+			old := string(it.cur.Data)
+			d.OldText = &old
+		}
+		out = append(out, acp.ToolCallContent{Diff: d})
+		if !it.to.Exists {
+			out = append(out, acp.ToolCallContent{Content: &acp.Content{Content: acp.ContentBlock{Text: &acp.TextContent{Text: it.path + " did not exist before: it will be deleted."}}}})
+		}
+	}
+	return out
+}
+
+// askRestore shows a tool call titled title with items' diffs and asks the
+// user to restore them; it reports whether the user agreed.
+func (s *sess) askRestore(ctx context.Context, title string, items []restoreItem) bool {
+	out := s.a.baseContext()
+	id := acp.ToolCallID(newID("ck_"))
+	var locs []acp.ToolCallLocation
+	for _, it := range items {
+		locs = append(locs, acp.ToolCallLocation{Path: it.path})
+	}
+	s.notify(out, acp.SessionUpdate{ToolCall: &acp.ToolCall{ToolCallID: id, Title: title, Kind: acp.ToolKindEdit, Status: acp.ToolCallStatusPending, Locations: locs}})
+	ok := s.askUser(ctx, acp.ToolCallUpdate{ToolCallID: id, Title: &title, Content: diffs(items)}, "Restore", "Keep the files as they are")
+	status := acp.ToolCallStatusCompleted
+	if !ok {
+		status = acp.ToolCallStatusFailed
+	}
+	s.notify(out, acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: id, Status: &status}})
+	return ok
+}
+
+// askUser asks the user to allow what upd shows, with an allow-once and a
+// reject-once option; anything but the allow option is a no.
+func (s *sess) askUser(ctx context.Context, upd acp.ToolCallUpdate, yes, no string) bool {
+	peer, ok := s.a.peer()
+	if !ok {
+		return false
+	}
+	s.out.Flush(ctx)
+	resp, err := peer.RequestPermission(ctx, &acp.RequestPermissionRequest{SessionID: s.id, ToolCall: upd, Options: []acp.PermissionOption{
+		{OptionID: "allow", Name: yes, Kind: acp.PermissionOptionKindAllowOnce},
+		{OptionID: "reject", Name: no, Kind: acp.PermissionOptionKindRejectOnce},
+	}})
+	if err != nil {
+		if ctx.Err() == nil {
+			s.a.log.Warn("permission request failed", "session", s.id, "err", err)
+		}
+		return false
+	}
+	return resp.Outcome.Selected != nil && resp.Outcome.Selected.OptionID == "allow"
+}
+
+// restoreFiles asks for and restores the files turns changed, as planned
+// by planRestore: the unchanged ones with one request, those the user
+// changed since with another. It returns what to tell the user and
+// whether anything the user approved was restored (false when nothing
+// was to be done or the user declined).
+func (s *sess) restoreFiles(ctx context.Context, st *checkpoint.Store, turns []int64, what string) (report []string, done bool, err error) {
+	clean, conflicts, lost, err := s.planRestore(ctx, st, turns)
+	if err != nil {
+		return nil, false, err
+	}
+	restore := func(items []restoreItem) []string {
+		var n []string
+		for _, it := range items {
+			if err := s.broker.Restore(ctx, it.path, it.data, it.to.Exists); err != nil {
+				report = append(report, fmt.Sprintf("%s could not be restored: %v", it.path, err))
+				continue
+			}
+			s.sawFile(it.path)
+			n = append(n, it.path)
+		}
+		return n
+	}
+	var restored []string
+	if len(clean) > 0 {
+		if !s.askRestore(ctx, fmt.Sprintf("%s: restore %s", what, fileCount(len(clean))), clean) {
+			return append(report, "Nothing was restored."), false, nil
+		}
+		restored = append(restored, restore(clean)...)
+		done = true
+	}
+	if len(conflicts) > 0 {
+		title := fmt.Sprintf("%s: %s changed since; overwrite your changes?", what, fileCount(len(conflicts)))
+		if s.askRestore(ctx, title, conflicts) {
+			restored = append(restored, restore(conflicts)...)
+			done = true
+		} else {
+			for _, it := range conflicts {
+				report = append(report, it.path+" changed since and was kept as it is")
+			}
+		}
+	}
+	if len(restored) > 0 {
+		report = append([]string{"Restored " + strings.Join(restored, ", ")}, report...)
+	}
+	for _, l := range lost {
+		report = append(report, "cannot restore "+l)
+	}
+	if len(clean)+len(conflicts) == 0 && len(lost) == 0 {
+		report = append(report, "The files are already as they were.")
+		done = true
+	}
+	return report, done, nil
+}
+
+func fileCount(n int) string {
+	if n == 1 {
+		return "1 file"
+	}
+	return fmt.Sprintf("%d files", n)
+}
+
+// undo restores the files of the latest turn that changed files and was
+// not undone yet.
+func (s *sess) undo(ctx context.Context) string {
+	st, err := s.checkpoints()
+	if err != nil {
+		return "No checkpoints: " + err.Error()
+	}
+	turns := s.liveTurns()
+	for i := len(turns) - 1; i >= 0; i-- {
+		t := turns[i]
+		if len(st.Files(t.ID)) == 0 || st.Undone(t.ID) {
+			continue
+		}
+		report, done, err := s.restoreFiles(ctx, st, []int64{t.ID}, fmt.Sprintf("Undo turn %d", i+1))
+		if err != nil {
+			return "Undo failed: " + err.Error()
+		}
+		if done {
+			if err := st.MarkUndone(t.ID); err != nil {
+				report = append(report, "the undo could not be recorded: "+err.Error())
+			}
+		}
+		return fmt.Sprintf("Undo of turn %d (%s): %s.", i+1, t.Title, strings.Join(report, "; "))
+	}
+	return "Nothing to undo: no turn of this session changed files (or they were all undone)."
+}

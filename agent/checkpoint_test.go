@@ -1,0 +1,234 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"acpd/acp"
+	"acpd/model"
+)
+
+// byPrompt is a backend that, in a turn whose prompt is a key of turns,
+// makes that key's tool calls one per request, then answers "done."; any
+// other prompt is answered "ok." at once.
+func byPrompt(turns map[string][]toolCallReq) backendFunc {
+	return func(ctx context.Context, req *model.Request, yield func(model.Event, error) bool) {
+		calls := turns[strings.TrimSpace(lastUserText(req))]
+		step := turnStep(req)
+		if step >= len(calls) {
+			_ = yield(model.Event{Type: model.EventText, Text: "done."}, nil) &&
+				yield(model.Event{Type: model.EventFinish, Finish: model.FinishEndTurn}, nil)
+			return
+		}
+		c := calls[step]
+		in, err := json.Marshal(c.input)
+		if err != nil {
+			yield(model.Event{}, err)
+			return
+		}
+		id := fmt.Sprintf("call_%d", len(req.Messages))
+		_ = yield(model.Event{Type: model.EventToolStart, ToolCallID: id, ToolName: c.name}, nil) &&
+			yield(model.Event{Type: model.EventToolDone, ToolCallID: id, ToolName: c.name, Input: in}, nil) &&
+			yield(model.Event{Type: model.EventFinish, Finish: model.FinishToolUse}, nil)
+	}
+}
+
+func readCall(path string) toolCallReq {
+	return toolCallReq{"read_file", map[string]any{"path": path}}
+}
+
+func editCall(path, old, new string) toolCallReq {
+	return toolCallReq{"edit_file", map[string]any{"path": path, "old_string": old, "new_string": new}}
+}
+
+func patchCall(patch string) toolCallReq {
+	return toolCallReq{"apply_patch", map[string]any{"input": patch}}
+}
+
+// restorePerms answers the checkpoint commands' permission requests: a
+// request whose title contains "changed since" gets overwrite, every other
+// one restore; it records the titles and the diffs shown.
+type restorePerms struct {
+	mu        sync.Mutex
+	overwrite bool
+	titles    []string
+	diffs     map[string]acp.Diff
+}
+
+func (r *restorePerms) answer(ctx context.Context, req acp.RequestPermissionRequest) (any, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	title := ""
+	if req.ToolCall.Title != nil {
+		title = *req.ToolCall.Title
+	}
+	r.titles = append(r.titles, title)
+	if r.diffs == nil {
+		r.diffs = map[string]acp.Diff{}
+	}
+	for _, c := range req.ToolCall.Content {
+		if c.Diff != nil {
+			r.diffs[c.Diff.Path] = *c.Diff
+		}
+	}
+	if strings.Contains(title, "changed since") && !r.overwrite {
+		return choose(acp.PermissionOptionKindRejectOnce)(ctx, req)
+	}
+	return choose(acp.PermissionOptionKindAllowOnce)(ctx, req)
+}
+
+func (e *testEnv) read(rel string) (string, bool) {
+	b, err := os.ReadFile(e.path(rel))
+	if err != nil {
+		return "", false
+	}
+	return string(b), true
+}
+
+func (e *testEnv) mustContent(rel, want string) {
+	e.t.Helper()
+	got, ok := e.read(rel)
+	if !ok {
+		e.t.Fatalf("%s is missing, want %q", rel, want)
+	}
+	if got != want {
+		e.t.Fatalf("%s = %q, want %q", rel, got, want)
+	}
+}
+
+func (e *testEnv) mustMissing(rel string) {
+	e.t.Helper()
+	if got, ok := e.read(rel); ok {
+		e.t.Fatalf("%s exists (%q), want it missing", rel, got)
+	}
+}
+
+// editTurns are the tool calls of a turn that changes files through every
+// write path of the file tools.
+func editTurns() map[string][]toolCallReq {
+	return map[string][]toolCallReq{
+		"edit": {
+			readCall("a.txt"),
+			editCall("a.txt", "alpha", "ALPHA"),
+			writeCall("new.txt", "brand new\n"),
+			readCall("b.txt"),
+			readCall("c.txt"),
+			patchCall("*** Begin Patch\n*** Update File: b.txt\n@@\n-bravo\n+BRAVO\n*** Delete File: c.txt\n*** Add File: p.txt\n+patched\n*** End Patch"),
+		},
+	}
+}
+
+func TestUndoRestoresEditsWritesAndPatches(t *testing.T) {
+	env := newEnv(t, "")
+	env.setModel(mainModel, byPrompt(editTurns()))
+	env.write("a.txt", "alpha\r\nline two\n")
+	env.write("b.txt", "bravo\nno newline at the end")
+	env.write("c.txt", "charlie\n")
+	c, sid := env.fullSession()
+	perms := &restorePerms{}
+	c.setPerm(perms.answer)
+	c.mustPrompt(sid, "edit", acp.StopReasonEndTurn)
+	env.mustContent("a.txt", "ALPHA\r\nline two\n")
+	env.mustContent("p.txt", "patched\n")
+	env.mustMissing("c.txt")
+
+	c.mustPrompt(sid, "/undo", acp.StopReasonEndTurn)
+	env.mustContent("a.txt", "alpha\r\nline two\n")
+	env.mustContent("b.txt", "bravo\nno newline at the end")
+	env.mustContent("c.txt", "charlie\n")
+	env.mustMissing("new.txt")
+	env.mustMissing("p.txt")
+	if len(perms.titles) != 1 || !strings.Contains(perms.titles[0], "restore 5 files") {
+		t.Fatalf("permission requests: %q", perms.titles)
+	}
+	d, ok := perms.diffs[env.path("a.txt")]
+	if !ok || d.OldText == nil || *d.OldText != "ALPHA\r\nline two\n" || d.NewText != "alpha\r\nline two\n" {
+		t.Errorf("diff of a.txt: %+v", d)
+	}
+	// The undone turn is not undone twice.
+	us := c.promptUpdates(sid, "/undo")
+	if txt := chunkText(us); !strings.Contains(txt, "Nothing to undo") {
+		t.Errorf("second /undo: %q", txt)
+	}
+}
+
+func TestUndoKeepsTheUsersChanges(t *testing.T) {
+	env := newEnv(t, "")
+	env.setModel(mainModel, byPrompt(editTurns()))
+	env.write("a.txt", "alpha\n")
+	env.write("b.txt", "bravo\n")
+	env.write("c.txt", "charlie\n")
+	c, sid := env.fullSession()
+	perms := &restorePerms{}
+	c.setPerm(perms.answer)
+	c.mustPrompt(sid, "edit", acp.StopReasonEndTurn)
+	env.write("a.txt", "the user's own edit\n")
+
+	us := c.promptUpdates(sid, "/undo")
+	env.mustContent("a.txt", "the user's own edit\n")
+	env.mustContent("b.txt", "bravo\n")
+	env.mustContent("c.txt", "charlie\n")
+	if len(perms.titles) != 2 || !strings.Contains(perms.titles[1], "1 file changed since") {
+		t.Fatalf("permission requests: %q", perms.titles)
+	}
+	if txt := chunkText(us); !strings.Contains(txt, "a.txt changed since and was kept") {
+		t.Errorf("undo's answer: %q", txt)
+	}
+}
+
+func TestUndoOverwritesTheUsersChangesWhenAllowed(t *testing.T) {
+	env := newEnv(t, "")
+	env.setModel(mainModel, byPrompt(editTurns()))
+	env.write("a.txt", "alpha\n")
+	env.write("b.txt", "bravo\n")
+	env.write("c.txt", "charlie\n")
+	c, sid := env.fullSession()
+	perms := &restorePerms{overwrite: true}
+	c.setPerm(perms.answer)
+	c.mustPrompt(sid, "edit", acp.StopReasonEndTurn)
+	env.write("a.txt", "the user's own edit\n")
+	c.mustPrompt(sid, "/undo", acp.StopReasonEndTurn)
+	env.mustContent("a.txt", "alpha\n")
+	if d := perms.diffs[env.path("a.txt")]; d.OldText == nil || *d.OldText != "the user's own edit\n" {
+		t.Errorf("the overwrite request did not show the user's version: %+v", d)
+	}
+}
+
+func TestUndoDeclinedChangesNothing(t *testing.T) {
+	env := newEnv(t, "")
+	env.setModel(mainModel, byPrompt(editTurns()))
+	env.write("a.txt", "alpha\n")
+	env.write("b.txt", "bravo\n")
+	env.write("c.txt", "charlie\n")
+	c, sid := env.fullSession()
+	c.setPerm(choose(acp.PermissionOptionKindRejectOnce))
+	c.mustPrompt(sid, "edit", acp.StopReasonEndTurn)
+	c.mustPrompt(sid, "/undo", acp.StopReasonEndTurn)
+	env.mustContent("a.txt", "ALPHA\n")
+	env.mustMissing("c.txt")
+	// Still undoable.
+	c.setPerm(choose(acp.PermissionOptionKindAllowOnce))
+	c.mustPrompt(sid, "/undo", acp.StopReasonEndTurn)
+	env.mustContent("a.txt", "alpha\n")
+}
+
+func TestCheckpointSaysWhenAFileIsTooLargeToKeep(t *testing.T) {
+	env := newEnv(t, "")
+	env.setModel(mainModel, byPrompt(map[string][]toolCallReq{"big": {readCall("big.txt"), writeCall("big.txt", "small\n")}}))
+	env.write("big.txt", strings.Repeat("0123456789abcde\n", 8<<16+1)) // just over 8 MiB
+	c, sid := env.fullSession()
+	us := c.promptUpdates(sid, "big")
+	env.mustContent("big.txt", "small\n")
+	if txt := chunkText(us); !strings.Contains(txt, "Not kept for /undo: "+env.path("big.txt")) || !strings.Contains(txt, "larger than the 8 MiB") {
+		t.Fatalf("the turn's answer: %q", txt)
+	}
+	us = c.promptUpdates(sid, "/undo")
+	if txt := chunkText(us); !strings.Contains(txt, "cannot restore "+env.path("big.txt")) {
+		t.Errorf("/undo: %q", txt)
+	}
+}
