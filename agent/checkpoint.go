@@ -11,6 +11,8 @@ import (
 	"acpd/acp"
 	"acpd/checkpoint"
 	"acpd/files"
+	"acpd/permissions"
+	"acpd/tools"
 )
 
 // kindTurn marks the start of a model turn in the session log (data:
@@ -37,6 +39,9 @@ type ckpt struct {
 	turn  int64             // the running turn's id; 0 outside model turns
 	// notKept says which changes of the running turn cannot be undone.
 	notKept []string
+	// snap is the roots' latest snapshot (see commandTool), so that a
+	// command's scan reads only the files changed since.
+	snap *checkpoint.Snapshot
 }
 
 // checkpoints returns the session's checkpoint store, opening it.
@@ -357,4 +362,125 @@ func (s *sess) undo(ctx context.Context) string {
 		return fmt.Sprintf("Undo of turn %d (%s): %s.", i+1, t.Title, strings.Join(report, "; "))
 	}
 	return "Nothing to undo: no turn of this session changed files (or they were all undone)."
+}
+
+// cmdScanKey carries a command call's *cmdScan in its context, from the
+// wrapped tool (commandTool) to StartTerminal.
+type cmdScanKey struct{}
+
+// cmdScan is the roots' snapshot taken right before a command started.
+type cmdScan struct {
+	mu  sync.Mutex
+	pre *checkpoint.Snapshot
+}
+
+// commandTool wraps a command tool so that the files its command changes
+// become the running turn's checkpoint: the roots are scanned when the
+// command starts (StartTerminal) and again when the call returns. A
+// background command's later changes are not seen.
+func (s *sess) commandTool(t *tools.Tool) *tools.Tool {
+	c := *t
+	c.Run = func(ctx context.Context, env tools.Env, call *tools.Call) tools.Result {
+		if s.currentTurn() == 0 {
+			return t.Run(ctx, env, call)
+		}
+		h := &cmdScan{}
+		res := t.Run(context.WithValue(ctx, cmdScanKey{}, h), env, call)
+		if note := s.afterCommand(h); note != "" {
+			res.Text += "\n\n" + note
+		}
+		return res
+	}
+	return &c
+}
+
+func (s *sess) currentTurn() int64 {
+	s.ck.mu.Lock()
+	defer s.ck.mu.Unlock()
+	return s.ck.turn
+}
+
+func (s *sess) scanOptions(prev *checkpoint.Snapshot) checkpoint.ScanOptions {
+	return checkpoint.ScanOptions{Roots: s.roots.List(), SkipNames: permissions.ProtectedNames(), Skip: s.a.opts.Protected, Prev: prev}
+}
+
+// beforeCommand takes the snapshot a command's changes are compared with,
+// once per call (ctx carries the call's cmdScan).
+func (s *sess) beforeCommand(ctx context.Context) {
+	h, ok := ctx.Value(cmdScanKey{}).(*cmdScan)
+	if !ok {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.pre != nil {
+		return
+	}
+	st, err := s.checkpoints()
+	if err != nil {
+		return
+	}
+	s.ck.mu.Lock()
+	prev := s.ck.snap
+	s.ck.mu.Unlock()
+	snap, err := st.Scan(ctx, s.scanOptions(prev))
+	if err != nil {
+		s.a.log.Warn("checkpoint: scanning the roots", "session", s.id, "err", err)
+		return
+	}
+	h.pre = snap
+}
+
+// afterCommand records what the command changed in the running turn's
+// checkpoint and returns a note for the model when /undo could miss some
+// of it.
+func (s *sess) afterCommand(h *cmdScan) string {
+	h.mu.Lock()
+	pre := h.pre
+	h.mu.Unlock()
+	turn := s.currentTurn()
+	if pre == nil || turn == 0 {
+		return ""
+	}
+	st, err := s.checkpoints()
+	if err != nil {
+		return ""
+	}
+	// The scan after the command is not cancelled with the call: what the
+	// command changed must be recorded.
+	post, err := st.Scan(context.WithoutCancel(s.a.baseContext()), s.scanOptions(pre))
+	if err != nil {
+		s.a.log.Warn("checkpoint: scanning the roots", "session", s.id, "err", err)
+		return "Checkpoint: the files this command changed could not be compared, so /undo cannot restore them."
+	}
+	changes := checkpoint.Diff(pre, post)
+	if err := st.Record(turn, changes); err != nil {
+		s.a.log.Warn("checkpoint: recording a command's changes", "session", s.id, "err", err)
+		return "Checkpoint: the files this command changed could not be recorded, so /undo cannot restore them."
+	}
+	s.ck.mu.Lock()
+	s.ck.snap = post
+	for _, c := range changes {
+		if !c.Before.Kept() {
+			s.ck.notKept = append(s.ck.notKept, fmt.Sprintf("%s (%s)", c.Path, c.Before.Lost))
+		}
+	}
+	s.ck.mu.Unlock()
+	if pre.Capped {
+		return fmt.Sprintf("Checkpoint: only the first %d files under the session's roots were compared, so /undo may miss this command's changes to others and the files it created.", checkpoint.MaxScan)
+	}
+	return ""
+}
+
+// builtinTools are the agent's built-in tools as the session runs them:
+// the commands wrapped by commandTool.
+func (s *sess) builtinTools() map[string]*tools.Tool {
+	m := make(map[string]*tools.Tool, len(s.a.builtin))
+	for n, t := range s.a.builtin {
+		if t.Kind == acp.ToolKindExecute {
+			t = s.commandTool(t)
+		}
+		m[n] = t
+	}
+	return m
 }

@@ -232,3 +232,38 @@ func TestCheckpointSaysWhenAFileIsTooLargeToKeep(t *testing.T) {
 		t.Errorf("/undo: %q", txt)
 	}
 }
+
+func commandCall(cmd string) toolCallReq {
+	return toolCallReq{"run_command", map[string]any{"command": cmd}}
+}
+
+// TestUndoRestoresACommandsChanges: a turn that edits a file with edit_file
+// and then runs a command that changes it again, changes another one and
+// creates a third is undone as a whole.
+func TestUndoRestoresACommandsChanges(t *testing.T) {
+	env := newEnv(t, "")
+	env.setModel(mainModel, byPrompt(map[string][]toolCallReq{
+		"run": {
+			readCall("a.txt"),
+			editCall("a.txt", "alpha", "edited"),
+			commandCall("printf 'by the command\\n' >> a.txt && printf 'B\\n' > sub/b.txt && printf 'new\\n' > made.txt"),
+		},
+	}))
+	env.write("a.txt", "alpha\n")
+	env.write("sub/b.txt", "bravo\n")
+	c, sid := env.fullSession()
+	perms := &restorePerms{}
+	c.setPerm(perms.answer)
+	c.mustPrompt(sid, "run", acp.StopReasonEndTurn)
+	env.mustContent("a.txt", "edited\nby the command\n")
+	env.mustContent("sub/b.txt", "B\n")
+	env.mustContent("made.txt", "new\n")
+
+	c.mustPrompt(sid, "/undo", acp.StopReasonEndTurn)
+	env.mustContent("a.txt", "alpha\n")
+	env.mustContent("sub/b.txt", "bravo\n")
+	env.mustMissing("made.txt")
+	if len(perms.titles) != 1 || !strings.Contains(perms.titles[0], "restore 3 files") {
+		t.Fatalf("permission requests: %q", perms.titles)
+	}
+}

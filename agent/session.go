@@ -87,6 +87,8 @@ type sess struct {
 	sysPrompt sysprompt.Cache
 	// jobs are the session's background commands, stopped when it closes.
 	jobs *tools.Jobs
+	// builtin are the built-in tools, commands wrapped for checkpoints.
+	builtin map[string]*tools.Tool
 	// turns are the session's live model turns (see checkpoint.go).
 	turns []turnInfo
 	// ck is the session's checkpoint state (its own lock).
@@ -148,6 +150,7 @@ func (a *Agent) newSess(l *session.Log, cwd string, dirs []string, cfg *config.C
 	s.broker = files.NewBroker(files.BrokerOptions{Roots: roots, Editor: ed, CanEditorRead: canRead, CanEditorWrite: canWrite, Logger: a.log,
 		Protected: a.opts.Protected, ProtectedNames: permissions.ProtectedNames()})
 	s.broker.SetHook(ckptHook{s})
+	s.builtin = s.builtinTools()
 	s.set = settings{Mode: cfg.Agent.DefaultMode, Model: cfg.Model, Thought: "medium"}
 	if s.set.Model == "" {
 		s.set.Model = a.fallbackModel()

@@ -51,6 +51,7 @@ func (e toolEnv) Update(u acp.ToolCallUpdate) {
 
 func (e toolEnv) StartTerminal(ctx context.Context, spec terminal.Spec) (tools.Terminal, error) {
 	s := e.s
+	s.beforeCommand(ctx)
 	if s.a.clientCapabilities().Terminal {
 		et, err := editor.StartTerminal(ctx, s.a.peer, s.id, spec)
 		if err != nil {
