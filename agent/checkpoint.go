@@ -484,3 +484,74 @@ func (s *sess) builtinTools() map[string]*tools.Tool {
 	}
 	return m
 }
+
+// rewind lists the session's turns (arg ""), or brings the files and the
+// conversation back to where they were at the end of turn arg (0: before
+// the first turn): the files the later turns changed are restored (with
+// the user's consent, as /undo does), then the later turns leave the
+// conversation (a rewind record in the log, so a load shows the same).
+func (s *sess) rewind(ctx context.Context, arg string) string {
+	turns := s.liveTurns()
+	st, err := s.checkpoints()
+	if err != nil {
+		return "No checkpoints: " + err.Error()
+	}
+	if arg == "" {
+		if len(turns) == 0 {
+			return "No turns to rewind to yet."
+		}
+		var b strings.Builder
+		b.WriteString("Turns of this session (`/rewind N` keeps turns 1 to N, restoring the files and the conversation as they were at its end; `/rewind 0` goes back to the start):\n")
+		for i, t := range turns {
+			files := ""
+			if n := len(st.Files(t.ID)); n > 0 {
+				files = " — " + fileCount(n) + " changed"
+				if st.Undone(t.ID) {
+					files += ", undone"
+				}
+			}
+			fmt.Fprintf(&b, "\n%d. %s%s", i+1, t.Title, files)
+		}
+		return b.String()
+	}
+	var n int
+	if _, err := fmt.Sscanf(arg, "%d", &n); err != nil || fmt.Sprint(n) != arg || n < 0 || n > len(turns) {
+		return fmt.Sprintf("Usage: /rewind N, with N a turn's number from 0 to %d (`/rewind` lists them).", len(turns))
+	}
+	if n == len(turns) {
+		return fmt.Sprintf("Turn %d is the latest turn: nothing to rewind.", n)
+	}
+	var ids []int64
+	for _, t := range turns[n:] {
+		if len(st.Files(t.ID)) > 0 && !st.Undone(t.ID) {
+			ids = append(ids, t.ID)
+		}
+	}
+	report, done, err := s.restoreFiles(ctx, st, ids, fmt.Sprintf("Rewind to turn %d", n))
+	if err != nil {
+		return "Rewind failed: " + err.Error()
+	}
+	if len(ids) > 0 && !done {
+		return "Rewind cancelled: " + strings.Join(report, "; ")
+	}
+	for _, id := range ids {
+		if err := st.MarkUndone(id); err != nil {
+			report = append(report, "the undo could not be recorded: "+err.Error())
+		}
+	}
+	s.chunks.Flush()
+	if _, err := s.log.Rewind(turns[n].ID - 1); err != nil {
+		return "The files were restored, but the conversation could not be rewound: " + err.Error()
+	}
+	if err := s.rebuild(); err != nil {
+		return "The files were restored and the conversation rewound, but it could not be read back: " + err.Error()
+	}
+	msg := fmt.Sprintf("Rewound to the end of turn %d: turns %d to %d left the conversation", n, n+1, len(turns))
+	if n == 0 {
+		msg = "Rewound to the start: every turn left the conversation"
+	}
+	if len(report) > 0 {
+		msg += "; " + strings.Join(report, "; ")
+	}
+	return msg + "."
+}

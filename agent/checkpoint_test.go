@@ -267,3 +267,92 @@ func TestUndoRestoresACommandsChanges(t *testing.T) {
 		t.Fatalf("permission requests: %q", perms.titles)
 	}
 }
+
+// answer runs a prompt that must end its turn and returns the text of
+// that turn's answer.
+func (c *client) answer(sid acp.SessionID, text string) string {
+	c.t.Helper()
+	n := len(c.allUpdates(sid))
+	return chunkText(c.promptUpdates(sid, text)[n:])
+}
+
+// userTexts are the texts of the user messages a request sends.
+func userTexts(req model.Request) []string {
+	var out []string
+	for _, m := range req.Messages {
+		if m.Role == model.RoleUser {
+			if t := m.Text(); t != "" {
+				out = append(out, strings.TrimSpace(t))
+			}
+		}
+	}
+	return out
+}
+
+// fiveTurns writes f.txt in every turn (v1..v5), g.txt in turn 4.
+func fiveTurns() map[string][]toolCallReq {
+	turns := map[string][]toolCallReq{}
+	for i := 1; i <= 5; i++ {
+		calls := []toolCallReq{writeCall("f.txt", fmt.Sprintf("v%d\n", i))}
+		if i == 4 {
+			calls = append(calls, writeCall("g.txt", "g\n"))
+		}
+		turns[fmt.Sprintf("t%d", i)] = calls
+	}
+	return turns
+}
+
+func TestRewindToTurnTwoOfFive(t *testing.T) {
+	env := newEnv(t, "")
+	rec := record(byPrompt(fiveTurns()))
+	env.setModel(mainModel, rec)
+	c, sid := env.fullSession()
+	perms := &restorePerms{}
+	c.setPerm(perms.answer)
+	for i := 1; i <= 5; i++ {
+		c.mustPrompt(sid, fmt.Sprintf("t%d", i), acp.StopReasonEndTurn)
+	}
+	env.mustContent("f.txt", "v5\n")
+	list := c.answer(sid, "/rewind")
+	for _, want := range []string{"1. t1 — 1 file changed", "4. t4 — 2 files changed", "5. t5"} {
+		if !strings.Contains(list, want) {
+			t.Errorf("the list lacks %q:\n%s", want, list)
+		}
+	}
+	txt := c.answer(sid, "/rewind 2")
+	if !strings.Contains(txt, "Rewound to the end of turn 2") {
+		t.Fatalf("/rewind 2: %q", txt)
+	}
+	env.mustContent("f.txt", "v2\n")
+	env.mustMissing("g.txt")
+	if len(perms.titles) != 1 || !strings.Contains(perms.titles[0], "Rewind to turn 2: restore 2 files") {
+		t.Errorf("permission requests: %q", perms.titles)
+	}
+	c.mustPrompt(sid, "next", acp.StopReasonEndTurn)
+	if got := userTexts(rec.last(t)); strings.Join(got, ",") != "t1,t2,next" {
+		t.Errorf("the model's conversation after the rewind: %q", got)
+	}
+	// The listing now has the kept turns and the new one.
+	list = c.answer(sid, "/rewind")
+	if !strings.Contains(list, "3. next") || strings.Contains(list, "t3") {
+		t.Errorf("list after the rewind:\n%s", list)
+	}
+
+	// A later connection loads the rewound session.
+	c.close()
+	c2 := env.start(nil)
+	c2.load(sid)
+	replayed := chunkText(c2.allUpdates(sid))
+	if strings.Contains(replayed, "t3") || strings.Contains(replayed, "t5") || !strings.Contains(replayed, "t2") {
+		t.Errorf("session/load replayed turns the rewind dropped:\n%s", replayed)
+	}
+	c2.mustMode(sid, modeFull)
+	c2.mustPrompt(sid, "again", acp.StopReasonEndTurn)
+	if got := userTexts(rec.last(t)); strings.Join(got, ",") != "t1,t2,next,again" {
+		t.Errorf("the loaded conversation: %q", got)
+	}
+	// /undo after the load undoes turn 2 (turns 3 to 5 are gone).
+	c2.setPerm(perms.answer)
+	c2.mustPrompt(sid, "/undo", acp.StopReasonEndTurn)
+	env.mustContent("f.txt", "v1\n")
+}

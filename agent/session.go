@@ -166,9 +166,30 @@ func (a *Agent) newSess(l *session.Log, cwd string, dirs []string, cfg *config.C
 // payloads in order (for session/load to replay).
 func (s *sess) restore(recs []session.Record) ([]json.RawMessage, error) {
 	s.prompted.Store(true)
-	var updates []json.RawMessage
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.applyLocked(session.Live(recs), true)
+}
+
+// rebuild makes the transcript, turns and plan those of the log's live
+// records again (after a rewind); the settings stay as they are.
+func (s *sess) rebuild() error {
+	s.chunks.Flush()
+	recs, err := s.a.opts.Store.Records(string(s.id))
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.transcript, s.turns, s.plan, s.msgSeq = nil, nil, "", 0
+	_, err = s.applyLocked(session.Live(recs), false)
+	return err
+}
+
+// applyLocked applies live records to s (settings too when withMeta) and
+// returns their "update" payloads. The caller holds s.mu.
+func (s *sess) applyLocked(recs []session.Record, withMeta bool) ([]json.RawMessage, error) {
+	var updates []json.RawMessage
 	for _, r := range recs {
 		switch r.Kind {
 		case kindUpdate:
@@ -196,6 +217,9 @@ func (s *sess) restore(recs []session.Record) ([]json.RawMessage, error) {
 			}
 			s.transcript = append(s.transcript, m)
 		case kindMeta:
+			if !withMeta {
+				continue
+			}
 			var st settings
 			if err := json.Unmarshal(r.Data, &st); err != nil {
 				return nil, fmt.Errorf("session %s record %d: %w", s.id, r.Seq, err)

@@ -188,7 +188,7 @@ func (s *sess) runTurn(ctx context.Context, t *turnslot.Turn[steerMsg], prompt [
 			if cmd == "compact" && resolveErr != nil {
 				return "", s.noModel(out, st.Model, resolveErr)
 			}
-			return s.runCommand(ctx, cmd, backend, info)
+			return s.runCommand(ctx, cmd, slash.Args(prompt), backend, info)
 		}
 	}
 	if resolveErr != nil {

@@ -18,6 +18,8 @@ var commands = []acp.AvailableCommand{
 	{Name: "review", Description: "Review the uncommitted changes, a branch against its base, or a commit",
 		Input: &acp.AvailableCommandInput{Unstructured: &acp.UnstructuredCommandInput{Hint: "nothing, base BRANCH, or commit SHA (then what to focus on)"}}},
 	{Name: "undo", Description: "Restore the files the last turn changed"},
+	{Name: "rewind", Description: "List the turns, or go back to one: its files and the conversation",
+		Input: &acp.AvailableCommandInput{Unstructured: &acp.UnstructuredCommandInput{Hint: "nothing to list the turns, or a turn's number"}}},
 }
 
 // ModelTurn reports whether command name is a model turn (which may
