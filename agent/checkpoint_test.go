@@ -356,3 +356,77 @@ func TestRewindToTurnTwoOfFive(t *testing.T) {
 	c2.mustPrompt(sid, "/undo", acp.StopReasonEndTurn)
 	env.mustContent("f.txt", "v1\n")
 }
+
+func TestForkThenDivergingEdits(t *testing.T) {
+	env := newEnv(t, "")
+	rec := record(byPrompt(map[string][]toolCallReq{
+		"t1": {writeCall("f.txt", "v1\n")},
+		"t2": {writeCall("f.txt", "v2\n")},
+		"a":  {writeCall("a.txt", "by a\n")},
+		"b":  {writeCall("b.txt", "by b\n")},
+	}))
+	env.setModel(mainModel, rec)
+	c := env.connect()
+	var init json.RawMessage
+	if err := c.call(acp.AgentMethodInitialize, acp.InitializeRequest{ProtocolVersion: acp.ProtocolVersion1}, &init); err != nil {
+		t.Fatal(err)
+	}
+	var caps struct {
+		AgentCapabilities struct {
+			SessionCapabilities map[string]any `json:"sessionCapabilities"`
+		} `json:"agentCapabilities"`
+	}
+	json.Unmarshal(init, &caps)
+	if _, ok := caps.AgentCapabilities.SessionCapabilities["fork"]; !ok || caps.AgentCapabilities.SessionCapabilities["list"] == nil {
+		t.Fatalf("session capabilities: %s", init)
+	}
+	perms := &restorePerms{}
+	c.setPerm(perms.answer)
+	a := c.newSession()
+	c.mustMode(a, modeFull)
+	c.mustPrompt(a, "t1", acp.StopReasonEndTurn)
+	c.mustPrompt(a, "t2", acp.StopReasonEndTurn)
+
+	var fork forkSessionResponse
+	if err := c.call(methodSessionFork, map[string]any{"sessionId": a, "cwd": env.cwd, "mcpServers": []any{}}, &fork); err != nil {
+		t.Fatalf("session/fork: %v", err)
+	}
+	b := fork.SessionID
+	if b == "" || b == a || fork.Modes == nil || fork.Modes.CurrentModeID != modeFull {
+		t.Fatalf("fork: %+v", fork)
+	}
+	c.mustPrompt(b, "b", acp.StopReasonEndTurn)
+	if got := userTexts(rec.last(t)); strings.Join(got, ",") != "t1,t2,b" {
+		t.Errorf("the fork's conversation: %q", got)
+	}
+	c.mustPrompt(a, "a", acp.StopReasonEndTurn)
+	if got := userTexts(rec.last(t)); strings.Join(got, ",") != "t1,t2,a" {
+		t.Errorf("the source's conversation: %q", got)
+	}
+	env.mustContent("a.txt", "by a\n")
+	env.mustContent("b.txt", "by b\n")
+
+	// Each session undoes its own turn only.
+	c.mustPrompt(b, "/undo", acp.StopReasonEndTurn)
+	env.mustMissing("b.txt")
+	env.mustContent("a.txt", "by a\n")
+	c.mustPrompt(a, "/undo", acp.StopReasonEndTurn)
+	env.mustMissing("a.txt")
+	env.mustContent("f.txt", "v2\n")
+	// The fork has the source's checkpoints of the turns it copied.
+	c.mustPrompt(b, "/undo", acp.StopReasonEndTurn)
+	env.mustContent("f.txt", "v1\n")
+
+	// /fork at a turn, for editors without session/fork.
+	txt := c.answer(a, "/fork 1")
+	_, after, ok := strings.Cut(txt, "into session ")
+	id, _, _ := strings.Cut(after, ":")
+	if !ok || id == "" {
+		t.Fatalf("/fork 1: %q", txt)
+	}
+	c.load(acp.SessionID(id))
+	c.mustPrompt(acp.SessionID(id), "next", acp.StopReasonEndTurn)
+	if got := userTexts(rec.last(t)); strings.Join(got, ",") != "t1,next" {
+		t.Errorf("the conversation forked at turn 1: %q", got)
+	}
+}

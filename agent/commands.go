@@ -40,6 +40,8 @@ func (s *sess) runCommand(ctx context.Context, name, args string, b model.Backen
 		s.notify(out, acp.SessionUpdate{AgentMessageChunk: textChunk(msg, newID("m_"))})
 	case "undo":
 		s.notify(out, acp.SessionUpdate{AgentMessageChunk: textChunk(s.undo(ctx), newID("m_"))})
+	case "fork":
+		s.notify(out, acp.SessionUpdate{AgentMessageChunk: textChunk(s.forkCommand(args), newID("m_"))})
 	case "rewind":
 		s.notify(out, acp.SessionUpdate{AgentMessageChunk: textChunk(s.rewind(ctx, args), newID("m_"))})
 	case "plan":

@@ -199,6 +199,19 @@ func Open(dir string) (*Store, error) {
 	return s, nil
 }
 
+// Load reads the store in dir without opening it for writing (another
+// process may be appending to it): the result only reads, and a missing
+// store is an empty one. Close it all the same.
+func Load(dir string) (*Store, error) {
+	s := &Store{dir: dir, turns: map[int64]*turn{}, blobs: map[string]bool{}, closed: true}
+	data, err := os.ReadFile(filepath.Join(dir, journalName))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
+	s.load(data)
+	return s, nil
+}
+
 // load applies the journal's complete records and returns the length of
 // its valid prefix.
 func (s *Store) load(data []byte) int {
@@ -502,7 +515,8 @@ func (s *Store) Close() error {
 }
 
 func (s *Store) closeLocked() error {
-	if s.closed {
+	if s.closed || s.j == nil {
+		s.closed = true
 		return nil
 	}
 	s.closed = true

@@ -132,7 +132,14 @@ func TestCopyTo(t *testing.T) {
 	s.Before(5, "/f", Content{Exists: true, Data: []byte("v1")})
 	s.After(5, "/f", Content{Exists: true, Data: []byte("v2")})
 	s.Before(9, "/g", Content{Exists: true, Data: []byte("g1")})
-	d, err := s.CopyTo(filepath.Join(base, "b"), map[int64]int64{5: 2})
+	ro, err := Load(filepath.Join(base, "a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ro.MarkUndone(5); err == nil {
+		t.Error("a loaded store took a record")
+	}
+	d, err := ro.CopyTo(filepath.Join(base, "b"), map[int64]int64{5: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

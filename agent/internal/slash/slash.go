@@ -20,6 +20,8 @@ var commands = []acp.AvailableCommand{
 	{Name: "undo", Description: "Restore the files the last turn changed"},
 	{Name: "rewind", Description: "List the turns, or go back to one: its files and the conversation",
 		Input: &acp.AvailableCommandInput{Unstructured: &acp.UnstructuredCommandInput{Hint: "nothing to list the turns, or a turn's number"}}},
+	{Name: "fork", Description: "Copy this session (up to a turn) into a new one",
+		Input: &acp.AvailableCommandInput{Unstructured: &acp.UnstructuredCommandInput{Hint: "nothing for the whole session, or a turn's number"}}},
 }
 
 // ModelTurn reports whether command name is a model turn (which may
