@@ -25,7 +25,10 @@
 //
 // A torn last line (a crash during an append) is ignored and cut off by the
 // next Open. Limits: a file larger than [MaxFile] is not kept, and nor is
-// new content once the blobs reach [MaxSession]; the record then says why
+// new content once the blobs reach [MaxSession] (the snapshots of
+// [Store.Scan] keep content only while they hold less than half of it;
+// the contents they kept that no record names are removed by Open and
+// Close); the record then says why
 // ([State.Lost]) and [Store.Before] returns a [*NotKeptError], so the
 // caller can tell the user that the change cannot be undone.
 package checkpoint
@@ -196,7 +199,29 @@ func Open(dir string) (*Store, error) {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
 	s.j = f
+	s.gcLocked()
 	return s, nil
+}
+
+// gcLocked removes the blobs no record names (contents kept by a command's
+// snapshot of files the command did not change).
+func (s *Store) gcLocked() {
+	ref := map[string]bool{}
+	for _, t := range s.turns {
+		for _, f := range t.files {
+			ref[f.Before.Hash] = true
+		}
+	}
+	for h := range s.blobs {
+		if ref[h] {
+			continue
+		}
+		p := s.blobPath(h)
+		if fi, err := os.Stat(p); err == nil && os.Remove(p) == nil {
+			s.used -= fi.Size()
+			delete(s.blobs, h)
+		}
+	}
 }
 
 // Load reads the store in dir without opening it for writing (another
@@ -333,6 +358,11 @@ func (s *Store) Keep(c Content) (State, error) {
 }
 
 func (s *Store) keepLocked(c Content) (State, error) {
+	return s.keepWithin(c, MaxSession)
+}
+
+// keepWithin keeps c unless the blobs would pass limit bytes.
+func (s *Store) keepWithin(c Content, limit int64) (State, error) {
 	st := StateOf(c)
 	if !st.Exists || st.Lost != "" {
 		return st, nil
@@ -344,8 +374,11 @@ func (s *Store) keepLocked(c Content) (State, error) {
 	if s.blobs[st.Hash] {
 		return st, nil
 	}
-	if s.used+st.Size > MaxSession {
-		st.Hash, st.Lost = "", fmt.Sprintf("this session's checkpoints already hold %d MiB, their limit", MaxSession>>20)
+	if s.used+st.Size > limit {
+		st.Hash, st.Lost = "", fmt.Sprintf("this session's checkpoints already hold %d MiB, their limit", limit>>20)
+		if limit < MaxSession {
+			st.Lost = fmt.Sprintf("the snapshots taken before commands already hold %d MiB, their limit", limit>>20)
+		}
 		return st, nil
 	}
 	if err := atomicfile.WriteFile(s.blobPath(st.Hash), c.Data, 0o600); err != nil {
@@ -507,7 +540,8 @@ func linkOrCopy(src, dst string) error {
 	return atomicfile.WriteFile(dst, data, 0o600)
 }
 
-// Close closes the journal. Idempotent.
+// Close removes the blobs no record names and closes the journal.
+// Idempotent.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -520,5 +554,6 @@ func (s *Store) closeLocked() error {
 		return nil
 	}
 	s.closed = true
+	s.gcLocked()
 	return s.j.Close()
 }

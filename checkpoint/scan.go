@@ -14,6 +14,11 @@ import (
 // MaxScan caps the files a [Store.Scan] looks at.
 const MaxScan = 20000
 
+// MaxScanBytes bounds the store's blobs while a [Store.Scan] keeps
+// contents: half of [MaxSession], so that snapshots never leave the
+// turns' own changes without room.
+const MaxScanBytes = MaxSession / 2
+
 // Snapshot is the state of the regular files under some roots, as a
 // [Store.Scan] saw them (their contents kept within the store's limits).
 type Snapshot struct {
@@ -139,7 +144,9 @@ func (s *Store) keepFile(p string, size int64) (State, error) {
 	if len(data) > MaxFile {
 		return State{Exists: true, Size: int64(len(data)), Lost: tooLarge(int64(len(data)))}, nil
 	}
-	return s.Keep(Content{Exists: true, Data: data})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.keepWithin(Content{Exists: true, Data: data}, MaxScanBytes)
 }
 
 // Change is one file that differs between two snapshots.

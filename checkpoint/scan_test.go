@@ -80,3 +80,40 @@ func TestScanCap(t *testing.T) {
 		}
 	}
 }
+
+// TestCloseRemovesUnreferencedBlobs: what a snapshot kept of files no turn
+// changed is removed at Close; what a turn needs stays.
+func TestCloseRemovesUnreferencedBlobs(t *testing.T) {
+	root, dir := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(root, "a"), []byte("a1"), 0o644)
+	os.WriteFile(filepath.Join(root, "b"), []byte("b1"), 0o644)
+	s := open(t, dir)
+	o := ScanOptions{Roots: []string{root}}
+	before, err := s.Scan(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(root, "a"), []byte("a2"), 0o644)
+	o.Prev = before
+	after, _ := s.Scan(context.Background(), o)
+	if err := s.Record(1, Diff(before, after)); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := os.ReadDir(filepath.Join(dir, "blobs")); len(n) != 3 {
+		t.Fatalf("blobs before Close: %d, want 3", len(n))
+	}
+	s.Close()
+	s = open(t, dir)
+	if n, _ := os.ReadDir(filepath.Join(dir, "blobs")); len(n) != 1 {
+		t.Fatalf("blobs after Close: %d, want 1", len(n))
+	}
+	if data, err := s.Blob(s.Files(1)[0].Before); err != nil || string(data) != "a1" {
+		t.Errorf("the turn's blob: %q %v", data, err)
+	}
+	// Over the snapshots' budget, a file is in the snapshot but not kept.
+	s.used = MaxScanBytes
+	snap, _ := s.Scan(context.Background(), ScanOptions{Roots: []string{root}})
+	if st := snap.files[filepath.Join(root, "b")].st; st.Kept() || st.Lost == "" {
+		t.Errorf("a file over the snapshots' budget: %+v", st)
+	}
+}
