@@ -246,7 +246,8 @@ func (s *sess) askRestore(ctx context.Context, title string, items []restoreItem
 		locs = append(locs, acp.ToolCallLocation{Path: it.path})
 	}
 	s.notify(out, acp.SessionUpdate{ToolCall: &acp.ToolCall{ToolCallID: id, Title: title, Kind: acp.ToolKindEdit, Status: acp.ToolCallStatusPending, Locations: locs}})
-	ok := s.askUser(ctx, acp.ToolCallUpdate{ToolCallID: id, Title: &title, Content: diffs(items)}, "Restore", "Keep the files as they are")
+	kind := acp.ToolKindEdit
+	ok := s.askUser(ctx, acp.ToolCallUpdate{ToolCallID: id, Title: &title, Kind: &kind, Content: diffs(items), Locations: locs}, "Restore", "Keep the files as they are")
 	status := acp.ToolCallStatusCompleted
 	if !ok {
 		status = acp.ToolCallStatusFailed

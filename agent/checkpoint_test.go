@@ -430,3 +430,30 @@ func TestForkThenDivergingEdits(t *testing.T) {
 		t.Errorf("the conversation forked at turn 1: %q", got)
 	}
 }
+
+// TestUndoThroughTheEditor: with an editor that serves files, the turn's
+// previous content is the editor's buffer (unsaved), and /undo writes it
+// back to the buffer.
+func TestUndoThroughTheEditor(t *testing.T) {
+	env := newEnv(t, "")
+	env.setModel(mainModel, byPrompt(map[string][]toolCallReq{"edit": {readCall("a.txt"), editCall("a.txt", "unsaved", "edited")}}))
+	env.write("a.txt", "on disk\n")
+	c := env.start(&acp.ClientCapabilities{Fs: &acp.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}})
+	sid := c.newSession()
+	c.mustMode(sid, modeFull)
+	p := env.path("a.txt")
+	c.mu.Lock()
+	c.buffers[p] = "unsaved buffer\n"
+	c.mu.Unlock()
+	perms := &restorePerms{}
+	c.setPerm(perms.answer)
+	c.mustPrompt(sid, "edit", acp.StopReasonEndTurn)
+	c.mustPrompt(sid, "/undo", acp.StopReasonEndTurn)
+	c.mu.Lock()
+	got := c.buffers[p]
+	c.mu.Unlock()
+	if got != "unsaved buffer\n" {
+		t.Errorf("the editor's buffer after /undo: %q (requests %q)", got, perms.titles)
+	}
+	env.mustContent("a.txt", "on disk\n")
+}
