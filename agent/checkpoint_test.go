@@ -276,19 +276,6 @@ func (c *client) answer(sid acp.SessionID, text string) string {
 	return chunkText(c.promptUpdates(sid, text)[n:])
 }
 
-// userTexts are the texts of the user messages a request sends.
-func userTexts(req model.Request) []string {
-	var out []string
-	for _, m := range req.Messages {
-		if m.Role == model.RoleUser {
-			if t := m.Text(); t != "" {
-				out = append(out, strings.TrimSpace(t))
-			}
-		}
-	}
-	return out
-}
-
 // fiveTurns writes f.txt in every turn (v1..v5), g.txt in turn 4.
 func fiveTurns() map[string][]toolCallReq {
 	turns := map[string][]toolCallReq{}
