@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
 	"acpd/acp"
+	"acpd/agent/internal/gitrun"
 	"acpd/checkpoint"
 	"acpd/files"
 	"acpd/permissions"
@@ -371,8 +373,9 @@ type cmdScanKey struct{}
 
 // cmdScan is the roots' snapshot taken right before a command started.
 type cmdScan struct {
-	mu  sync.Mutex
-	pre *checkpoint.Snapshot
+	mu   sync.Mutex
+	pre  *checkpoint.Snapshot
+	skip []string // the directories left out (ignoredDirs)
 }
 
 // commandTool wraps a command tool so that the files its command changes
@@ -401,8 +404,27 @@ func (s *sess) currentTurn() int64 {
 	return s.ck.turn
 }
 
-func (s *sess) scanOptions(prev *checkpoint.Snapshot) checkpoint.ScanOptions {
-	return checkpoint.ScanOptions{Roots: s.roots.List(), SkipNames: permissions.ProtectedNames(), Skip: s.a.opts.Protected, Prev: prev}
+func (s *sess) scanOptions(prev *checkpoint.Snapshot, skip []string) checkpoint.ScanOptions {
+	return checkpoint.ScanOptions{Roots: s.roots.List(), SkipNames: permissions.ProtectedNames(), Skip: append(slices.Clone(s.a.opts.Protected), skip...), Prev: prev}
+}
+
+// ignoredDirs are the directories git ignores in the session's roots
+// (build output, dependencies such as node_modules): a command's snapshot
+// leaves them out. A root that is not in a git repository has none.
+func (s *sess) ignoredDirs(ctx context.Context) []string {
+	var out []string
+	for _, root := range s.roots.List() {
+		b, err := gitrun.Runner{Dir: root, Env: s.childEnv()}.Run(ctx, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
+		if err != nil {
+			continue
+		}
+		for _, p := range strings.Split(string(b), "\x00") {
+			if strings.HasSuffix(p, "/") {
+				out = append(out, filepath.Join(root, filepath.FromSlash(strings.TrimSuffix(p, "/"))))
+			}
+		}
+	}
+	return out
 }
 
 // beforeCommand takes the snapshot a command's changes are compared with,
@@ -424,12 +446,13 @@ func (s *sess) beforeCommand(ctx context.Context) {
 	s.ck.mu.Lock()
 	prev := s.ck.snap
 	s.ck.mu.Unlock()
-	snap, err := st.Scan(ctx, s.scanOptions(prev))
+	skip := s.ignoredDirs(ctx)
+	snap, err := st.Scan(ctx, s.scanOptions(prev, skip))
 	if err != nil {
 		s.a.log.Warn("checkpoint: scanning the roots", "session", s.id, "err", err)
 		return
 	}
-	h.pre = snap
+	h.pre, h.skip = snap, skip
 }
 
 // afterCommand records what the command changed in the running turn's
@@ -437,7 +460,7 @@ func (s *sess) beforeCommand(ctx context.Context) {
 // of it.
 func (s *sess) afterCommand(h *cmdScan) string {
 	h.mu.Lock()
-	pre := h.pre
+	pre, skip := h.pre, h.skip
 	h.mu.Unlock()
 	turn := s.currentTurn()
 	if pre == nil || turn == 0 {
@@ -449,12 +472,16 @@ func (s *sess) afterCommand(h *cmdScan) string {
 	}
 	// The scan after the command is not cancelled with the call: what the
 	// command changed must be recorded.
-	post, err := st.Scan(context.WithoutCancel(s.a.baseContext()), s.scanOptions(pre))
+	ctx := context.WithoutCancel(s.a.baseContext())
+	// Directories git ignores since the command (npm install's
+	// node_modules) are left out too, on both sides.
+	skip = append(skip, s.ignoredDirs(ctx)...)
+	post, err := st.Scan(ctx, s.scanOptions(pre, skip))
 	if err != nil {
 		s.a.log.Warn("checkpoint: scanning the roots", "session", s.id, "err", err)
 		return "Checkpoint: the files this command changed could not be compared, so /undo cannot restore them."
 	}
-	changes := checkpoint.Diff(pre, post)
+	changes := slices.DeleteFunc(checkpoint.Diff(pre, post), func(c checkpoint.Change) bool { return under(c.Path, skip) })
 	if err := st.Record(turn, changes); err != nil {
 		s.a.log.Warn("checkpoint: recording a command's changes", "session", s.id, "err", err)
 		return "Checkpoint: the files this command changed could not be recorded, so /undo cannot restore them."
@@ -555,4 +582,14 @@ func (s *sess) rewind(ctx context.Context, arg string) string {
 		msg += "; " + strings.Join(report, "; ")
 	}
 	return msg + "."
+}
+
+// under reports whether path is one of dirs or inside one.
+func under(path string, dirs []string) bool {
+	for _, d := range dirs {
+		if path == d || strings.HasPrefix(path, d+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
 }

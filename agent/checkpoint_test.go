@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -443,4 +444,34 @@ func TestUndoThroughTheEditor(t *testing.T) {
 		t.Errorf("the editor's buffer after /undo: %q (requests %q)", got, perms.titles)
 	}
 	env.mustContent("a.txt", "on disk\n")
+}
+
+// TestCommandCheckpointLeavesOutIgnoredDirectories: what git ignores
+// (dependencies, build output), existing before the command or created by
+// it, is not in the command's checkpoint; /undo leaves it alone.
+func TestCommandCheckpointLeavesOutIgnoredDirectories(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	env := newEnv(t, "")
+	git := gitRepo(t, env)
+	env.write(".gitignore", "node_modules/\nbuild/\n")
+	env.write("src.txt", "source\n")
+	env.write("node_modules/dep/index.js", "v1\n")
+	git("add", ".gitignore", "src.txt")
+	git("commit", "-qm", "init")
+	env.setModel(mainModel, byPrompt(map[string][]toolCallReq{
+		"run": {commandCall("printf 'v2\\n' > node_modules/dep/index.js && mkdir build && printf out > build/out.bin && printf 'changed\\n' > src.txt")},
+	}))
+	c, sid := env.fullSession()
+	perms := &restorePerms{}
+	c.setPerm(perms.answer)
+	c.mustPrompt(sid, "run", acp.StopReasonEndTurn)
+	c.mustPrompt(sid, "/undo", acp.StopReasonEndTurn)
+	env.mustContent("src.txt", "source\n")
+	env.mustContent("node_modules/dep/index.js", "v2\n")
+	env.mustContent("build/out.bin", "out")
+	if len(perms.titles) != 1 || !strings.Contains(perms.titles[0], "restore 1 file") {
+		t.Errorf("permission requests: %q", perms.titles)
+	}
 }

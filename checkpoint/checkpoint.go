@@ -154,6 +154,9 @@ type Store struct {
 	closed bool
 	// blobs are the hashes known to be stored.
 	blobs map[string]bool
+	// unsynced are blobs written without fsync (by a Scan), synced when a
+	// record first names them.
+	unsynced map[string]bool
 }
 
 const journalName = "journal.jsonl"
@@ -163,14 +166,15 @@ func Open(dir string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "blobs"), 0o700); err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
-	s := &Store{dir: dir, turns: map[int64]*turn{}, blobs: map[string]bool{}}
+	s := &Store{dir: dir, turns: map[int64]*turn{}, blobs: map[string]bool{}, unsynced: map[string]bool{}}
 	entries, err := os.ReadDir(filepath.Join(dir, "blobs"))
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
 	for _, e := range entries {
 		if len(e.Name()) != sha256.Size*2 {
-			continue // a temp file a crash left
+			os.Remove(filepath.Join(dir, "blobs", e.Name())) // a temp file a crash left
+			continue
 		}
 		if fi, err := e.Info(); err == nil {
 			s.used += fi.Size()
@@ -220,6 +224,7 @@ func (s *Store) gcLocked() {
 		if fi, err := os.Stat(p); err == nil && os.Remove(p) == nil {
 			s.used -= fi.Size()
 			delete(s.blobs, h)
+			delete(s.unsynced, h)
 		}
 	}
 }
@@ -228,7 +233,7 @@ func (s *Store) gcLocked() {
 // process may be appending to it): the result only reads, and a missing
 // store is an empty one. Close it all the same.
 func Load(dir string) (*Store, error) {
-	s := &Store{dir: dir, turns: map[int64]*turn{}, blobs: map[string]bool{}, closed: true}
+	s := &Store{dir: dir, turns: map[int64]*turn{}, blobs: map[string]bool{}, unsynced: map[string]bool{}, closed: true}
 	data, err := os.ReadFile(filepath.Join(dir, journalName))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("checkpoint: %w", err)
@@ -329,6 +334,9 @@ func (s *Store) Before(turnID int64, path string, c Content) error {
 	if err != nil {
 		return err
 	}
+	if err := s.syncBlobsLocked([]string{st.Hash}); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
 	if err := s.appendLocked(record{Op: "before", Turn: turnID, Path: path, State: &st}, true); err != nil {
 		return err
 	}
@@ -346,6 +354,9 @@ func (s *Store) BeforeState(turnID int64, path string, st State) error {
 	if t := s.turns[turnID]; t != nil && t.byPath[path] != nil {
 		return nil
 	}
+	if err := s.syncBlobsLocked([]string{st.Hash}); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
 	return s.appendLocked(record{Op: "before", Turn: turnID, Path: path, State: &st}, true)
 }
 
@@ -358,11 +369,12 @@ func (s *Store) Keep(c Content) (State, error) {
 }
 
 func (s *Store) keepLocked(c Content) (State, error) {
-	return s.keepWithin(c, MaxSession)
+	return s.keepWithin(c, MaxSession, true)
 }
 
-// keepWithin keeps c unless the blobs would pass limit bytes.
-func (s *Store) keepWithin(c Content, limit int64) (State, error) {
+// keepWithin keeps c unless the blobs would pass limit bytes; durable: its
+// blob is fsynced (else syncBlob must be called before a record names it).
+func (s *Store) keepWithin(c Content, limit int64, durable bool) (State, error) {
 	st := StateOf(c)
 	if !st.Exists || st.Lost != "" {
 		return st, nil
@@ -381,8 +393,15 @@ func (s *Store) keepWithin(c Content, limit int64) (State, error) {
 		}
 		return st, nil
 	}
-	if err := atomicfile.WriteFile(s.blobPath(st.Hash), c.Data, 0o600); err != nil {
+	write := atomicfile.WriteFile
+	if !durable {
+		write = s.writeQuick
+	}
+	if err := write(s.blobPath(st.Hash), c.Data, 0o600); err != nil {
 		return State{}, fmt.Errorf("checkpoint: keeping the previous content: %w", err)
+	}
+	if !durable {
+		s.unsynced[st.Hash] = true
 	}
 	s.blobs[st.Hash] = true
 	s.used += st.Size
@@ -470,6 +489,55 @@ func (s *Store) Blob(st State) ([]byte, error) {
 }
 
 func (s *Store) blobPath(hash string) string { return filepath.Join(s.dir, "blobs", hash) }
+
+// writeQuick writes a blob without fsync: a temp file renamed into place,
+// so a crash leaves the whole blob or none (a power loss may lose it:
+// syncBlobs makes it durable before a record names it).
+func (s *Store) writeQuick(path string, data []byte, perm os.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), perm)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
+}
+
+// syncBlobsLocked makes the unsynced blobs among hashes durable.
+func (s *Store) syncBlobsLocked(hashes []string) error {
+	synced := false
+	for _, h := range hashes {
+		if !s.unsynced[h] {
+			continue
+		}
+		f, err := os.Open(s.blobPath(h))
+		if err != nil {
+			return err
+		}
+		err = f.Sync()
+		f.Close()
+		if err != nil {
+			return err
+		}
+		delete(s.unsynced, h)
+		synced = true
+	}
+	if synced {
+		return atomicfile.SyncDir(filepath.Join(s.dir, "blobs"))
+	}
+	return nil
+}
 
 // CopyTo copies the records of the given turns into the store in dir (a
 // new one: a fork), renaming each turn to ids[turn], and links (or copies)

@@ -146,7 +146,7 @@ func (s *Store) keepFile(p string, size int64) (State, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.keepWithin(Content{Exists: true, Data: data}, MaxScanBytes)
+	return s.keepWithin(Content{Exists: true, Data: data}, MaxScanBytes, false)
 }
 
 // Change is one file that differs between two snapshots.
@@ -196,6 +196,13 @@ func Diff(before, after *Snapshot) []Change {
 func (s *Store) Record(turnID int64, changes []Change) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var hashes []string
+	for _, c := range changes {
+		hashes = append(hashes, c.Before.Hash)
+	}
+	if err := s.syncBlobsLocked(hashes); err != nil {
+		return errors.Join(errors.New("checkpoint: keeping the previous content"), err)
+	}
 	for _, c := range changes {
 		if t := s.turns[turnID]; t == nil || t.byPath[c.Path] == nil {
 			b := c.Before
