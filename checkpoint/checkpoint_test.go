@@ -75,7 +75,13 @@ func TestReopenRestoresStateAndCutsTornRecord(t *testing.T) {
 	}
 	f.WriteString(`{"op":"before","turn":4,"pa`)
 	f.Close()
+	// And while writing a blob.
+	tmp := filepath.Join(dir, "blobs", ".tmp-123")
+	os.WriteFile(tmp, []byte("half"), 0o600)
 	s2 := open(t, dir)
+	if _, err := os.Stat(tmp); err == nil {
+		t.Error("Open left a blob's temp file")
+	}
 	if !s2.Undone(3) || len(s2.Files(3)) != 1 || len(s2.Files(4)) != 0 {
 		t.Fatalf("reopened: undone %v files %+v %+v", s2.Undone(3), s2.Files(3), s2.Files(4))
 	}
