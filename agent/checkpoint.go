@@ -385,12 +385,13 @@ type cmdScan struct {
 func (s *sess) commandTool(t *tools.Tool) *tools.Tool {
 	c := *t
 	c.Run = func(ctx context.Context, env tools.Env, call *tools.Call) tools.Result {
-		if s.currentTurn() == 0 {
+		turn := s.currentTurn()
+		if turn == 0 {
 			return t.Run(ctx, env, call)
 		}
 		h := &cmdScan{}
 		res := t.Run(context.WithValue(ctx, cmdScanKey{}, h), env, call)
-		if note := s.afterCommand(h); note != "" {
+		if note := s.afterCommand(turn, h); note != "" {
 			res.Text += "\n\n" + note
 		}
 		return res
@@ -455,15 +456,14 @@ func (s *sess) beforeCommand(ctx context.Context) {
 	h.pre, h.skip = snap, skip
 }
 
-// afterCommand records what the command changed in the running turn's
-// checkpoint and returns a note for the model when /undo could miss some
-// of it.
-func (s *sess) afterCommand(h *cmdScan) string {
+// afterCommand records what the command changed in the checkpoint of
+// turn, the one that ran it (an abandoned call may return after it), and
+// returns a note for the model when /undo could miss some of it.
+func (s *sess) afterCommand(turn int64, h *cmdScan) string {
 	h.mu.Lock()
 	pre, skip := h.pre, h.skip
 	h.mu.Unlock()
-	turn := s.currentTurn()
-	if pre == nil || turn == 0 {
+	if pre == nil {
 		return ""
 	}
 	st, err := s.checkpoints()
