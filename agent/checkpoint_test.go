@@ -475,3 +475,34 @@ func TestCommandCheckpointLeavesOutIgnoredDirectories(t *testing.T) {
 		t.Errorf("permission requests: %q", perms.titles)
 	}
 }
+
+// TestUndoRestoresASubAgentsCommand: a command a custom sub-agent runs
+// (task) is part of its parent's turn.
+func TestUndoRestoresASubAgentsCommand(t *testing.T) {
+	env := newEnv(t, "")
+	env.write(".claude/agents/fixer.md", "---\nname: fixer\ndescription: Fixes things\ntools: Bash\n---\nYou are the fixer.\n")
+	env.write("f.txt", "before\n")
+	env.setModel(mainModel, backendFunc(func(ctx context.Context, req *model.Request, yield func(model.Event, error) bool) {
+		call := func(id, name, in string) {
+			_ = yield(model.Event{Type: model.EventToolDone, ToolCallID: id, ToolName: name, Input: json.RawMessage(in)}, nil) &&
+				yield(model.Event{Type: model.EventFinish, Finish: model.FinishToolUse}, nil)
+		}
+		n := len(toolResults(*req))
+		switch {
+		case strings.HasPrefix(req.System, "You are the fixer.") && n == 0:
+			call("s1", "run_command", `{"command":"printf 'by the sub-agent\\n' > f.txt"}`)
+		case !strings.HasPrefix(req.System, "You are the fixer.") && n == 0:
+			call("t1", "task", `{"description":"fix","prompt":"Fix f.txt","subagent_type":"fixer"}`)
+		default:
+			_ = yield(model.Event{Type: model.EventText, Text: "done."}, nil) &&
+				yield(model.Event{Type: model.EventFinish, Finish: model.FinishEndTurn}, nil)
+		}
+	}))
+	c, sid := env.fullSession()
+	perms := &restorePerms{}
+	c.setPerm(perms.answer)
+	c.mustPrompt(sid, "fix it", acp.StopReasonEndTurn)
+	env.mustContent("f.txt", "by the sub-agent\n")
+	c.mustPrompt(sid, "/undo", acp.StopReasonEndTurn)
+	env.mustContent("f.txt", "before\n")
+}

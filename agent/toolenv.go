@@ -179,7 +179,7 @@ func (e toolEnv) SubAgent(agentType, callID string) (task.Sub, error) {
 	sub := task.Sub{Backend: s.metered(backend, info), Model: modelID, Cwd: s.cwd, Env: task.PolicyEnv(e, func(c permissions.Call) permissions.Decision {
 		return s.decide(permissions.Mode(s.settings().Mode), c)
 	}),
-		Tool: func(name string) *tools.Tool { return s.a.builtin[name] }}
+		Tool: func(name string) *tools.Tool { return s.builtin[name] }} // commands wrapped for the checkpoints
 	if info.Reasoning {
 		sub.Effort = model.Effort(st.Thought)
 	}
