@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -73,7 +74,9 @@ func advertiseFork(res any) (any, error) {
 		return nil, err
 	}
 	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber() // numbers stay as they were written
+	if err := d.Decode(&m); err != nil {
 		return nil, err
 	}
 	caps, _ := m["agentCapabilities"].(map[string]any)
