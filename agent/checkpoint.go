@@ -571,6 +571,9 @@ func (s *sess) rewind(ctx context.Context, arg string) string {
 	if _, err := s.log.Rewind(turns[n].ID - 1); err != nil {
 		return "The files were restored, but the conversation could not be rewound: " + err.Error()
 	}
+	// The rewind dropped this command's own prompt too: log it again, so
+	// a load shows what the answer replies to.
+	s.record(kindUpdate, acp.SessionUpdate{UserMessageChunk: &acp.ContentChunk{Content: acp.ContentBlock{Text: &acp.TextContent{Text: "/rewind " + arg}}, MessageID: msgID(newID("u_"))}})
 	if err := s.rebuild(); err != nil {
 		return "The files were restored and the conversation rewound, but it could not be read back: " + err.Error()
 	}

@@ -334,6 +334,9 @@ func TestRewindToTurnTwoOfFive(t *testing.T) {
 	if strings.Contains(replayed, "t3") || strings.Contains(replayed, "t5") || !strings.Contains(replayed, "t2") {
 		t.Errorf("session/load replayed turns the rewind dropped:\n%s", replayed)
 	}
+	if got := strings.Join(userChunks(c2.allUpdates(sid)), ","); got != "t1,t2,/rewind 2,next,/rewind" {
+		t.Errorf("session/load replayed the user's messages %q", got)
+	}
 	c2.mustMode(sid, modeFull)
 	c2.mustPrompt(sid, "again", acp.StopReasonEndTurn)
 	if got := userTexts(rec.last(t)); strings.Join(got, ",") != "t1,t2,next,again" {
@@ -505,4 +508,26 @@ func TestUndoRestoresASubAgentsCommand(t *testing.T) {
 	env.mustContent("f.txt", "by the sub-agent\n")
 	c.mustPrompt(sid, "/undo", acp.StopReasonEndTurn)
 	env.mustContent("f.txt", "before\n")
+}
+
+// TestForkElsewhereHasNoCheckpoints: a fork in another directory gets the
+// conversation but not the checkpoints, whose files are the source's: its
+// /undo never writes there.
+func TestForkElsewhereHasNoCheckpoints(t *testing.T) {
+	env := newEnv(t, "")
+	env.setModel(mainModel, byPrompt(map[string][]toolCallReq{"t1": {writeCall("f.txt", "v1\n")}}))
+	c, a := env.fullSession()
+	c.setPerm(choose(acp.PermissionOptionKindAllowOnce))
+	c.mustPrompt(a, "t1", acp.StopReasonEndTurn)
+	var fork forkSessionResponse
+	if err := c.call(methodSessionFork, map[string]any{"sessionId": a, "cwd": env.outside, "mcpServers": []any{}}, &fork); err != nil {
+		t.Fatalf("session/fork: %v", err)
+	}
+	if txt := c.answer(fork.SessionID, "/undo"); !strings.Contains(txt, "Nothing to undo") {
+		t.Errorf("/undo in the fork elsewhere: %q", txt)
+	}
+	env.mustContent("f.txt", "v1\n")
+	if list := c.answer(fork.SessionID, "/rewind"); !strings.Contains(list, "1. t1") {
+		t.Errorf("the fork's turns: %q", list)
+	}
 }

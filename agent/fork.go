@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	"acpd/acp"
 	"acpd/acp/jsonrpc"
@@ -118,9 +119,9 @@ func (a *Agent) forkSession(ctx context.Context, p *forkSessionRequest) (*forkSe
 
 // fork creates a new session from session src as it was at the end of
 // turn (its number; -1: the whole session), in cwd and dirs: the live
-// records up to there are copied, and the checkpoints of the turns
-// copied, so the fork can /undo and /rewind them. The files are left as
-// they are. The new session is closed when fork returns.
+// records up to there are copied, and, when the fork has the source's
+// directories, the checkpoints of the turns copied, so the fork can /undo
+// and /rewind them. The files are left as they are. The new session is closed when fork returns.
 func (a *Agent) fork(src acp.SessionID, turn int, cwd string, dirs []string) (acp.SessionID, error) {
 	if s := a.lookup(src); s != nil {
 		s.chunks.Flush()
@@ -183,28 +184,41 @@ func (a *Agent) fork(src acp.SessionID, turn int, cwd string, dirs []string) (ac
 			return fail(fmt.Errorf("copying the session: %w", err))
 		}
 	}
-	srcDir, err := a.opts.Store.DataDir(string(src))
-	if err != nil {
-		return fail(err)
+	// The checkpoints name the source's files: a fork elsewhere (another
+	// worktree) gets the conversation only, so that its /undo never
+	// writes in the source's directories.
+	if meta.Cwd == cwd && slices.Equal(meta.AdditionalDirectories, dirs) {
+		if err := a.copyCheckpoints(src, id, ids); err != nil {
+			return fail(err)
+		}
 	}
-	dstDir, err := a.opts.Store.DataDir(id)
-	if err != nil {
-		return fail(err)
-	}
-	from, err := checkpoint.Load(filepath.Join(srcDir, "checkpoints"))
-	if err != nil {
-		return fail(err)
-	}
-	to, err := from.CopyTo(filepath.Join(dstDir, "checkpoints"), ids)
-	from.Close()
-	if err != nil {
-		return fail(err)
-	}
-	to.Close()
 	if err := l.Close(); err != nil {
 		return fail(err)
 	}
 	return acp.SessionID(id), nil
+}
+
+// copyCheckpoints copies the checkpoints of session src's turns ids (old
+// turn id → new) to session dst.
+func (a *Agent) copyCheckpoints(src acp.SessionID, dst string, ids map[int64]int64) error {
+	srcDir, err := a.opts.Store.DataDir(string(src))
+	if err != nil {
+		return err
+	}
+	dstDir, err := a.opts.Store.DataDir(dst)
+	if err != nil {
+		return err
+	}
+	from, err := checkpoint.Load(filepath.Join(srcDir, "checkpoints"))
+	if err != nil {
+		return err
+	}
+	to, err := from.CopyTo(filepath.Join(dstDir, "checkpoints"), ids)
+	from.Close()
+	if err != nil {
+		return err
+	}
+	return to.Close()
 }
 
 // forkCommand is /fork [N]: a new session from this one (at the end of
