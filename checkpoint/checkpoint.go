@@ -35,6 +35,7 @@ package checkpoint
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -558,7 +559,7 @@ func (s *Store) CopyTo(dir string, ids map[int64]int64) (*Store, error) {
 			todo = append(todo, item{id, t})
 		}
 	}
-	slices.SortFunc(todo, func(a, b item) int { return int(a.id - b.id) })
+	slices.SortFunc(todo, func(a, b item) int { return cmp.Compare(a.id, b.id) })
 	var recs []record
 	for _, it := range todo {
 		for _, f := range it.t.files {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -178,15 +179,7 @@ func Diff(before, after *Snapshot) []Change {
 			}
 		}
 	}
-	slices.SortFunc(out, func(x, y Change) int {
-		switch {
-		case x.Path < y.Path:
-			return -1
-		case x.Path > y.Path:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(x, y Change) int { return strings.Compare(x.Path, y.Path) })
 	return out
 }
 
