@@ -378,8 +378,8 @@ func TestForkThenDivergingEdits(t *testing.T) {
 	c.mustPrompt(a, "t1", acp.StopReasonEndTurn)
 	c.mustPrompt(a, "t2", acp.StopReasonEndTurn)
 
-	var fork forkSessionResponse
-	if err := c.call(methodSessionFork, map[string]any{"sessionId": a, "cwd": env.cwd, "mcpServers": []any{}}, &fork); err != nil {
+	var fork acp.ForkSessionResponse
+	if err := c.call(acp.AgentMethodSessionFork, map[string]any{"sessionId": a, "cwd": env.cwd, "mcpServers": []any{}}, &fork); err != nil {
 		t.Fatalf("session/fork: %v", err)
 	}
 	b := fork.SessionID
@@ -519,8 +519,8 @@ func TestForkElsewhereHasNoCheckpoints(t *testing.T) {
 	c, a := env.fullSession()
 	c.setPerm(choose(acp.PermissionOptionKindAllowOnce))
 	c.mustPrompt(a, "t1", acp.StopReasonEndTurn)
-	var fork forkSessionResponse
-	if err := c.call(methodSessionFork, map[string]any{"sessionId": a, "cwd": env.outside, "mcpServers": []any{}}, &fork); err != nil {
+	var fork acp.ForkSessionResponse
+	if err := c.call(acp.AgentMethodSessionFork, map[string]any{"sessionId": a, "cwd": env.outside, "mcpServers": []any{}}, &fork); err != nil {
 		t.Fatalf("session/fork: %v", err)
 	}
 	if txt := c.answer(fork.SessionID, "/undo"); !strings.Contains(txt, "Nothing to undo") {

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,85 +14,31 @@ import (
 	"acpd/session"
 )
 
-// session/fork is UNSTABLE in ACP (schema.unstable.json): not in the
-// stable schema package acp is generated from, so its few types are here.
-
-// methodSessionFork is the unstable session/fork method.
-const methodSessionFork = "session/fork"
-
 // forkTurnMeta is the _meta key of a session/fork request that names the
 // turn to fork at (its number, as /rewind lists them); without it the
 // whole session is forked.
 const forkTurnMeta = "acpd/turn"
 
-// forkSessionRequest is ACP's ForkSessionRequest (unstable).
-type forkSessionRequest struct {
-	SessionID             acp.SessionID   `json:"sessionId"`
-	Cwd                   string          `json:"cwd"`
-	AdditionalDirectories []string        `json:"additionalDirectories,omitempty"`
-	McpServers            []acp.McpServer `json:"mcpServers,omitempty"`
-	SystemPrompt          json.RawMessage `json:"systemPrompt,omitempty"`
-	Meta                  map[string]any  `json:"_meta,omitempty"`
-}
-
-// forkSessionResponse is ACP's ForkSessionResponse (unstable).
-type forkSessionResponse struct {
-	SessionID     acp.SessionID             `json:"sessionId"`
-	Modes         *acp.SessionModeState     `json:"modes,omitempty"`
-	ConfigOptions []acp.SessionConfigOption `json:"configOptions,omitempty"`
-}
-
-// withFork serves session/fork in front of h, and advertises it
-// (agentCapabilities.sessionCapabilities.fork) in initialize's answer.
+// withFork serves ACP's unstable session/fork (advertised by
+// handshake.Reply) in front of h, whose dispatcher knows the stable
+// methods only.
 func withFork(h jsonrpc.Handler, a *Agent) jsonrpc.Handler {
 	return func(ctx context.Context, method string, params json.RawMessage) (any, error) {
-		switch method {
-		case methodSessionFork:
-			var p forkSessionRequest
-			if err := json.Unmarshal(params, &p); err != nil {
-				return nil, jsonrpc.ErrInvalidParams(err)
-			}
-			if p.SessionID == "" || p.Cwd == "" {
-				return nil, invalidParams("session/fork needs sessionId and cwd")
-			}
-			return a.forkSession(ctx, &p)
-		case acp.AgentMethodInitialize:
-			res, err := h(ctx, method, params)
-			if err != nil {
-				return res, err
-			}
-			return advertiseFork(res)
+		if method != acp.AgentMethodSessionFork {
+			return h(ctx, method, params)
 		}
-		return h(ctx, method, params)
+		var p acp.ForkSessionRequest
+		if len(params) == 0 || string(params) == "null" {
+			params = json.RawMessage("{}")
+		}
+		if err := acp.Unmarshal(params, &p); err != nil {
+			return nil, jsonrpc.ErrInvalidParams(err)
+		}
+		return a.forkSession(ctx, &p)
 	}
 }
 
-// advertiseFork adds sessionCapabilities.fork to initialize's answer.
-func advertiseFork(res any) (any, error) {
-	b, err := json.Marshal(res)
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber() // numbers stay as they were written
-	if err := d.Decode(&m); err != nil {
-		return nil, err
-	}
-	caps, _ := m["agentCapabilities"].(map[string]any)
-	if caps == nil {
-		return res, nil
-	}
-	sc, _ := caps["sessionCapabilities"].(map[string]any)
-	if sc == nil {
-		sc = map[string]any{}
-		caps["sessionCapabilities"] = sc
-	}
-	sc["fork"] = map[string]any{}
-	return m, nil
-}
-
-func (a *Agent) forkSession(ctx context.Context, p *forkSessionRequest) (*forkSessionResponse, error) {
+func (a *Agent) forkSession(ctx context.Context, p *acp.ForkSessionRequest) (*acp.ForkSessionResponse, error) {
 	if err := checkDirs(p.Cwd, p.AdditionalDirectories); err != nil {
 		return nil, err
 	}
@@ -114,7 +59,7 @@ func (a *Agent) forkSession(ctx context.Context, p *forkSessionRequest) (*forkSe
 		return nil, err
 	}
 	jsonrpc.AfterReply(ctx, func() { s.sendCommands(a.baseContext()) })
-	return &forkSessionResponse{SessionID: s.id, Modes: s.modeState(), ConfigOptions: s.configOptions()}, nil
+	return &acp.ForkSessionResponse{SessionID: s.id, Modes: s.modeState(), ConfigOptions: s.configOptions()}, nil
 }
 
 // fork creates a new session from session src as it was at the end of
