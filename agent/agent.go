@@ -261,7 +261,7 @@ func (a *Agent) Serve(ctx context.Context, r io.Reader, w io.WriteCloser) error 
 	a.baseCtx, a.cancelAll = ctx, cancel
 	a.mu.Unlock()
 	in := &inputWatch{r: r, ended: make(chan struct{})}
-	conn := jsonrpc.NewConn(ctx, in, w, a.withSteering(mcpbridge.WithApps(acp.AgentHandler(handlers{a}), a.bridge)), jsonrpc.Options{
+	conn := jsonrpc.NewConn(ctx, in, w, withFork(a.withSteering(mcpbridge.WithApps(acp.AgentHandler(handlers{a}), a.bridge)), a), jsonrpc.Options{
 		MaxLineBytes: a.opts.MaxLineBytes,
 		Logger:       a.log,
 		Immediate:    func(method string) bool { return method == acp.AgentMethodSessionCancel },

@@ -19,16 +19,16 @@ func (s *sess) tools() map[string]*tools.Tool {
 	hasSkills := len(s.currentSkills()) > 0
 	agents := s.currentAgents()
 	if len(mcp) == 0 && !hasSkills && len(agents) == 0 {
-		return s.a.builtin
+		return s.builtin
 	}
-	all := make(map[string]*tools.Tool, len(s.a.builtin)+len(mcp)+1)
+	all := make(map[string]*tools.Tool, len(s.builtin)+len(mcp)+1)
 	if hasSkills {
 		all["skill"] = s.skillTool()
 	}
 	for n, t := range mcp {
 		all[n] = t
 	}
-	for n, t := range s.a.builtin {
+	for n, t := range s.builtin {
 		all[n] = t
 	}
 	if len(agents) > 0 {

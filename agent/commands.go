@@ -20,7 +20,7 @@ import (
 )
 
 // runCommand runs a slash command (other than /init) as the whole turn.
-func (s *sess) runCommand(ctx context.Context, name string, b model.Backend, info model.ModelInfo) (acp.StopReason, error) {
+func (s *sess) runCommand(ctx context.Context, name, args string, b model.Backend, info model.ModelInfo) (acp.StopReason, error) {
 	out := s.a.baseContext()
 	switch name {
 	case "compact":
@@ -38,6 +38,12 @@ func (s *sess) runCommand(ctx context.Context, name string, b model.Backend, inf
 			msg = "Compacted the conversation: older turns are now a summary."
 		}
 		s.notify(out, acp.SessionUpdate{AgentMessageChunk: textChunk(msg, newID("m_"))})
+	case "undo":
+		s.notify(out, acp.SessionUpdate{AgentMessageChunk: textChunk(s.undo(ctx), newID("m_"))})
+	case "fork":
+		s.notify(out, acp.SessionUpdate{AgentMessageChunk: textChunk(s.forkCommand(args), newID("m_"))})
+	case "rewind":
+		s.notify(out, acp.SessionUpdate{AgentMessageChunk: textChunk(s.rewind(ctx, args), newID("m_"))})
 	case "plan":
 		before := s.settings().Mode
 		s.update(func(st *settings) { st.Mode = string(permissions.ModePlan) })

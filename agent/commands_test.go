@@ -46,7 +46,7 @@ func TestCustomCommands(t *testing.T) {
 		return out
 	}
 	waitFor(t, "the custom commands in available_commands_update", func() bool { return slices.Contains(names(), "fix") })
-	if got := names(); !slices.Equal(got, []string{"compact", "init", "plan", "review", "fix", "claude-user:fix"}) {
+	if got := names(); !slices.Equal(got, []string{"compact", "init", "plan", "review", "undo", "rewind", "fork", "fix", "claude-user:fix"}) {
 		t.Fatalf("commands offered: %q", got)
 	}
 	c.mustPrompt(sid, `/fix 123 "very high"`, acp.StopReasonEndTurn)

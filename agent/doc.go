@@ -57,13 +57,18 @@
 // # Persistence
 //
 // Every session has an append-only log in the session store (package
-// session) with three record kinds:
+// session) with these record kinds:
 //
 //   - "update": a session/update payload exactly as the client was shown it
 //     (replayed by session/load, see package agent/internal/replay);
 //   - "message": one model-facing transcript message (model.Message), so a
 //     loaded or resumed session continues with the model exactly;
-//   - "meta": a change of mode, model, reasoning level or title.
+//   - "meta": a change of mode, model, reasoning level or title;
+//   - "turn": the start of a model turn, whose sequence number names the
+//     turn in the session's checkpoints (checkpoint.go: /undo, /rewind,
+//     session/fork and /fork, see docs/checkpoints.md);
+//   - "rewind" (session.KindRewind): the records since a turn left the
+//     session; session.Live applies it on every load.
 //
 // The log is synced at turn boundaries and whenever a setting changes.
 // Streamed text reaches the log and the client through package

@@ -87,6 +87,12 @@ type sess struct {
 	sysPrompt sysprompt.Cache
 	// jobs are the session's background commands, stopped when it closes.
 	jobs *tools.Jobs
+	// builtin are the built-in tools, commands wrapped for checkpoints.
+	builtin map[string]*tools.Tool
+	// turns are the session's live model turns (see checkpoint.go).
+	turns []turnInfo
+	// ck is the session's checkpoint state (its own lock).
+	ck ckpt
 
 	// hookAnswers are the user's answers about untrusted project hooks,
 	// by digest; hooksStarted: SessionStart hooks ran in this process;
@@ -143,6 +149,8 @@ func (a *Agent) newSess(l *session.Log, cwd string, dirs []string, cfg *config.C
 	}
 	s.broker = files.NewBroker(files.BrokerOptions{Roots: roots, Editor: ed, CanEditorRead: canRead, CanEditorWrite: canWrite, Logger: a.log,
 		Protected: a.opts.Protected, ProtectedNames: permissions.ProtectedNames()})
+	s.broker.SetHook(ckptHook{s})
+	s.builtin = s.builtinTools()
 	s.set = settings{Mode: cfg.Agent.DefaultMode, Model: cfg.Model, Thought: "medium"}
 	if s.set.Model == "" {
 		s.set.Model = a.fallbackModel()
@@ -158,9 +166,30 @@ func (a *Agent) newSess(l *session.Log, cwd string, dirs []string, cfg *config.C
 // payloads in order (for session/load to replay).
 func (s *sess) restore(recs []session.Record) ([]json.RawMessage, error) {
 	s.prompted.Store(true)
-	var updates []json.RawMessage
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.applyLocked(session.Live(recs), true)
+}
+
+// rebuild makes the transcript, turns and plan those of the log's live
+// records again (after a rewind); the settings stay as they are.
+func (s *sess) rebuild() error {
+	s.chunks.Flush()
+	recs, err := s.a.opts.Store.Records(string(s.id))
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.transcript, s.turns, s.plan, s.msgSeq = nil, nil, "", 0
+	_, err = s.applyLocked(session.Live(recs), false)
+	return err
+}
+
+// applyLocked applies live records to s (settings too when withMeta) and
+// returns their "update" payloads. The caller holds s.mu.
+func (s *sess) applyLocked(recs []session.Record, withMeta bool) ([]json.RawMessage, error) {
+	var updates []json.RawMessage
 	for _, r := range recs {
 		switch r.Kind {
 		case kindUpdate:
@@ -171,6 +200,10 @@ func (s *sess) restore(recs []session.Record) ([]json.RawMessage, error) {
 					s.plan = tools.PlanText(u.Plan)
 				}
 			}
+		case kindTurn:
+			var tr turnRecord
+			_ = json.Unmarshal(r.Data, &tr)
+			s.turns = append(s.turns, turnInfo{ID: r.Seq, Title: tr.Title})
 		case kindCompact:
 			var msgs []model.Message
 			if err := json.Unmarshal(r.Data, &msgs); err != nil {
@@ -184,6 +217,9 @@ func (s *sess) restore(recs []session.Record) ([]json.RawMessage, error) {
 			}
 			s.transcript = append(s.transcript, m)
 		case kindMeta:
+			if !withMeta {
+				continue
+			}
 			var st settings
 			if err := json.Unmarshal(r.Data, &st); err != nil {
 				return nil, fmt.Errorf("session %s record %d: %w", s.id, r.Seq, err)
@@ -367,6 +403,7 @@ func (s *sess) close() {
 	if err := s.broker.Close(); err != nil {
 		s.a.log.Warn("closing file broker", "session", s.id, "err", err)
 	}
+	s.closeCheckpoints()
 	s.out.Flush(s.a.baseContext())
 	s.out.Close()
 	s.chunks.Close()

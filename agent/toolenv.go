@@ -51,6 +51,7 @@ func (e toolEnv) Update(u acp.ToolCallUpdate) {
 
 func (e toolEnv) StartTerminal(ctx context.Context, spec terminal.Spec) (tools.Terminal, error) {
 	s := e.s
+	s.beforeCommand(ctx)
 	if s.a.clientCapabilities().Terminal {
 		et, err := editor.StartTerminal(ctx, s.a.peer, s.id, spec)
 		if err != nil {
@@ -178,7 +179,7 @@ func (e toolEnv) SubAgent(agentType, callID string) (task.Sub, error) {
 	sub := task.Sub{Backend: s.metered(backend, info), Model: modelID, Cwd: s.cwd, Env: task.PolicyEnv(e, func(c permissions.Call) permissions.Decision {
 		return s.decide(permissions.Mode(s.settings().Mode), c)
 	}),
-		Tool: func(name string) *tools.Tool { return s.a.builtin[name] }}
+		Tool: func(name string) *tools.Tool { return s.builtin[name] }} // commands wrapped for the checkpoints
 	if info.Reasoning {
 		sub.Effort = model.Effort(st.Thought)
 	}

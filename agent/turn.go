@@ -130,6 +130,11 @@ type turnState struct {
 // client the prompt as a user message (it did not show it itself).
 func (s *sess) runTurn(ctx context.Context, t *turnslot.Turn[steerMsg], prompt []acp.ContentBlock, show bool) (acp.StopReason, error) {
 	out := s.a.baseContext()
+	if cmd, ok := slash.Parse(prompt); !ok || slash.ModelTurn(cmd) {
+		// A model turn: its changes to files are its checkpoint.
+		s.beginTurn(promptin.Title(prompt))
+		defer s.endTurn(out)
+	}
 	s.userMessage(out, prompt, show)
 	st := s.settings()
 	if st.Model == "" && s.a.refreshCredentials(out) {
@@ -183,7 +188,7 @@ func (s *sess) runTurn(ctx context.Context, t *turnslot.Turn[steerMsg], prompt [
 			if cmd == "compact" && resolveErr != nil {
 				return "", s.noModel(out, st.Model, resolveErr)
 			}
-			return s.runCommand(ctx, cmd, backend, info)
+			return s.runCommand(ctx, cmd, slash.Args(prompt), backend, info)
 		}
 	}
 	if resolveErr != nil {

@@ -156,6 +156,7 @@ type Broker struct {
 	watchFailed map[string]struct{}
 	closed      bool
 
+	hook     Hook                // see SetHook
 	pending  map[string]struct{} // tracked files with events, checked by watchLoop
 	watchOff bool                // the shared watcher could not be created
 
@@ -233,6 +234,53 @@ func NewBroker(opts BrokerOptions) *Broker {
 	}
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	return b
+}
+
+// Change is a file's content before or after the broker changes it.
+type Change struct {
+	// Path is the file's real path.
+	Path string
+	// Exists is false for a file about to be created, or just removed.
+	Exists  bool
+	Content []byte
+	// TooLarge: the file exists but is larger than MaxFileSize, so
+	// Content is nil; Size is its size.
+	TooLarge bool
+	Size     int64
+}
+
+// Hook is told of every change the broker makes to a file (writes, edits,
+// removals, restores), with the file's lock held: BeforeChange with the
+// content about to be replaced, before anything is written (an error
+// aborts the change and is returned to the caller), AfterChange once the
+// change succeeded. Neither may call back into the Broker.
+type Hook interface {
+	BeforeChange(ctx context.Context, c Change) error
+	AfterChange(c Change)
+}
+
+// SetHook makes h the broker's hook (nil: none).
+func (b *Broker) SetHook(h Hook) {
+	b.mu.Lock()
+	b.hook = h
+	b.mu.Unlock()
+}
+
+func (b *Broker) currentHook() Hook {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.hook
+}
+
+// beforeChange tells the hook what is about to change.
+func (b *Broker) beforeChange(ctx context.Context, h Hook, c Change) error {
+	if h == nil {
+		return nil
+	}
+	if err := h.BeforeChange(ctx, c); err != nil {
+		return &fs.PathError{Op: "write", Path: c.Path, Err: err}
+	}
+	return nil
 }
 
 // Roots returns the roots the broker confines paths to.
@@ -401,6 +449,10 @@ func (b *Broker) WriteFile(ctx context.Context, path, content string) (prev stri
 	if err := ctx.Err(); err != nil {
 		return "", existed, err
 	}
+	h := b.currentHook()
+	if err := b.beforeChange(ctx, h, Change{Path: res.Path, Exists: existed, Content: []byte(prev)}); err != nil {
+		return "", existed, err
+	}
 	if b.edWrite {
 		err = b.edWriteFile(ctx, res, content, expect)
 	} else {
@@ -410,6 +462,9 @@ func (b *Broker) WriteFile(ctx context.Context, path, content string) (prev stri
 		return "", existed, err
 	}
 	b.record(res.Path, e, sha256.Sum256([]byte(content)))
+	if h != nil {
+		h.AfterChange(Change{Path: res.Path, Exists: true, Content: []byte(content)})
+	}
 	return prev, existed, nil
 }
 
@@ -449,6 +504,10 @@ func (b *Broker) EditFile(ctx context.Context, path string, edit func(old string
 	if err := ctx.Err(); err != nil {
 		return prev, "", err
 	}
+	h := b.currentHook()
+	if err := b.beforeChange(ctx, h, Change{Path: res.Path, Exists: true, Content: []byte(prev)}); err != nil {
+		return prev, "", err
+	}
 	if b.edWrite {
 		err = b.edWriteFile(ctx, res, next, expect)
 	} else {
@@ -458,6 +517,9 @@ func (b *Broker) EditFile(ctx context.Context, path string, edit func(old string
 		return prev, "", err
 	}
 	b.record(res.Path, e, sha256.Sum256([]byte(next)))
+	if h != nil {
+		h.AfterChange(Change{Path: res.Path, Exists: true, Content: []byte(next)})
+	}
 	return prev, next, nil
 }
 
@@ -761,6 +823,16 @@ func (b *Broker) Remove(ctx context.Context, path string) error {
 		return err
 	}
 	defer d.Close()
+	h := b.currentHook()
+	if h != nil {
+		c, err := b.diskChange(ctx, res)
+		if err != nil {
+			return err
+		}
+		if err := b.beforeChange(ctx, h, c); err != nil {
+			return err
+		}
+	}
 	if err := d.Remove(name); err != nil {
 		return addPath(err, res.Path)
 	}
@@ -768,5 +840,109 @@ func (b *Broker) Remove(ctx context.Context, path string) error {
 	e.known, e.external = false, false
 	delete(b.changed, res.Path)
 	b.mu.Unlock()
+	if h != nil {
+		h.AfterChange(Change{Path: res.Path})
+	}
+	return nil
+}
+
+// diskChange reads res from disk as a Change (a missing file does not
+// exist; one larger than MaxFileSize is TooLarge).
+func (b *Broker) diskChange(ctx context.Context, res Resolved) (Change, error) {
+	data, err := b.readDisk(ctx, res)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return Change{Path: res.Path}, nil
+	case errors.Is(err, ErrTooLarge):
+		fi, serr := b.lstat(res)
+		if serr != nil {
+			return Change{}, serr
+		}
+		return Change{Path: res.Path, Exists: true, TooLarge: true, Size: fi.Size()}, nil
+	case err != nil:
+		return Change{}, err
+	}
+	return Change{Path: res.Path, Exists: true, Content: data}, nil
+}
+
+// Current returns the file's current content through the read channel
+// (the editor's buffer when it can read), without recording it as the
+// agent's view.
+func (b *Broker) Current(ctx context.Context, path string) (Change, error) {
+	res, err := b.resolve(path)
+	if err != nil {
+		return Change{}, err
+	}
+	if b.edRead {
+		content, existed, err := b.current(ctx, res)
+		if err != nil {
+			return Change{}, err
+		}
+		return Change{Path: res.Path, Exists: existed, Content: []byte(content)}, nil
+	}
+	return b.diskChange(ctx, res)
+}
+
+// Restore makes the file at path hold content (exists false: removes it),
+// without the stale-write check: it is the user's decision to put back an
+// earlier version (see package checkpoint). The hook is told as for any
+// change, and the new content becomes the agent's view.
+func (b *Broker) Restore(ctx context.Context, path string, content []byte, exists bool) error {
+	res, err := b.resolve(path)
+	if err != nil {
+		return err
+	}
+	if res.Rel == "." {
+		return &fs.PathError{Op: "write", Path: res.Path, Err: syscall.EISDIR}
+	}
+	if err := b.guard.redirected(path, res); err != nil {
+		return err
+	}
+	expect := b.guard.expectProtected(path)
+	e := b.entry(res.Path)
+	if err := e.acquire(ctx); err != nil {
+		return err
+	}
+	defer e.release()
+	h := b.currentHook()
+	if h != nil {
+		c, err := b.diskChange(ctx, res)
+		if err != nil {
+			return err
+		}
+		if err := b.beforeChange(ctx, h, c); err != nil {
+			return err
+		}
+	}
+	if !exists {
+		d, name, err := b.openWriteDir(res, false, expect)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		if err := d.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return addPath(err, res.Path)
+		}
+		b.mu.Lock()
+		e.known, e.external = false, false
+		delete(b.changed, res.Path)
+		b.mu.Unlock()
+	} else {
+		if b.edWrite {
+			err = b.edWriteFile(ctx, res, string(content), expect)
+		} else {
+			err = b.writeDisk(res, content, expect)
+		}
+		if err != nil {
+			return err
+		}
+		b.record(res.Path, e, sha256.Sum256(content))
+	}
+	if h != nil {
+		h.AfterChange(Change{Path: res.Path, Exists: exists, Content: content})
+	}
 	return nil
 }

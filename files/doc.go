@@ -56,4 +56,12 @@
 // the agent last saw; the model is told to read the file again. A watcher on
 // the touched directories additionally catches changes that were reverted
 // before the write (A→B→A) and feeds [Broker.ChangedSince].
+//
+// # Hooks
+//
+// A [Hook] ([Broker.SetHook]) is told of every change: the content about to
+// be replaced before anything is written (an error aborts the change), the
+// new content after. acpd's checkpoints are one. [Broker.Restore] puts an
+// earlier content back without the stale check (the user chose it), and
+// [Broker.Current] reads a file without making it the agent's view.
 package files

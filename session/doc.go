@@ -17,6 +17,8 @@
 //	index.lock            flock guarding the index
 //	sessions/<id>.jsonl   one append-only log per session
 //	sessions/<id>.lock    flock held while the session is open; holder info
+//	data/<id>/            the caller's own files for the session (DataDir),
+//	                      removed with it
 //
 // Directories are created with mode 0700, files with mode 0600. Session ids
 // are 1..128 bytes of [A-Za-z0-9._-] not starting with '.', so an id taken
@@ -37,6 +39,10 @@
 // UTC, RFC 3339 with nanoseconds; kind is 1..64 bytes of [A-Za-z0-9._/-];
 // data is any compact JSON value. A reader rejects a header whose "v" is not
 // 1.
+//
+// A record of kind "rewind" ([Log.Rewind]) drops the records between the
+// sequence number it names and itself; [Live] applies the rewinds of a
+// log, which stays append-only.
 //
 // # Crash safety
 //

@@ -153,6 +153,17 @@ func (s *Store) indexPath() string        { return filepath.Join(s.dir, "index.j
 func (s *Store) indexLockPath() string    { return filepath.Join(s.dir, "index.lock") }
 func (s *Store) journalPath() string      { return filepath.Join(s.dir, "index.jsonl") }
 func (s *Store) logPath(id string) string { return filepath.Join(s.sessionsDir(), id+logSuffix) }
+
+// DataDir returns the directory where the caller may keep session id's
+// own files (acpd's checkpoints): <dir>/data/<id>, not created here, and
+// removed with the session by Delete.
+func (s *Store) DataDir(id string) (string, error) {
+	if err := validateID(id); err != nil {
+		return "", err
+	}
+	return filepath.Join(s.dir, "data", id), nil
+}
+
 func (s *Store) lockPath(id string) string {
 	return filepath.Join(s.sessionsDir(), id+lockSuffix)
 }
@@ -494,7 +505,8 @@ func (s *Store) List(f Filter) ([]Meta, error) {
 	return out, err
 }
 
-// Delete removes session id: its log, lock file and index entry. It fails
+// Delete removes session id: its log, its data directory (DataDir), lock
+// file and index entry. It fails
 // with *LockedError while the session is open anywhere (this process
 // included) and with an error wrapping ErrNotFound when neither a log nor an
 // index entry exists.
@@ -537,6 +549,10 @@ func (s *Store) Delete(id string) error {
 		logExisted = false
 	}
 	removeTemps(path)
+	if err := os.RemoveAll(filepath.Join(s.dir, "data", id)); err != nil {
+		sl.release(false)
+		return fmt.Errorf("session: delete %s's data: %w", id, err)
+	}
 	if err := syncDir(s.sessionsDir()); err != nil {
 		sl.release(false)
 		return err

@@ -511,10 +511,23 @@ func TestDelete(t *testing.T) {
 	s := newStore(t)
 	id, _ := makeSession(t, s, 2)
 	keep, _ := makeSession(t, s, 1)
+	data, err := s.DataDir(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(data, "blobs"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(data, "blobs", "x"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DataDir("../x"); !errors.Is(err, ErrInvalidID) {
+		t.Errorf("DataDir of a bad id: %v", err)
+	}
 	if err := s.Delete(id); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{s.logPath(id), s.lockPath(id)} {
+	for _, p := range []string{s.logPath(id), s.lockPath(id), data} {
 		if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
 			t.Errorf("%s still exists: %v", p, err)
 		}

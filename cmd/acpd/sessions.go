@@ -67,7 +67,7 @@ func newSessionsCmd(g *globalFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return printSession(cmd.OutOrStdout(), meta, recs)
+			return printSession(cmd.OutOrStdout(), meta, session.Live(recs))
 		},
 	}
 	rm := &cobra.Command{

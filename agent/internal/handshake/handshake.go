@@ -35,7 +35,7 @@ const (
 // Reply is initialize's answer, from the agent name at version, to a
 // client with caps (nil: none advertised): protocol version 1 whatever the
 // client asked for (it decides whether it can go on); session load,
-// resume, list, close, delete and additional directories; images and
+// resume, list, close, delete, fork (unstable) and additional directories; images and
 // embedded context in prompts, audio too when audio (the default model
 // takes it); HTTP and SSE MCP servers; logout when logout; prompt queueing
 // and steering; and the [Offered] authentication methods.
@@ -54,6 +54,8 @@ func Reply(caps *acp.ClientCapabilities, name, version string, audio, logout boo
 				Close:                 &acp.SessionCloseCapabilities{},
 				Delete:                &acp.SessionDeleteCapabilities{},
 				AdditionalDirectories: &acp.SessionAdditionalDirectoriesCapabilities{},
+				// UNSTABLE in ACP; clients that do not know it ignore it.
+				Fork: &acp.SessionForkCapabilities{},
 			},
 		},
 		AuthMethods: Offered(caps),

@@ -17,7 +17,17 @@ var commands = []acp.AvailableCommand{
 	{Name: "plan", Description: "Switch to plan mode (read-only)"},
 	{Name: "review", Description: "Review the uncommitted changes, a branch against its base, or a commit",
 		Input: &acp.AvailableCommandInput{Unstructured: &acp.UnstructuredCommandInput{Hint: "nothing, base BRANCH, or commit SHA (then what to focus on)"}}},
+	{Name: "undo", Description: "Restore the files the last turn changed"},
+	{Name: "rewind", Description: "List the turns, or go back to one: its files and the conversation",
+		Input: &acp.AvailableCommandInput{Unstructured: &acp.UnstructuredCommandInput{Hint: "nothing to list the turns, or a turn's number"}}},
+	{Name: "fork", Description: "Copy this session (up to a turn) into a new one",
+		Input: &acp.AvailableCommandInput{Unstructured: &acp.UnstructuredCommandInput{Hint: "nothing for the whole session, or a turn's number"}}},
 }
+
+// ModelTurn reports whether command name is a model turn (which may
+// change files, so it gets a checkpoint) rather than one of acpd's own
+// actions.
+func ModelTurn(name string) bool { return name == "init" || name == "review" }
 
 // Commands returns the slash commands acpd offers (a copy).
 func Commands() []acp.AvailableCommand { return slices.Clone(commands) }

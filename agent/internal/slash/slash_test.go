@@ -24,7 +24,7 @@ func TestParse(t *testing.T) {
 	if got := Args(text("/review")); got != "" {
 		t.Errorf("Args of no arguments = %q", got)
 	}
-	if len(Commands()) != 4 {
+	if len(Commands()) != 7 {
 		t.Errorf("commands = %+v", Commands())
 	}
 }
