@@ -15,6 +15,7 @@ var toolInputs = map[string]struct {
 	hidden []string
 }{
 	"apply_patch": {typ: reflect.TypeFor[applyPatchInput]()},
+	"ask_user":    {typ: reflect.TypeFor[askInput]()},
 	"edit_file":   {typ: reflect.TypeFor[editFileInput]()},
 	"glob":        {typ: reflect.TypeFor[globInput]()},
 	"grep":        {typ: reflect.TypeFor[grepInput]()},

@@ -1,7 +1,7 @@
 // Package tools holds acpd's built-in tools: the tools the model calls to
 // read, search and edit files, run commands and keep a plan. A [Tool] is its
 // definition for the model, its ACP kind, whether it is read-only, a title
-// renderer and its Run function; [Builtin] returns the eight built-in tools.
+// renderer and its Run function; [Builtin] returns the built-in tools.
 //
 // A tool reaches the session only through [Env]: resolving a path against
 // the session roots, asking permission, the file broker, reporting progress,
@@ -87,6 +87,11 @@ type Result struct {
 	// tool_call_update was sent: it releases what that update still shows
 	// (the editor's terminal, which the client forgets on release).
 	After func()
+	// EndTurn, when not empty, ends the prompt turn once the response's
+	// calls have run: the agent shows it as its message (ask_user's
+	// question to a client without forms, answered by the next prompt)
+	// and the turn stops with end_turn.
+	EndTurn string
 }
 
 // MaxResultBytes bounds a tool result given back to the model.
@@ -193,7 +198,7 @@ func Builtin(o Options) []*Tool {
 	ts := []*Tool{
 		readFileTool(), writeFileTool(), editFileTool(), listDirTool(),
 		globTool(o), grepTool(o), runCommandTool(o), planTool(),
-		multiEditTool(), applyPatchTool(), jobOutputTool(), jobStopTool(), webFetchTool(), webSearchTool(),
+		multiEditTool(), applyPatchTool(), jobOutputTool(), jobStopTool(), webFetchTool(), webSearchTool(), askUserTool(),
 	}
 	slices.SortFunc(ts, func(a, b *Tool) int { return strings.Compare(a.Def.Name, b.Def.Name) })
 	return ts
@@ -272,6 +277,7 @@ var argAliases = map[string][]string{
 	"old_str": {"old_string"}, "new_str": {"new_string"}, "old": {"old_string"}, "new": {"new_string"},
 	"cmd": {"command"}, "regex": {"pattern"}, "query": {"pattern"}, "glob": {"include"},
 	"text": {"content"}, "contents": {"content"}, "patch": {"input"},
+	"options": {"choices"},
 }
 
 // jsonFields lists the JSON names of t's fields (t a struct type).

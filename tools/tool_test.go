@@ -25,7 +25,7 @@ func TestBuiltin(t *testing.T) {
 	if !slices.IsSorted(names) || len(slices.Compact(slices.Clone(names))) != len(names) {
 		t.Fatalf("names %v", names)
 	}
-	for _, n := range []string{"read_file", "write_file", "edit_file", "multi_edit", "apply_patch", "list_dir", "glob", "grep", "run_command", "job_output", "job_stop", "update_plan", "web_fetch"} {
+	for _, n := range []string{"read_file", "write_file", "edit_file", "multi_edit", "apply_patch", "list_dir", "glob", "grep", "run_command", "job_output", "job_stop", "update_plan", "web_fetch", "ask_user"} {
 		if !slices.Contains(names, n) {
 			t.Errorf("no %s in %v", n, names)
 		}

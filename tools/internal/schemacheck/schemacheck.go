@@ -33,6 +33,9 @@ func problems(path string, s map[string]any, typ reflect.Type, hidden []string) 
 		}
 		return path + ": " + fmt.Sprintf(format, args...)
 	}
+	if typ.Kind() == reflect.Pointer {
+		typ = typ.Elem() // an optional argument whose absence means a default
+	}
 	want := ""
 	switch typ.Kind() {
 	case reflect.String:

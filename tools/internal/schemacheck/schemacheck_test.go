@@ -30,3 +30,17 @@ func TestProblems(t *testing.T) {
 		}
 	}
 }
+
+// A pointer field is an optional argument of its element's type.
+func TestPointerField(t *testing.T) {
+	t.Parallel()
+	type in struct {
+		Free *bool `json:"free"`
+	}
+	if p := Problems(json.RawMessage(`{"type":"object","properties":{"free":{"type":"boolean"}},"additionalProperties":false}`), reflect.TypeFor[in]()); len(p) != 0 {
+		t.Errorf("problems %q", p)
+	}
+	if p := Problems(json.RawMessage(`{"type":"object","properties":{"free":{"type":"string"}},"additionalProperties":false}`), reflect.TypeFor[in]()); len(p) != 1 || !strings.Contains(p[0], `wants "boolean"`) {
+		t.Errorf("problems %q", p)
+	}
+}
