@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sort"
+	"strings"
 
 	"acpd/acp"
 	"acpd/agent/internal/batch"
@@ -91,14 +92,15 @@ func (s *sess) toolCallStarted(c *model.StreamedCall) *acp.ToolCall {
 
 // runCalls runs the response's tool calls (package agent/internal/batch) and
 // appends their results to the transcript. done reports that the turn ends
-// here (with stop).
+// here (with stop): cancelled, or a call that ends the turn
+// (tools.Result.EndTurn) had its text shown as the agent's message.
 func (s *sess) runCalls(ctx context.Context, ts *turnState) (stop acp.StopReason, done bool) {
 	out := s.a.baseContext()
 	calls := make([]batch.Call, len(ts.calls))
 	for i, c := range ts.calls {
 		calls[i] = batch.Call{ID: c.ID, Name: c.Name, Input: c.Input, Refused: ts.refused[c.ID]}
 	}
-	results := batch.Run(ctx, batch.Options{
+	results, ends := batch.Run(ctx, batch.Options{
 		Tools:  s.tools,
 		Env:    toolEnv{s},
 		Update: func(u acp.ToolCallUpdate) { s.notify(out, acp.SessionUpdate{ToolCallUpdate: &u}) },
@@ -119,6 +121,14 @@ func (s *sess) runCalls(ctx context.Context, ts *turnState) (stop acp.StopReason
 	s.appendMessage(model.Message{Role: model.RoleUser, Parts: results})
 	if ctx.Err() != nil {
 		return acp.StopReasonCancelled, true
+	}
+	if len(ends) > 0 {
+		// ask_user without forms: its question is the agent's message,
+		// and the user's next prompt answers it.
+		text := strings.Join(ends, "\n\n")
+		s.notify(out, acp.SessionUpdate{AgentMessageChunk: textChunk(text, newID("m_"))})
+		s.appendMessage(model.Message{Role: model.RoleAssistant, Parts: []model.Part{{Type: model.PartText, Text: text}}})
+		return acp.StopReasonEndTurn, true
 	}
 	return "", false
 }

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"acpd/acp"
 	"acpd/agent/internal/editor"
@@ -129,6 +130,36 @@ func (a *Agent) wantsTerminalMeta() bool {
 	caps := a.clientCapabilities()
 	v, ok := caps.Meta["terminal_output"].(bool)
 	return ok && v
+}
+
+var _ tools.Asker = toolEnv{}
+
+// AskUser puts ask_user's question to the user as elicitation/create (a
+// form scoped to the session and the call), when the editor shows forms.
+func (e toolEnv) AskUser(ctx context.Context, c *tools.Call, message string, schema acp.ElicitationSchema) (acp.CreateElicitationResponse, error) {
+	s := e.s
+	if ec := s.a.clientCapabilities().Elicitation; ec == nil || ec.Form == nil {
+		return acp.CreateElicitationResponse{}, tools.ErrCannotAsk
+	}
+	peer, ok := s.a.peer()
+	if !ok {
+		return acp.CreateElicitationResponse{}, tools.ErrCannotAsk
+	}
+	id := acp.ToolCallID(c.ID)
+	resp, err := peer.CreateElicitation(ctx, &acp.CreateElicitationRequest{Message: message,
+		Form: &acp.ElicitationFormMode{RequestedSchema: schema, Session: &acp.ElicitationSessionScope{SessionID: s.id, ToolCallID: &id}}})
+	if err != nil {
+		if ctx.Err() != nil {
+			return acp.CreateElicitationResponse{}, ctx.Err()
+		}
+		return acp.CreateElicitationResponse{}, err
+	}
+	return *resp, nil
+}
+
+// AskTimeout is agent.ask_timeout_ms (0: tools.DefaultAskTimeout).
+func (e toolEnv) AskTimeout() time.Duration {
+	return time.Duration(max(e.s.cfg.Agent.AskTimeoutMs, 0)) * time.Millisecond
 }
 
 var _ task.Host = toolEnv{}

@@ -158,6 +158,9 @@ type AgentConfig struct {
 	// take to start before it is marked unavailable, in milliseconds (0:
 	// 30000; a configured server's startup_timeout_sec wins).
 	MCPStartTimeoutMs int `toml:"mcp_start_timeout_ms"`
+	// AskTimeoutMs is how long ask_user waits for the user's answer to a
+	// form, in milliseconds (0: 600000, ten minutes).
+	AskTimeoutMs int `toml:"ask_timeout_ms"`
 }
 
 // EnvConfig controls the environment passed to child processes.

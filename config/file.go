@@ -345,6 +345,9 @@ func validate(name string, c *Config, idx *posIndex) []error {
 	if idx.has("agent.mcp_start_timeout_ms") && c.Agent.MCPStartTimeoutMs < 0 {
 		add("agent.mcp_start_timeout_ms", "agent.mcp_start_timeout_ms: must not be negative")
 	}
+	if idx.has("agent.ask_timeout_ms") && c.Agent.AskTimeoutMs < 0 {
+		add("agent.ask_timeout_ms", "agent.ask_timeout_ms: must not be negative")
+	}
 	if idx.has("sandbox.mode") {
 		if err := checkOneOf("sandbox.mode", c.Sandbox.Mode, sandboxModes); err != nil {
 			add("sandbox.mode", "%v", err)

@@ -69,9 +69,11 @@ type Options struct {
 }
 
 // Run runs calls and returns their results (model.PartToolResult parts),
-// in the calls' order. A call that cannot run (refused, cancelled before it
-// started, abandoned) gets an error result and a failed update.
-func Run(ctx context.Context, o Options, calls []Call) []model.Part {
+// in the calls' order, and the texts of the results that end the turn
+// (tools.Result.EndTurn), in the same order. A call that cannot run
+// (refused, cancelled before it started, abandoned) gets an error result
+// and a failed update.
+func Run(ctx context.Context, o Options, calls []Call) ([]model.Part, []string) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -80,6 +82,7 @@ func Run(ctx context.Context, o Options, calls []Call) []model.Part {
 		o.Update(acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(c.ID), Status: &st})
 	}
 	results := make([]model.Part, len(calls))
+	ends := make([]string, len(calls))
 	all := o.Tools()
 	readOnly := func(c Call) bool { t := all[c.Name]; return t != nil && t.ReadOnly }
 	// Once ctx ends, running calls get AbandonGrace to stop; a call stuck
@@ -156,6 +159,7 @@ func Run(ctx context.Context, o Options, calls []Call) []model.Part {
 				failed(c)
 			}
 			results[k] = r.Part(c.ID)
+			ends[k] = r.EndTurn
 		}
 		if abandoned {
 			o.Abandon(wg.Wait)
@@ -167,7 +171,7 @@ func Run(ctx context.Context, o Options, calls []Call) []model.Part {
 	if !o.Images {
 		dropImages(results)
 	}
-	return results
+	return results, slices.DeleteFunc(ends, func(s string) bool { return s == "" })
 }
 
 // runSafe is run on a goroutine of its own: a panicking tool fails its

@@ -35,13 +35,13 @@ func TestRun(t *testing.T) {
 		Abandon: func(wait func()) { t.Error("nothing should be abandoned") },
 	}
 	in := json.RawMessage(`{}`)
-	res := Run(context.Background(), o, []Call{
+	res, ends := Run(context.Background(), o, []Call{
 		{ID: "a", Name: "img", Input: in},
 		{ID: "b", Name: "img", Input: in, Refused: true},
 		{ID: "c", Name: "nope", Input: in},
 		{ID: "d", Name: "boom", Input: in},
 	})
-	if len(res) != 4 {
+	if len(res) != 4 || len(ends) != 0 {
 		t.Fatalf("%d results", len(res))
 	}
 	for i, id := range []string{"a", "b", "c", "d"} {
@@ -64,5 +64,25 @@ func TestRun(t *testing.T) {
 	}
 	if !res[1].IsError || !res[2].IsError || !res[3].IsError {
 		t.Errorf("refused, unknown and panicking calls must fail: %+v", res[1:])
+	}
+}
+
+// The texts of results that end the turn come back in the calls' order.
+func TestRunEndTurn(t *testing.T) {
+	ask := &tools.Tool{Def: model.ToolDef{Name: "ask"}, ReadOnly: true, Run: func(ctx context.Context, env tools.Env, c *tools.Call) tools.Result {
+		return tools.Result{Text: "shown", EndTurn: "Q" + c.ID}
+	}}
+	plain := &tools.Tool{Def: model.ToolDef{Name: "plain"}, ReadOnly: true, Run: func(ctx context.Context, env tools.Env, c *tools.Call) tools.Result {
+		return tools.Result{Text: "ok"}
+	}}
+	o := Options{
+		Tools:   func() map[string]*tools.Tool { return map[string]*tools.Tool{"ask": ask, "plain": plain} },
+		Update:  func(acp.ToolCallUpdate) {},
+		Abandon: func(wait func()) { t.Error("nothing should be abandoned") },
+	}
+	in := json.RawMessage(`{}`)
+	res, ends := Run(context.Background(), o, []Call{{ID: "1", Name: "ask", Input: in}, {ID: "2", Name: "plain", Input: in}, {ID: "3", Name: "ask", Input: in}})
+	if len(res) != 3 || len(ends) != 2 || ends[0] != "Q1" || ends[1] != "Q3" {
+		t.Fatalf("results %+v, ends %q", res, ends)
 	}
 }

@@ -49,7 +49,7 @@ const Base = `You are acpd, a coding agent. You work in the user's project throu
 func ModeText(mode string) string {
 	switch permissions.Mode(mode) {
 	case permissions.ModePlan:
-		return "plan: read-only. Edits and commands are refused (those tools are not offered). Explore with the read and search tools, produce the plan (update_plan), then ask the user to switch to another mode to carry it out."
+		return "plan: read-only. Edits and commands are refused (those tools are not offered). Explore with the read and search tools, settle open points you cannot decide yourself with ask_user (one question per call), produce the plan (update_plan), then ask the user to switch to another mode to carry it out."
 	case permissions.ModeAutoEdit:
 		return "auto-edit: reads and file edits inside the workspace are allowed; commands ask the user for approval."
 	case permissions.ModeFull:
