@@ -1,7 +1,8 @@
 // Package client implements the client side of ACP (the Agent Client
 // Protocol) for running an agent headless: it serves the agent's fs/*,
 // terminal/* and session/request_permission requests locally and hands
-// session/update notifications to the caller. `acpd run` uses it to host
+// session/update notifications to the caller; form elicitations go to the
+// caller too. `acpd run` uses it to host
 // acpd's own agent or any other ACP agent without an editor.
 //
 // # Files
@@ -69,6 +70,12 @@ type Options struct {
 	// every request with the first reject_once option (see Select): the
 	// client fails closed.
 	Permission func(ctx context.Context, req acp.RequestPermissionRequest) (acp.RequestPermissionResponse, error)
+	// Elicit answers elicitation/create in form mode (an agent's question
+	// to the user, or an MCP server's form it forwards). It may block and
+	// must return promptly once ctx ends (the agent withdrew the request).
+	// When set, Dial advertises form elicitation; nil answers every
+	// request "decline". URL elicitation is always declined.
+	Elicit func(ctx context.Context, req acp.CreateElicitationRequest) (acp.CreateElicitationResponse, error)
 	// OnUpdate receives every session/update notification, on the
 	// connection's notification goroutine (or its read loop when the Conn's
 	// Options.Immediate selects session/update, which keeps updates in
@@ -162,7 +169,19 @@ var _ interface {
 	acp.ClientWaitForTerminalExit
 	acp.ClientKillTerminal
 	acp.ClientReleaseTerminal
+	acp.ClientCreateElicitation
 } = handlers{}
+
+func (h handlers) CreateElicitation(ctx context.Context, req *acp.CreateElicitationRequest) (*acp.CreateElicitationResponse, error) {
+	if h.c.o.Elicit == nil || req.Form == nil {
+		return &acp.CreateElicitationResponse{Decline: &acp.CreateElicitationResponseDecline{}}, nil
+	}
+	resp, err := h.c.o.Elicit(ctx, *req)
+	if err != nil {
+		return nil, err
+	}
+	return &resp, nil
+}
 
 func (h handlers) SessionUpdate(_ context.Context, n *acp.SessionNotification) error {
 	if h.c.o.OnUpdate != nil {

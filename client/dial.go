@@ -54,10 +54,10 @@ var ErrAgentExited = errors.New("the agent exited")
 
 // Dial connects to the agent through t, starts serving it as o describes
 // and initializes it (protocol version 1, file system and terminal
-// capabilities). Session updates reach o.OnUpdate in order with the
-// responses to the calls that caused them; those an agent replays while it
-// loads a session (LoadSession) are not delivered. On error nothing is left
-// running.
+// capabilities, form elicitation when o.Elicit is set). Session updates
+// reach o.OnUpdate in order with the responses to the calls that caused
+// them; those an agent replays while it loads a session (LoadSession) are
+// not delivered. On error nothing is left running.
 func Dial(ctx context.Context, t Transport, o Options, d *DialOptions) (*Conn, error) {
 	if d == nil {
 		d = &DialOptions{}
@@ -105,14 +105,18 @@ func Dial(ctx context.Context, t Transport, o Options, d *DialOptions) (*Conn, e
 		info.Name = "acpd"
 	}
 	c.agent = acp.NewAgentConn(c.rpc)
+	caps := &acp.ClientCapabilities{
+		Fs:       &acp.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true},
+		Terminal: true,
+		Meta:     d.CapabilitiesMeta,
+	}
+	if o.Elicit != nil {
+		caps.Elicitation = &acp.ElicitationCapabilities{Form: &acp.ElicitationFormCapabilities{}}
+	}
 	ini, err := c.agent.Initialize(ctx, &acp.InitializeRequest{
-		ProtocolVersion: 1,
-		ClientCapabilities: &acp.ClientCapabilities{
-			Fs:       &acp.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true},
-			Terminal: true,
-			Meta:     d.CapabilitiesMeta,
-		},
-		ClientInfo: &info,
+		ProtocolVersion:    1,
+		ClientCapabilities: caps,
+		ClientInfo:         &info,
 	})
 	if err = c.fail(ctx, err); err != nil {
 		c.Close()
