@@ -222,7 +222,7 @@ func TestOfferedTools(t *testing.T) {
 	env.setModel("test/gpt-5", rec)
 	c.mustPrompt(sid, "hi", acp.StopReasonEndTurn)
 	names := toolNames(rec.last(t))
-	want := []string{"edit_file", "glob", "grep", "job_output", "job_stop", "list_dir", "multi_edit", "read_file", "run_command", "task", "update_plan", "web_fetch", "write_file"}
+	want := []string{"ask_user", "edit_file", "glob", "grep", "job_output", "job_stop", "list_dir", "multi_edit", "read_file", "run_command", "task", "update_plan", "web_fetch", "write_file"}
 	if !slices.Equal(names, want) {
 		t.Errorf("tools %v, want %v", names, want)
 	}
@@ -235,7 +235,7 @@ func TestOfferedTools(t *testing.T) {
 	}
 	c.mustMode(sid, "plan")
 	c.mustPrompt(sid, "hi", acp.StopReasonEndTurn)
-	if names, want := toolNames(rec.last(t)), []string{"glob", "grep", "job_output", "list_dir", "read_file", "task", "update_plan"}; !slices.Equal(names, want) {
+	if names, want := toolNames(rec.last(t)), []string{"ask_user", "glob", "grep", "job_output", "list_dir", "read_file", "task", "update_plan"}; !slices.Equal(names, want) {
 		t.Errorf("plan-mode tools %v, want %v", names, want)
 	}
 }
