@@ -227,6 +227,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{"run", "--agent", "'unterminated", "hi"},
 		{"run", "--agent-arg", "x", "hi"},
 		{"run", "--cwd", "/nonexistent/dir", "hi"},
+		{"run", "--answers", "/nonexistent/answers.json", "hi"},
 	} {
 		stdout, stderr, code := runCLI(t, iso.Env(), args...)
 		if code != 2 || stdout != "" || !strings.Contains(stderr, "acpd run:") {

@@ -51,6 +51,7 @@ type Flags struct {
 	ui              bool
 	failOnRefusal   bool
 	followUps       []string
+	answers         string
 
 	set *pflag.FlagSet // where Register defined them, for Changed
 }
@@ -77,6 +78,7 @@ func (f *Flags) Register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.timeout, "timeout", 0, "cancel the turn after this long, e.g. 10m (exit status 124)")
 	fs.BoolVar(&f.ui, "ui", false, "host MCP App views in the browser: serve a page on 127.0.0.1 and open it")
 	fs.StringArrayVar(&f.followUps, "follow-up", nil, "send this prompt too, as the next turn of the session once the turn before it ends (repeatable, in order; a turn that does not end normally stops the rest)")
+	fs.StringVar(&f.answers, "answers", "", `answers to the agent's questions (ask_user, MCP servers' forms): a JSON object {"question": answer} or one answer per line, in order; without, questions are asked on the terminal (declined without one, and always under --approve none)`)
 	fs.BoolVar(&f.failOnRefusal, "fail-on-refusal", false, "exit 3 when a permission request was refused (by --approve, --policy or for want of a terminal), so a CI step fails when the agent could not do what it tried")
 }
 

@@ -36,6 +36,9 @@ type output interface {
 	// ask asks the user to choose among options for tool call t, reading
 	// the terminal tty; cancel closing ends the question as cancelled.
 	ask(ctx context.Context, t *toolInfo, options []acp.PermissionOption, tty *ttyReader, cancel <-chan struct{}) (acp.RequestPermissionResponse, error)
+	// pause prints lines (a question) on stderr and keeps the view still
+	// until resume is called: the user's answer is read meanwhile.
+	pause(lines []string) (resume func())
 	// stop is called when the turn has ended.
 	stop()
 	// result shows the end of the run.
@@ -79,6 +82,9 @@ type Result struct {
 	FilesChanged []string `json:"filesChanged"`
 	// Permissions are the permission requests and how each was decided.
 	Permissions []PermissionRecord `json:"permissions"`
+	// Questions are the agent's questions (elicitation forms) and how
+	// each was answered.
+	Questions []QuestionRecord `json:"questions,omitempty"`
 	// Usage is the agent's last usage report, if it sent any.
 	Usage *UsageRecord `json:"usage,omitempty"`
 	// Tokens are the tokens the run's turns used, when the agent reported
@@ -169,6 +175,7 @@ func (r *runner) result(code int, msg string) Result {
 		ToolCalls:    []ToolRecord{},
 		FilesChanged: []string{},
 		Permissions:  slices.Clone(r.perms),
+		Questions:    slices.Clone(r.questions),
 		DurationMs:   time.Since(r.start).Milliseconds(),
 		Tokens:       r.tokens,
 	}
@@ -349,7 +356,7 @@ func (o *jsonOutput) write(v any) {
 }
 
 func (o *jsonOutput) notice(s string) {
-	if o.quiet && !strings.Contains(s, "rejected") {
+	if o.quiet && !important(s) {
 		return
 	}
 	o.mu.Lock()
@@ -362,6 +369,15 @@ func (o *jsonOutput) ask(ctx context.Context, t *toolInfo, options []acp.Permiss
 }
 
 func (o *jsonOutput) result(res Result) { o.write(res) }
+
+func (o *jsonOutput) pause(lines []string) func() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, l := range lines {
+		fmt.Fprintln(o.stderr, l)
+	}
+	return func() {}
+}
 
 // plainOutput is the text output without a live view: the answer streams
 // to stdout, one line per event on stderr, no colour, no cursor movement.
@@ -517,7 +533,7 @@ func (o *plainOutput) forceLine(s string) {
 func (o *plainOutput) notice(s string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.quiet && !strings.Contains(s, "rejected") {
+	if o.quiet && !important(s) {
 		return
 	}
 	o.forceLine(oneLine(s))
@@ -531,6 +547,19 @@ func (o *plainOutput) ask(ctx context.Context, t *toolInfo, options []acp.Permis
 	}
 	o.mu.Unlock()
 	return askLines(ctx, o.stderr, t, options, tty, cancel)
+}
+
+func (o *plainOutput) pause(lines []string) func() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.breakLines && o.midLine {
+		io.WriteString(o.stdout, "\n")
+		o.midLine = false
+	}
+	for _, l := range lines {
+		fmt.Fprintln(o.stderr, l)
+	}
+	return func() {}
 }
 
 func (o *plainOutput) stop() {
@@ -549,6 +578,12 @@ func (o *plainOutput) result(res Result) {
 	if !o.quiet {
 		fmt.Fprintln(o.stderr, "— "+summaryLine(res))
 	}
+}
+
+// important reports whether a notice is shown under --quiet too: a
+// refusal, or a question declined for the user.
+func important(s string) bool {
+	return strings.Contains(s, "rejected") || strings.Contains(s, "declined")
 }
 
 // askLines asks on the terminal with numbered options, one line per answer.

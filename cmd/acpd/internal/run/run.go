@@ -125,6 +125,12 @@ func Run(ctx context.Context, o Options, f *Flags, args []string) error {
 			return UsageError("--policy: " + err.Error())
 		}
 	}
+	var answers *answerFile
+	if f.answers != "" {
+		if answers, err = loadAnswers(f.answers); err != nil {
+			return UsageError("--answers: " + err.Error())
+		}
+	}
 	var mcpServers []acp.McpServer
 	if f.mcpConfig != "" {
 		if mcpServers, err = loadMCPConfig(f.mcpConfig); err != nil {
@@ -172,6 +178,7 @@ func Run(ctx context.Context, o Options, f *Flags, args []string) error {
 	}
 
 	r := newRunner(o, f, lg, cwd, policy)
+	r.answers = answers
 	r.escalate = r.escalate || f.approve == approveAll && cfg.Sandbox.Escalate == "allow"
 	r.start = start
 	defer r.closeTTY()
@@ -254,6 +261,7 @@ func (r *runner) run(ctx context.Context, loader *config.Loader, argv []string, 
 		Cwd:        r.cwd,
 		Protected:  []string{config.UserDir(os.Getenv), cfg.State.Dir},
 		Permission: r.permission,
+		Elicit:     r.elicit,
 		OnUpdate:   r.update,
 		Logger:     slog.New(r.log),
 		// The agent's commands write to the model, not to a screen.
@@ -398,6 +406,9 @@ type runner struct {
 	usage     *acp.UsageUpdate
 	tokens    *TokensRecord // the turns' PromptResponse.usage, summed
 	perms     []PermissionRecord
+	questions []QuestionRecord
+	// answers are --answers FILE's (nil without), used in order.
+	answers *answerFile
 	// releasedOut holds the output of terminals the agent released, until
 	// their tool call ends (cmdout.go; guarded by mu).
 	releasedOut   map[acp.TerminalID]acp.TerminalOutputResponse

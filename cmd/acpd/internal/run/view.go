@@ -388,6 +388,20 @@ func (v *liveView) notice(s string) {
 	v.redraw()
 }
 
+func (v *liveView) pause(lines []string) func() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.paused = true
+	v.flushPartial()
+	v.commit(lines...)
+	return func() {
+		v.mu.Lock()
+		defer v.mu.Unlock()
+		v.paused = false
+		v.redraw()
+	}
+}
+
 func (v *liveView) stop() {
 	v.mu.Lock()
 	if v.stopped {
