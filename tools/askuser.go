@@ -110,21 +110,28 @@ func runAskUser(ctx context.Context, env Env, c *Call) Result {
 	actx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	resp, err := asker.AskUser(actx, c, a.Question, AskForm(choices, free, a.MultiSelect))
+	// The card shows the user what became of the question; the text is
+	// for the model.
+	shown := func(text, card string) Result {
+		return Result{Text: text, Content: []acp.ToolCallContent{TextContent(a.Question + "\n\n" + card)}}
+	}
 	switch {
 	case ctx.Err() != nil:
 		return Errorf("cancelled by the user")
 	case errors.Is(err, ErrCannotAsk):
 		return askInMessage(a.Question, choices)
 	case actx.Err() != nil:
-		return Result{Text: fmt.Sprintf("No answer within %s; the question was withdrawn. Go on without the answer if you can, or ask again in your final message.", waited(d))}
+		return shown(fmt.Sprintf("No answer within %s; the question was withdrawn. Go on without the answer if you can, or ask again in your final message.", waited(d)),
+			fmt.Sprintf("No answer within %s.", waited(d)))
 	case err != nil:
 		return Errorf("the question could not be shown: %v", err)
 	case resp.Accept != nil:
-		return Result{Text: AnswerText(resp.Accept.Content)}
+		text := AnswerText(resp.Accept.Content)
+		return shown(text, strings.Replace(text, "The user answered: ", "Answer: ", 1))
 	case resp.Cancel != nil:
-		return Result{Text: "The user cancelled the question without answering. Do not ask it again; go on without the answer or stop and say what you need."}
+		return shown("The user cancelled the question without answering. Do not ask it again; go on without the answer or stop and say what you need.", "Cancelled.")
 	}
-	return Result{Text: "The user declined to answer. Do not ask it again; go on without the answer, choosing a sensible default and saying so."}
+	return shown("The user declined to answer. Do not ask it again; go on without the answer, choosing a sensible default and saying so.", "Declined.")
 }
 
 // DefaultAskTimeout is how long ask_user waits for an answer by default.
@@ -146,6 +153,7 @@ func waited(d time.Duration) string {
 func askInMessage(q string, choices []string) Result {
 	return Result{
 		Text:    "The question was shown to the user as your message and the turn ends here; their answer comes as their next message. Do not go on until then.",
+		Content: []acp.ToolCallContent{TextContent("Asked in the chat: answer in your next message.")},
 		EndTurn: askText(q, choices),
 	}
 }

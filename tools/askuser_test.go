@@ -80,6 +80,9 @@ func TestAskUserAnswers(t *testing.T) {
 			if e.asked != 1 {
 				t.Fatalf("asked %d times", e.asked)
 			}
+			if !tc.isErr && (len(res.Content) != 1 || !strings.Contains(res.Content[0].Content.Content.Text.Text, "?\n\n")) {
+				t.Errorf("card %+v, want the question and its outcome", res.Content)
+			}
 		})
 	}
 }
@@ -134,8 +137,11 @@ func TestAskUserInMessage(t *testing.T) {
 			t.Fatalf("result = %+v", res)
 		}
 	}
+	if res := askRun(t, t.Context(), plain, in); len(res.Content) != 1 || !strings.Contains(res.Content[0].Content.Content.Text.Text, "answer in your next message") {
+		t.Errorf("card %+v", res.Content)
+	}
 	ups := plain.recordedUpdates()
-	if len(ups) != 1 || len(ups[0].Content) != 1 || ups[0].Content[0].Content.Content.Text.Text != want {
+	if len(ups) != 2 || len(ups[0].Content) != 1 || ups[0].Content[0].Content.Content.Text.Text != want {
 		t.Fatalf("updates = %+v, want the question shown on the card", ups)
 	}
 }

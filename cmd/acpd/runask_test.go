@@ -22,8 +22,9 @@ const askScript = `{"type":"tool_done","toolCallId":"call_ask","toolName":"ask_u
 `
 
 // askRun runs askScript under acpd run --output stream-json with args and
-// returns what the model was told (ask_user's final card text), the
-// result and stderr.
+// returns ask_user's final tool_call_update (its card: the question and
+// what became of it; the model's sentences are the tools package's
+// tests'), the result and stderr.
 func askRun(t *testing.T, args ...string) (told string, res run.Result, stderr string) {
 	t.Helper()
 	iso, project, script := runSetup(t, askScript)
@@ -54,7 +55,7 @@ func TestRunAnswersFile(t *testing.T) {
 			t.Parallel()
 			answers := writeFile(t, filepath.Join(t.TempDir(), "answers"), file)
 			told, res, stderr := askRun(t, "--answers", answers)
-			if !strings.Contains(told, "The user answered: SQLite") {
+			if !strings.Contains(told, `Which database?\n\nAnswer: SQLite"`) {
 				t.Errorf("the model was told %s; stderr:\n%s", told, stderr)
 			}
 			if len(res.Questions) != 1 || res.Questions[0].Message != "Which database?" || res.Questions[0].Action != "accepted" || res.Questions[0].By != "answers" {
@@ -87,7 +88,7 @@ func TestRunQuestionDeclined(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			told, res, stderr := askRun(t, tc.args...)
-			if !strings.Contains(told, "The user declined to answer.") {
+			if !strings.Contains(told, `Which database?\n\nDeclined."`) {
 				t.Errorf("the model was told %s", told)
 			}
 			if !strings.Contains(stderr, tc.stderr) {
@@ -150,7 +151,7 @@ func TestRunAsksQuestionOnTerminal(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
 		}
 	}
-	if !strings.Contains(stdout.String(), "The user answered: SQLite") {
+	if !strings.Contains(stdout.String(), `Which database?\n\nAnswer: SQLite"`) {
 		t.Errorf("the model was not told the answer:\n%s", stdout.String())
 	}
 	checkLog(t, "acpd run", stderr.String())
