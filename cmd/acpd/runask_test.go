@@ -156,3 +156,22 @@ func TestRunAsksQuestionOnTerminal(t *testing.T) {
 	}
 	checkLog(t, "acpd run", stderr.String())
 }
+
+// TestRunLiveViewQuestion: the live view stops for the question, takes a
+// choice's name, and goes on.
+func TestRunLiveViewQuestion(t *testing.T) {
+	t.Parallel()
+	iso, project, script := runSetup(t, askScript)
+	p := startPTYRun(t, iso.Env(), "run", "--cwd", project, "--model", "replay/"+script, "pick a database")
+	p.waitFor("answer (a number, or your own words; an empty line declines):", 1)
+	io.WriteString(p.ptmx, "sqlite\n")
+	if code := p.wait(); code != 0 {
+		t.Fatalf("exit %d; screen:\n%s", code, p.screen())
+	}
+	scr := p.screen()
+	for _, want := range []string{"? Which database?", "  1) Postgres", "  2) SQLite", "✓ Which database?", "Noted."} {
+		if !strings.Contains(scr, want) {
+			t.Errorf("the screen lacks %q:\n%s", want, scr)
+		}
+	}
+}
