@@ -89,3 +89,32 @@ func TestCustomSubAgent(t *testing.T) {
 		t.Error("the sub-agent's command ran")
 	}
 }
+
+// TestCustomSubAgentAllTools: a sub-agent whose file names no tools gets
+// every built-in tool but task and ask_user (its parent asks the user).
+func TestCustomSubAgentAllTools(t *testing.T) {
+	env := newEnv(t, "")
+	env.write(".claude/agents/helper.md", "---\nname: helper\ndescription: Helps\n---\nYou are the helper.\n")
+	var sub []string
+	var mu sync.Mutex
+	env.setModel(mainModel, backendFunc(func(ctx context.Context, req *model.Request, yield func(model.Event, error) bool) {
+		if strings.HasPrefix(req.System, "You are the helper.") {
+			mu.Lock()
+			sub = toolNames(*req)
+			mu.Unlock()
+		} else if len(toolResults(*req)) == 0 {
+			_ = yield(model.Event{Type: model.EventToolDone, ToolCallID: "t1", ToolName: "task", Input: json.RawMessage(`{"description":"help","prompt":"Help","subagent_type":"helper"}`)}, nil) &&
+				yield(model.Event{Type: model.EventFinish, Finish: model.FinishToolUse}, nil)
+			return
+		}
+		_ = yield(model.Event{Type: model.EventText, Text: "ok"}, nil) &&
+			yield(model.Event{Type: model.EventFinish, Finish: model.FinishEndTurn}, nil)
+	}))
+	c := env.start(nil)
+	c.mustPrompt(c.newSession(), "help", acp.StopReasonEndTurn)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(sub) == 0 || slices.Contains(sub, "task") || slices.Contains(sub, "ask_user") || !slices.Contains(sub, "read_file") {
+		t.Errorf("sub-agent tools %v, want the built-in ones but task and ask_user", sub)
+	}
+}

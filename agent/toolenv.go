@@ -180,7 +180,8 @@ func (e toolEnv) WebSearch() (model.Backend, string, string, bool) {
 
 // SubAgent is what the task tool's sub-agent of agentType runs with: the
 // session's model and effort (or the custom agent's model), its built-in
-// tools (a custom agent's list, or all but task itself; in plan mode only
+// tools (a custom agent's list, or all; never task itself, nor ask_user:
+// a sub-agent reports to its parent, which asks the user; in plan mode only
 // the read-only ones), and the session with the policy deciding alone
 // (task.PolicyEnv), so a sub-agent may do at most what the mode allows
 // without asking. A client that renders sub-agents sees it as a session
@@ -223,7 +224,7 @@ func (e toolEnv) SubAgent(agentType, callID string) (task.Sub, error) {
 		sub.Tools = []string{}
 		for _, n := range names {
 			t := s.a.builtin[n]
-			if t == nil || n == "task" || st.Mode == string(permissions.ModePlan) && !t.ReadOnly && n != "update_plan" {
+			if t == nil || n == "task" || n == "ask_user" || st.Mode == string(permissions.ModePlan) && !t.ReadOnly && n != "update_plan" {
 				continue
 			}
 			sub.Tools = append(sub.Tools, n)
