@@ -1,9 +1,9 @@
 // Package client implements the client side of ACP (the Agent Client
 // Protocol) for running an agent headless: it serves the agent's fs/*,
 // terminal/* and session/request_permission requests locally and hands
-// session/update notifications to the caller; form elicitations go to the
-// caller too. `acpd run` uses it to host
-// acpd's own agent or any other ACP agent without an editor.
+// session/update notifications and form elicitations to the caller.
+// `acpd run` uses it to host acpd's own agent or any other ACP agent
+// without an editor.
 //
 // # Files
 //
