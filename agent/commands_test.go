@@ -169,3 +169,26 @@ func TestCommandModel(t *testing.T) {
 		t.Errorf("an unavailable command model: the session's model got %d requests, want 2", n)
 	}
 }
+
+// TestExtensionWatchAfterClose: the watch of the extension files that the
+// reply to session/new starts is closed at once when session/close ran
+// first (the two race), so no watch outlives its session.
+func TestExtensionWatchAfterClose(t *testing.T) {
+	env := newEnv(t, "")
+	c := env.start(nil)
+	sid := c.newSession()
+	c.agent.mu.Lock()
+	s := c.agent.sessions[sid]
+	c.agent.mu.Unlock()
+	if err := c.call(acp.AgentMethodSessionClose, acp.CloseSessionRequest{SessionID: sid}, &acp.CloseSessionResponse{}); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	s.watchExtensions() // as a late reply to session/new would
+	s.mu.Lock()
+	w := s.extWatch
+	s.mu.Unlock()
+	if w != nil {
+		w.Close()
+		t.Fatal("a closed session keeps a watch of its extension files")
+	}
+}
