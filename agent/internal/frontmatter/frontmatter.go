@@ -6,6 +6,9 @@
 package frontmatter
 
 import (
+	"fmt"
+	"io"
+	"os"
 	"strconv"
 	"strings"
 )
@@ -52,4 +55,35 @@ func Unquote(s string) string {
 		return s[1 : len(s)-1]
 	}
 	return s
+}
+
+// ReadFile reads the Markdown file path, a regular file of at most max
+// bytes with a header, and splits it (see [Split]). Errors name the file.
+// It never opens anything but a regular file (a FIFO would block).
+func ReadFile(path string, max int64) (keys map[string]string, body string, err error) {
+	tooBig := fmt.Errorf("%s: not a regular file of at most %d bytes", path, max)
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, "", err
+	}
+	if !st.Mode().IsRegular() || st.Size() > max {
+		return nil, "", tooBig
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, "", err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, "", err
+	}
+	if int64(len(data)) > max {
+		return nil, "", tooBig // it grew
+	}
+	keys, body, ok := Split(string(data))
+	if !ok {
+		return nil, "", fmt.Errorf("%s: no frontmatter", path)
+	}
+	return keys, body, nil
 }

@@ -111,20 +111,9 @@ func Load(sources []string) []Skill {
 
 // read parses a SKILL.md's frontmatter.
 func read(path string) (Skill, error) {
-	st, err := os.Stat(path)
+	keys, _, err := frontmatter.ReadFile(path, maxSkillFile)
 	if err != nil {
 		return Skill{}, err
-	}
-	if !st.Mode().IsRegular() || st.Size() > maxSkillFile {
-		return Skill{}, fmt.Errorf("%s: not a regular file of at most %d bytes", path, maxSkillFile)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return Skill{}, err
-	}
-	keys, _, ok := frontmatter.Split(string(data))
-	if !ok {
-		return Skill{}, fmt.Errorf("%s: no frontmatter", path)
 	}
 	sk := Skill{Name: keys["name"], Description: keys["description"]}
 	if err := Validate(sk.Name, sk.Description); err != nil {

@@ -93,20 +93,9 @@ func Load(sources []string, known func(string) bool) []Agent {
 
 // Read parses one definition file.
 func Read(path string, known func(string) bool) (Agent, error) {
-	st, err := os.Stat(path)
+	keys, body, err := frontmatter.ReadFile(path, maxFile)
 	if err != nil {
 		return Agent{}, err
-	}
-	if !st.Mode().IsRegular() || st.Size() > maxFile {
-		return Agent{}, fmt.Errorf("%s: not a regular file of at most %d bytes", path, maxFile)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return Agent{}, err
-	}
-	keys, body, ok := frontmatter.Split(string(data))
-	if !ok {
-		return Agent{}, fmt.Errorf("%s: no frontmatter", path)
 	}
 	a := Agent{Name: strings.TrimSpace(keys["name"]), Description: strings.TrimSpace(keys["description"]), Prompt: body, Path: path}
 	if !nameRE.MatchString(a.Name) {
