@@ -130,11 +130,14 @@ func (h handlers) NewSession(ctx context.Context, p *acp.NewSessionRequest) (*ac
 	if err != nil {
 		return nil, invalidParams("%v", err)
 	}
-	l, err := a.opts.Store.Create(session.Meta{Cwd: p.Cwd, AdditionalDirectories: p.AdditionalDirectories})
+	// The settings are written with the log's header: durable when Create
+	// returns, with no further fsync before the reply.
+	set := a.initialSettings(cfg)
+	l, err := a.opts.Store.Create(session.Meta{Cwd: p.Cwd, AdditionalDirectories: p.AdditionalDirectories}, session.Entry{Kind: kindMeta, Data: set})
 	if err != nil {
 		return nil, fmt.Errorf("creating session: %w", err)
 	}
-	s, err := a.newSess(l, p.Cwd, p.AdditionalDirectories, cfg, p.McpServers)
+	s, err := a.newSess(l, p.Cwd, p.AdditionalDirectories, cfg, set, p.McpServers)
 	if err == nil {
 		s.configWarning = warning
 	}
@@ -145,8 +148,6 @@ func (h handlers) NewSession(ctx context.Context, p *acp.NewSessionRequest) (*ac
 		}
 		return nil, err
 	}
-	s.record(kindMeta, s.settings())
-	s.sync()
 	if err := a.register(s); err != nil {
 		s.close()
 		return nil, err
@@ -197,7 +198,7 @@ func (a *Agent) openStored(id acp.SessionID, cwd string, dirs []string, mcp []ac
 		}
 		return nil, nil, fmt.Errorf("opening session %s: %w", id, err)
 	}
-	s, err := a.newSess(l, cwd, dirs, cfg, mcp)
+	s, err := a.newSess(l, cwd, dirs, cfg, a.initialSettings(cfg), mcp)
 	if err != nil {
 		l.Close()
 		return nil, nil, err

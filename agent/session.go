@@ -118,7 +118,22 @@ type sess struct {
 
 // newSess wraps an opened log with the session's file broker and permission
 // policy. On error the caller still owns l.
-func (a *Agent) newSess(l *session.Log, cwd string, dirs []string, cfg *config.Config, mcp []acp.McpServer) (*sess, error) {
+// initialSettings are a session's settings before any change: cfg's
+// default mode and model.
+func (a *Agent) initialSettings(cfg *config.Config) settings {
+	set := settings{Mode: cfg.Agent.DefaultMode, Model: cfg.Model, Thought: "medium"}
+	if set.Model == "" {
+		set.Model = a.fallbackModel()
+	}
+	if !permissions.Mode(set.Mode).Valid() {
+		set.Mode = string(permissions.ModeAsk)
+	}
+	return set
+}
+
+// newSess makes the session of l with the settings set (initialSettings,
+// which a stored session's records then change).
+func (a *Agent) newSess(l *session.Log, cwd string, dirs []string, cfg *config.Config, set settings, mcp []acp.McpServer) (*sess, error) {
 	roots, err := files.NewRoots(cwd, dirs...)
 	if err != nil {
 		return nil, invalidParams("session directories: %v", err)
@@ -151,13 +166,7 @@ func (a *Agent) newSess(l *session.Log, cwd string, dirs []string, cfg *config.C
 		Protected: a.opts.Protected, ProtectedNames: permissions.ProtectedNames()})
 	s.broker.SetHook(ckptHook{s})
 	s.builtin = s.builtinTools()
-	s.set = settings{Mode: cfg.Agent.DefaultMode, Model: cfg.Model, Thought: "medium"}
-	if s.set.Model == "" {
-		s.set.Model = a.fallbackModel()
-	}
-	if !permissions.Mode(s.set.Mode).Valid() {
-		s.set.Mode = string(permissions.ModeAsk)
-	}
+	s.set = set
 	s.startMCP()
 	return s, nil
 }

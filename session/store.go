@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -233,13 +234,20 @@ func (l *sessionLock) release(remove bool) error {
 // not used by another session, else the error wraps fs.ErrExist. CreatedAt
 // defaults to now, UpdatedAt to CreatedAt; Records is ignored. The log header
 // is durable and the index entry written before Create returns.
-func (s *Store) Create(m Meta) (*Log, error) {
+//
+// The records first, if any, are written with the header, in the same
+// atomic write (seq 1, 2, …, the time of creation): they are as durable as
+// the header when Create returns, and the index entry counts them, with no
+// Append and Sync after it (two fewer fsyncs and journal writes). Their
+// kinds and data are checked as Append checks them; a jsonWriter is
+// marshalled whole.
+func (s *Store) Create(m Meta, first ...Entry) (*Log, error) {
 	gen := m.ID == ""
 	for attempt := 0; ; attempt++ {
 		if gen {
 			m.ID = newID()
 		}
-		l, err := s.create(m)
+		l, err := s.create(m, first)
 		if gen && attempt < 3 && errors.Is(err, fs.ErrExist) {
 			continue
 		}
@@ -247,7 +255,14 @@ func (s *Store) Create(m Meta) (*Log, error) {
 	}
 }
 
-func (s *Store) create(m Meta) (*Log, error) {
+// Entry is a record to write at creation (Store.Create): its kind and data,
+// as Log.Append takes them.
+type Entry struct {
+	Kind string
+	Data any
+}
+
+func (s *Store) create(m Meta, first []Entry) (*Log, error) {
 	if err := validateID(m.ID); err != nil {
 		return nil, err
 	}
@@ -268,6 +283,31 @@ func (s *Store) create(m Meta) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("session: encode header: %w", err)
 	}
+	var recs []Record
+	for i, e := range first {
+		if err := validateKind(e.Kind); err != nil {
+			return nil, err
+		}
+		data := e.Data
+		if w, ok := data.(jsonWriter); ok {
+			var buf bytes.Buffer
+			if err := w.WriteJSON(&buf); err != nil {
+				return nil, fmt.Errorf("session %s: %s record: %w", m.ID, e.Kind, err)
+			}
+			data = json.RawMessage(buf.Bytes())
+		}
+		payload, err := marshalData(data)
+		if err != nil {
+			return nil, fmt.Errorf("session %s: %s record: %w", m.ID, e.Kind, err)
+		}
+		if len(payload) > maxLineBytes-256 {
+			return nil, fmt.Errorf("session %s: %s record of %d bytes exceeds the %d byte limit", m.ID, e.Kind, len(payload), maxLineBytes-256)
+		}
+		r := Record{Seq: int64(i + 1), Time: m.UpdatedAt, Kind: e.Kind, Data: payload}
+		line = appendRecord(line, r.Seq, r.Time, r.Kind, r.Data)
+		recs = append(recs, r)
+	}
+	m.Records = len(recs)
 
 	sl, err := s.lock(m.ID)
 	if err != nil {
@@ -300,7 +340,7 @@ func (s *Store) create(m Meta) (*Log, error) {
 		f.Close()
 		return fail(err)
 	}
-	l := newLog(s, sl, f, hdr, nil, int64(len(line)))
+	l := newLog(s, sl, f, hdr, recs, int64(len(line)))
 	l.meta = &m
 	return l, nil
 }

@@ -886,3 +886,44 @@ func TestLockFileHolder(t *testing.T) {
 		t.Fatalf("holder left in lock file after Close: %s", b)
 	}
 }
+
+// Records given to Create are in the log and counted by the index when
+// Create returns, with no Append or Sync: a second store reads both, and
+// the Log goes on with the next sequence number.
+func TestCreateWithRecords(t *testing.T) {
+	s := newStore(t)
+	l, err := s.Create(Meta{Cwd: "/a"}, Entry{Kind: "meta", Data: map[string]string{"mode": "ask"}}, Entry{Kind: "update", Data: json.RawMessage(`{ "x": 1 }`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mustClose(t, l)
+	other, err := Open(t.Context(), s.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := other.Get(l.ID())
+	if err != nil || m.Records != 2 || m.Cwd != "/a" {
+		t.Fatalf("index entry before any Sync: %+v, %v", m, err)
+	}
+	recs, err := other.Records(l.ID())
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("records before any Sync: %v, %v", recs, err)
+	}
+	if recs[0].Seq != 1 || recs[0].Kind != "meta" || string(recs[0].Data) != `{"mode":"ask"}` ||
+		recs[1].Seq != 2 || recs[1].Kind != "update" || string(recs[1].Data) != `{"x":1}` {
+		t.Fatalf("records: %+v %s %s", recs, recs[0].Data, recs[1].Data)
+	}
+	if r := mustAppend(t, l, "update", 3); r.Seq != 3 {
+		t.Fatalf("next append has seq %d, want 3", r.Seq)
+	}
+	// A bad kind or payload creates nothing.
+	if _, err := s.Create(Meta{ID: "bad"}, Entry{Kind: "no space", Data: 1}); err == nil {
+		t.Fatal("Create accepted an invalid record kind")
+	}
+	if _, err := s.Create(Meta{ID: "bad"}, Entry{Kind: "update", Data: json.RawMessage(`{`)}); err == nil {
+		t.Fatal("Create accepted an invalid payload")
+	}
+	if _, err := s.Get("bad"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a failed Create left an entry: %v", err)
+	}
+}
