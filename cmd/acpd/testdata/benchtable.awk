@@ -10,6 +10,8 @@ BEGIN {
 	label["TableSpawn10k"]     = "spawn → initialize, 10,000 sessions (floor: empty store)"
 	label["TableSessionNew1k"] = "session/new, 1,000 sessions (floor: empty store)"
 	label["TableSessionNew10k"]= "session/new, 10,000 sessions (floor: empty store)"
+	label["TableSessionNewDurable"] = "session/new, median (floor: the durable work in Go, median)"
+	label["TableIdleRSS"]      = "idle RSS after initialize + session/new (anonymous + file pages)"
 	label["TableList1k"]       = "session/list, 1,000 sessions (floor: read + parse index.json)"
 	label["TableStream100k"]   = "100,000 deltas, local OpenAI SSE server → client (floor: bare SSE client)"
 	label["Load10k"]           = "session/load, 10,000 records with replay (floor: read + parse each line)"
@@ -26,6 +28,12 @@ BEGIN {
 	if (name == "TableIdle100") {
 		printf "| %-72s | %9s KiB/s | %14s | %7s |\n", label[name], metric("KiB/session"), "≤ 64 KiB", ""
 		printf "| %-72s | %14s | %14s | %7s |\n", "inotify instances after 100 idle sessions", metric("inotify"), "≤ 2", ""
+		next
+	}
+	if (name == "TableIdleRSS") {
+		printf "| %-72s | %11s MB | %8s MB goal | %7.2f |\n", label[name], metric("rss-MB"), "< 15", metric("rss-MB") / 15
+		printf "| %-72s | %11s MB | %14s | %7s |\n", "  of which anonymous (heap, stacks, runtime)", metric("anon-MB"), "", ""
+		printf "| %-72s | %11s MB | %14s | %7s |\n", "  of which file pages (the mapped binary)", metric("file-MB"), "", ""
 		next
 	}
 	if (name == "TablePeakRSS32M") {
