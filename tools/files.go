@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"acpd/acp"
 	"acpd/files"
@@ -175,14 +176,14 @@ func fenced(path string, lines []string, max int) string {
 		fence += "`"
 	}
 	lang := strings.TrimPrefix(filepath.Ext(path), ".")
-	if !langName.MatchString(lang) {
+	if !langName().MatchString(lang) {
 		lang = ""
 	}
 	return fence + lang + "\n" + body.String() + fence
 }
 
 // langName is a file extension usable as a code block's info string.
-var langName = regexp.MustCompile(`^[A-Za-z0-9_+-]{1,16}$`)
+var langName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_+-]{1,16}$`) })
 
 // maxImageBytes is the largest image read_file gives the model.
 const maxImageBytes = 5 << 20

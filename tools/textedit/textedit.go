@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Matchers, from strictest to loosest, as reported in [Result.Matcher].
@@ -313,7 +314,7 @@ func reindent(new, from, to string) string {
 
 // numberPrefix is read_file's line-number prefix ("%6d\t"), or a looser
 // "12: "/"12 | " a model may copy from elsewhere.
-var numberPrefix = regexp.MustCompile(`^ *[0-9]+(\t|: | \| )`)
+var numberPrefix = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^ *[0-9]+(\t|: | \| )`) })
 
 // stripNumbers removes line-number prefixes from old when every non-empty
 // line has one, and from new's lines that have one.
@@ -324,7 +325,7 @@ func stripNumbers(old, new string) (string, string, bool) {
 		if l == "" {
 			continue
 		}
-		loc := numberPrefix.FindStringIndex(l)
+		loc := numberPrefix().FindStringIndex(l)
 		if loc == nil {
 			return "", "", false
 		}
@@ -336,7 +337,7 @@ func stripNumbers(old, new string) (string, string, bool) {
 	}
 	nl := strings.Split(new, "\n")
 	for i, l := range nl {
-		if loc := numberPrefix.FindStringIndex(l); loc != nil {
+		if loc := numberPrefix().FindStringIndex(l); loc != nil {
 			nl[i] = l[loc[1]:]
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -62,7 +61,21 @@ var claudeTools = map[string]string{
 // maxFile caps a definition file.
 const maxFile = 256 << 10
 
-var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+// validName reports whether name is 1..64 bytes of [a-z0-9_-] starting
+// with [a-z0-9] (checked by hand: the regular expression's 64 bounded
+// repetitions compile to a program of tens of KiB at start-up).
+func validName(name string) bool {
+	if name == "" || len(name) > 64 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || i > 0 && (c == '_' || c == '-')) {
+			return false
+		}
+	}
+	return true
+}
 
 // Load reads the definitions (*.md) of the source directories, the most
 // precedent first: a later file with a name already taken is skipped, as
@@ -98,7 +111,7 @@ func Read(path string, known func(string) bool) (Agent, error) {
 		return Agent{}, err
 	}
 	a := Agent{Name: strings.TrimSpace(keys["name"]), Description: strings.TrimSpace(keys["description"]), Prompt: body, Path: path}
-	if !nameRE.MatchString(a.Name) {
+	if !validName(a.Name) {
 		return Agent{}, fmt.Errorf("%s: invalid name %q (lower case letters, digits, - and _)", path, a.Name)
 	}
 	if a.Description == "" {

@@ -3,7 +3,9 @@ package subagents
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -36,5 +38,15 @@ func TestLoadPrecedenceAndTools(t *testing.T) {
 	}
 	if te.Name != "tester" || te.Model != "haiku" || !slices.Equal(te.Tools, []string{"run_command", "read_file"}) || !slices.Equal(te.Unknown, []string{"Frobnicate"}) {
 		t.Errorf("tester %+v", te)
+	}
+}
+
+// validName accepts what ^[a-z0-9][a-z0-9_-]{0,63}$ does, and nothing else.
+func TestValidName(t *testing.T) {
+	re := regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+	for _, n := range []string{"", "a", "0", "-a", "_a", "a-b_c9", "A", "a.b", "a b", "é", strings.Repeat("a", 64), strings.Repeat("a", 65), "a\n", "ab-", "a_"} {
+		if got, want := validName(n), re.MatchString(n); got != want {
+			t.Errorf("validName(%q) = %v, want %v", n, got, want)
+		}
 	}
 }

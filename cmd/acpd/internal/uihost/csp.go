@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // resourceCSP is a view's declared _meta.ui.csp (MCP Apps McpUiResourceCsp).
@@ -19,13 +20,15 @@ type resourceCSP struct {
 // "*." wildcard allowed) and an optional port. Anything else (keywords,
 // quotes, separators, paths) is dropped, so a view cannot widen its policy
 // beyond origins.
-var sourceRe = regexp.MustCompile(`^(https?|wss?)://(\*\.)?[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*(:(\d{1,5}|\*))?/?$`)
+var sourceRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(https?|wss?)://(\*\.)?[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*(:(\d{1,5}|\*))?/?$`)
+})
 
 // sources returns the valid declared origins, logging the others.
 func sources(list []string, what string, lg *slog.Logger) []string {
 	var out []string
 	for _, d := range list {
-		if sourceRe.MatchString(d) {
+		if sourceRe().MatchString(d) {
 			out = append(out, strings.TrimSuffix(d, "/"))
 		} else {
 			lg.Warn("uihost: ignoring a view's invalid CSP source", "directive", what, "source", d)

@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"acpd/acp"
@@ -19,9 +20,10 @@ import (
 //go:embed page
 var pageFS embed.FS
 
+// The pages' templates, parsed when first served.
 var (
-	indexTmpl = template.Must(template.ParseFS(pageFS, "page/index.html"))
-	proxyTmpl = template.Must(template.ParseFS(pageFS, "page/proxy.html"))
+	indexTmpl = sync.OnceValue(func() *template.Template { return template.Must(template.ParseFS(pageFS, "page/index.html")) })
+	proxyTmpl = sync.OnceValue(func() *template.Template { return template.Must(template.ParseFS(pageFS, "page/proxy.html")) })
 )
 
 // keepAlive is how often an idle event stream gets a comment line.
@@ -98,7 +100,7 @@ func (h *Host) hostHandler(addr string) http.Handler {
 			w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-src "+sand+"; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 			w.Header().Set("X-Frame-Options", "DENY")
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			if err := indexTmpl.Execute(w, map[string]string{"Name": h.o.Name, "Version": h.o.Version}); err != nil {
+			if err := indexTmpl().Execute(w, map[string]string{"Name": h.o.Name, "Version": h.o.Version}); err != nil {
 				h.log.Debug("uihost: writing the page", "err", err)
 			}
 		case rest == "host.js" || rest == "host.css":
@@ -149,7 +151,7 @@ func (h *Host) sandboxHandler(addr string) http.Handler {
 			w.Header().Set("Permissions-Policy", pp)
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		if err := proxyTmpl.Execute(w, map[string]string{"Host": host}); err != nil {
+		if err := proxyTmpl().Execute(w, map[string]string{"Host": host}); err != nil {
 			h.log.Debug("uihost: writing the proxy", "err", err)
 		}
 	})
