@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -187,6 +189,10 @@ func (r *Registry) probe(ctx context.Context) *discovery {
 	var wg sync.WaitGroup
 	for i, p := range targets {
 		wg.Go(func() {
+			if err := dialable(ctx, p.baseURL); err != nil {
+				r.logger.Debug("provider: no local model server", "provider", p.provider, "endpoint", redactURL(p.baseURL), "err", err)
+				return
+			}
 			ids, err := r.listModels(ctx, p.baseURL, nil)
 			if err != nil {
 				r.logger.Debug("provider: no local model server", "provider", p.provider, "endpoint", redactURL(p.baseURL), "err", err)
@@ -202,6 +208,32 @@ func (r *Registry) probe(ctx context.Context) *discovery {
 		}
 	}
 	return nil
+}
+
+// dialable connects to the host of base over TCP and hangs up: where
+// nothing listens (the usual case for all but one of the probed ports, or
+// all of them) the probe ends there, without building an HTTP request or
+// running the HTTP client, whose code a process without a local server
+// then never loads.
+func dialable(ctx context.Context, base string) error {
+	u, err := url.Parse(base)
+	if err != nil {
+		return err
+	}
+	host := u.Host
+	if u.Port() == "" {
+		port := "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+		host = net.JoinHostPort(u.Hostname(), port)
+	}
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", host)
+	if err != nil {
+		return err
+	}
+	return c.Close()
 }
 
 // listModels returns the model ids of the OpenAI-compatible server at

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -279,5 +280,45 @@ func TestModels(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("Models:\n got %q\nwant %q", got, want)
+	}
+}
+
+// countingTransport counts the requests it is asked to send.
+type countingTransport struct {
+	n    atomic.Int32
+	next http.RoundTripper
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return c.next.RoundTrip(r)
+}
+
+// A probed port where nothing listens ends the probe at the TCP dial: the
+// HTTP client is not asked for a request. A listening one still is.
+func TestDiscoveryDialsFirst(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + l.Addr().String() + "/v1"
+	l.Close()
+	ct := &countingTransport{next: http.DefaultTransport}
+	r := newRegistry(t, Options{Getenv: newEnv().get, Discover: true, HTTPClient: &http.Client{Transport: ct},
+		probes: []probe{{"ollama", closed}, {"lmstudio", closed}}})
+	if _, err := r.Default(context.Background()); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("Default with nothing listening: %v", err)
+	}
+	if n := ct.n.Load(); n != 0 {
+		t.Fatalf("%d HTTP requests to ports where nothing listens, want 0", n)
+	}
+	valid, _ := probeServer(t, 200, "application/json", `{"data":[{"id":"local-model"}]}`)
+	r2 := newRegistry(t, Options{Getenv: newEnv().get, Discover: true, HTTPClient: &http.Client{Transport: ct},
+		probes: []probe{{"ollama", closed}, {"vllm", valid.URL + "/v1"}}})
+	if got, err := r2.Default(context.Background()); err != nil || got != "vllm/local-model" {
+		t.Fatalf("Default = %q, %v", got, err)
+	}
+	if n := ct.n.Load(); n != 1 {
+		t.Fatalf("%d HTTP requests, want 1 (the listening server)", n)
 	}
 }
