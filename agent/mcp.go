@@ -17,8 +17,14 @@ import (
 // (package mcpbridge); close ends them. Servers are offered elicitation
 // only in the modes the editor shows (mcp_elicit.go).
 func (s *sess) startMCP() {
+	servers := mcptools.Servers(s.mcpServers, s.cfg.MCPClientServers())
+	if len(servers) == 0 {
+		// No bridge (mcpbridge.Start's nil), and nothing of its
+		// configuration computed: the commands are read after the reply.
+		return
+	}
 	elicit, modes := s.elicitation()
-	s.mcp = mcpbridge.Start(mcptools.Servers(s.mcpServers, s.cfg.MCPClientServers()), mcpbridge.Config{
+	s.mcp = mcpbridge.Start(servers, mcpbridge.Config{
 		SessionID: s.id,
 		Client: mcpclient.Options{
 			ClientName:    s.a.opts.Name,
