@@ -57,7 +57,21 @@ func newOutput(r *runner, stdoutTTY, stderrTTY bool) output {
 	if stderrTTY && !NoColor() && !r.flags.quiet {
 		return newLiveView(r, stdoutTTY)
 	}
-	return &plainOutput{stdout: r.stdout, stderr: r.stderr, quiet: r.flags.quiet, breakLines: stdoutTTY && stderrTTY, shown: r.shownLines}
+	return &plainOutput{stdout: r.stdout, stderr: r.stderr, quiet: r.flags.quiet, breakLines: stdoutTTY && stderrTTY || sameFile(r.stdout, r.stderr), shown: r.shownLines}
+}
+
+// sameFile reports whether the writers are one file (`2>&1` into a pipe
+// or a CI log): the answer's partial line is then ended before a line on
+// stderr, as on a terminal.
+func sameFile(a, b io.Writer) bool {
+	fa, ok1 := a.(*os.File)
+	fb, ok2 := b.(*os.File)
+	if !ok1 || !ok2 {
+		return false
+	}
+	sa, err1 := fa.Stat()
+	sb, err2 := fb.Stat()
+	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }
 
 // Result is the final object of --output json (and the last line of

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,5 +77,34 @@ func TestRunPlainGolden(t *testing.T) {
 	}
 	if res.FilesChanged[0] != "/p/main_test.go" || res.Usage.ContextUsed != 12345 || res.ToolCalls[1].Status != "failed" {
 		t.Errorf("result %+v", res)
+	}
+}
+
+// TestSameFileBreaksLines: with stdout and stderr one file (2>&1 into a
+// pipe or a log), the answer's partial line ends before a tool's line.
+func TestSameFileBreaksLines(t *testing.T) {
+	f, err := os.CreateTemp(t.TempDir(), "log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	other, err := os.CreateTemp(t.TempDir(), "other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if !sameFile(f, f) || sameFile(f, other) || sameFile(f, io.Discard) {
+		t.Fatal("sameFile")
+	}
+	o := &plainOutput{stdout: f, stderr: f, breakLines: sameFile(f, f), shown: func(toolInfo) int { return 0 }}
+	msg := acp.MessageID("m1")
+	o.update(acp.SessionNotification{Update: acp.SessionUpdate{AgentMessageChunk: &acp.ContentChunk{Content: acp.ContentBlock{Text: &acp.TextContent{Text: "Hello."}}, MessageID: &msg}}}, toolInfo{})
+	o.update(acp.SessionNotification{Update: acp.SessionUpdate{Plan: &acp.Plan{Entries: []acp.PlanEntry{{Content: "step", Status: acp.PlanEntryStatusPending, Priority: acp.PlanEntryPriorityMedium}}}}}, toolInfo{})
+	data, err := os.ReadFile(f.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(data), "Hello.\n▸ plan\n") {
+		t.Errorf("the log reads %q", data)
 	}
 }
