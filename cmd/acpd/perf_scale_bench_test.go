@@ -4,6 +4,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,7 +13,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -21,31 +25,29 @@ import (
 // servers in one session, and fifty sessions streaming at once.
 
 var (
-	mcpEchoOnce sync.Once
-	mcpEchoPath string
-	mcpEchoErr  error
+	testdataMu   sync.Mutex
+	testdataBins = map[string]string{}
 )
 
-// mcpEchoBinary builds testdata/mcpecho, a small MCP server on the MCP Go
-// SDK, once.
-func mcpEchoBinary(tb testing.TB) string {
+// testdataBinary builds the command testdata/name (mcpecho, a small MCP
+// server on the MCP Go SDK; sseserver, a streaming OpenAI server) once.
+func testdataBinary(tb testing.TB, name string) string {
 	tb.Helper()
-	mcpEchoOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "acpd-mcpecho-")
-		if err != nil {
-			mcpEchoErr = err
-			return
-		}
-		mcpEchoPath = filepath.Join(dir, "mcpecho")
-		out, err := exec.Command("go", "build", "-o", mcpEchoPath, "./testdata/mcpecho").CombinedOutput()
-		if err != nil {
-			mcpEchoErr = fmt.Errorf("go build mcpecho: %v\n%s", err, out)
-		}
-	})
-	if mcpEchoErr != nil {
-		tb.Fatal(mcpEchoErr)
+	testdataMu.Lock()
+	defer testdataMu.Unlock()
+	if p, ok := testdataBins[name]; ok {
+		return p
 	}
-	return mcpEchoPath
+	dir, err := os.MkdirTemp("", "acpd-"+name+"-")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p := filepath.Join(dir, name)
+	if out, err := exec.Command("go", "build", "-o", p, "./testdata/"+name).CombinedOutput(); err != nil {
+		tb.Fatalf("go build %s: %v\n%s", name, err, out)
+	}
+	testdataBins[name] = p
+	return p
 }
 
 const (
@@ -130,7 +132,7 @@ func (m *mcpModel) serve(w http.ResponseWriter, r *http.Request) {
 // mcp__s0__echo being written to the next model request (with the result)
 // arriving; its floor is the same tools/call sent to a server directly.
 func BenchmarkTableMCP20(b *testing.B) {
-	bin := mcpEchoBinary(b)
+	bin := testdataBinary(b, "mcpecho")
 	m := &mcpModel{}
 	m.srv = httptest.NewServer(http.HandlerFunc(m.serve))
 	b.Cleanup(m.srv.Close)
@@ -271,4 +273,282 @@ func rawRoundTrip(in io.Writer, r *bufio.Reader, msg string) error {
 		return fmt.Errorf("bad answer %q", line)
 	}
 	return nil
+}
+
+const (
+	streamSessions = 50     // sessions streaming at once
+	streamDeltas   = 10_000 // text deltas per answer
+)
+
+// BenchmarkTableSessions50: one acpd serving 50 sessions (one connection,
+// 50 session/new, then 50 session/prompt sent at once) whose answers
+// stream 10,000 deltas each from a local OpenAI server
+// (testdata/sseserver, its own process), against 50 bare SSE clients
+// (goroutines of the test process) reading the same answers at once. Wall
+// time is from the first prompt (request) sent to the last reply (end of
+// stream); CPU time is acpd's (/proc/PID/stat) against the test process's
+// own (getrusage) while only the bare clients run in it. The first-chunk
+// figure is the largest delay, over the sessions, from the server flushing
+// an answer's first text delta (it prints when) to the client receiving
+// that session's first text chunk, against the largest from the same to a
+// bare client decoding it.
+// Memory: acpd's RSS growth per idle session (after the 50 session/new),
+// and its peak (VmHWM) against the goal of its RSS before the sessions
+// plus 64 KiB per session plus the answers in flight.
+func BenchmarkTableSessions50(b *testing.B) {
+	srv := exec.Command(testdataBinary(b, "sseserver"), "-deltas", strconv.Itoa(streamDeltas))
+	srvIn, srvOut := startPipedCmd(b, srv)
+	line, err := srvOut.ReadString('\n')
+	if err != nil {
+		b.Fatalf("sseserver: %v", err)
+	}
+	base := strings.TrimSpace(line)
+	b.Cleanup(func() {
+		srvIn.Close()
+		_ = srv.Wait()
+	})
+	total := 0
+	for i := range streamDeltas {
+		total += len("tok" + strconv.Itoa(i%10) + " ")
+	}
+	iso := newIsolation(b)
+	env := withEnv(iso, "ACPD_DISCOVER=0", "OPENAI_API_KEY=sk-bench", "OPENAI_BASE_URL="+base+"/v1")
+	project := b.TempDir()
+	var wall, floorWall, cpu, floorCPU, first, floorFirst time.Duration
+	var idleKiB, peakMiB, goalMiB float64
+	for b.Loop() {
+		p := startProc(b, env, "--model", "openai/gpt-test")
+		p.initialize()
+		rss0 := procStatus(b, p.pid(), "VmRSS")
+		sids := make([]string, streamSessions)
+		for i := range sids {
+			sids[i] = p.newSession(project)
+			p.got, p.sent, p.backlog = p.got[:0], p.sent[:0], p.backlog[:0]
+		}
+		rssIdle := procStatus(b, p.pid(), "VmRSS")
+		idleKiB += float64(rssIdle-rss0) / streamSessions
+		cpu0 := procCPU(b, p.pid())
+		w, recv := promptMany(b, p, sids, total)
+		f := firstDelay(b, srvOut, recv)
+		cpu += procCPU(b, p.pid()) - cpu0
+		wall += w
+		first += f
+		peak := procStatus(b, p.pid(), "VmHWM")
+		peakMiB += float64(peak) / 1024
+		goalMiB += (float64(rss0) + streamSessions*(64+float64(total)/1024)) / 1024
+		p.close()
+
+		c0 := selfCPU(b)
+		w, recv = bareMany(b, base, streamSessions, total)
+		f = firstDelay(b, srvOut, recv)
+		floorCPU += selfCPU(b) - c0
+		floorWall += w
+		floorFirst += f
+	}
+	n := float64(b.N)
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / n }
+	b.ReportMetric(ms(wall), "acpd-ms")
+	b.ReportMetric(ms(floorWall), "floor-ms")
+	b.ReportMetric(float64(wall)/float64(floorWall), "ratio")
+	b.ReportMetric(ms(cpu), "cpu-acpd-ms")
+	b.ReportMetric(ms(floorCPU), "cpu-floor-ms")
+	b.ReportMetric(float64(cpu)/float64(floorCPU), "cpu-ratio")
+	b.ReportMetric(ms(first), "first-acpd-ms")
+	b.ReportMetric(ms(floorFirst), "first-floor-ms")
+	b.ReportMetric(idleKiB/n, "KiB/session")
+	b.ReportMetric(peakMiB/n, "peak-MiB")
+	b.ReportMetric(goalMiB/n, "goal-MiB")
+}
+
+// promptMany sends a prompt to every session at once and reads until all
+// have replied, checking each received total bytes of text. It returns
+// the time from the first prompt sent to the last reply, and when each
+// session's first text chunk arrived, by the session's index (the key its
+// prompt gives the model server).
+func promptMany(b *testing.B, p *proc, sids []string, total int) (wall time.Duration, recv map[string]time.Time) {
+	b.Helper()
+	type turn struct {
+		key   string
+		first time.Time
+		text  int
+	}
+	turns := make(map[string]*turn, len(sids))
+	ids := make(map[string]string, len(sids)) // request id → session id
+	t0 := time.Now()
+	for i, sid := range sids {
+		turns[sid] = &turn{key: strconv.Itoa(i)}
+		ids[p.request("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "bench-key-" + strconv.Itoa(i)}}})] = sid
+	}
+	for pending := len(sids); pending > 0; {
+		line := p.next()
+		now := time.Now()
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Error  json.RawMessage `json:"error"`
+			Params struct {
+				SessionID string `json:"sessionId"`
+				updateParams
+			} `json:"params"`
+		}
+		if err := json.Unmarshal(line, &m); err != nil {
+			b.Fatal(err)
+		}
+		if m.Error != nil {
+			b.Fatalf("prompt failed: %s", line)
+		}
+		if sid, ok := ids[string(m.ID)]; ok && m.ID != nil {
+			if got := turns[sid].text; got != total {
+				b.Fatalf("session %s received %d bytes of text, want %d", sid, got, total)
+			}
+			pending--
+			continue
+		}
+		if t := turns[m.Params.SessionID]; t != nil && m.Params.Update.Kind == "agent_message_chunk" {
+			if t.first.IsZero() {
+				t.first = now
+			}
+			t.text += len(m.Params.Update.Content.Text)
+		}
+		p.got, p.sent, p.backlog = p.got[:0], p.sent[:0], p.backlog[:0]
+	}
+	wall = time.Since(t0)
+	recv = make(map[string]time.Time, len(turns))
+	for _, t := range turns {
+		recv[t.key] = t.first
+	}
+	p.got, p.sent, p.backlog = p.got[:0], p.sent[:0], p.backlog[:0]
+	return wall, recv
+}
+
+// firstDelay reads the server's line for each answer in recv (its key and
+// when it flushed the first text delta) and returns the largest delay from
+// that flush to the client's first chunk.
+func firstDelay(b *testing.B, srvOut *bufio.Reader, recv map[string]time.Time) (worst time.Duration) {
+	b.Helper()
+	for range recv {
+		line, err := srvOut.ReadString('\n')
+		if err != nil {
+			b.Fatalf("sseserver: %v", err)
+		}
+		key, ns, _ := strings.Cut(strings.TrimSpace(line), " ")
+		sent, err := strconv.ParseInt(ns, 10, 64)
+		got, ok := recv[key]
+		if err != nil || !ok || got.IsZero() {
+			b.Fatalf("sseserver printed %q; no first chunk for it", line)
+		}
+		worst = max(worst, got.Sub(time.Unix(0, sent)))
+	}
+	return worst
+}
+
+// bareMany is the floor of promptMany: n bare SSE clients reading the
+// answer from base at once, decoding every delta. It returns the time
+// until all are done and when each got its first delta, by its key.
+func bareMany(b *testing.B, base string, n, total int) (wall time.Duration, recv map[string]time.Time) {
+	b.Helper()
+	firsts := make([]time.Time, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	t0 := time.Now()
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got, f, err := bareStream(base, strconv.Itoa(i))
+			if err == nil && got != total {
+				err = fmt.Errorf("read %d bytes of text, want %d", got, total)
+			}
+			firsts[i], errs[i] = f, err
+		}()
+	}
+	wg.Wait()
+	wall = time.Since(t0)
+	recv = make(map[string]time.Time, n)
+	for i := range n {
+		if errs[i] != nil {
+			b.Fatalf("bare client %d: %v", i, errs[i])
+		}
+		recv[strconv.Itoa(i)] = firsts[i]
+	}
+	return wall, recv
+}
+
+// bareStream reads one answer as bareRead does, asking with key, and
+// returns its text's length and when its first text delta was decoded.
+func bareStream(base, key string) (n int, first time.Time, err error) {
+	resp, err := http.Post(base+"/v1/chat/completions", "application/json", strings.NewReader(`{"stream":true,"messages":[{"role":"user","content":"bench-key-`+key+`"}]}`))
+	if err != nil {
+		return 0, first, err
+	}
+	defer resp.Body.Close()
+	br := bufio.NewReaderSize(resp.Body, 64<<10)
+	for {
+		line, rerr := br.ReadSlice('\n')
+		if d, ok := bytes.CutPrefix(line, []byte("data: {")); ok {
+			var c struct {
+				Choices []struct {
+					Delta struct {
+						Content string `json:"content"`
+					} `json:"delta"`
+				} `json:"choices"`
+			}
+			if jerr := json.Unmarshal(append([]byte("{"), d...), &c); jerr != nil {
+				return n, first, jerr
+			}
+			for _, ch := range c.Choices {
+				if n == 0 && ch.Delta.Content != "" {
+					first = time.Now()
+				}
+				n += len(ch.Delta.Content)
+			}
+		}
+		if rerr == io.EOF {
+			return n, first, nil
+		}
+		if rerr != nil {
+			return n, first, rerr
+		}
+	}
+}
+
+// startPipedCmd starts cmd with pipes to its stdin and from its stdout.
+func startPipedCmd(b *testing.B, cmd *exec.Cmd) (io.WriteCloser, *bufio.Reader) {
+	b.Helper()
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	return in, bufio.NewReader(out)
+}
+
+// procCPU returns the user and system CPU time of process pid so far
+// (/proc/PID/stat, in clock ticks of 10 ms).
+func procCPU(b *testing.B, pid int) time.Duration {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Fields after the command's closing parenthesis: state is the 3rd
+	// field of the line, utime the 14th, stime the 15th.
+	rest := string(data[bytes.LastIndexByte(data, ')')+2:])
+	f := strings.Fields(rest)
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond
+}
+
+// selfCPU returns the test process's user and system CPU time so far.
+func selfCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -19,6 +19,7 @@ BEGIN {
 	label["TablePeakRSS32M"]   = "peak RSS, 32 MiB answer beside a streaming session (floor: the goal, 2× the answer + 30 MB)"
 	label["TableMCPToolsReady3"] = "MCP tools ready, 3 stdio servers (floor: bare initialize + tools/list)"
 	label["TableMCPCall"]      = "MCP tool call round trip, stdio (floor: MCP TypeScript client, direct)"
+	label["TableSessions50"]   = "50 sessions × 10,000 deltas at once, one acpd, wall (floor: 50 bare SSE clients)"
 	label["TableMCP20"]        = "MCP tools ready, 20 stdio servers in one session (floor: the slowest one's bare handshake)"
 	printf "| %-72s | %14s | %14s | %7s |\n", "figure", "acpd", "floor", "ratio"
 	printf "|%s|%s|%s|%s|\n", "--------------------------------------------------------------------------", "----------------", "----------------", "---------"
@@ -49,6 +50,14 @@ BEGIN {
 		printf "| %-72s | %11s ms | %11s ms | %7.2f |\n", label[name], metric("acpd-ms"), metric("floor-ms"), metric("ratio")
 		printf "| %-72s | %11s µs | %11s µs | %7.2f |\n", "MCP tool call round trip, 20 servers, model → tool → model (floor: tools/call, direct)", metric("call-acpd-µs"), metric("call-floor-µs"), metric("call-acpd-µs") / metric("call-floor-µs")
 		printf "| %-72s | %11s µs | %14s | %7s |\n", "time acpd adds per MCP tool call, 20 servers", metric("added-µs"), "goal < 1000 µs", ""
+		next
+	}
+	if (name == "TableSessions50") {
+		printf "| %-72s | %11s ms | %11s ms | %7.2f |\n", label[name], metric("acpd-ms"), metric("floor-ms"), metric("ratio")
+		printf "| %-72s | %11s ms | %11s ms | %7.2f |\n", "  CPU time (acpd's process; floor: the test process's, bare clients only)", metric("cpu-acpd-ms"), metric("cpu-floor-ms"), metric("cpu-ratio")
+		printf "| %-72s | %11s ms | %11s ms | %7.2f |\n", "  slowest first chunk, server flush → client (floor: → bare client)", metric("first-acpd-ms"), metric("first-floor-ms"), metric("first-acpd-ms") / metric("first-floor-ms")
+		printf "| %-72s | %9s KiB/s | %14s | %7s |\n", "  RSS per idle session (50 session/new)", metric("KiB/session"), "≤ 64 KiB", ""
+		printf "| %-72s | %10s MiB | %6.1f MiB goal | %7.2f |\n", "  peak RSS (goal: RSS before + 64 KiB and the answer per session)", metric("peak-MiB"), metric("goal-MiB"), metric("peak-MiB") / metric("goal-MiB")
 		next
 	}
 	if (name == "Load10k") {
