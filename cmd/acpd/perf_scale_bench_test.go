@@ -288,10 +288,11 @@ const (
 // time is from the first prompt (request) sent to the last reply (end of
 // stream); CPU time is acpd's (/proc/PID/stat) against the test process's
 // own (getrusage) while only the bare clients run in it. The first-chunk
-// figure is the largest delay, over the sessions, from the server flushing
-// an answer's first text delta (it prints when) to the client receiving
-// that session's first text chunk, against the largest from the same to a
-// bare client decoding it.
+// figures are delays from the server flushing an answer's first text
+// delta (it prints when) to the client receiving that session's first
+// text chunk, against the same to a bare client decoding it: the largest
+// of the 50, which start together, and that of a 51st session prompted
+// once all 50 stream (its answer is one delta), the one the others delay.
 // Memory: acpd's RSS growth per idle session (after the 50 session/new),
 // and its peak (VmHWM) against the goal of its RSS before the sessions
 // plus 64 KiB per session plus the answers in flight.
@@ -314,25 +315,26 @@ func BenchmarkTableSessions50(b *testing.B) {
 	iso := newIsolation(b)
 	env := withEnv(iso, "ACPD_DISCOVER=0", "OPENAI_API_KEY=sk-bench", "OPENAI_BASE_URL="+base+"/v1")
 	project := b.TempDir()
-	var wall, floorWall, cpu, floorCPU, first, floorFirst time.Duration
+	var wall, floorWall, cpu, floorCPU, first, floorFirst, late, floorLate time.Duration
 	var idleKiB, peakMiB, goalMiB float64
 	for b.Loop() {
 		p := startProc(b, env, "--model", "openai/gpt-test")
 		p.initialize()
 		rss0 := procStatus(b, p.pid(), "VmRSS")
-		sids := make([]string, streamSessions)
+		sids := make([]string, streamSessions+1) // the last is the late one
 		for i := range sids {
 			sids[i] = p.newSession(project)
 			p.got, p.sent, p.backlog = p.got[:0], p.sent[:0], p.backlog[:0]
 		}
 		rssIdle := procStatus(b, p.pid(), "VmRSS")
-		idleKiB += float64(rssIdle-rss0) / streamSessions
+		idleKiB += float64(rssIdle-rss0) / float64(len(sids))
 		cpu0 := procCPU(b, p.pid())
-		w, recv := promptMany(b, p, sids, total)
-		f := firstDelay(b, srvOut, recv)
+		w, recv := promptMany(b, p, sids[:streamSessions], sids[streamSessions], total)
 		cpu += procCPU(b, p.pid()) - cpu0
+		f, l := firstDelay(b, srvOut, recv)
 		wall += w
 		first += f
+		late += l
 		peak := procStatus(b, p.pid(), "VmHWM")
 		peakMiB += float64(peak) / 1024
 		goalMiB += (float64(rss0) + streamSessions*(64+float64(total)/1024)) / 1024
@@ -340,10 +342,11 @@ func BenchmarkTableSessions50(b *testing.B) {
 
 		c0 := selfCPU(b)
 		w, recv = bareMany(b, base, streamSessions, total)
-		f = firstDelay(b, srvOut, recv)
 		floorCPU += selfCPU(b) - c0
+		f, l = firstDelay(b, srvOut, recv)
 		floorWall += w
 		floorFirst += f
+		floorLate += l
 	}
 	n := float64(b.N)
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / n }
@@ -355,31 +358,38 @@ func BenchmarkTableSessions50(b *testing.B) {
 	b.ReportMetric(float64(cpu)/float64(floorCPU), "cpu-ratio")
 	b.ReportMetric(ms(first), "first-acpd-ms")
 	b.ReportMetric(ms(floorFirst), "first-floor-ms")
+	b.ReportMetric(ms(late), "late-acpd-ms")
+	b.ReportMetric(ms(floorLate), "late-floor-ms")
 	b.ReportMetric(idleKiB/n, "KiB/session")
 	b.ReportMetric(peakMiB/n, "peak-MiB")
 	b.ReportMetric(goalMiB/n, "goal-MiB")
 }
 
-// promptMany sends a prompt to every session at once and reads until all
-// have replied, checking each received total bytes of text. It returns
-// the time from the first prompt sent to the last reply, and when each
-// session's first text chunk arrived, by the session's index (the key its
-// prompt gives the model server).
-func promptMany(b *testing.B, p *proc, sids []string, total int) (wall time.Duration, recv map[string]time.Time) {
+// promptMany sends a prompt to every session of sids at once, then one to
+// the late session once all have received text, and reads until all have
+// replied, checking the text each received (total bytes; the late one's
+// one delta). It returns the time from the first prompt sent to the last
+// reply, and when each session's first text chunk arrived, by the key its
+// prompt gives the model server (its index; "late").
+func promptMany(b *testing.B, p *proc, sids []string, lateSID string, total int) (wall time.Duration, recv map[string]time.Time) {
 	b.Helper()
 	type turn struct {
 		key   string
 		first time.Time
 		text  int
 	}
-	turns := make(map[string]*turn, len(sids))
-	ids := make(map[string]string, len(sids)) // request id → session id
+	turns := make(map[string]*turn, len(sids)+1)
+	ids := make(map[string]string, len(sids)+1) // request id → session id
+	prompt := func(sid, key string) {
+		turns[sid] = &turn{key: key}
+		ids[p.request("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "bench-key-" + key}}})] = sid
+	}
 	t0 := time.Now()
 	for i, sid := range sids {
-		turns[sid] = &turn{key: strconv.Itoa(i)}
-		ids[p.request("session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]any{"type": "text", "text": "bench-key-" + strconv.Itoa(i)}}})] = sid
+		prompt(sid, strconv.Itoa(i))
 	}
-	for pending := len(sids); pending > 0; {
+	started := 0
+	for pending := len(sids) + 1; pending > 0; {
 		line := p.next()
 		now := time.Now()
 		var m struct {
@@ -397,8 +407,12 @@ func promptMany(b *testing.B, p *proc, sids []string, total int) (wall time.Dura
 			b.Fatalf("prompt failed: %s", line)
 		}
 		if sid, ok := ids[string(m.ID)]; ok && m.ID != nil {
-			if got := turns[sid].text; got != total {
-				b.Fatalf("session %s received %d bytes of text, want %d", sid, got, total)
+			want := total
+			if sid == lateSID {
+				want = len("tok0 ")
+			}
+			if got := turns[sid].text; got != want {
+				b.Fatalf("session %s received %d bytes of text, want %d", sid, got, want)
 			}
 			pending--
 			continue
@@ -406,6 +420,9 @@ func promptMany(b *testing.B, p *proc, sids []string, total int) (wall time.Dura
 		if t := turns[m.Params.SessionID]; t != nil && m.Params.Update.Kind == "agent_message_chunk" {
 			if t.first.IsZero() {
 				t.first = now
+				if started++; started == len(sids) {
+					prompt(lateSID, "late")
+				}
 			}
 			t.text += len(m.Params.Update.Content.Text)
 		}
@@ -422,8 +439,8 @@ func promptMany(b *testing.B, p *proc, sids []string, total int) (wall time.Dura
 
 // firstDelay reads the server's line for each answer in recv (its key and
 // when it flushed the first text delta) and returns the largest delay from
-// that flush to the client's first chunk.
-func firstDelay(b *testing.B, srvOut *bufio.Reader, recv map[string]time.Time) (worst time.Duration) {
+// that flush to the client's first chunk, and the late answer's.
+func firstDelay(b *testing.B, srvOut *bufio.Reader, recv map[string]time.Time) (worst, late time.Duration) {
 	b.Helper()
 	for range recv {
 		line, err := srvOut.ReadString('\n')
@@ -436,46 +453,67 @@ func firstDelay(b *testing.B, srvOut *bufio.Reader, recv map[string]time.Time) (
 		if err != nil || !ok || got.IsZero() {
 			b.Fatalf("sseserver printed %q; no first chunk for it", line)
 		}
-		worst = max(worst, got.Sub(time.Unix(0, sent)))
+		if d := got.Sub(time.Unix(0, sent)); key == "late" {
+			late = d
+		} else {
+			worst = max(worst, d)
+		}
 	}
-	return worst
+	return worst, late
 }
 
 // bareMany is the floor of promptMany: n bare SSE clients reading the
-// answer from base at once, decoding every delta. It returns the time
-// until all are done and when each got its first delta, by its key.
+// answer from base at once, decoding every delta, and a late one once
+// all have decoded their first. It returns the time until all are done
+// and when each got its first delta, by its key.
 func bareMany(b *testing.B, base string, n, total int) (wall time.Duration, recv map[string]time.Time) {
 	b.Helper()
-	firsts := make([]time.Time, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	t0 := time.Now()
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			got, f, err := bareStream(base, strconv.Itoa(i))
-			if err == nil && got != total {
-				err = fmt.Errorf("read %d bytes of text, want %d", got, total)
+	firsts := make([]time.Time, n+1)
+	errs := make([]error, n+1)
+	var wg, started sync.WaitGroup
+	started.Add(n)
+	client := func(i int, key string, want int) {
+		defer wg.Done()
+		got, f, err := bareStream(base, key, func() {
+			if i < n {
+				started.Done()
 			}
-			firsts[i], errs[i] = f, err
-		}()
+		})
+		if err == nil && got != want {
+			err = fmt.Errorf("read %d bytes of text, want %d", got, want)
+		}
+		if err != nil && i < n && f.IsZero() {
+			started.Done()
+		}
+		firsts[i], errs[i] = f, err
 	}
+	t0 := time.Now()
+	wg.Add(n + 1)
+	for i := range n {
+		go client(i, strconv.Itoa(i), total)
+	}
+	started.Wait()
+	go client(n, "late", len("tok0 "))
 	wg.Wait()
 	wall = time.Since(t0)
-	recv = make(map[string]time.Time, n)
-	for i := range n {
+	recv = make(map[string]time.Time, n+1)
+	for i := range n + 1 {
 		if errs[i] != nil {
 			b.Fatalf("bare client %d: %v", i, errs[i])
 		}
-		recv[strconv.Itoa(i)] = firsts[i]
+		key := strconv.Itoa(i)
+		if i == n {
+			key = "late"
+		}
+		recv[key] = firsts[i]
 	}
 	return wall, recv
 }
 
 // bareStream reads one answer as bareRead does, asking with key, and
-// returns its text's length and when its first text delta was decoded.
-func bareStream(base, key string) (n int, first time.Time, err error) {
+// returns its text's length and when its first text delta was decoded
+// (calling onFirst then).
+func bareStream(base, key string, onFirst func()) (n int, first time.Time, err error) {
 	resp, err := http.Post(base+"/v1/chat/completions", "application/json", strings.NewReader(`{"stream":true,"messages":[{"role":"user","content":"bench-key-`+key+`"}]}`))
 	if err != nil {
 		return 0, first, err
@@ -498,6 +536,7 @@ func bareStream(base, key string) (n int, first time.Time, err error) {
 			for _, ch := range c.Choices {
 				if n == 0 && ch.Delta.Content != "" {
 					first = time.Now()
+					onFirst()
 				}
 				n += len(ch.Delta.Content)
 			}

@@ -3,9 +3,10 @@
 // CPU time is neither acpd's nor the bare clients': every response streams
 // -deltas text deltas ("tok0 ", "tok1 ", …). It prints its base URL on
 // stdout and serves until stdin closes; once a response's first text delta
-// is flushed, it prints the request's key (the digits after "bench-key-" in
-// its body) and the time (Unix nanoseconds), so a client can tell how long
-// that delta took to reach it.
+// is flushed, it prints the request's key (the digits or letters after
+// "bench-key-" in its body) and the time (Unix nanoseconds), so a client
+// can tell how long that delta took to reach it. The key "late" gets a
+// response of one delta.
 package main
 
 import (
@@ -39,7 +40,7 @@ func main() {
 		key := "-"
 		if _, after, ok := bytes.Cut(body, []byte("bench-key-")); ok {
 			n := 0
-			for n < len(after) && after[n] >= '0' && after[n] <= '9' {
+			for n < len(after) && (after[n] >= '0' && after[n] <= '9' || after[n] >= 'a' && after[n] <= 'z') {
 				n++
 			}
 			key = string(after[:n])
@@ -49,7 +50,11 @@ func main() {
 		const pre = `data: {"id":"c","object":"chat.completion.chunk","created":1754000000,"model":"gpt-test","choices":[{"index":0,"delta":`
 		const post = `,"finish_reason":null}]}` + "\n\n"
 		bw.WriteString(pre + `{"role":"assistant","content":""}` + post)
-		for i := range *deltas {
+		count := *deltas
+		if key == "late" {
+			count = 1
+		}
+		for i := range count {
 			bw.WriteString(pre + `{"content":"tok` + strconv.Itoa(i%10) + ` "}` + post)
 			if i == 0 {
 				bw.Flush()
