@@ -173,7 +173,8 @@ type Queue struct {
 
 	mu      sync.Mutex
 	items   []*item
-	text    int // bytes of text in queued chunks
+	cur     *item // the update being written (out of items), or nil
+	text    int   // bytes of text in queued chunks
 	sending bool
 	wg      sync.WaitGroup // the sender goroutine, started when the queue fills from empty
 }
@@ -253,6 +254,9 @@ func (q *Queue) Flush(ctx context.Context) {
 	var wait chan struct{}
 	if n := len(q.items); n > 0 {
 		wait = q.items[n-1].done
+	} else if q.cur != nil {
+		// The last update is out of the queue but still being written.
+		wait = q.cur.done
 	}
 	q.mu.Unlock()
 	waitDone(ctx, wait)
@@ -282,12 +286,16 @@ func (q *Queue) drain() {
 		if it.chunk {
 			q.text -= it.text.Len()
 		}
+		q.cur = it
 		q.mu.Unlock()
 		u := it.u
 		if it.chunk {
 			u = it.key.update(it.text.String())
 		}
 		q.send(it.ctx, u)
+		q.mu.Lock()
+		q.cur = nil
+		q.mu.Unlock()
 		close(it.done)
 	}
 }

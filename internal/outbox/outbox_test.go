@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"go.uber.org/goleak"
@@ -100,4 +101,34 @@ func TestLogBoundsText(t *testing.T) {
 		t.Errorf("logged %d records at the bound, want one of %d bytes", len(logged), chunkLogMax)
 	}
 	l.Close()
+}
+
+// TestFlushWaitsForTheUpdateBeingWritten: Flush returns only once the
+// update the sender has taken out of the queue is written, so a turn's
+// last chunk cannot follow the turn's reply.
+func TestFlushWaitsForTheUpdateBeingWritten(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		var written bool
+		q := NewQueue(func(ctx context.Context, u acp.SessionUpdate) {
+			<-release
+			written = true
+		})
+		q.Post(context.Background(), chunk("m", "last words"))
+		synctest.Wait() // the sender holds the chunk, out of the queue
+		flushed := make(chan struct{})
+		go func() { q.Flush(context.Background()); close(flushed) }()
+		synctest.Wait()
+		select {
+		case <-flushed:
+			t.Error("Flush returned while the chunk was being written")
+		default:
+		}
+		close(release)
+		<-flushed
+		if !written {
+			t.Error("flushed before the chunk was written")
+		}
+		q.Close()
+	})
 }
