@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -269,8 +270,13 @@ func TestAttackDaemonOutlivesCommand(t *testing.T) {
 	u.configure(t, "[sandbox]\nmode = \"off\"\n")
 	u.runCommandTurn(t, "full", daemons(mark+"-control"))
 	// (The double fork stays in the command's process group, which acpd
-	// stops with the command; the setsid daemon escapes it.)
+	// stops with the command; the setsid daemon escapes it. It may still
+	// be starting when the turn ends: look for it a while.)
 	pids := alive(mark + "-control")
+	for deadline := time.Now().Add(10 * time.Second); len(pids) == 0 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		pids = alive(mark + "-control")
+	}
 	for _, pid := range pids {
 		syscall.Kill(pid, syscall.SIGKILL)
 	}
