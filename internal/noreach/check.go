@@ -31,7 +31,10 @@ func check(root string) ([]string, error) {
 		}
 		name := d.Name()
 		if d.IsDir() {
-			if path != root && (name == "testdata" || name == "node_modules" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+			// bin and dist at the root are build outputs (the Windows
+			// tests' overlay, the release archives), not the module's code.
+			top := filepath.Dir(path) == filepath.Clean(root) && (name == "bin" || name == "dist")
+			if path != root && (top || name == "testdata" || name == "node_modules" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
 				return filepath.SkipDir
 			}
 			return nil

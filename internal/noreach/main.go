@@ -4,7 +4,8 @@
 // build time. `make vet` runs it over the module (`go run ./internal/noreach`).
 //
 // It reports, in every .go file under the given directory (default ".";
-// testdata, node_modules and hidden directories skipped), tests included:
+// testdata, node_modules, hidden directories and the build outputs bin and
+// dist at the top skipped), tests included:
 //
 //   - an import of "unsafe" outside the files listed in allowUnsafe, each
 //     with its reason (Windows API structures passed by pointer);
