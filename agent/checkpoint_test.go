@@ -19,23 +19,8 @@ import (
 // other prompt is answered "ok." at once.
 func byPrompt(turns map[string][]toolCallReq) backendFunc {
 	return func(ctx context.Context, req *model.Request, yield func(model.Event, error) bool) {
-		calls := turns[strings.TrimSpace(lastUserText(req))]
-		step := turnStep(req)
-		if step >= len(calls) {
-			_ = yield(model.Event{Type: model.EventText, Text: "done."}, nil) &&
-				yield(model.Event{Type: model.EventFinish, Finish: model.FinishEndTurn}, nil)
-			return
-		}
-		c := calls[step]
-		in, err := json.Marshal(c.input)
-		if err != nil {
-			yield(model.Event{}, err)
-			return
-		}
-		id := fmt.Sprintf("call_%d", len(req.Messages))
-		_ = yield(model.Event{Type: model.EventToolStart, ToolCallID: id, ToolName: c.name}, nil) &&
-			yield(model.Event{Type: model.EventToolDone, ToolCallID: id, ToolName: c.name, Input: in}, nil) &&
-			yield(model.Event{Type: model.EventFinish, Finish: model.FinishToolUse}, nil)
+		// The prompt's calls, played as toolSeq plays them.
+		toolSeq(turns[strings.TrimSpace(lastUserText(req))]...)(ctx, req, yield)
 	}
 }
 
