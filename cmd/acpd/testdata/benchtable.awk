@@ -28,7 +28,7 @@ BEGIN {
 	name = $1; sub(/^Benchmark/, "", name); sub(/-[0-9]+$/, "", name)
 	if (!(name in label)) next
 	if (name == "TableIdle100") {
-		printf "| %-72s | %9s KiB/s | %14s | %7s |\n", label[name], metric("KiB/session"), "≤ 64 KiB", ""
+		printf "| %-72s | %6s KiB each | %14s | %7s |\n", label[name], metric("KiB/session"), "≤ 64 KiB", ""
 		printf "| %-72s | %14s | %14s | %7s |\n", "inotify instances after 100 idle sessions", metric("inotify"), "≤ 2", ""
 		next
 	}
@@ -57,7 +57,7 @@ BEGIN {
 		printf "| %-72s | %11s ms | %11s ms | %7.2f |\n", "  CPU time (acpd's process; floor: the test process's, bare clients only)", metric("cpu-acpd-ms"), metric("cpu-floor-ms"), metric("cpu-ratio")
 		printf "| %-72s | %11s ms | %11s ms | %7.2f |\n", "  slowest first chunk of the 50, server flush → client (floor: → bare client)", metric("first-acpd-ms"), metric("first-floor-ms"), metric("first-acpd-ms") / metric("first-floor-ms")
 		printf "| %-72s | %11s ms | %11s ms | %7.2f |\n", "  first chunk of a 51st session while the 50 stream (goal ≤ 10 ms)", metric("late-acpd-ms"), metric("late-floor-ms"), metric("late-acpd-ms") / metric("late-floor-ms")
-		printf "| %-72s | %9s KiB/s | %14s | %7s |\n", "  RSS per idle session (50 session/new)", metric("KiB/session"), "≤ 64 KiB", ""
+		printf "| %-72s | %6s KiB each | %14s | %7s |\n", "  RSS per idle session (50 session/new)", metric("KiB/session"), "≤ 64 KiB", ""
 		printf "| %-72s | %10s MiB | %6.1f MiB goal | %7.2f |\n", "  peak RSS (goal: RSS before + 64 KiB and the answer per session)", metric("peak-MiB"), metric("goal-MiB"), metric("peak-MiB") / metric("goal-MiB")
 		next
 	}
