@@ -128,6 +128,7 @@ func (s *sess) runCalls(ctx context.Context, ts *turnState) (stop acp.StopReason
 		text := strings.Join(ends, "\n\n")
 		s.notify(out, acp.SessionUpdate{AgentMessageChunk: textChunk(text, newID("m_"))})
 		s.appendMessage(model.Message{Role: model.RoleAssistant, Parts: []model.Part{{Type: model.PartText, Text: text}}})
+		s.asked.Store(true)
 		return acp.StopReasonEndTurn, true
 	}
 	return "", false

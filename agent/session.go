@@ -71,6 +71,9 @@ type sess struct {
 	// prompted: the session has had a prompt (or was stored before this
 	// process opened it); session/list hides an open session until then.
 	prompted atomic.Bool
+	// asked: the running turn's last tool calls ended it on a question to
+	// the user (ask_user without forms); the turn reads and clears it.
+	asked atomic.Bool
 	// cmdKey is the slash command list last announced, encoded (guarded
 	// by mu; "" before the first refresh).
 	cmdKey string

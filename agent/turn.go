@@ -249,10 +249,12 @@ func (s *sess) runTurn(ctx context.Context, t *turnslot.Turn[steerMsg], prompt [
 	if maxReq <= 0 {
 		maxReq = defaultMaxTurnRequests
 	}
+	s.asked.Store(false)
 	stop, err := s.loop(ctx, t, backend, info, maxReq)
 	// Stop hooks may send the model back to work, a bounded number of
-	// times.
-	for i := 0; err == nil && stop == acp.StopReasonEndTurn && i < maxStopContinuations && len(hs.Match(hooks.Stop)) > 0; i++ {
+	// times; never while the turn ends on a question to the user, whose
+	// next prompt answers it.
+	for i := 0; err == nil && stop == acp.StopReasonEndTurn && !s.asked.Swap(false) && i < maxStopContinuations && len(hs.Match(hooks.Stop)) > 0; i++ {
 		reason := s.stopHooks(ctx, hs, i > 0)
 		if reason == "" {
 			break

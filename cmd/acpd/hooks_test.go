@@ -244,3 +244,29 @@ if not ev["stop_hook_active"]:
 		t.Errorf("hook cards: %s", strings.Join(cards, "\n"))
 	}
 }
+
+// TestHookStopNotOnQuestion: a turn that ends on ask_user's question (the
+// client shows no forms, so the question is the agent's message) waits for
+// the user's answer: the Stop hook that would send the model back to work
+// does not run.
+func TestHookStopNotOnQuestion(t *testing.T) {
+	t.Parallel()
+	a := newAttack(t)
+	ran := filepath.Join(a.iso.Home, "stop-ran")
+	stop := writeFile(t, filepath.Join(a.iso.Home, "hooks", "stop.py"), `import json, sys
+open(`+"\""+ran+"\""+`, "a").write("ran\n")
+print(json.dumps({"decision": "block", "reason": "run the tests before you stop"}))
+`)
+	a.iso.writeUserConfig(t, "[[hooks.Stop]]\ncommand = \"python3 "+stop+"\"\n")
+	script := a.script(toolCall{"ask_user", map[string]any{"question": "Which database should the cache use?"}})
+	seen, _ := a.turn("full", script, nil, "")
+	if !strings.Contains(seen, "Which database should the cache use?") {
+		t.Fatalf("the question was not the agent's message:\n%s", seen)
+	}
+	if a.exists(ran) {
+		t.Errorf("the Stop hook ran on a turn that ends on a question:\n%s", seen)
+	}
+	if cards := hookCards(t, seen); len(cards) != 0 {
+		t.Errorf("hook cards on a question: %s", strings.Join(cards, "\n"))
+	}
+}
