@@ -118,3 +118,60 @@ func TestCustomSubAgentAllTools(t *testing.T) {
 		t.Errorf("sub-agent tools %v, want the built-in ones but task and ask_user", sub)
 	}
 }
+
+// TestSubAgentWebSearch: a custom sub-agent with every tool gets
+// web_search only where its model's provider searches, and its search asks
+// that model (a nested request with WebSearch set), allowed by the user's
+// rule without asking.
+func TestSubAgentWebSearch(t *testing.T) {
+	for _, searches := range []bool{true, false} {
+		env := newEnv(t, "[[permissions.rules]]\naction = \"allow\"\ntool = \"web_search\"\n")
+		env.write(".claude/agents/researcher.md", "---\nname: researcher\ndescription: Looks things up\n---\nYou are the researcher.\n")
+		var mu sync.Mutex
+		var subTools []string
+		searched, result := false, ""
+		env.setModel(mainModel, backendFunc(func(ctx context.Context, req *model.Request, yield func(model.Event, error) bool) {
+			text := func(s string) {
+				_ = yield(model.Event{Type: model.EventText, Text: s}, nil) &&
+					yield(model.Event{Type: model.EventFinish, Finish: model.FinishEndTurn}, nil)
+			}
+			call := func(id, name, in string) {
+				_ = yield(model.Event{Type: model.EventToolDone, ToolCallID: id, ToolName: name, Input: json.RawMessage(in)}, nil) &&
+					yield(model.Event{Type: model.EventFinish, Finish: model.FinishToolUse}, nil)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case req.WebSearch:
+				searched = true
+				text("Go 1.26 is the newest release.")
+			case strings.HasPrefix(req.System, "You are the researcher."):
+				if subTools == nil {
+					subTools = toolNames(*req)
+				}
+				if res := toolResults(*req); len(res) > 0 {
+					result = resultText(res[0])
+					text("found it")
+				} else if searches {
+					call("s1", "web_search", `{"query":"newest Go release"}`)
+				} else {
+					text("no search here")
+				}
+			case len(toolResults(*req)) == 0:
+				call("t1", "task", `{"description":"look up","prompt":"Which Go release is newest?","subagent_type":"researcher"}`)
+			default:
+				text("ok")
+			}
+		}))
+		c := env.startWith(nil, func(i *model.ModelInfo) { i.WebSearch = searches }, nil)
+		c.mustPrompt(c.newSession(), "look it up", acp.StopReasonEndTurn)
+		mu.Lock()
+		if got := slices.Contains(subTools, "web_search"); got != searches {
+			t.Errorf("provider searches %v: sub-agent offered web_search %v (tools %v)", searches, got, subTools)
+		}
+		if searches && (!searched || !strings.Contains(result, "Go 1.26 is the newest release.")) {
+			t.Errorf("the sub-agent's search: asked the model %v, result %q", searched, result)
+		}
+		mu.Unlock()
+	}
+}

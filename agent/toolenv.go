@@ -181,8 +181,9 @@ func (e toolEnv) WebSearch() (model.Backend, string, string, bool) {
 // SubAgent is what the task tool's sub-agent of agentType runs with: the
 // session's model and effort (or the custom agent's model), its built-in
 // tools (a custom agent's list, or all; never task itself, nor ask_user:
-// a sub-agent reports to its parent, which asks the user; in plan mode only
-// the read-only ones), and the session with the policy deciding alone
+// a sub-agent reports to its parent, which asks the user; web_search only
+// where its model's provider searches; in plan mode only the read-only
+// ones), and the session with the policy deciding alone
 // (task.PolicyEnv), so a sub-agent may do at most what the mode allows
 // without asking. A client that renders sub-agents sees it as a session
 // of its own (child).
@@ -207,10 +208,16 @@ func (e toolEnv) SubAgent(agentType, callID string) (task.Sub, error) {
 	if err != nil {
 		return task.Sub{}, fmt.Errorf("its model is not available: %w", err)
 	}
-	_, modelID, _ := model.ParseRef(ref)
-	sub := task.Sub{Backend: s.metered(backend, info), Model: modelID, Cwd: s.cwd, Env: task.PolicyEnv(e, func(c permissions.Call) permissions.Decision {
+	provider, modelID, _ := model.ParseRef(ref)
+	env := task.PolicyEnv(e, func(c permissions.Call) permissions.Decision {
 		return s.decide(permissions.Mode(s.settings().Mode), c)
-	}),
+	})
+	if info.WebSearch {
+		// web_search asks the sub-agent's own model, whose provider
+		// searches.
+		env = searchEnv{Env: env, b: s.metered(backend, info), model: modelID, provider: provider}
+	}
+	sub := task.Sub{Backend: s.metered(backend, info), Model: modelID, Cwd: s.cwd, Env: env,
 		Tool: func(name string) *tools.Tool { return s.builtin[name] }} // commands wrapped for the checkpoints
 	if info.Reasoning {
 		sub.Effort = model.Effort(st.Thought)
@@ -224,7 +231,7 @@ func (e toolEnv) SubAgent(agentType, callID string) (task.Sub, error) {
 		sub.Tools = []string{}
 		for _, n := range names {
 			t := s.a.builtin[n]
-			if t == nil || n == "task" || n == "ask_user" || st.Mode == string(permissions.ModePlan) && !t.ReadOnly && n != "update_plan" {
+			if t == nil || n == "task" || n == "ask_user" || n == tools.WebSearchTool && !info.WebSearch || st.Mode == string(permissions.ModePlan) && !t.ReadOnly && n != "update_plan" {
 				continue
 			}
 			sub.Tools = append(sub.Tools, n)
@@ -234,6 +241,20 @@ func (e toolEnv) SubAgent(agentType, callID string) (task.Sub, error) {
 		sub.Child, sub.Backend = s.newChild(callID, sub.Backend, info)
 	}
 	return sub, nil
+}
+
+// searchEnv is a sub-agent's tool environment when its model's provider
+// has a web search of its own: web_search asks that model.
+type searchEnv struct {
+	tools.Env
+	b               model.Backend
+	model, provider string
+}
+
+var _ tools.Searcher = searchEnv{}
+
+func (e searchEnv) WebSearch() (model.Backend, string, string, bool) {
+	return e.b, e.model, e.provider, true
 }
 
 // subAgentModel is the model reference of a custom sub-agent whose file
