@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -173,5 +174,75 @@ func TestSubAgentWebSearch(t *testing.T) {
 			t.Errorf("the sub-agent's search: asked the model %v, result %q", searched, result)
 		}
 		mu.Unlock()
+	}
+}
+
+// TestSubAgentHooks: the user's PreToolUse hook runs for a sub-agent's
+// calls as for its parent's: a blocked command does not run and the
+// sub-agent reads why; PostToolUse feedback reaches its results.
+func TestSubAgentHooks(t *testing.T) {
+	guard := filepath.Join(t.TempDir(), "guard.py")
+	if err := os.WriteFile(guard, []byte(`import json, sys
+ev = json.load(sys.stdin)
+cmd = ev.get("tool_input", {}).get("command", "")
+if ev["hook_event_name"] == "PreToolUse" and "rm -rf" in cmd:
+    print("rm -rf is not allowed here", file=sys.stderr)
+    sys.exit(2)
+if ev["hook_event_name"] == "PostToolUse":
+    print(json.dumps({"decision": "block", "reason": "checked by the post hook"}))
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	conf := "[[hooks.PreToolUse]]\nmatcher = \"Bash\"\ncommand = \"python3 " + guard + "\"\n" +
+		"[[hooks.PostToolUse]]\nmatcher = \"Bash\"\ncommand = \"python3 " + guard + "\"\n"
+	env := newEnv(t, conf)
+	env.write(".claude/agents/cleaner.md", "---\nname: cleaner\ndescription: Cleans up\ntools: Bash\n---\nYou are the cleaner.\n")
+	env.write("victim/keep.txt", "keep\n")
+	var mu sync.Mutex
+	var results []string
+	env.setModel(mainModel, backendFunc(func(ctx context.Context, req *model.Request, yield func(model.Event, error) bool) {
+		call := func(id, name, in string) {
+			_ = yield(model.Event{Type: model.EventToolDone, ToolCallID: id, ToolName: name, Input: json.RawMessage(in)}, nil) &&
+				yield(model.Event{Type: model.EventFinish, Finish: model.FinishToolUse}, nil)
+		}
+		text := func(s string) {
+			_ = yield(model.Event{Type: model.EventText, Text: s}, nil) &&
+				yield(model.Event{Type: model.EventFinish, Finish: model.FinishEndTurn}, nil)
+		}
+		res := toolResults(*req)
+		if strings.HasPrefix(req.System, "You are the cleaner.") {
+			switch len(res) {
+			case 0:
+				call("s1", "run_command", `{"command":"rm -rf victim"}`)
+			case 1:
+				call("s2", "run_command", `{"command":"touch made"}`)
+			default:
+				mu.Lock()
+				for _, p := range res {
+					results = append(results, resultText(p))
+				}
+				mu.Unlock()
+				text("cleaned")
+			}
+			return
+		}
+		if len(res) == 0 {
+			call("t1", "task", `{"description":"clean","prompt":"Clean up","subagent_type":"cleaner"}`)
+			return
+		}
+		text("ok")
+	}))
+	c, sid := env.fullSession()
+	c.mustPrompt(sid, "clean up", acp.StopReasonEndTurn)
+	if _, err := os.Stat(env.path("victim/keep.txt")); err != nil {
+		t.Fatalf("the sub-agent's rm -rf ran despite the hook: %v", err)
+	}
+	if _, err := os.Stat(env.path("made")); err != nil {
+		t.Errorf("the unblocked command did not run: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(results) != 2 || !strings.Contains(results[0], "rm -rf is not allowed here") || !strings.Contains(results[1], "checked by the post hook") {
+		t.Errorf("the sub-agent's results: %q", results)
 	}
 }

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -10,6 +11,7 @@ import (
 
 	"acpd/acp"
 	"acpd/agent/internal/editor"
+	"acpd/agent/internal/hooks"
 	"acpd/agent/internal/subagents"
 	"acpd/files"
 	"acpd/model"
@@ -209,8 +211,10 @@ func (e toolEnv) SubAgent(agentType, callID string) (task.Sub, error) {
 		return task.Sub{}, fmt.Errorf("its model is not available: %w", err)
 	}
 	provider, modelID, _ := model.ParseRef(ref)
-	env := task.PolicyEnv(e, func(c permissions.Call) permissions.Decision {
-		return s.decide(permissions.Mode(s.settings().Mode), c)
+	env := task.PolicyEnv(e, func(ctx context.Context, c permissions.Call) permissions.Decision {
+		// A PreToolUse hook's verdict counts as in the parent: "allow"
+		// answers what would ask, "ask" (no one to ask) refuses.
+		return hookVerdict(ctx, s.decide(permissions.Mode(s.settings().Mode), c))
 	})
 	if info.WebSearch {
 		// web_search asks the sub-agent's own model, whose provider
@@ -218,7 +222,20 @@ func (e toolEnv) SubAgent(agentType, callID string) (task.Sub, error) {
 		env = searchEnv{Env: env, b: s.metered(backend, info), model: modelID, provider: provider}
 	}
 	sub := task.Sub{Backend: s.metered(backend, info), Model: modelID, Cwd: s.cwd, Env: env,
-		Tool: func(name string) *tools.Tool { return s.builtin[name] }} // commands wrapped for the checkpoints
+		Tool: func(name string) *tools.Tool { return s.builtin[name] }, // commands wrapped for the checkpoints
+		// The turn's PreToolUse and PostToolUse hooks run for the
+		// sub-agent's calls too (the task call's context carries them).
+		Pre: func(ctx context.Context, id, name string, in json.RawMessage) (context.Context, string) {
+			if set := turnHooksOf(ctx); len(set.Match(hooks.PreToolUse)) > 0 {
+				return s.preToolHooks(ctx, set, id, name, in)
+			}
+			return ctx, ""
+		},
+		Post: func(ctx context.Context, id, name string, in json.RawMessage, res *tools.Result) {
+			if set := turnHooksOf(ctx); len(set.Match(hooks.PostToolUse)) > 0 {
+				s.postToolHooks(ctx, set, id, name, in, res)
+			}
+		}}
 	if info.Reasoning {
 		sub.Effort = model.Effort(st.Thought)
 	}

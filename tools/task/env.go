@@ -10,19 +10,19 @@ import (
 
 // PolicyEnv is env as a sub-agent's tools see it: decide settles each of
 // their calls without asking the user (a call it would ask about is
-// refused), and their progress is not reported as tool calls of their own.
+// refused; its context is the call's, as Sub.Pre returned it), and their progress is not reported as tool calls of their own.
 // It is what a Host puts in Sub.Env.
-func PolicyEnv(env tools.Env, decide func(permissions.Call) permissions.Decision) tools.Env {
+func PolicyEnv(env tools.Env, decide func(context.Context, permissions.Call) permissions.Decision) tools.Env {
 	return policyEnv{env, decide}
 }
 
 type policyEnv struct {
 	tools.Env
-	decide func(permissions.Call) permissions.Decision
+	decide func(context.Context, permissions.Call) permissions.Decision
 }
 
 func (e policyEnv) Authorize(ctx context.Context, c *tools.Call, req permissions.Call, upd acp.ToolCallUpdate) (bool, string) {
-	d := e.decide(req)
+	d := e.decide(ctx, req)
 	if d.Action == permissions.Allow {
 		return true, ""
 	}

@@ -62,6 +62,13 @@ type Sub struct {
 	Tools []string
 	// Child, when not nil, shows the sub-agent as a session of its own.
 	Child Child
+	// Pre, when not nil, runs before each of the sub-agent's calls (the
+	// session's PreToolUse hooks): a non-empty block is the call's error
+	// result and the call does not run; else the call runs with the
+	// context it returns. Post, when not nil, runs after a call that ran
+	// and may add to its result (PostToolUse).
+	Pre  func(ctx context.Context, id, name string, input json.RawMessage) (context.Context, string)
+	Post func(ctx context.Context, id, name string, input json.RawMessage, res *tools.Result)
 }
 
 // Child is a sub-agent's own session, for a client that renders
@@ -331,7 +338,7 @@ func (r *runner) call(ctx context.Context, pc model.Part) tools.Result {
 		if sub.Child == nil {
 			r.env.Update(acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(r.callID), Content: []acp.ToolCallContent{tools.TextContent(r.list())}})
 		}
-		res = t.Run(ctx, sub.Env, &tools.Call{ID: pc.ToolCallID, Name: pc.ToolName, Input: pc.Input})
+		res = r.run(ctx, t, pc)
 		r.reads++
 	}
 	if !res.Bounded {
@@ -347,6 +354,22 @@ func (r *runner) call(ctx context.Context, pc model.Part) tools.Result {
 			content = []acp.ToolCallContent{tools.TextContent(tools.Truncate(res.Text, shownResult))}
 		}
 		sub.Child.Update(acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: id, Status: &st, Content: content}})
+	}
+	return res
+}
+
+// run runs one allowed call through the Sub's hooks.
+func (r *runner) run(ctx context.Context, t *tools.Tool, pc model.Part) tools.Result {
+	sub := r.sub
+	if sub.Pre != nil {
+		var block string
+		if ctx, block = sub.Pre(ctx, pc.ToolCallID, pc.ToolName, pc.Input); block != "" {
+			return tools.Errorf("%s", block)
+		}
+	}
+	res := t.Run(ctx, sub.Env, &tools.Call{ID: pc.ToolCallID, Name: pc.ToolName, Input: pc.Input})
+	if sub.Post != nil {
+		sub.Post(ctx, pc.ToolCallID, pc.ToolName, pc.Input, &res)
 	}
 	return res
 }
