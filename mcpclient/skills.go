@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -401,8 +402,9 @@ func (m *Manager) listSkills(ctx context.Context, c *conn) ([]Skill, error) {
 	return out, nil
 }
 
-// digestRE is a valid digest.
-var digestRE = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+// digestRE is a valid digest, compiled on first use: most processes
+// never see a server's skills.
+var digestRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^sha256:[0-9a-f]{64}$`) })
 
 // parseSkill reads and checks one skill entry: a SKILL.md URI whose last
 // path segment is the frontmatter's name; a frontmatter with a valid name
@@ -453,7 +455,7 @@ func parseSkill(raw json.RawMessage) (Skill, error) {
 		switch {
 		case err != nil || size < 0:
 			return Skill{}, fmt.Errorf("skill %s: file %q has no valid size", e.URI, f.URI)
-		case !digestRE.MatchString(f.Digest):
+		case !digestRE().MatchString(f.Digest):
 			return Skill{}, fmt.Errorf("skill %s: file %q has no valid sha256 digest", e.URI, f.URI)
 		case seen[f.URI]:
 			return Skill{}, fmt.Errorf("skill %s: file %q is listed twice", e.URI, f.URI)
@@ -494,14 +496,16 @@ func ValidateSkill(name, description string) error {
 	return nil
 }
 
-// frontRE matches a leading YAML frontmatter block.
-var frontRE = regexp.MustCompile(`^---\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)`)
+// frontRE matches a leading YAML frontmatter block, compiled on first use.
+var frontRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^---\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)`)
+})
 
 // splitFrontmatter cuts a SKILL.md into its frontmatter's YAML and its
 // body (trimmed).
 func splitFrontmatter(text string) (front, body string, ok bool) {
 	text = strings.TrimPrefix(text, "\ufeff")
-	loc := frontRE.FindStringSubmatchIndex(text)
+	loc := frontRE().FindStringSubmatchIndex(text)
 	if loc == nil {
 		return "", "", false
 	}
