@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"sync"
 
 	"acpd/model"
 )
@@ -70,13 +71,33 @@ func Decode(r *Reader, d Decoder, emit func(model.Event) bool) error {
 }
 
 // Unmarshal decodes data, one JSON chunk of a stream, into v; data that
-// does not decode is a *model.Error of kind ErrServer.
+// does not decode is a *model.Error of kind ErrServer. It keeps no
+// reference to data: v owns what it decodes.
 func Unmarshal(data string, v any) error {
-	if err := json.Unmarshal([]byte(data), v); err != nil {
+	// encoding/json reads bytes: the chunk is copied into a scratch buffer
+	// reused across chunks (and streams) rather than a new one per chunk,
+	// one allocation less per streamed delta. json.Unmarshal copies what
+	// it keeps (strings, RawMessage), so the buffer is free once it returns.
+	bp := scratch.Get().(*[]byte)
+	buf := append((*bp)[:0], data...)
+	err := json.Unmarshal(buf, v)
+	if cap(buf) <= maxScratch {
+		*bp = buf
+		scratch.Put(bp)
+	}
+	if err != nil {
 		return &model.Error{Kind: model.ErrServer, Message: "malformed stream chunk: " + err.Error(), Err: err}
 	}
 	return nil
 }
+
+// maxScratch bounds the buffers [Unmarshal] keeps for reuse: a chunk
+// larger than this (a big tool argument, an inline image) gets a buffer
+// that is dropped after use, so one large chunk pins no memory.
+const maxScratch = 16 << 10
+
+// scratch holds *[]byte buffers for [Unmarshal].
+var scratch = sync.Pool{New: func() any { return new([]byte) }}
 
 // Complete emits the end of a response: its usage unless nil, then its
 // finish. It returns [ErrStopped] when emit returned false.
