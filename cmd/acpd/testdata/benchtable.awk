@@ -14,6 +14,7 @@ BEGIN {
 	label["TableIdleRSS"]      = "idle RSS after initialize + session/new (anonymous + file pages)"
 	label["TableList1k"]       = "session/list, 1,000 sessions (floor: read + parse index.json)"
 	label["TableStream100k"]   = "100,000 deltas, local OpenAI SSE server → client (floor: bare SSE client)"
+	label["TableLoad10k"]      = "session/load, 10,000 records, through acpd (floor: read + parse + notify, Node)"
 	label["Load10k"]           = "session/load, 10,000 records with replay (floor: read + parse each line)"
 	label["TableIdle100"]      = "idle sessions (100)"
 	label["TablePeakRSS32M"]   = "peak RSS, 32 MiB answer beside a streaming session (floor: the goal, 2× the answer + 30 MB)"
@@ -59,6 +60,11 @@ BEGIN {
 		printf "| %-72s | %11s ms | %11s ms | %7.2f |\n", "  first chunk of a 51st session while the 50 stream (goal ≤ 10 ms)", metric("late-acpd-ms"), metric("late-floor-ms"), metric("late-acpd-ms") / metric("late-floor-ms")
 		printf "| %-72s | %6s KiB each | %14s | %7s |\n", "  RSS per idle session (50 session/new)", metric("KiB/session"), "≤ 64 KiB", ""
 		printf "| %-72s | %10s MiB | %6.1f MiB goal | %7.2f |\n", "  peak RSS (goal: RSS before + 64 KiB and the answer per session)", metric("peak-MiB"), metric("goal-MiB"), metric("peak-MiB") / metric("goal-MiB")
+		next
+	}
+	if (name == "TableLoad10k") {
+		printf "| %-72s | %11s ms | %11s ms | %7.2f |\n", label[name], metric("acpd-ms"), metric("node-ms"), metric("ratio-node")
+		printf "| %-72s | %11s ms | %11s ms | %7.2f |\n", "  the same, floor in Go (a child process, encoding/json per line)", metric("acpd-ms"), metric("go-ms"), metric("ratio-go")
 		next
 	}
 	if (name == "Load10k") {
