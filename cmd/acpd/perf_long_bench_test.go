@@ -214,11 +214,11 @@ var longProbes = []int{1, 2, 10, 100, 250, 500}
 // (LongSessionFixture). For the probe turns it reports the time from
 // session/prompt sent to the turn's first model request arriving at the
 // server (the handler's entry, server clock) and to its body read in full,
-// and the body's size; the row's ratio is turn 500 against turn 1 (goal
-// ≤ 2×). Single turns are noisy on a shared machine, so the "≈" figures
-// ("early", "late") average turns 2–10 (turn 1 includes the first
-// connection to the server) and turns 491–500. It also reports
-// acpd's CPU time per turn over turns 2–51 and 451–500.
+// and the body's size. Single turns are noisy on a shared machine, and
+// turn 1 alone pays the first connection, so the row's ratio (ratio-avg,
+// goal ≤ 2×) is the mean of turns 491–500 ("late") against the mean of
+// turns 2–10 ("early"); ratio is turn 500 against turn 1 as such. It also
+// reports acpd's CPU time per turn over turns 2–51 and 451–500.
 func BenchmarkTableLong500(b *testing.B) {
 	const turns = 500
 	first := map[int]time.Duration{}
