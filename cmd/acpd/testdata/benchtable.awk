@@ -21,6 +21,7 @@ BEGIN {
 	label["TableMCPToolsReady3"] = "MCP tools ready, 3 stdio servers (floor: bare initialize + tools/list)"
 	label["TableMCPCall"]      = "MCP tool call round trip, stdio (floor: MCP TypeScript client, direct)"
 	label["TableSessions50"]   = "50 sessions × 10,000 deltas at once, one acpd, wall (floor: 50 bare SSE clients)"
+	label["TableLong500"]      = "prompt → first model byte, turns 491–500 with tool calls (floor: turns 2–10)"
 	label["TableMCP20"]        = "MCP tools ready, 20 stdio servers in one session (floor: the slowest one's bare handshake)"
 	printf "| %-72s | %14s | %14s | %7s |\n", "figure", "acpd", "floor", "ratio"
 	printf "|%s|%s|%s|%s|\n", "--------------------------------------------------------------------------", "----------------", "----------------", "---------"
@@ -51,6 +52,14 @@ BEGIN {
 		printf "| %-72s | %11s ms | %11s ms | %7.2f |\n", label[name], metric("acpd-ms"), metric("floor-ms"), metric("ratio")
 		printf "| %-72s | %11s µs | %11s µs | %7.2f |\n", "MCP tool call round trip, 20 servers, model → tool → model (floor: tools/call, direct)", metric("call-acpd-µs"), metric("call-floor-µs"), metric("call-acpd-µs") / metric("call-floor-µs")
 		printf "| %-72s | %11s µs | %14s | %7s |\n", "time acpd adds per MCP tool call, 20 servers", metric("added-µs"), "goal < 1000 µs", ""
+		next
+	}
+	if (name == "TableLong500") {
+		printf "| %-72s | %11s ms | %11s ms | %7.2f |\n", label[name], metric("late-ms"), metric("early-ms"), metric("ratio-avg")
+		printf "| %-72s | %11s ms | %11s ms | %7.2f |\n", "  turn 500 against turn 1 as such (turn 1 includes the first connection)", metric("t500-ms"), metric("t1-ms"), metric("ratio")
+		printf "| %-72s | %11s ms | %11s ms | %7.2f |\n", "  prompt → request body read in full, turn 500 (floor: turn 1)", metric("t500-body-ms"), metric("t1-body-ms"), metric("t500-body-ms") / metric("t1-body-ms")
+		printf "| %-72s | %10s KiB | %10s KiB | %7.2f |\n", "  request body, turn 500 (floor: turn 1)", metric("t500-KiB"), metric("t1-KiB"), metric("t500-KiB") / metric("t1-KiB")
+		printf "| %-72s | %11s ms | %11s ms | %7.2f |\n", "  acpd CPU per turn, turns 451–500 (floor: turns 2–51)", metric("cpu-late-ms/turn"), metric("cpu-early-ms/turn"), metric("cpu-late-ms/turn") / metric("cpu-early-ms/turn")
 		next
 	}
 	if (name == "TableSessions50") {
