@@ -19,6 +19,7 @@ import (
 	"acpd/acp"
 	"acpd/acp/jsonrpc"
 	"acpd/config"
+	"acpd/internal/loadfixture"
 	"acpd/model"
 	"acpd/session"
 	"acpd/terminal"
@@ -282,40 +283,6 @@ func BenchmarkLongConversationMemory(b *testing.B) {
 	b.ReportMetric(float64(int64(sumAfter/n)-int64(sumBase/n)), "heap-growth-B")
 }
 
-// loadFixture writes a closed session of n update records shaped like a
-// long conversation logged one record per streamed delta (as acpd logged
-// before it merged text): per ten records a user chunk, seven agent message
-// chunks, a tool call and its update. It returns the session id and the
-// log's path.
-func loadFixture(b *testing.B, store *session.Store, cwd string, n int) (acp.SessionID, string) {
-	b.Helper()
-	l, err := store.Create(session.Meta{Cwd: cwd})
-	if err != nil {
-		b.Fatal(err)
-	}
-	for i := range n {
-		var u acp.SessionUpdate
-		msg := fmt.Sprintf("m_%d", i/10)
-		switch i % 10 {
-		case 0:
-			u = acp.SessionUpdate{UserMessageChunk: textChunk("please look at the parser and fix the bug", msg+"u")}
-		case 8:
-			u = acp.SessionUpdate{ToolCall: &acp.ToolCall{ToolCallID: acp.ToolCallID(fmt.Sprintf("c%d", i)), Title: "Read parser.go", Kind: acp.ToolKindRead, Status: acp.ToolCallStatusPending}}
-		case 9:
-			u = acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(fmt.Sprintf("c%d", i-1)), Status: new(acp.ToolCallStatusCompleted)}}
-		default:
-			u = acp.SessionUpdate{AgentMessageChunk: textChunk(fmt.Sprintf("token %d of the answer ", i), msg)}
-		}
-		if _, err := l.Append(kindUpdate, u); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := l.Close(); err != nil {
-		b.Fatal(err)
-	}
-	return acp.SessionID(l.ID()), filepath.Join(store.Dir(), "sessions", l.ID()+".jsonl")
-}
-
 // BenchmarkLoad10k measures session/load of a session of 10,000 records,
 // replay included (until the reply, which follows every replayed update),
 // interleaved with its floor: reading the log and parsing every line as
@@ -327,7 +294,11 @@ func BenchmarkLoad10k(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	sid, path := loadFixture(b, store, bc.cwd, n)
+	id, path, err := loadfixture.Write(store, bc.cwd, n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sid := acp.SessionID(id)
 	var acpd, floor time.Duration
 	for b.Loop() {
 		t0 := time.Now()
