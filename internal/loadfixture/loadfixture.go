@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"strings"
 
+	"acpd/acp"
 	"acpd/session"
 )
 
@@ -55,35 +56,36 @@ var sentences = []string{
 	"and add a test.\n\n",
 }
 
-// Update returns the JSON of record i's update in a session in cwd, its
-// members in the order acpd writes them.
+// Update returns the JSON of record i's update in a session in cwd, as
+// acpd encodes it (package acp).
 func Update(cwd string, i int) []byte {
-	msg := fmt.Sprintf("m_%d", i/10)
-	var u any
+	msg := acp.MessageID(fmt.Sprintf("m_%d", i/10))
+	var u acp.SessionUpdate
 	switch k := i % 10; k {
 	case 0:
-		u = chunk{"user_message_chunk", text{"text", prompt}, msg + "u"}
+		id := msg + "u"
+		u.UserMessageChunk = &acp.ContentChunk{Content: textBlock(prompt), MessageID: &id}
 	case 8:
 		file := cwd + "/parser/parser.go"
-		u = toolCall{
-			SessionUpdate: "tool_call",
-			ToolCallID:    fmt.Sprintf("call_%08d", i),
-			Title:         "Read parser/parser.go",
-			Kind:          "read",
-			Status:        "pending",
-			Locations:     []location{{file, 120}},
-			RawInput:      map[string]any{"path": file, "offset": 120, "limit": 12},
+		line := uint32(120)
+		u.ToolCall = &acp.ToolCall{
+			ToolCallID: acp.ToolCallID(fmt.Sprintf("call_%08d", i)),
+			Title:      "Read parser/parser.go",
+			Kind:       acp.ToolKindRead,
+			Status:     acp.ToolCallStatusPending,
+			Locations:  []acp.ToolCallLocation{{Path: file, Line: &line}},
+			RawInput:   map[string]any{"path": file, "offset": 120, "limit": 12},
 		}
 	case 9:
-		u = toolCallUpdate{
-			SessionUpdate: "tool_call_update",
-			ToolCallID:    fmt.Sprintf("call_%08d", i-1),
-			Status:        "completed",
-			Content:       []content{{"content", text{"text", source}}},
-			RawOutput:     map[string]any{"lines": strings.Count(source, "\n")},
+		done := acp.ToolCallStatusCompleted
+		u.ToolCallUpdate = &acp.ToolCallUpdate{
+			ToolCallID: acp.ToolCallID(fmt.Sprintf("call_%08d", i-1)),
+			Status:     &done,
+			Content:    []acp.ToolCallContent{{Content: &acp.Content{Content: textBlock(source)}}},
+			RawOutput:  map[string]any{"lines": strings.Count(source, "\n")},
 		}
 	default:
-		u = chunk{"agent_message_chunk", text{"text", sentences[k-1]}, msg}
+		u.AgentMessageChunk = &acp.ContentChunk{Content: textBlock(sentences[k-1]), MessageID: &msg}
 	}
 	b, err := json.Marshal(u)
 	if err != nil {
@@ -92,41 +94,6 @@ func Update(cwd string, i int) []byte {
 	return b
 }
 
-type text struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
-}
-
-type chunk struct {
-	SessionUpdate string `json:"sessionUpdate"`
-	Content       text   `json:"content"`
-	MessageID     string `json:"messageId"`
-}
-
-type location struct {
-	Path string `json:"path"`
-	Line int    `json:"line"`
-}
-
-type toolCall struct {
-	SessionUpdate string         `json:"sessionUpdate"`
-	ToolCallID    string         `json:"toolCallId"`
-	Title         string         `json:"title"`
-	Kind          string         `json:"kind"`
-	Status        string         `json:"status"`
-	Locations     []location     `json:"locations"`
-	RawInput      map[string]any `json:"rawInput"`
-}
-
-type content struct {
-	Type    string `json:"type"`
-	Content text   `json:"content"`
-}
-
-type toolCallUpdate struct {
-	SessionUpdate string         `json:"sessionUpdate"`
-	ToolCallID    string         `json:"toolCallId"`
-	Status        string         `json:"status"`
-	Content       []content      `json:"content"`
-	RawOutput     map[string]any `json:"rawOutput"`
+func textBlock(s string) acp.ContentBlock {
+	return acp.ContentBlock{Text: &acp.TextContent{Text: s}}
 }
