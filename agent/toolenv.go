@@ -211,6 +211,7 @@ func (e toolEnv) SubAgent(agentType, callID string) (task.Sub, error) {
 		return task.Sub{}, fmt.Errorf("its model is not available: %w", err)
 	}
 	provider, modelID, _ := model.ParseRef(ref)
+	metered := s.metered(backend, info)
 	env := task.PolicyEnv(e, func(ctx context.Context, c permissions.Call) permissions.Decision {
 		// A PreToolUse hook's verdict counts as in the parent: "allow"
 		// answers what would ask, "ask" (no one to ask) refuses.
@@ -219,9 +220,9 @@ func (e toolEnv) SubAgent(agentType, callID string) (task.Sub, error) {
 	if info.WebSearch {
 		// web_search asks the sub-agent's own model, whose provider
 		// searches.
-		env = searchEnv{Env: env, b: s.metered(backend, info), model: modelID, provider: provider}
+		env = searchEnv{Env: env, b: metered, model: modelID, provider: provider}
 	}
-	sub := task.Sub{Backend: s.metered(backend, info), Model: modelID, Cwd: s.cwd, Env: env,
+	sub := task.Sub{Backend: metered, Model: modelID, Cwd: s.cwd, Env: env,
 		Tool: func(name string) *tools.Tool { return s.builtin[name] }, // commands wrapped for the checkpoints
 		// The turn's PreToolUse and PostToolUse hooks run for the
 		// sub-agent's calls too (the task call's context carries them).
