@@ -48,7 +48,12 @@ type Builder struct {
 
 // Text returns the concatenation of pieces, or a placeholder for it when
 // it is Inline bytes or longer (see the package documentation). Pieces
-// must be cut at rune boundaries (each is escaped on its own).
+// must be cut at rune boundaries: each is escaped on its own, so are the
+// texts of two placeholders put side by side, and invalid UTF-8 becomes
+// U+FFFD per piece. A rune cut between two pieces or texts is thus two or
+// more U+FFFD where json.Marshal of the whole would keep it; the texts of
+// a transcript are whole strings (decoded JSON, Go strings), so nothing
+// is cut.
 func (b *Builder) Text(pieces ...string) string {
 	n := 0
 	for _, p := range pieces {

@@ -90,8 +90,40 @@ func FuzzPayload(f *testing.F) {
 			s = "x"
 		}
 		long := strings.Repeat(s, Inline/len(s)+n)
-		check(t, s, long, long[:len(long)-n])
+		// Texts end at a rune boundary (see Builder.Text): the check
+		// puts two side by side, and a rune cut at the end of one could
+		// be completed by the start of the other.
+		check(t, whole(s), long, whole(long[:len(long)-n]))
 	})
+}
+
+// whole returns s without the first bytes of a rune it may end in, so
+// that another string after it escapes the same as on its own.
+func whole(s string) string {
+	for i := len(s) - 1; i >= 0 && i >= len(s)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(s[i]) {
+			if !utf8.FullRuneInString(s[i:]) {
+				return whole(s[:i])
+			}
+			break
+		}
+	}
+	return s
+}
+
+// TestTextsEscapeOnTheirOwn pins what whole guards against: a rune
+// cut between two texts is replaced in each, as Builder.Text says.
+func TestTextsEscapeOnTheirOwn(t *testing.T) {
+	var b Builder
+	head := strings.Repeat("a", Inline) + "\xf0\x9f"
+	p, err := b.Marshal([]string{b.Text(head) + b.Text("\x98\x80"+strings.Repeat("b", Inline))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `["` + strings.Repeat("a", Inline) + strings.Repeat(`\ufffd`, 4) + strings.Repeat("b", Inline) + `"]`
+	if got := string(p.Bytes()); got != want || p.Len() != int64(len(want)) {
+		t.Fatalf("got %d bytes %.40q…, want %d", len(got), got[Inline:], len(want))
+	}
 }
 
 // Message merges runs, and only those, and puts long texts and data out
