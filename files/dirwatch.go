@@ -1,7 +1,6 @@
 package files
 
 import (
-	"context"
 	"errors"
 	"slices"
 	"sync"
@@ -16,21 +15,28 @@ const dirWatchDebounce = 100 * time.Millisecond
 // DirWatch reports changes to the entries of a set of directories (files
 // created, written, renamed or removed directly in them) through the
 // process's one file watcher, which it shares with every Broker: it takes
-// no inotify instance of its own. After a burst of events onChange runs
-// once, on the DirWatch's goroutine (owned by the DirWatch, ended by
-// Close), never concurrently with itself. An overflow of the watcher's
-// queue is reported as a change. Its methods are safe for concurrent use.
+// no inotify instance of its own, and no goroutine while nothing changes.
+// After a burst of events onChange runs once, on a goroutine of the
+// debounce timer's (ended by Close, which waits for it), never
+// concurrently with itself. An overflow of the watcher's queue is reported
+// as a change. Its methods are safe for concurrent use.
 type DirWatch struct {
 	onChange func()
-	kick     chan struct{}
-	ctx      context.Context
-	cancel   context.CancelFunc
-	wg       sync.WaitGroup
 
 	mu      sync.Mutex // orders Set and Close with the hub
 	dirs    []string   // every directory watched
 	started bool       // the first Set is done
 	done    bool
+
+	// tmu guards the debounce below; it is a leaf (held for no other
+	// lock), since the hub pokes with its own lock held.
+	tmu     sync.Mutex
+	armed   bool // a timer is set and has not fired yet
+	running bool // onChange runs
+	again   bool // a change came while it ran: set the timer once it returns
+	closed  bool // Close began: no timer is set any more
+	timer   *time.Timer
+	pending sync.WaitGroup // a set timer, until its fire returns
 }
 
 // WatchDirs starts watching dirs (see [DirWatch.Set]) and calls onChange
@@ -38,13 +44,10 @@ type DirWatch struct {
 // cannot be created (the inotify instance limit); the caller then works
 // without (reading the files when it needs them).
 func WatchDirs(dirs []string, onChange func()) (*DirWatch, error) {
-	ctx, cancel := context.WithCancel(context.Background())
-	w := &DirWatch{onChange: onChange, kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel}
+	w := &DirWatch{onChange: onChange}
 	if err := w.Set(dirs); err != nil {
-		cancel()
 		return nil, err
 	}
-	w.wg.Go(w.loop)
 	return w, nil
 }
 
@@ -80,8 +83,9 @@ func (w *DirWatch) Set(dirs []string) error {
 	return nil
 }
 
-// Close stops watching and waits for the goroutine (and a running
-// onChange).
+// Close stops watching and waits for a running onChange; one that was
+// due and had not started does not run. Close must not be called from
+// onChange.
 func (w *DirWatch) Close() error {
 	w.mu.Lock()
 	already := w.done
@@ -91,8 +95,15 @@ func (w *DirWatch) Close() error {
 		return nil
 	}
 	err := watchHub.remove(w)
-	w.cancel()
-	w.wg.Wait()
+	w.tmu.Lock()
+	w.closed = true
+	if w.armed && w.timer.Stop() {
+		// It will not fire: it no longer holds Close up.
+		w.armed = false
+		w.pending.Done()
+	}
+	w.tmu.Unlock()
+	w.pending.Wait()
 	return err
 }
 
@@ -102,32 +113,45 @@ func (w *DirWatch) deliver(string) { w.poke() }
 // watchError is called by the hub; an overflow may have hidden changes.
 func (w *DirWatch) watchError(error) { w.poke() }
 
+// poke arms the debounce: the first event of a burst sets the timer, so a
+// directory that changes continuously is reported once per debounce; an
+// event while onChange runs sets it once onChange returns. It does not
+// block. The caller holds no tmu.
 func (w *DirWatch) poke() {
-	select {
-	case w.kick <- struct{}{}:
+	w.tmu.Lock()
+	defer w.tmu.Unlock()
+	switch {
+	case w.closed, w.armed:
+	case w.running:
+		w.again = true
 	default:
+		w.armLocked()
 	}
 }
 
-func (w *DirWatch) loop() {
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	defer timer.Stop()
-	armed := false
-	for {
-		select {
-		case <-w.ctx.Done():
-			return
-		case <-w.kick:
-			// The first event of a burst arms the timer: a directory that
-			// changes continuously is reported once per debounce.
-			if !armed {
-				timer.Reset(dirWatchDebounce)
-				armed = true
-			}
-		case <-timer.C:
-			armed = false
-			w.onChange()
-		}
+func (w *DirWatch) armLocked() {
+	w.armed = true
+	w.pending.Add(1)
+	w.timer = time.AfterFunc(dirWatchDebounce, w.fire)
+}
+
+// fire runs onChange for the burst that set the timer.
+func (w *DirWatch) fire() {
+	defer w.pending.Done()
+	w.tmu.Lock()
+	w.armed = false
+	if w.closed {
+		w.tmu.Unlock()
+		return
 	}
+	w.running = true
+	w.tmu.Unlock()
+	w.onChange()
+	w.tmu.Lock()
+	w.running = false
+	if w.again && !w.closed {
+		w.again = false
+		w.armLocked()
+	}
+	w.tmu.Unlock()
 }
