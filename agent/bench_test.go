@@ -377,3 +377,17 @@ func BenchmarkListSessions1000(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkNewSession measures session/new in process: with -benchmem its
+// allocations are what an idle session leaves behind as garbage (the
+// Sessions50 row reads RSS before the collector has run).
+func BenchmarkNewSession(b *testing.B) {
+	bc := newBench(b, backendFunc(func(context.Context, *model.Request, func(model.Event, error) bool) {}), model.ModelInfo{ID: "main"}, nil)
+	for b.Loop() {
+		var resp acp.NewSessionResponse
+		bc.call(acp.AgentMethodSessionNew, acp.NewSessionRequest{Cwd: bc.cwd, McpServers: []acp.McpServer{}}, &resp)
+		if resp.SessionID == "" {
+			b.Fatal("no session id")
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"acpd/acp"
 	"acpd/agent/internal/skills"
@@ -53,30 +54,53 @@ func (s *sess) runCommand(ctx context.Context, name, args string, b model.Backen
 	return acp.StopReasonEndTurn, nil
 }
 
-// userCommands reads the session's custom slash commands (package
-// usercmd): the project's, acpd's user directory's, and those of Claude
-// Code and Codex, acpd's own names reserved.
-func (s *sess) userCommands() []usercmd.Command {
-	getenv := s.a.getenv
-	home := getenv("HOME")
-	if home == "" {
-		home = getenv("USERPROFILE")
-	}
-	var reserved []string
+// extSources are where a session's custom slash commands (package
+// usercmd), skills and sub-agents are read from: the project's, acpd's
+// user directory's, and those of Claude Code and Codex. They depend on the
+// project root and the environment only, so they are found once a session.
+type extSources struct {
+	cmds   []usercmd.Source
+	skills []string
+	agents []string
+}
+
+// sources returns the session's extension sources. Safe for concurrent use.
+func (s *sess) sources() *extSources {
+	s.extOnce.Do(func() {
+		getenv := s.a.getenv
+		home := getenv("HOME")
+		if home == "" {
+			home = getenv("USERPROFILE")
+		}
+		cfgDir := config.UserDir(getenv)
+		s.extSrc = extSources{
+			cmds:   usercmd.Sources(s.root, cfgDir, home, getenv),
+			skills: skills.Sources(s.root, cfgDir, home, codexHome(getenv, home)),
+			agents: subagents.Sources(s.root, cfgDir, home),
+		}
+	})
+	return &s.extSrc
+}
+
+// reservedNames are acpd's own slash commands, which custom ones may not
+// take.
+var reservedNames = sync.OnceValue(func() []string {
+	var out []string
 	for _, c := range slash.Commands() {
-		reserved = append(reserved, c.Name)
+		out = append(out, c.Name)
 	}
-	return usercmd.Load(usercmd.Sources(config.ProjectRoot(s.cwd), config.UserDir(getenv), home, getenv), reserved)
+	return out
+})
+
+// userCommands reads the session's custom slash commands (package
+// usercmd), acpd's own names reserved.
+func (s *sess) userCommands() []usercmd.Command {
+	return usercmd.Load(s.sources().cmds, reservedNames())
 }
 
 // userSkills reads the session's skills (package skills).
 func (s *sess) userSkills() []skills.Skill {
-	getenv := s.a.getenv
-	home := getenv("HOME")
-	if home == "" {
-		home = getenv("USERPROFILE")
-	}
-	return skills.Load(skills.Sources(config.ProjectRoot(s.cwd), config.UserDir(getenv), home, codexHome(getenv, home)))
+	return skills.Load(s.sources().skills)
 }
 
 // mcpSkills are the skills the session's MCP servers serve, as skills
@@ -100,13 +124,7 @@ type extensions struct {
 
 // userAgents reads the session's custom sub-agents (package subagents).
 func (s *sess) userAgents() []subagents.Agent {
-	getenv := s.a.getenv
-	home := getenv("HOME")
-	if home == "" {
-		home = getenv("USERPROFILE")
-	}
-	return subagents.Load(subagents.Sources(config.ProjectRoot(s.cwd), config.UserDir(getenv), home),
-		func(n string) bool { return s.a.builtin[n] != nil })
+	return subagents.Load(s.sources().agents, func(n string) bool { return s.a.builtin[n] != nil })
 }
 
 // currentAgents are the custom sub-agents as last read.

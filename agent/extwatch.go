@@ -5,10 +5,6 @@ import (
 	"path/filepath"
 	"slices"
 
-	"acpd/agent/internal/skills"
-	"acpd/agent/internal/subagents"
-	"acpd/agent/internal/usercmd"
-	"acpd/config"
 	"acpd/files"
 )
 
@@ -17,36 +13,43 @@ import (
 // its subdirectories (namespaced commands, one directory per skill) and
 // its parent (to see a source directory appear).
 func (s *sess) extensionDirs() []string {
-	getenv := s.a.getenv
-	home := getenv("HOME")
-	if home == "" {
-		home = getenv("USERPROFILE")
+	src := s.sources()
+	sources := make([]string, 0, len(src.cmds)+len(src.skills)+len(src.agents))
+	for _, c := range src.cmds {
+		sources = append(sources, c.Dir)
 	}
-	root, cfgDir := config.ProjectRoot(s.cwd), config.UserDir(getenv)
-	var sources []string
-	for _, src := range usercmd.Sources(root, cfgDir, home, getenv) {
-		sources = append(sources, src.Dir)
-	}
-	sources = append(sources, skills.Sources(root, cfgDir, home, codexHome(getenv, home))...)
-	sources = append(sources, subagents.Sources(root, cfgDir, home)...)
-	seen := map[string]bool{}
+	sources = append(append(sources, src.skills...), src.agents...)
+	seen := make(map[string]bool, 2*len(sources)) // in out, or not a directory
+	listed := make(map[string]bool, len(sources))
 	var out []string
-	add := func(d string) {
-		if d == "" || seen[d] {
-			return
-		}
-		seen[d] = true
-		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
-			out = append(out, d)
-		}
-	}
 	for _, src := range sources {
-		add(filepath.Dir(src))
-		add(src)
-		entries, _ := os.ReadDir(src)
+		if d := filepath.Dir(src); !seen[d] {
+			seen[d] = true
+			if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+				out = append(out, d)
+			}
+		}
+		if listed[src] {
+			continue
+		}
+		listed[src] = true
+		// Listing the source tells that it is a directory (an error: it
+		// is not one, or is missing) and names its subdirectories.
+		entries, err := os.ReadDir(src)
+		if err != nil {
+			continue
+		}
+		if !seen[src] {
+			seen[src] = true
+			out = append(out, src)
+		}
 		for _, e := range entries {
-			if e.IsDir() {
-				add(filepath.Join(src, e.Name()))
+			if !e.IsDir() {
+				continue
+			}
+			if d := filepath.Join(src, e.Name()); !seen[d] {
+				seen[d] = true
+				out = append(out, d)
 			}
 		}
 	}

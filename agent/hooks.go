@@ -13,7 +13,6 @@ import (
 	"acpd/acp"
 	"acpd/agent/internal/batch"
 	"acpd/agent/internal/hooks"
-	"acpd/config"
 	"acpd/permissions"
 	"acpd/sandbox"
 	"acpd/tools"
@@ -44,7 +43,7 @@ func (s *sess) readHooks(ctx context.Context) hooks.Set {
 	if home := s.a.getenv("HOME"); claudeDir == "" && home != "" {
 		claudeDir = filepath.Join(home, ".claude")
 	}
-	root := config.ProjectRoot(s.cwd)
+	root := s.root
 	files := []struct {
 		path    string
 		project bool
@@ -80,7 +79,7 @@ func (s *sess) turnHooks(ctx context.Context) hooks.Set {
 	if len(project) == 0 {
 		return set
 	}
-	root := config.ProjectRoot(s.cwd)
+	root := s.root
 	digest := project.Digest()
 	trust := hooks.NewTrust(filepath.Join(s.a.opts.Store.Dir(), hookTrustFile))
 	if trust.Trusted(root, digest) {
@@ -172,7 +171,7 @@ func (s *sess) askHookTrust(ctx context.Context, project hooks.Set, root, digest
 // directory, which the sandbox hides).
 func (s *sess) hookRunner() hooks.Runner {
 	policy := toolEnv{s}.Sandbox()
-	return hooks.Runner{Dir: s.cwd, Env: s.childEnv(), ProjectDir: config.ProjectRoot(s.cwd),
+	return hooks.Runner{Dir: s.cwd, Env: s.childEnv(), ProjectDir: s.root,
 		Wrap: func(h hooks.Hook, cmd *exec.Cmd) error {
 			if !h.Project {
 				return nil

@@ -36,7 +36,7 @@ type settings struct {
 }
 
 // sess is one open session. Its fields after construction are guarded by mu,
-// except the immutable ones (id, cwd, dirs, log, cfg).
+// except the immutable ones (id, cwd, dirs, log, cfg, root).
 type sess struct {
 	a    *Agent
 	id   acp.SessionID
@@ -44,6 +44,13 @@ type sess struct {
 	dirs []string
 	log  *session.Log
 	cfg  *config.Config
+	// root is the project's root (config.ProjectRoot of cwd), found once
+	// at the session's start.
+	root string
+	// extSrc holds where the custom commands, skills and sub-agents are
+	// read from (see sources); set once.
+	extOnce sync.Once
+	extSrc  extSources
 	// mcpServers are the editor's MCP servers for this session.
 	mcpServers []acp.McpServer
 	// configWarning says why the project file was ignored (nil: it was
@@ -155,7 +162,7 @@ func (a *Agent) newSess(l *session.Log, cwd string, dirs []string, cfg *config.C
 	if err != nil {
 		return nil, invalidParams("permission rules: %v", err)
 	}
-	s := &sess{a: a, id: acp.SessionID(l.ID()), cwd: cwd, dirs: dirs, log: l, cfg: cfg, mcpServers: mcp, roots: roots, policy: policy, jobs: tools.NewJobs(a.log, a.opts.Outputs)}
+	s := &sess{a: a, id: acp.SessionID(l.ID()), cwd: cwd, root: config.ProjectRoot(cwd), dirs: dirs, log: l, cfg: cfg, mcpServers: mcp, roots: roots, policy: policy, jobs: tools.NewJobs(a.log, a.opts.Outputs)}
 	s.chunks = outbox.NewLog(func(u acp.SessionUpdate) { s.appendRecord(kindUpdate, u) })
 	s.out = outbox.NewQueue(s.sendNow)
 	caps := a.clientCapabilities()
