@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"acpd/model"
+	"acpd/model/internal/jsonscan"
 	"acpd/model/internal/sse"
 )
 
@@ -84,10 +85,18 @@ type decoder struct {
 
 	calls     []*toolCall
 	reasoning bool // a reasoning block is open
-	refusal   bool // refusal text was streamed
-	finished  bool // a finish_reason arrived
-	finish    string
-	usage     *model.Usage
+
+	// The fast path's state (fastChunk), reused from chunk to chunk.
+	scan    jsonscan.Scanner
+	c       chunk
+	choices [1]choice
+	texts   [4]string // content, refusal and the two reasoning fields
+	reason  string    // finish_reason
+
+	refusal  bool // refusal text was streamed
+	finished bool // a finish_reason arrived
+	finish   string
+	usage    *model.Usage
 }
 
 // Event implements [sse.Decoder].
@@ -102,14 +111,17 @@ func (d *decoder) Event(ev sse.Event, emit func(model.Event) bool) (done bool, e
 	if ev.Event == "error" {
 		return true, streamError(data, data)
 	}
-	var c chunk
-	if err := sse.Unmarshal(data, &c); err != nil {
-		return true, err
+	c := &d.c
+	if *c = (chunk{}); !d.fastChunk(data, c) {
+		*c = chunk{}
+		if err := sse.Unmarshal(data, c); err != nil {
+			return true, err
+		}
 	}
 	if len(c.Error) > 0 && string(c.Error) != "null" {
 		return true, streamError(data, string(c.Error))
 	}
-	return false, sse.Stopped(d.chunk(&c, emit))
+	return false, sse.Stopped(d.chunk(c, emit))
 }
 
 // streamError classifies the error a chunk reports inside the stream;

@@ -1,0 +1,134 @@
+package openai
+
+import (
+	"strings"
+)
+
+// fastChunk decodes data into c as encoding/json would, for the shape of
+// almost every chunk of a stream: one choice whose delta holds text,
+// reasoning or a refusal, a finish reason, members the decoder does not
+// read (skipped, but checked to be JSON), and null usage or error. It
+// reports false for anything else (a tool call's delta, usage, an error,
+// a second choice, a repeated member, a member named like a known one
+// but for case, which encoding/json would take; text that is not JSON),
+// and then c is to be decoded with encoding/json instead. The texts are
+// copied out of data; the decoder keeps the strings c points to until
+// the next chunk.
+func (d *decoder) fastChunk(data string, c *chunk) bool {
+	sc := &d.scan
+	sc.Reset(data)
+	var seen uint8
+	once := func(bit uint8) bool {
+		if seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		return true
+	}
+	ok := sc.Object(func(key string) bool {
+		switch key {
+		case "choices":
+			if !once(1) {
+				return false
+			}
+			c.Choices = d.choices[:0]
+			return sc.Array(func() bool {
+				if len(c.Choices) == 1 {
+					return false
+				}
+				c.Choices = append(c.Choices, choice{})
+				return d.fastChoice(&c.Choices[0])
+			})
+		case "usage", "error", "x_groq":
+			// null is the same as absent for each.
+			return sc.Null()
+		}
+		return !foldsTo(key, "choices", "usage", "error", "x_groq") && sc.Skip()
+	})
+	return ok && sc.End()
+}
+
+func (d *decoder) fastChoice(ch *choice) bool {
+	sc := &d.scan
+	var seen uint8
+	once := func(bit uint8) bool {
+		if seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		return true
+	}
+	return sc.Object(func(key string) bool {
+		switch key {
+		case "index":
+			n, ok := sc.Int()
+			ch.Index = n
+			return once(1) && ok
+		case "delta":
+			return once(2) && (sc.Null() || d.fastDelta(&ch.Delta))
+		case "finish_reason":
+			if !once(4) {
+				return false
+			}
+			ch.FinishReason = nil
+			return sc.Null() || d.text(&d.reason, &ch.FinishReason)
+		}
+		return !foldsTo(key, "index", "delta", "finish_reason") && sc.Skip()
+	})
+}
+
+func (d *decoder) fastDelta(dl *delta) bool {
+	sc := &d.scan
+	var seen uint8
+	field := func(bit uint8, slot *string, p **string) bool {
+		if seen&bit != 0 {
+			return false
+		}
+		seen |= bit
+		*p = nil
+		return sc.Null() || d.text(slot, p)
+	}
+	return sc.Object(func(key string) bool {
+		switch key {
+		case "content":
+			return field(1, &d.texts[0], &dl.Content)
+		case "refusal":
+			return field(2, &d.texts[1], &dl.Refusal)
+		case "reasoning_content":
+			return field(4, &d.texts[2], &dl.ReasoningContent)
+		case "reasoning":
+			return field(8, &d.texts[3], &dl.Reasoning)
+		case "tool_calls":
+			if seen&16 != 0 {
+				return false
+			}
+			seen |= 16
+			return sc.Null()
+		}
+		return !foldsTo(key, "content", "refusal", "reasoning_content", "reasoning", "tool_calls") && sc.Skip()
+	})
+}
+
+// text reads a string into *slot, copied out of the chunk, and points p
+// at it.
+func (d *decoder) text(slot *string, p **string) bool {
+	s, ok := d.scan.String()
+	if !ok {
+		return false
+	}
+	*slot = strings.Clone(s)
+	*p = slot
+	return true
+}
+
+// foldsTo reports whether key is one of names but for case: encoding/json
+// matches member names without regard to case, so such a chunk is left to
+// it.
+func foldsTo(key string, names ...string) bool {
+	for _, n := range names {
+		if strings.EqualFold(key, n) {
+			return true
+		}
+	}
+	return false
+}
