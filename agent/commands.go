@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -170,9 +171,8 @@ func skillCommand(list []acp.AvailableCommand, sk skills.Skill) string {
 // with.
 func (s *sess) commands() []acp.AvailableCommand {
 	list := commandList(s.loadExtensions())
-	key, _ := json.Marshal(list)
 	s.mu.Lock()
-	s.cmdKey = string(key)
+	s.cmdKey = list
 	s.mu.Unlock()
 	return list
 }
@@ -202,10 +202,9 @@ func (s *sess) currentSkills() []skills.Skill {
 func (s *sess) refreshCommands(ctx context.Context) extensions {
 	ext := s.loadExtensions()
 	list := commandList(ext)
-	key, _ := json.Marshal(list)
 	s.mu.Lock()
-	changed := s.cmdKey != "" && s.cmdKey != string(key)
-	s.cmdKey = string(key)
+	changed := s.cmdKey != nil && !reflect.DeepEqual(s.cmdKey, list)
+	s.cmdKey = list
 	s.mu.Unlock()
 	if changed {
 		if s.mcp != nil {

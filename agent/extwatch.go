@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"acpd/files"
 )
@@ -11,7 +12,8 @@ import (
 // extensionDirs are the existing directories whose changes change the
 // session's custom commands, skills or sub-agents: each source directory,
 // its subdirectories (namespaced commands, one directory per skill) and
-// its parent (to see a source directory appear).
+// its parent (to see a source directory appear). Each parent is listed
+// once, which tells which of its sources exist; only those are listed.
 func (s *sess) extensionDirs() []string {
 	src := s.sources()
 	sources := make([]string, 0, len(src.cmds)+len(src.skills)+len(src.agents))
@@ -19,42 +21,59 @@ func (s *sess) extensionDirs() []string {
 		sources = append(sources, c.Dir)
 	}
 	sources = append(append(sources, src.skills...), src.agents...)
-	seen := make(map[string]bool, 2*len(sources)) // in out, or not a directory
-	listed := make(map[string]bool, len(sources))
+	seen := make(map[string]bool, 2*len(sources))
 	var out []string
-	for _, src := range sources {
-		if d := filepath.Dir(src); !seen[d] {
+	add := func(d string) {
+		if !seen[d] {
 			seen[d] = true
-			if fi, err := os.Stat(d); err == nil && fi.IsDir() {
-				out = append(out, d)
-			}
+			out = append(out, d)
 		}
-		if listed[src] {
+	}
+	listed := make(map[string]bool, len(sources))
+	for i, src := range sources {
+		parent := filepath.Dir(src)
+		if listed[parent] {
 			continue
 		}
-		listed[src] = true
-		// Listing the source tells that it is a directory (an error: it
-		// is not one, or is missing) and names its subdirectories.
-		entries, err := os.ReadDir(src)
+		listed[parent] = true
+		entries, err := os.ReadDir(parent)
 		if err != nil {
 			continue
 		}
-		if !seen[src] {
-			seen[src] = true
-			out = append(out, src)
-		}
-		for _, e := range entries {
-			if !e.IsDir() {
+		add(parent)
+		for _, sib := range sources[i:] {
+			if filepath.Dir(sib) != parent || listed[sib] {
 				continue
 			}
-			if d := filepath.Join(src, e.Name()); !seen[d] {
-				seen[d] = true
-				out = append(out, d)
+			listed[sib] = true
+			if !isDirEntry(parent, entries, filepath.Base(sib)) {
+				continue
+			}
+			add(sib)
+			subs, _ := os.ReadDir(sib)
+			for _, e := range subs {
+				if e.IsDir() {
+					add(filepath.Join(sib, e.Name()))
+				}
 			}
 		}
 	}
 	slices.Sort(out)
 	return out
+}
+
+// isDirEntry reports whether entries (of dir, sorted by name) hold name
+// as a directory, or as a link to one.
+func isDirEntry(dir string, entries []os.DirEntry, name string) bool {
+	i, ok := slices.BinarySearchFunc(entries, name, func(e os.DirEntry, n string) int { return strings.Compare(e.Name(), n) })
+	if !ok {
+		return false
+	}
+	if e := entries[i]; e.IsDir() || e.Type()&os.ModeSymlink == 0 {
+		return e.IsDir()
+	}
+	fi, err := os.Stat(filepath.Join(dir, name))
+	return err == nil && fi.IsDir()
 }
 
 // watchExtensions starts the session's watch of its extension

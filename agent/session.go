@@ -81,9 +81,9 @@ type sess struct {
 	// asked: the running turn's last tool calls ended it on a question to
 	// the user (ask_user without forms); the turn reads and clears it.
 	asked atomic.Bool
-	// cmdKey is the slash command list last announced, encoded (guarded
-	// by mu; "" before the first refresh).
-	cmdKey string
+	// cmdKey is the slash command list last announced (guarded
+	// by mu; nil before the first refresh).
+	cmdKey []acp.AvailableCommand
 	// ext are the custom commands and skills as last read (guarded by mu).
 	ext    extensions
 	msgSeq int
@@ -144,6 +144,7 @@ func (a *Agent) initialSettings(cfg *config.Config) settings {
 // newSess makes the session of l with the settings set (initialSettings,
 // which a stored session's records then change).
 func (a *Agent) newSess(l *session.Log, cwd string, dirs []string, cfg *config.Config, set settings, mcp []acp.McpServer) (*sess, error) {
+	root := config.ProjectRoot(cwd)
 	roots, err := files.NewRoots(cwd, dirs...)
 	if err != nil {
 		return nil, invalidParams("session directories: %v", err)
@@ -156,13 +157,13 @@ func (a *Agent) newSess(l *session.Log, cwd string, dirs []string, cfg *config.C
 		Rules:     rules,
 		Protected: a.opts.Protected,
 		Store:     a.opts.Permissions,
-		Project:   permissions.ProjectKey(cwd),
+		Project:   root, // permissions.ProjectKey(cwd), for cwd is absolute
 		Tools:     a.toolKinds,
 	})
 	if err != nil {
 		return nil, invalidParams("permission rules: %v", err)
 	}
-	s := &sess{a: a, id: acp.SessionID(l.ID()), cwd: cwd, root: config.ProjectRoot(cwd), dirs: dirs, log: l, cfg: cfg, mcpServers: mcp, roots: roots, policy: policy, jobs: tools.NewJobs(a.log, a.opts.Outputs)}
+	s := &sess{a: a, id: acp.SessionID(l.ID()), cwd: cwd, root: root, dirs: dirs, log: l, cfg: cfg, mcpServers: mcp, roots: roots, policy: policy, jobs: tools.NewJobs(a.log, a.opts.Outputs)}
 	s.chunks = outbox.NewLog(func(u acp.SessionUpdate) { s.appendRecord(kindUpdate, u) })
 	s.out = outbox.NewQueue(s.sendNow)
 	caps := a.clientCapabilities()
