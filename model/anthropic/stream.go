@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"acpd/model"
+	"acpd/model/internal/jsonscan"
 	"acpd/model/internal/sse"
 )
 
@@ -18,20 +19,23 @@ type streamEvent struct {
 	} `json:"message"`
 	Index        *int          `json:"index"`
 	ContentBlock *contentStart `json:"content_block"`
-	Delta        *struct {
-		Type        string `json:"type"`
-		Text        string `json:"text"`
-		PartialJSON string `json:"partial_json"`
-		Thinking    string `json:"thinking"`
-		Signature   string `json:"signature"`
-		StopReason  string `json:"stop_reason"`
-		Citation    *struct {
-			URL   string `json:"url"`
-			Title string `json:"title"`
-		} `json:"citation"`
-	} `json:"delta"`
-	Usage *usage    `json:"usage"`
-	Error *apiError `json:"error"`
+	Delta        *eventDelta   `json:"delta"`
+	Usage        *usage        `json:"usage"`
+	Error        *apiError     `json:"error"`
+}
+
+// eventDelta is a content_block_delta's or message_delta's delta.
+type eventDelta struct {
+	Type        string `json:"type"`
+	Text        string `json:"text"`
+	PartialJSON string `json:"partial_json"`
+	Thinking    string `json:"thinking"`
+	Signature   string `json:"signature"`
+	StopReason  string `json:"stop_reason"`
+	Citation    *struct {
+		URL   string `json:"url"`
+		Title string `json:"title"`
+	} `json:"citation"`
 }
 
 type contentStart struct {
@@ -78,6 +82,12 @@ type decoder struct {
 	input, output          int64
 	cacheWrite, cacheRead  int64
 	haveUsage, sawMsgStart bool
+
+	// The fast path's state (fastEvent), reused from event to event.
+	scan  jsonscan.Scanner
+	se    streamEvent
+	delta eventDelta
+	index int
 }
 
 func malformed(msg string) error {
@@ -86,14 +96,17 @@ func malformed(msg string) error {
 
 // Event implements [sse.Decoder].
 func (d *decoder) Event(ev sse.Event, emit func(model.Event) bool) (done bool, err error) {
-	var se streamEvent
-	if err := json.Unmarshal([]byte(ev.Data), &se); err != nil {
-		return true, malformed(err.Error())
+	se := &d.se
+	if *se = (streamEvent{}); !d.fastEvent(ev.Data, se) {
+		*se = streamEvent{}
+		if err := json.Unmarshal([]byte(ev.Data), se); err != nil {
+			return true, malformed(err.Error())
+		}
 	}
 	if se.Type == "" {
 		se.Type = ev.Event
 	}
-	return d.event(&se, emit)
+	return d.event(se, emit)
 }
 
 // End implements [sse.Decoder]: only message_stop completes a message.
