@@ -30,7 +30,6 @@ type Log struct {
 	closed bool
 	broken error  // set when a failed append could not be undone
 	lost   error  // the first failed Append since the last Sync
-	buf    []byte // encoding buffer, reused across appends
 
 	idxMu      sync.Mutex // serialises this Log's index updates
 	indexedSeq int64      // seq as of the last index write
@@ -103,10 +102,12 @@ func (l *Log) tryAppend(kind string, data any) (Record, error) {
 		return Record{}, fmt.Errorf("session %s: %s record of %d bytes exceeds the %d byte limit", l.id, kind, len(payload), maxLineBytes-256)
 	}
 	rec, err := l.append(kind, func(seq int64, t time.Time) (int64, error) {
-		l.buf = appendRecord(l.buf[:0], seq, t, kind, payload)
-		n, err := l.f.Write(l.buf)
-		if cap(l.buf) > 1<<20 {
-			l.buf = nil // do not pin a huge buffer
+		bp := lineBufs.Get().(*[]byte)
+		line := appendRecord((*bp)[:0], seq, t, kind, payload)
+		n, err := l.f.Write(line)
+		if cap(line) <= 1<<20 { // do not pin a huge buffer
+			*bp = line
+			lineBufs.Put(bp)
 		}
 		return int64(n), err
 	})
@@ -162,6 +163,10 @@ var streamBufs = sync.Pool{New: func() any {
 	b := make([]byte, 0, streamChunk)
 	return &b
 }}
+
+// lineBufs holds the buffers records are encoded in, shared by all Logs
+// so that an idle session pins none.
+var lineBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 // appendStream appends a record whose payload w writes, through a
 // streamChunk buffer (see Append).
