@@ -285,9 +285,15 @@ next:
 // genJoin encodes parts, which must encode as JSON objects, and merges their
 // members after tag (a "key":"value" member, or empty) into one object.
 func genJoin(tag string, parts ...any) ([]byte, error) {
-	var buf bytes.Buffer
-	buf.WriteByte('{')
-	buf.WriteString(tag)
+	// Each part is encoded once and the result allocated at its size:
+	// a union holding a long text (a streamed chunk) is copied once more,
+	// not through a growing buffer.
+	var one [1][]byte
+	bodies := one[:0]
+	if len(parts) > 1 {
+		bodies = make([][]byte, 0, len(parts))
+	}
+	n := 2 + len(tag)
 	for _, p := range parts {
 		b, err := json.Marshal(p)
 		if err != nil {
@@ -296,15 +302,20 @@ func genJoin(tag string, parts ...any) ([]byte, error) {
 		if len(b) < 2 || b[0] != '{' {
 			return nil, fmt.Errorf("acp: union variant encoded as %.20s, not as a JSON object", b)
 		}
-		if body := b[1 : len(b)-1]; len(body) > 0 {
-			if buf.Len() > 1 {
-				buf.WriteByte(',')
+		bodies = append(bodies, b[1:len(b)-1])
+		n += len(b) - 1
+	}
+	out := make([]byte, 0, n)
+	out = append(append(out, '{'), tag...)
+	for _, body := range bodies {
+		if len(body) > 0 {
+			if len(out) > 1 {
+				out = append(out, ',')
 			}
-			buf.Write(body)
+			out = append(out, body...)
 		}
 	}
-	buf.WriteByte('}')
-	return buf.Bytes(), nil
+	return append(out, '}'), nil
 }
 
 // genCountError reports a union value with n != 1 variants set.
