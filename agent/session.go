@@ -144,7 +144,10 @@ func (a *Agent) initialSettings(cfg *config.Config) settings {
 // newSess makes the session of l with the settings set (initialSettings,
 // which a stored session's records then change).
 func (a *Agent) newSess(l *session.Log, cwd string, dirs []string, cfg *config.Config, set settings, mcp []acp.McpServer) (*sess, error) {
-	root := config.ProjectRoot(cwd)
+	root := cfg.Root
+	if root == "" {
+		root = config.ProjectRoot(cwd)
+	}
 	roots, err := files.NewRoots(cwd, dirs...)
 	if err != nil {
 		return nil, invalidParams("session directories: %v", err)

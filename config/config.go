@@ -103,6 +103,9 @@ type Config struct {
 	Hooks map[string][]Hook `toml:"hooks"`
 	// Files lists the configuration files that were loaded, user file first.
 	Files []string `toml:"-"`
+	// Root is the project root (ProjectRoot of the session's cwd) of a
+	// configuration from ForProject or ForSession; "" for User's.
+	Root string `toml:"-"`
 	// Warnings are settings of a project file that were ignored, each
 	// naming file, line and key (a project may only tighten the sandbox).
 	Warnings []error `toml:"-"`
@@ -474,7 +477,8 @@ func (l *Loader) ForProject(cwd string) (*Config, error) {
 		return nil, fmt.Errorf("config: project directory %q is not absolute", cwd)
 	}
 	c := l.base.clone()
-	file := filepath.Join(ProjectRoot(cwd), ".acpd", "config.toml")
+	c.Root = ProjectRoot(cwd)
+	file := filepath.Join(c.Root, ".acpd", "config.toml")
 	data, fi, err := readFile(file)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -507,6 +511,7 @@ func (l *Loader) ForSession(cwd string) (c *Config, warning error, err error) {
 			return nil, nil, warning
 		}
 		c, warning = l.User(), fmt.Errorf("project configuration ignored: %w", warning)
+		c.Root = ProjectRoot(cwd)
 	}
 	if len(c.Warnings) > 0 {
 		warning = errors.Join(append([]error{warning}, c.Warnings...)...)

@@ -93,10 +93,12 @@ func TestDefaults(t *testing.T) {
 	if got := l.User(); !reflect.DeepEqual(got, want) {
 		t.Errorf("User() = %+v, want %+v", got, want)
 	}
-	got, err := l.ForProject(project(t, ""))
+	dir := project(t, "")
+	got, err := l.ForProject(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
+	want.Root = ProjectRoot(dir)
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("ForProject() = %+v, want %+v", got, want)
 	}
@@ -853,4 +855,23 @@ func TestHooks(t *testing.T) {
 	name := userFile(t, e, "[[hooks.BeforeEverything]]\ncommand = \"x\"\n[[hooks.Stop]]\nmatcher = \"\"\n")
 	_, err = NewLoader(Overrides{}, e.get)
 	wantErr(t, err, regexp.QuoteMeta(name)+`:1`, `hooks.BeforeEverything: unknown event`, `:3.*hooks.Stop\[0\]: command is required`)
+}
+
+// TestRootOfSession: a session's configuration names the project root
+// above its cwd, also when the project file was ignored.
+func TestRootOfSession(t *testing.T) {
+	e := testEnv(t)
+	l := mustLoader(t, Overrides{}, e)
+	root := project(t, "[bad toml")
+	sub := filepath.Join(root, "a", "b")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c, warning, err := l.ForSession(sub)
+	if err != nil || warning == nil {
+		t.Fatalf("ForSession: %v, warning %v", err, warning)
+	}
+	if c.Root != root {
+		t.Fatalf("Root = %q, want %q", c.Root, root)
+	}
 }
