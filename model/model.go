@@ -94,6 +94,10 @@ type Message struct {
 	// Interrupted marks an assistant message whose stream was cut short
 	// (cancel, error, or a retry after deltas reached the client).
 	Interrupted bool `json:"interrupted,omitempty"`
+
+	// memo keeps the dialects' encodings of the message (see [Memo]); it
+	// is not part of the message's content or of its JSON form.
+	memo *Memo
 }
 
 // Text returns the concatenated text parts of m.
