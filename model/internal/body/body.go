@@ -42,8 +42,26 @@ const Inline = 1 << 10
 // ready to use; a Builder serves one body and is not safe for concurrent
 // use.
 type Builder struct {
-	tag   string // "\x00" and the random digits, once a text went out of line
-	texts [][]string
+	tag     string // "\x00" and the random digits, once a placeholder was made
+	entries []entry
+}
+
+// entry is what a placeholder stands for: a text (its pieces) or a list of
+// fragments.
+type entry struct {
+	text []string
+	list []*Fragment
+}
+
+// placeholder returns the placeholder of e.
+func (b *Builder) placeholder(e entry) string {
+	if b.tag == "" {
+		var r [16]byte
+		_, _ = rand.Read(r[:])
+		b.tag = "\x00" + hex.EncodeToString(r[:])
+	}
+	b.entries = append(b.entries, e)
+	return b.tag + strconv.Itoa(len(b.entries)-1) + "\x00"
 }
 
 // Text returns the concatenation of pieces, or a placeholder for it when
@@ -62,13 +80,16 @@ func (b *Builder) Text(pieces ...string) string {
 	if n < Inline {
 		return strings.Join(pieces, "")
 	}
-	if b.tag == "" {
-		var r [16]byte
-		_, _ = rand.Read(r[:])
-		b.tag = "\x00" + hex.EncodeToString(r[:])
-	}
-	b.texts = append(b.texts, pieces)
-	return b.tag + strconv.Itoa(len(b.texts)-1) + "\x00"
+	return b.placeholder(entry{text: pieces})
+}
+
+// List returns a value that [Builder.Marshal] encodes as the JSON array of
+// the elements of frags, in order (json.Marshal's encoding of a slice of
+// the values they encode), or as null when they encode none (a nil
+// slice's encoding).
+func (b *Builder) List(frags []*Fragment) json.RawMessage {
+	q, _ := json.Marshal(b.placeholder(entry{list: frags}))
+	return q
 }
 
 // Message returns m as a dialect maps it: each run of parts that is one
@@ -112,41 +133,129 @@ func (b *Builder) parts(ps []model.Part, merge bool) []model.Part {
 }
 
 // Marshal encodes v with json.Marshal and returns the encoding with the
-// Builder's texts in place of their placeholders.
+// Builder's texts and lists in place of their placeholders.
 func (b *Builder) Marshal(v any) (*Payload, error) {
 	enc, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
 	p := &Payload{}
+	if err := b.resolve(enc, p.add, p.addList); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// resolve cuts enc at the Builder's placeholders, passing on the bytes
+// between them, the texts and the lists they stand for (a list's
+// placeholder with its quotes), in order.
+func (b *Builder) resolve(enc []byte, add func(segment), list func([]*Fragment)) error {
 	if b.tag == "" {
-		p.segs = []segment{{raw: enc}}
-		p.n = int64(len(enc))
-		return p, nil
+		add(segment{raw: enc})
+		return nil
 	}
 	// The tag as json.Marshal encodes it: NUL is \u0000.
 	mark := []byte(`\u0000` + b.tag[1:])
 	for len(enc) > 0 {
 		k := bytes.Index(enc, mark)
 		if k < 0 {
-			p.add(segment{raw: enc})
+			add(segment{raw: enc})
 			break
 		}
-		p.add(segment{raw: enc[:k]})
 		rest := enc[k+len(mark):]
 		end := bytes.Index(rest, []byte(`\u0000`))
 		if end < 0 {
-			return nil, errors.New("body: placeholder cut short")
+			return errors.New("body: placeholder cut short")
 		}
 		i, err := strconv.Atoi(string(rest[:end]))
-		if err != nil || i < 0 || i >= len(b.texts) {
-			return nil, errors.New("body: bad placeholder")
+		if err != nil || i < 0 || i >= len(b.entries) {
+			return errors.New("body: bad placeholder")
 		}
-		p.add(segment{text: b.texts[i]})
-		enc = rest[end+len(`\u0000`):]
+		rest = rest[end+len(`\u0000`):]
+		e := b.entries[i]
+		if e.list == nil && e.text != nil {
+			add(segment{raw: enc[:k]})
+			add(segment{text: e.text})
+			enc = rest
+			continue
+		}
+		// A list stands for the whole string, quotes included.
+		if k == 0 || enc[k-1] != '"' || len(rest) == 0 || rest[0] != '"' {
+			return errors.New("body: list placeholder inside a text")
+		}
+		add(segment{raw: enc[:k-1]})
+		list(e.list)
+		enc = rest[1:]
 	}
-	return p, nil
+	return nil
 }
+
+// Encode encodes vs with json.Marshal as a [Fragment]: their encodings,
+// joined by commas (the elements of a JSON array), with the Builder's
+// texts in place of their placeholders. vs must not hold lists.
+func (b *Builder) Encode(vs ...any) (*Fragment, error) {
+	f := &Fragment{}
+	var raw []byte // the raw bytes and kept texts since the last long text
+	for i, v := range vs {
+		enc, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			raw = append(raw, ',')
+		}
+		err = b.resolve(enc, func(s segment) {
+			if s.text == nil {
+				raw = append(raw, s.raw...)
+				return
+			}
+			n := 0
+			for _, t := range s.text {
+				n += escapedLen(t)
+			}
+			if n <= Keep {
+				for _, t := range s.text {
+					raw, _ = appendEscaped(raw, t, n)
+				}
+				return
+			}
+			if len(raw) > 0 {
+				f.segs = append(f.segs, segment{raw: raw})
+				f.n += int64(len(raw))
+				raw = nil
+			}
+			f.segs = append(f.segs, segment{text: s.text, n: int64(n)})
+			f.n += int64(n)
+		}, func([]*Fragment) { err = errors.New("body: a list in a fragment") })
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(raw) > 0 {
+		f.segs = append(f.segs, segment{raw: raw})
+		f.n += int64(len(raw))
+	}
+	return f, nil
+}
+
+// Keep is the longest text, escaped, that a [Fragment] holds escaped:
+// writing the fragment then copies its bytes. A longer text is escaped
+// anew whenever the fragment is written, so that a long answer is held
+// once, in the transcript.
+const Keep = 64 << 10
+
+// Fragment is a piece of a body's encoding made by [Builder.Encode]: its
+// bytes, and references to its long texts with their escaped lengths. It
+// is not modified once made and can be part of any number of payloads,
+// concurrently (through [Builder.List]); a dialect keeps a message's
+// fragment between requests (see [model.Memo]).
+type Fragment struct {
+	segs []segment
+	n    int64
+}
+
+// Len is the length of the fragment's encoding in bytes.
+func (f *Fragment) Len() int64 { return f.n }
 
 // Payload is a request body that can be read any number of times (for
 // retries and redirects). It holds the small encoding and references to
@@ -157,10 +266,12 @@ type Payload struct {
 }
 
 // segment is raw encoded bytes, or a text to escape (without its quotes,
-// which are in the raw bytes around it).
+// which are in the raw bytes around it); n is a text's escaped length
+// once known.
 type segment struct {
 	raw  []byte
 	text []string
+	n    int64
 }
 
 func (p *Payload) add(s segment) {
@@ -171,11 +282,35 @@ func (p *Payload) add(s segment) {
 		p.n += int64(len(s.raw))
 	} else {
 		for _, t := range s.text {
-			p.n += int64(escapedLen(t))
+			s.n += int64(escapedLen(t))
 		}
+		p.n += s.n
 	}
 	p.segs = append(p.segs, s)
 }
+
+// addList adds the JSON array of the elements of frags (null when there
+// are none).
+func (p *Payload) addList(frags []*Fragment) {
+	sep, some := open, false
+	for _, f := range frags {
+		if f.n == 0 {
+			continue
+		}
+		p.add(segment{raw: sep})
+		sep, some = comma, true
+		p.segs = append(p.segs, f.segs...)
+		p.n += f.n
+	}
+	if !some {
+		p.add(segment{raw: null})
+		return
+	}
+	p.add(segment{raw: closing})
+}
+
+// The bytes addList writes around and between fragments (never modified).
+var open, comma, closing, null = []byte("["), []byte(","), []byte("]"), []byte("null")
 
 // Raw returns the payload of an encoded body.
 func Raw(b []byte) *Payload {
