@@ -10,14 +10,15 @@ import (
 )
 
 type chatRequest struct {
-	Model               string         `json:"model"`
-	Messages            []chatMessage  `json:"messages"`
-	Tools               []chatTool     `json:"tools,omitempty"`
-	Stream              bool           `json:"stream"`
-	StreamOptions       *streamOptions `json:"stream_options,omitempty"`
-	MaxCompletionTokens int            `json:"max_completion_tokens,omitempty"`
-	MaxTokens           int            `json:"max_tokens,omitempty"`
-	ReasoningEffort     string         `json:"reasoning_effort,omitempty"`
+	Model string `json:"model"`
+	// Messages is a [body.Builder.List] of the messages' fragments.
+	Messages            json.RawMessage `json:"messages"`
+	Tools               []chatTool      `json:"tools,omitempty"`
+	Stream              bool            `json:"stream"`
+	StreamOptions       *streamOptions  `json:"stream_options,omitempty"`
+	MaxCompletionTokens int             `json:"max_completion_tokens,omitempty"`
+	MaxTokens           int             `json:"max_tokens,omitempty"`
+	ReasoningEffort     string          `json:"reasoning_effort,omitempty"`
 }
 
 type streamOptions struct {
@@ -97,23 +98,23 @@ func (b *Backend) requestPayload(req *model.Request) (*body.Payload, error) {
 	case model.EffortLow, model.EffortMedium, model.EffortHigh:
 		cr.ReasoningEffort = string(req.Effort)
 	}
-	if req.System != "" {
-		cr.Messages = append(cr.Messages, chatMessage{Role: "system", Content: req.System})
-	}
 	var bb body.Builder
-	for _, m := range req.Messages {
-		m = bb.Message(m)
-		switch m.Role {
-		case model.RoleAssistant:
-			if cm, ok := assistantMessage(m, b.reasoning); ok {
-				cr.Messages = append(cr.Messages, cm)
-			}
-		case model.RoleUser:
-			cr.Messages = append(cr.Messages, userMessages(m)...)
-		default:
-			return nil, &model.Error{Kind: model.ErrInvalidRequest, Message: "openai: unknown message role " + quote(string(m.Role))}
+	frags := make([]*body.Fragment, 0, len(req.Messages)+1)
+	if req.System != "" {
+		f, err := bb.Encode(chatMessage{Role: "system", Content: req.System})
+		if err != nil {
+			return nil, encodingError(err)
 		}
+		frags = append(frags, f)
 	}
+	for _, m := range req.Messages {
+		f, err := b.message(&bb, m)
+		if err != nil {
+			return nil, err
+		}
+		frags = append(frags, f)
+	}
+	cr.Messages = bb.List(frags)
 	for _, t := range req.Tools {
 		params := t.InputSchema
 		if len(params) == 0 || string(params) == "null" {
@@ -124,10 +125,50 @@ func (b *Backend) requestPayload(req *model.Request) (*body.Payload, error) {
 	}
 	p, err := bb.Marshal(cr)
 	if err != nil {
-		// Only invalid json.RawMessage values (schemas, inputs) get here.
-		return nil, &model.Error{Kind: model.ErrInvalidRequest, Message: "openai: encoding request: " + err.Error(), Err: err}
+		return nil, encodingError(err)
 	}
 	return p, nil
+}
+
+// encodingError is the error of a request that cannot be encoded: only
+// invalid json.RawMessage values (schemas, inputs) get there.
+func encodingError(err error) error {
+	return &model.Error{Kind: model.ErrInvalidRequest, Message: "openai: encoding request: " + err.Error(), Err: err}
+}
+
+// chatKey is the key of a message's fragment in its memo (model.Memo):
+// the fragment depends on the message's role and parts, and on whether
+// reasoning is sent back; Chat Completions has no cache breakpoints.
+type chatKey struct{ reasoning bool }
+
+// message returns the fragment of m's Chat Completions messages (none, one,
+// or several: see userMessages): the one m's memo keeps, or a new one that
+// it then keeps.
+func (b *Backend) message(bb *body.Builder, m model.Message) (*body.Fragment, error) {
+	key := chatKey{b.reasoning}
+	if f, ok := m.Recall(key); ok {
+		return f.(*body.Fragment), nil
+	}
+	var cms []any
+	bm := bb.Message(m)
+	switch bm.Role {
+	case model.RoleAssistant:
+		if cm, ok := assistantMessage(bm, b.reasoning); ok {
+			cms = append(cms, cm)
+		}
+	case model.RoleUser:
+		for _, cm := range userMessages(bm) {
+			cms = append(cms, cm)
+		}
+	default:
+		return nil, &model.Error{Kind: model.ErrInvalidRequest, Message: "openai: unknown message role " + quote(string(m.Role))}
+	}
+	f, err := bb.Encode(cms...)
+	if err != nil {
+		return nil, encodingError(err)
+	}
+	m.Remember(key, f)
+	return f, nil
 }
 
 // assistantMessage maps an assistant message; ok is false when nothing of it
