@@ -492,8 +492,14 @@ func (s *sess) buildRequest(info model.ModelInfo) *model.Request {
 	st := s.settings()
 	_, modelID, _ := model.ParseRef(st.Model)
 	s.mu.Lock()
+	// Each transcript message gets a memo, which its copies share: the
+	// dialects keep its encoding there, so that a request encodes only the
+	// messages that are new since the last one (see model.Memo).
 	msgs := make([]model.Message, len(s.transcript))
-	copy(msgs, s.transcript)
+	for i, m := range s.transcript {
+		m = m.Memoized()
+		s.transcript[i], msgs[i] = m, m
+	}
 	s.mu.Unlock()
 	// Cache breakpoints (for providers with explicit prompt caching) after
 	// the newest user message, so the next request of the turn reads the
