@@ -1,6 +1,9 @@
 package model
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // A Memo keeps what dialects derive from one transcript message between
 // requests (its encoded form in each request body shape), so that a
@@ -21,9 +24,15 @@ import "sync"
 // A Memo is safe for concurrent use; the values kept in it must not be
 // modified once kept.
 type Memo struct {
+	// entries is read without a lock (a request reads every message's);
+	// Remember replaces it, under mu, with a changed copy.
+	entries atomic.Pointer[memoTable]
 	mu      sync.Mutex
-	entries [memoEntries]memoEntry
-	next    int // the entry Remember replaces when all are taken
+}
+
+type memoTable struct {
+	e    [memoEntries]memoEntry
+	next int // the entry Remember replaces when all are taken
 }
 
 // memoEntries is how many values a message keeps: one or two per dialect
@@ -62,11 +71,13 @@ func (m Message) Recall(key any) (any, bool) {
 	if m.memo == nil {
 		return nil, false
 	}
+	t := m.memo.entries.Load()
+	if t == nil {
+		return nil, false
+	}
 	p := first(m.Parts)
-	m.memo.mu.Lock()
-	defer m.memo.mu.Unlock()
-	for i := range m.memo.entries {
-		e := &m.memo.entries[i]
+	for i := range t.e {
+		e := &t.e[i]
 		if e.val != nil && e.key == key && e.role == m.Role && e.parts == p && e.n == len(m.Parts) {
 			return e.val, true
 		}
@@ -85,12 +96,17 @@ func (m Message) Remember(key, v any) {
 	e := memoEntry{key: key, role: m.Role, parts: first(m.Parts), n: len(m.Parts), val: v}
 	m.memo.mu.Lock()
 	defer m.memo.mu.Unlock()
-	for i := range m.memo.entries {
-		if m.memo.entries[i].val == nil || m.memo.entries[i].key == key {
-			m.memo.entries[i] = e
+	t := new(memoTable)
+	if old := m.memo.entries.Load(); old != nil {
+		*t = *old
+	}
+	defer m.memo.entries.Store(t)
+	for i := range t.e {
+		if t.e[i].val == nil || t.e[i].key == key {
+			t.e[i] = e
 			return
 		}
 	}
-	m.memo.entries[m.memo.next] = e
-	m.memo.next = (m.memo.next + 1) % memoEntries
+	t.e[t.next] = e
+	t.next = (t.next + 1) % memoEntries
 }
