@@ -24,6 +24,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -195,15 +196,20 @@ func (b *Builder) resolve(enc []byte, add func(segment), list func([]*Fragment))
 // texts in place of their placeholders. vs must not hold lists.
 func (b *Builder) Encode(vs ...any) (*Fragment, error) {
 	f := &Fragment{}
-	var raw []byte // the raw bytes and kept texts since the last long text
-	for i, v := range vs {
+	if len(vs) == 0 {
+		return f, nil
+	}
+	// The raw bytes and kept texts since the last long text, from the
+	// comma that separates the fragment from the one before it in a list
+	// (Fragment.segs).
+	var raw []byte
+	nested := false
+	for _, v := range vs {
 		enc, err := json.Marshal(v)
 		if err != nil {
 			return nil, err
 		}
-		if i > 0 {
-			raw = append(raw, ',')
-		}
+		raw = append(raw, ',')
 		err = b.resolve(enc, func(s segment) {
 			if s.text == nil {
 				raw = append(raw, s.raw...)
@@ -226,9 +232,12 @@ func (b *Builder) Encode(vs ...any) (*Fragment, error) {
 			}
 			f.segs = append(f.segs, segment{text: s.text, n: int64(n)})
 			f.n += int64(n)
-		}, func([]*Fragment) { err = errors.New("body: a list in a fragment") })
+		}, func([]*Fragment) { nested = true })
 		if err != nil {
 			return nil, err
+		}
+		if nested {
+			return nil, errors.New("body: a list in a fragment")
 		}
 	}
 	if len(raw) > 0 {
@@ -250,12 +259,15 @@ const Keep = 64 << 10
 // concurrently (through [Builder.List]); a dialect keeps a message's
 // fragment between requests (see [model.Memo]).
 type Fragment struct {
+	// segs start with a raw segment, whose first byte is a comma (each
+	// value's encoding is preceded by one), unless the fragment is empty;
+	// n counts the commas.
 	segs []segment
 	n    int64
 }
 
 // Len is the length of the fragment's encoding in bytes.
-func (f *Fragment) Len() int64 { return f.n }
+func (f *Fragment) Len() int64 { return max(0, f.n-1) }
 
 // Payload is a request body that can be read any number of times (for
 // retries and redirects). It holds the small encoding and references to
@@ -292,13 +304,26 @@ func (p *Payload) add(s segment) {
 // addList adds the JSON array of the elements of frags (null when there
 // are none).
 func (p *Payload) addList(frags []*Fragment) {
-	sep, some := open, false
+	n := 2
+	for _, f := range frags {
+		n += len(f.segs)
+	}
+	p.segs = slices.Grow(p.segs, n)
+	some := false
 	for _, f := range frags {
 		if f.n == 0 {
 			continue
 		}
-		p.add(segment{raw: sep})
-		sep, some = comma, true
+		// A fragment's bytes start with the comma that separates it from
+		// the one before.
+		if !some {
+			p.add(segment{raw: open})
+			p.segs = append(p.segs, segment{raw: f.segs[0].raw[1:]})
+			p.segs = append(p.segs, f.segs[1:]...)
+			p.n += f.n - 1
+			some = true
+			continue
+		}
 		p.segs = append(p.segs, f.segs...)
 		p.n += f.n
 	}
@@ -309,8 +334,8 @@ func (p *Payload) addList(frags []*Fragment) {
 	p.add(segment{raw: closing})
 }
 
-// The bytes addList writes around and between fragments (never modified).
-var open, comma, closing, null = []byte("["), []byte(","), []byte("]"), []byte("null")
+// The bytes addList writes around fragments (never modified).
+var open, closing, null = []byte("["), []byte("]"), []byte("null")
 
 // Raw returns the payload of an encoded body.
 func Raw(b []byte) *Payload {

@@ -172,3 +172,115 @@ func TestMessage(t *testing.T) {
 		t.Fatal("the payload of a user message differs from its encoding")
 	}
 }
+
+// same compares p, read whole, through small and odd reads and written,
+// with want, and its length with want's.
+func same(t *testing.T, p *Payload, want []byte) {
+	t.Helper()
+	if p.Len() != int64(len(want)) {
+		t.Fatalf("Len = %d, want %d", p.Len(), len(want))
+	}
+	if got := p.Bytes(); !bytes.Equal(got, want) {
+		t.Fatalf("Bytes differ from json.Marshal:\n%.300q\nwant\n%.300q", got, want)
+	}
+	for _, r := range []io.Reader{p.Reader(), iotest.HalfReader(p.Reader()), smallReads{p.Reader()}} {
+		got, err := io.ReadAll(r)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("read %d bytes (%v), want the %d of json.Marshal", len(got), err, len(want))
+		}
+	}
+}
+
+type listDoc struct {
+	Model string          `json:"model"`
+	Items json.RawMessage `json:"items"`
+	Tags  []string        `json:"tags,omitempty"`
+}
+
+// A list of fragments is the encoding of the slice of their values: empty
+// fragments are skipped, none at all is null, and fragments kept from
+// other Builders (earlier bodies) serve in any number of bodies.
+func TestListIsTheEncoding(t *testing.T) {
+	long := strings.Repeat("\"\\\n<>&é€😀\u2028\xff plain ", Inline/20+1)
+	huge := strings.Repeat("x\u2029\x01", Keep/4+1) // escaped, longer than Keep
+	groups := [][]item{
+		{{Text: "a"}},
+		{},
+		{{Text: long, URL: "u"}, {Text: "b"}},
+		{{Text: huge}},
+		{{URL: long}, {Text: huge + long}, {}},
+		{},
+	}
+	var kept []*Fragment // from one Builder, reused by the bodies below
+	var old Builder
+	for _, g := range groups {
+		var vs []any
+		for _, it := range g {
+			vs = append(vs, item{Text: old.Text(it.Text), URL: old.Text(it.URL)})
+		}
+		f, err := old.Encode(vs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		enc, _ := json.Marshal(g)
+		if len(g) == 0 {
+			enc = []byte("[]")
+		}
+		if f.Len() != int64(len(enc)-2) {
+			t.Fatalf("fragment of %d items: Len %d, want %d", len(g), f.Len(), len(enc)-2)
+		}
+		kept = append(kept, f)
+	}
+	for lo := range groups {
+		for hi := lo; hi <= len(groups); hi++ {
+			var b Builder
+			d := listDoc{Model: b.Text(long), Items: b.List(kept[lo:hi]), Tags: []string{b.Text(huge), "t"}}
+			p, err := b.Marshal(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var items []item
+			for _, g := range groups[lo:hi] {
+				items = append(items, g...)
+			}
+			want, _ := json.Marshal(struct {
+				Model string   `json:"model"`
+				Items []item   `json:"items"`
+				Tags  []string `json:"tags,omitempty"`
+			}{long, items, []string{huge, "t"}})
+			same(t, p, want)
+		}
+	}
+}
+
+// A fragment holds short texts escaped and long ones (longer than Keep) by
+// reference, so that a long answer is not held twice.
+func TestFragmentKeepsLongTextsOnce(t *testing.T) {
+	huge := strings.Repeat("é", Keep)
+	var b Builder
+	f, err := b.Encode(item{Text: b.Text(huge), URL: b.Text(huge[:Inline*2])})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := 0
+	for _, s := range f.segs {
+		raw += len(s.raw)
+		if s.text != nil && s.n != int64(len(huge)) {
+			t.Fatalf("a long text's escaped length is %d, want %d", s.n, len(huge))
+		}
+	}
+	if raw >= len(huge) || raw < Inline*2 {
+		t.Fatalf("the fragment holds %d bytes: want the short text escaped and not the long one", raw)
+	}
+}
+
+func TestListInsideTextFails(t *testing.T) {
+	var b Builder
+	l := b.List(nil)
+	if _, err := b.Marshal(map[string]string{"a": "x" + string(l)}); err == nil {
+		t.Fatal("a list inside a string was accepted")
+	}
+	if _, err := b.Encode(l); err == nil {
+		t.Fatal("a list inside a fragment was accepted")
+	}
+}
