@@ -15,3 +15,8 @@ func (b *Backend) requestBody(req *model.Request) ([]byte, error) {
 func TestLongAnswer(t *testing.T) {
 	ssetest.CheckLongAnswer(t, "", New(Options{ReasoningContent: true}).requestPayload)
 }
+
+func TestMemo(t *testing.T) {
+	ssetest.CheckMemo(t, "openai", New(Options{}).requestPayload, New(Options{ReasoningContent: true}).requestPayload,
+		New(Options{MaxTokensField: "max_tokens"}).requestPayload)
+}
