@@ -33,8 +33,9 @@ type messagesRequest struct {
 	System    []block   `json:"system,omitempty"`
 	Tools     []tool    `json:"tools,omitempty"`
 	Thinking  *thinking `json:"thinking,omitempty"`
-	Messages  []message `json:"messages"`
-	Stream    bool      `json:"stream"`
+	// Messages is a [body.Builder.List] of the messages' fragments.
+	Messages json.RawMessage `json:"messages"`
+	Stream   bool            `json:"stream"`
 }
 
 type thinking struct {
@@ -124,41 +125,41 @@ func requestPayload(req *model.Request) (*body.Payload, error) {
 		mr.Tools[len(mr.Tools)-1].CacheControl = ephemeral
 		breakpoints++
 	}
-	cached := make([]bool, 0, len(req.Messages))
 	var bb body.Builder
-	for _, m := range req.Messages {
-		m = bb.Message(m)
-		var blocks []block
-		switch m.Role {
-		case model.RoleAssistant:
-			blocks = assistantBlocks(m)
-		case model.RoleUser:
-			blocks = userBlocks(m)
-		default:
-			return nil, &model.Error{Kind: model.ErrInvalidRequest, Message: "anthropic: unknown message role " + quote(string(m.Role))}
+	encs := make([]*encoded, len(req.Messages))
+	for i, m := range req.Messages {
+		e, err := messageEncoding(&bb, m, false)
+		if err != nil {
+			return nil, err
 		}
-		if len(blocks) == 0 {
-			continue // the API rejects empty messages
-		}
-		mr.Messages = append(mr.Messages, message{Role: string(m.Role), Content: blocks})
-		cached = append(cached, m.Cache)
+		encs[i] = e
 	}
-	if budget := thinkingBudget(req.Effort); budget > 0 && !lacksThinking(mr.Messages) {
+	if budget := thinkingBudget(req.Effort); budget > 0 && !lacksThinking(encs) {
 		mr.Thinking = &thinking{Type: "enabled", BudgetTokens: budget}
 		if mr.MaxTokens <= budget {
 			mr.MaxTokens += budget
 		}
 	}
 	// Most recent cached messages first, within the remaining breakpoints.
-	for i := len(mr.Messages) - 1; i >= 0 && breakpoints < maxBreakpoints; i-- {
-		if cached[i] && markLast(mr.Messages[i].Content) {
-			breakpoints++
+	for i := len(encs) - 1; i >= 0 && breakpoints < maxBreakpoints; i-- {
+		if !req.Messages[i].Cache || !encs[i].markable {
+			continue
 		}
+		e, err := messageEncoding(&bb, req.Messages[i], true)
+		if err != nil {
+			return nil, err
+		}
+		encs[i] = e
+		breakpoints++
 	}
+	frags := make([]*body.Fragment, len(encs))
+	for i, e := range encs {
+		frags[i] = e.frag
+	}
+	mr.Messages = bb.List(frags)
 	p, err := bb.Marshal(mr)
 	if err != nil {
-		// Only invalid json.RawMessage values (schemas) get here.
-		return nil, &model.Error{Kind: model.ErrInvalidRequest, Message: "anthropic: encoding request: " + err.Error(), Err: err}
+		return nil, encodingError(err)
 	}
 	return p, nil
 }
@@ -168,23 +169,74 @@ func requestPayload(req *model.Request) (*body.Payload, error) {
 // rejects such a conversation (a tool-use turn cannot switch thinking on
 // midway), so thinking stays off until the turn ends; this happens after
 // a model switch or when a turn's reasoning was cut short.
-func lacksThinking(msgs []message) bool {
+func lacksThinking(msgs []*encoded) bool {
 	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role != string(model.RoleAssistant) {
-			continue
+		if e := msgs[i]; e.role == model.RoleAssistant && !e.empty {
+			return e.toolUse && !e.thinking
 		}
-		blocks := msgs[i].Content
-		if t := blocks[0].Type; t == "thinking" || t == "redacted_thinking" {
-			return false
-		}
-		for _, b := range blocks {
-			if b.Type == "tool_use" {
-				return true
-			}
-		}
-		return false
 	}
 	return false
+}
+
+// encoded is a message's fragment and what the request around it needs to
+// know of its blocks. It is kept in the message's memo (model.Memo) under
+// its memoKey.
+type encoded struct {
+	frag     *body.Fragment
+	role     model.Role
+	empty    bool // no blocks: the message is left out (the API rejects empty messages)
+	markable bool // a block takes a cache breakpoint (see markLast)
+	thinking bool // the first block is thinking
+	toolUse  bool // a block calls a tool
+}
+
+// memoKey is the key of a message's encoding in its memo: with a cache
+// breakpoint or without (which the request decides, from the message's
+// Cache mark and the breakpoints left).
+type memoKey struct{ marked bool }
+
+// messageEncoding returns m's encoding, with a cache breakpoint when
+// marked: the one m's memo keeps, or a new one that it then keeps.
+func messageEncoding(bb *body.Builder, m model.Message, marked bool) (*encoded, error) {
+	key := memoKey{marked}
+	if v, ok := m.Recall(key); ok {
+		return v.(*encoded), nil
+	}
+	bm := bb.Message(m)
+	var blocks []block
+	switch bm.Role {
+	case model.RoleAssistant:
+		blocks = assistantBlocks(bm)
+	case model.RoleUser:
+		blocks = userBlocks(bm)
+	default:
+		return nil, &model.Error{Kind: model.ErrInvalidRequest, Message: "anthropic: unknown message role " + quote(string(m.Role))}
+	}
+	e := &encoded{role: m.Role, empty: len(blocks) == 0, frag: &body.Fragment{}}
+	if !e.empty {
+		t := blocks[0].Type
+		e.thinking = t == "thinking" || t == "redacted_thinking"
+		for _, b := range blocks {
+			e.toolUse = e.toolUse || b.Type == "tool_use"
+			e.markable = e.markable || (b.Type != "thinking" && b.Type != "redacted_thinking")
+		}
+		if marked {
+			markLast(blocks)
+		}
+		f, err := bb.Encode(message{Role: string(m.Role), Content: blocks})
+		if err != nil {
+			return nil, encodingError(err)
+		}
+		e.frag = f
+	}
+	m.Remember(key, e)
+	return e, nil
+}
+
+// encodingError is the error of a request that cannot be encoded: only
+// invalid json.RawMessage values (schemas) get there.
+func encodingError(err error) error {
+	return &model.Error{Kind: model.ErrInvalidRequest, Message: "anthropic: encoding request: " + err.Error(), Err: err}
 }
 
 // markLast puts a cache breakpoint on the last block that accepts one

@@ -35,6 +35,10 @@ func memoTurn(provider string, n int) []model.Message {
 	result := strings.Repeat(fmt.Sprintf("line %d of the file %s\n", n, odd), lines)
 	answer := strings.Repeat("the answer "+odd, 30+n%4)
 	call := fmt.Sprintf("call_%d", n)
+	sig := "sig"
+	if n%4 == 1 {
+		sig = "" // reasoning cut short: no thinking block
+	}
 	user := model.Message{Role: model.RoleUser, Parts: []model.Part{{Type: model.PartText, Text: fmt.Sprintf("Turn %d: what does it do? %s", n, odd)}}}
 	if n%5 == 3 {
 		user.Parts = append(user.Parts, model.Part{Type: model.PartImage, MimeType: "image/png", Data: strings.Repeat("iVBORw0K", 300)})
@@ -43,7 +47,7 @@ func memoTurn(provider string, n int) []model.Message {
 		user,
 		{Role: model.RoleAssistant, Parts: []model.Part{
 			{Type: model.PartReasoning, Text: "I should read " + odd},
-			{Type: model.PartReasoning, Text: answer, Continued: true, Signature: "sig", Provider: provider},
+			{Type: model.PartReasoning, Text: answer, Continued: true, Signature: sig, Provider: provider},
 			{Type: model.PartText, Text: "Reading."},
 			{Type: model.PartToolUse, ToolCallID: call, ToolName: "read_file", Input: json.RawMessage(`{"path":"main.go","n":` + fmt.Sprint(n) + `}`)},
 		}},
@@ -71,7 +75,7 @@ func request(transcript []model.Message, memo bool) *model.Request {
 	}
 	return &model.Request{Model: "m-1", System: "You are a test.", Messages: msgs,
 		Tools:       []model.ToolDef{{Name: "read_file", Description: "Reads a file.", InputSchema: json.RawMessage(`{"type":"object"}`)}},
-		CacheSystem: true, CacheTools: true, MaxOutputTokens: 1000}
+		CacheSystem: true, CacheTools: true, MaxOutputTokens: 1000, Effort: model.EffortHigh}
 }
 
 // sameBody checks that payload builds the same body from transcript's
