@@ -50,8 +50,9 @@ type Builder struct {
 // entry is what a placeholder stands for: a text (its pieces) or a list of
 // fragments.
 type entry struct {
-	text []string
-	list []*Fragment
+	text  []string
+	list  []*Fragment
+	empty []byte // a list's encoding when its fragments encode nothing
 }
 
 // placeholder returns the placeholder of e.
@@ -89,7 +90,14 @@ func (b *Builder) Text(pieces ...string) string {
 // the values they encode), or as null when they encode none (a nil
 // slice's encoding).
 func (b *Builder) List(frags []*Fragment) json.RawMessage {
-	q, _ := json.Marshal(b.placeholder(entry{list: frags}))
+	q, _ := json.Marshal(b.placeholder(entry{list: frags, empty: null}))
+	return q
+}
+
+// Array is [Builder.List] for a non-nil slice: it is encoded as [] when
+// frags encode no value.
+func (b *Builder) Array(frags []*Fragment) json.RawMessage {
+	q, _ := json.Marshal(b.placeholder(entry{list: frags, empty: emptyArray}))
 	return q
 }
 
@@ -150,7 +158,7 @@ func (b *Builder) Marshal(v any) (*Payload, error) {
 // resolve cuts enc at the Builder's placeholders, passing on the bytes
 // between them, the texts and the lists they stand for (a list's
 // placeholder with its quotes), in order.
-func (b *Builder) resolve(enc []byte, add func(segment), list func([]*Fragment)) error {
+func (b *Builder) resolve(enc []byte, add func(segment), list func(entry)) error {
 	if b.tag == "" {
 		add(segment{raw: enc})
 		return nil
@@ -185,7 +193,7 @@ func (b *Builder) resolve(enc []byte, add func(segment), list func([]*Fragment))
 			return errors.New("body: list placeholder inside a text")
 		}
 		add(segment{raw: enc[:k-1]})
-		list(e.list)
+		list(e)
 		enc = rest[1:]
 	}
 	return nil
@@ -232,7 +240,7 @@ func (b *Builder) Encode(vs ...any) (*Fragment, error) {
 			}
 			f.segs = append(f.segs, segment{text: s.text, n: int64(n)})
 			f.n += int64(n)
-		}, func([]*Fragment) { nested = true })
+		}, func(entry) { nested = true })
 		if err != nil {
 			return nil, err
 		}
@@ -301,9 +309,10 @@ func (p *Payload) add(s segment) {
 	p.segs = append(p.segs, s)
 }
 
-// addList adds the JSON array of the elements of frags (null when there
-// are none).
-func (p *Payload) addList(frags []*Fragment) {
+// addList adds the JSON array of the elements of e's fragments (e.empty
+// when there are none).
+func (p *Payload) addList(e entry) {
+	frags := e.list
 	n := 2
 	for _, f := range frags {
 		n += len(f.segs)
@@ -328,14 +337,14 @@ func (p *Payload) addList(frags []*Fragment) {
 		p.n += f.n
 	}
 	if !some {
-		p.add(segment{raw: null})
+		p.add(segment{raw: e.empty})
 		return
 	}
 	p.add(segment{raw: closing})
 }
 
 // The bytes addList writes around fragments (never modified).
-var open, closing, null = []byte("["), []byte("]"), []byte("null")
+var open, closing, null, emptyArray = []byte("["), []byte("]"), []byte("null"), []byte("[]")
 
 // Raw returns the payload of an encoded body.
 func Raw(b []byte) *Payload {

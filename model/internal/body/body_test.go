@@ -199,7 +199,8 @@ type listDoc struct {
 
 // A list of fragments is the encoding of the slice of their values: empty
 // fragments are skipped, none at all is null, and fragments kept from
-// other Builders (earlier bodies) serve in any number of bodies.
+// other Builders (earlier bodies) serve in any number of bodies; an Array
+// of none is [].
 func TestListIsTheEncoding(t *testing.T) {
 	long := strings.Repeat("\"\\\n<>&é€😀\u2028\xff plain ", Inline/20+1)
 	huge := strings.Repeat("x\u2029\x01", Keep/4+1) // escaped, longer than Keep
@@ -233,22 +234,27 @@ func TestListIsTheEncoding(t *testing.T) {
 	}
 	for lo := range groups {
 		for hi := lo; hi <= len(groups); hi++ {
-			var b Builder
-			d := listDoc{Model: b.Text(long), Items: b.List(kept[lo:hi]), Tags: []string{b.Text(huge), "t"}}
-			p, err := b.Marshal(d)
-			if err != nil {
-				t.Fatal(err)
+			for _, array := range []bool{false, true} {
+				var b Builder
+				d := listDoc{Model: b.Text(long), Items: b.List(kept[lo:hi]), Tags: []string{b.Text(huge), "t"}}
+				var items []item
+				if array {
+					d.Items, items = b.Array(kept[lo:hi]), []item{}
+				}
+				p, err := b.Marshal(d)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, g := range groups[lo:hi] {
+					items = append(items, g...)
+				}
+				want, _ := json.Marshal(struct {
+					Model string   `json:"model"`
+					Items []item   `json:"items"`
+					Tags  []string `json:"tags,omitempty"`
+				}{long, items, []string{huge, "t"}})
+				same(t, p, want)
 			}
-			var items []item
-			for _, g := range groups[lo:hi] {
-				items = append(items, g...)
-			}
-			want, _ := json.Marshal(struct {
-				Model string   `json:"model"`
-				Items []item   `json:"items"`
-				Tags  []string `json:"tags,omitempty"`
-			}{long, items, []string{huge, "t"}})
-			same(t, p, want)
 		}
 	}
 }
