@@ -10,3 +10,5 @@ import (
 var requestBody = ssetest.Whole(requestPayload)
 
 func TestLongAnswer(t *testing.T) { ssetest.CheckLongAnswer(t, Provider, requestPayload) }
+
+func TestMemo(t *testing.T) { ssetest.CheckMemo(t, Provider, requestPayload) }

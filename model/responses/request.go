@@ -10,15 +10,16 @@ import (
 )
 
 type responsesRequest struct {
-	Model           string     `json:"model"`
-	Instructions    string     `json:"instructions,omitempty"`
-	Input           []any      `json:"input"`
-	Tools           []tool     `json:"tools,omitempty"`
-	Stream          bool       `json:"stream"`
-	Store           bool       `json:"store"`
-	Include         []string   `json:"include"`
-	MaxOutputTokens int        `json:"max_output_tokens,omitempty"`
-	Reasoning       *reasoning `json:"reasoning,omitempty"`
+	Model        string `json:"model"`
+	Instructions string `json:"instructions,omitempty"`
+	// Input is a [body.Builder.Array] of the messages' fragments.
+	Input           json.RawMessage `json:"input"`
+	Tools           []tool          `json:"tools,omitempty"`
+	Stream          bool            `json:"stream"`
+	Store           bool            `json:"store"`
+	Include         []string        `json:"include"`
+	MaxOutputTokens int             `json:"max_output_tokens,omitempty"`
+	Reasoning       *reasoning      `json:"reasoning,omitempty"`
 }
 
 type reasoning struct {
@@ -77,7 +78,6 @@ func requestPayload(req *model.Request) (*body.Payload, error) {
 	rr := responsesRequest{
 		Model:           req.Model,
 		Instructions:    req.System,
-		Input:           []any{},
 		Stream:          true,
 		Store:           false,
 		Include:         []string{"reasoning.encrypted_content"},
@@ -99,23 +99,54 @@ func requestPayload(req *model.Request) (*body.Payload, error) {
 		rr.Include = append(rr.Include, "web_search_call.action.sources")
 	}
 	var bb body.Builder
-	for _, m := range req.Messages {
-		m = bb.Message(m)
-		switch m.Role {
-		case model.RoleAssistant:
-			rr.Input = append(rr.Input, assistantItems(m)...)
-		case model.RoleUser:
-			rr.Input = append(rr.Input, userItems(m)...)
-		default:
-			return nil, &model.Error{Kind: model.ErrInvalidRequest, Message: "responses: unknown message role " + quote(string(m.Role))}
+	frags := make([]*body.Fragment, len(req.Messages))
+	for i, m := range req.Messages {
+		f, err := messageFragment(&bb, m)
+		if err != nil {
+			return nil, err
 		}
+		frags[i] = f
 	}
+	rr.Input = bb.Array(frags)
 	p, err := bb.Marshal(rr)
 	if err != nil {
-		// Only invalid json.RawMessage values (schemas) get here.
-		return nil, &model.Error{Kind: model.ErrInvalidRequest, Message: "responses: encoding request: " + err.Error(), Err: err}
+		return nil, encodingError(err)
 	}
 	return p, nil
+}
+
+// encodingError is the error of a request that cannot be encoded: only
+// invalid json.RawMessage values (schemas) get there.
+func encodingError(err error) error {
+	return &model.Error{Kind: model.ErrInvalidRequest, Message: "responses: encoding request: " + err.Error(), Err: err}
+}
+
+// memoKey is the key of a message's fragment in its memo (model.Memo): the
+// fragment depends on the message's role and parts only.
+type memoKey struct{}
+
+// messageFragment returns the fragment of m's input items: the one m's
+// memo keeps, or a new one that it then keeps.
+func messageFragment(bb *body.Builder, m model.Message) (*body.Fragment, error) {
+	if f, ok := m.Recall(memoKey{}); ok {
+		return f.(*body.Fragment), nil
+	}
+	var items []any
+	bm := bb.Message(m)
+	switch bm.Role {
+	case model.RoleAssistant:
+		items = assistantItems(bm)
+	case model.RoleUser:
+		items = userItems(bm)
+	default:
+		return nil, &model.Error{Kind: model.ErrInvalidRequest, Message: "responses: unknown message role " + quote(string(m.Role))}
+	}
+	f, err := bb.Encode(items...)
+	if err != nil {
+		return nil, encodingError(err)
+	}
+	m.Remember(memoKey{}, f)
+	return f, nil
 }
 
 // assistantItems maps an assistant message to output items in the order

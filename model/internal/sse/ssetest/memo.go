@@ -47,7 +47,8 @@ func memoTurn(provider string, n int) []model.Message {
 		user,
 		{Role: model.RoleAssistant, Parts: []model.Part{
 			{Type: model.PartReasoning, Text: "I should read " + odd},
-			{Type: model.PartReasoning, Text: answer, Continued: true, Signature: sig, Provider: provider},
+			{Type: model.PartReasoning, Text: answer, Continued: true, Signature: sig, Provider: provider,
+				Opaque: json.RawMessage(`{"type":"reasoning","id":"rs_` + fmt.Sprint(n) + `","summary":[],"encrypted_content":"e<n>c"}`)},
 			{Type: model.PartText, Text: "Reading."},
 			{Type: model.PartToolUse, ToolCallID: call, ToolName: "read_file", Input: json.RawMessage(`{"path":"main.go","n":` + fmt.Sprint(n) + `}`)},
 		}},
