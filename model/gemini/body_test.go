@@ -3,6 +3,8 @@ package gemini
 import (
 	"testing"
 
+	"acpd/model"
+	"acpd/model/internal/body"
 	"acpd/model/internal/sse/ssetest"
 )
 
@@ -10,3 +12,15 @@ import (
 var requestBody = ssetest.Whole(requestPayload)
 
 func TestLongAnswer(t *testing.T) { ssetest.CheckLongAnswer(t, Provider, requestPayload) }
+
+func TestMemo(t *testing.T) {
+	withModel := func(id string) ssetest.Payload {
+		return func(req *model.Request) (*body.Payload, error) {
+			r := *req
+			r.Model = id
+			return requestPayload(&r)
+		}
+	}
+	// Gemini 3 gives unsigned calls the sentinel signature; 2.5 does not.
+	ssetest.CheckMemo(t, Provider, withModel("gemini-3-pro-preview"), withModel("gemini-2.5-flash"))
+}

@@ -108,7 +108,9 @@ func TestRequest(t *testing.T) {
 	ssetest.Golden(t, "testdata/request.golden.json", json.RawMessage(c.Body), *ssetest.Update)
 
 	// Structural rules the API enforces.
-	var body generateRequest
+	var body struct {
+		Contents []content `json:"contents"`
+	}
 	if err := json.Unmarshal(c.Body, &body); err != nil {
 		t.Fatal(err)
 	}

@@ -15,10 +15,11 @@ import (
 const skipSignature = "skip_thought_signature_validator"
 
 type generateRequest struct {
-	SystemInstruction *content          `json:"systemInstruction,omitempty"`
-	Contents          []content         `json:"contents"`
-	Tools             []tool            `json:"tools,omitempty"`
-	GenerationConfig  *generationConfig `json:"generationConfig,omitempty"`
+	SystemInstruction *content `json:"systemInstruction,omitempty"`
+	// Contents is a [body.Builder.Array] of the messages' fragments.
+	Contents         json.RawMessage   `json:"contents"`
+	Tools            []tool            `json:"tools,omitempty"`
+	GenerationConfig *generationConfig `json:"generationConfig,omitempty"`
 }
 
 type content struct {
@@ -125,7 +126,7 @@ func requestPayload(req *model.Request) (*body.Payload, error) {
 	if strings.TrimSpace(req.Model) == "" {
 		return nil, &model.Error{Kind: model.ErrInvalidRequest, Message: "gemini: no model given"}
 	}
-	gr := generateRequest{Contents: []content{}}
+	var gr generateRequest
 	if req.System != "" {
 		gr.SystemInstruction = &content{Parts: []part{textPart(req.System)}}
 	}
@@ -165,25 +166,91 @@ func requestPayload(req *model.Request) (*body.Payload, error) {
 	sentinel := v >= 3
 	names := map[string]string{} // tool call id -> tool name
 	var bb body.Builder
-	for _, m := range req.Messages {
-		m = bb.Message(m)
-		switch m.Role {
-		case model.RoleAssistant:
-			if c, ok := modelContent(m, sentinel, names); ok {
-				gr.Contents = append(gr.Contents, c)
-			}
-		case model.RoleUser:
-			gr.Contents = append(gr.Contents, userContents(m, names)...)
-		default:
-			return nil, &model.Error{Kind: model.ErrInvalidRequest, Message: "gemini: unknown message role " + quote(string(m.Role))}
+	frags := make([]*body.Fragment, len(req.Messages))
+	for i, m := range req.Messages {
+		f, err := messageFragment(&bb, m, sentinel, names)
+		if err != nil {
+			return nil, err
 		}
+		frags[i] = f
 	}
+	gr.Contents = bb.Array(frags)
 	p, err := bb.Marshal(gr)
 	if err != nil {
 		// Only invalid json.RawMessage values (tool inputs) get here.
 		return nil, &model.Error{Kind: model.ErrInvalidRequest, Message: "gemini: encoding request: " + err.Error(), Err: err}
 	}
 	return p, nil
+}
+
+// memoKey is the key of a message's encoding in its memo (model.Memo):
+// it depends on the message's role and parts, on whether calls without a
+// signature get the sentinel one, and (for tool results) on the names of
+// the calls, which encoded records.
+type memoKey struct{ sentinel bool }
+
+// encoded is a message's fragment, with the tool calls the message makes
+// (for the results that follow) or the names its tool results were
+// encoded with.
+type encoded struct {
+	frag  *body.Fragment
+	calls []toolName // an assistant message's calls
+	used  []toolName // a user message's results: names[id] when encoded
+}
+
+type toolName struct{ id, name string }
+
+// messageFragment returns the fragment of m's contents and adds the tool
+// calls m makes to names (tool call id -> tool name): the fragment m's
+// memo keeps when the names its tool results need are still those it was
+// encoded with, or a new one that it then keeps.
+func messageFragment(bb *body.Builder, m model.Message, sentinel bool, names map[string]string) (*body.Fragment, error) {
+	key := memoKey{sentinel}
+	if v, ok := m.Recall(key); ok {
+		e := v.(*encoded)
+		valid := true
+		for _, u := range e.used {
+			valid = valid && names[u.id] == u.name
+		}
+		if valid {
+			for _, c := range e.calls {
+				names[c.id] = c.name
+			}
+			return e.frag, nil
+		}
+	}
+	e := &encoded{}
+	var contents []any
+	bm := bb.Message(m)
+	switch bm.Role {
+	case model.RoleAssistant:
+		for _, p := range bm.Parts {
+			if p.Type == model.PartToolUse {
+				e.calls = append(e.calls, toolName{p.ToolCallID, p.ToolName})
+			}
+		}
+		if c, ok := modelContent(bm, sentinel, names); ok {
+			contents = append(contents, c)
+		}
+	case model.RoleUser:
+		for _, p := range bm.Parts {
+			if p.Type == model.PartToolResult {
+				e.used = append(e.used, toolName{p.ToolCallID, names[p.ToolCallID]})
+			}
+		}
+		for _, c := range userContents(bm, names) {
+			contents = append(contents, c)
+		}
+	default:
+		return nil, &model.Error{Kind: model.ErrInvalidRequest, Message: "gemini: unknown message role " + quote(string(m.Role))}
+	}
+	f, err := bb.Encode(contents...)
+	if err != nil {
+		return nil, &model.Error{Kind: model.ErrInvalidRequest, Message: "gemini: encoding request: " + err.Error(), Err: err}
+	}
+	e.frag = f
+	m.Remember(key, e)
+	return f, nil
 }
 
 func textPart(s string) part { return part{Text: &s} }

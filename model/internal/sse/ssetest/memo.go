@@ -152,9 +152,11 @@ func CheckMemo(t *testing.T, provider string, payloads ...Payload) {
 		sameBody(t, fmt.Sprintf("edited, payload %d", k), p, transcript)
 	}
 
-	// A compaction: a summary, then the last turn's messages, memos and all.
+	// A compaction: a summary, then the last turn's tool result and answer,
+	// memos and all (the result now answers a call the request does not
+	// hold).
 	summary := model.Message{Role: model.RoleUser, Parts: []model.Part{{Type: model.PartText, Text: "[summary of the conversation]"}}}
-	transcript = append([]model.Message{summary.Memoized()}, transcript[len(transcript)-3:]...)
+	transcript = append([]model.Message{summary.Memoized()}, transcript[len(transcript)-2:]...)
 	for k, p := range payloads {
 		sameBody(t, fmt.Sprintf("compacted, payload %d", k), p, transcript)
 	}
