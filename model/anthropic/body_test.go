@@ -3,6 +3,7 @@ package anthropic
 import (
 	"testing"
 
+	"acpd/model"
 	"acpd/model/internal/sse/ssetest"
 )
 
@@ -12,3 +13,36 @@ var requestBody = ssetest.Whole(requestPayload)
 func TestLongAnswer(t *testing.T) { ssetest.CheckLongAnswer(t, Provider, requestPayload) }
 
 func TestMemo(t *testing.T) { ssetest.CheckMemo(t, Provider, requestPayload) }
+
+// A message keeps its form with a cache breakpoint only while it is one.
+func TestMemoDropsFormerBreakpoints(t *testing.T) {
+	u := func(s string) model.Message {
+		return model.Message{Role: model.RoleUser, Parts: []model.Part{{Type: model.PartText, Text: s}}}.Memoized()
+	}
+	msgs := []model.Message{u("one"), u("two")}
+	req := &model.Request{Model: "m", Messages: []model.Message{msgs[0], msgs[1]}}
+	req.Messages[0].Cache = true
+	if _, err := requestPayload(req); err != nil {
+		t.Fatal(err)
+	}
+	kept := func(m model.Message) *encoded {
+		v, ok := m.Recall(memoKey{})
+		if !ok {
+			t.Fatal("no encoding kept")
+		}
+		return v.(*encoded)
+	}
+	if e := kept(msgs[0]); e.marked == nil || e.frag == nil {
+		t.Fatal("the breakpoint's forms are not kept")
+	}
+	req.Messages[0].Cache, req.Messages[1].Cache = false, true
+	if _, err := requestPayload(req); err != nil {
+		t.Fatal(err)
+	}
+	if e := kept(msgs[0]); e.marked != nil || e.frag == nil {
+		t.Fatal("a former breakpoint keeps its form with the breakpoint")
+	}
+	if e := kept(msgs[1]); e.marked == nil {
+		t.Fatal("the new breakpoint's form is not kept")
+	}
+}

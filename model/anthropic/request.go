@@ -128,7 +128,7 @@ func requestPayload(req *model.Request) (*body.Payload, error) {
 	var bb body.Builder
 	encs := make([]*encoded, len(req.Messages))
 	for i, m := range req.Messages {
-		e, err := messageEncoding(&bb, m, false)
+		e, err := messageEncoding(&bb, m)
 		if err != nil {
 			return nil, err
 		}
@@ -141,20 +141,28 @@ func requestPayload(req *model.Request) (*body.Payload, error) {
 		}
 	}
 	// Most recent cached messages first, within the remaining breakpoints.
-	for i := len(encs) - 1; i >= 0 && breakpoints < maxBreakpoints; i-- {
-		if !req.Messages[i].Cache || !encs[i].markable {
+	frags := make([]*body.Fragment, len(encs))
+	for i := len(encs) - 1; i >= 0; i-- {
+		m, e := req.Messages[i], encs[i]
+		if !m.Cache || !e.markable || breakpoints >= maxBreakpoints {
+			if e.marked != nil {
+				// No longer a breakpoint: drop its other form.
+				e = e.without()
+				m.Remember(memoKey{}, e)
+			}
+			frags[i] = e.frag
 			continue
 		}
-		e, err := messageEncoding(&bb, req.Messages[i], true)
-		if err != nil {
-			return nil, err
-		}
-		encs[i] = e
 		breakpoints++
-	}
-	frags := make([]*body.Fragment, len(encs))
-	for i, e := range encs {
-		frags[i] = e.frag
+		if e.marked == nil {
+			f, _, err := encodeMessage(&bb, m, true)
+			if err != nil {
+				return nil, err
+			}
+			e = e.with(f)
+			m.Remember(memoKey{}, e)
+		}
+		frags[i] = e.marked
 	}
 	mr.Messages = bb.List(frags)
 	p, err := bb.Marshal(mr)
@@ -179,10 +187,13 @@ func lacksThinking(msgs []*encoded) bool {
 }
 
 // encoded is a message's fragment and what the request around it needs to
-// know of its blocks. It is kept in the message's memo (model.Memo) under
-// its memoKey.
+// know of its blocks, kept in the message's memo (model.Memo). marked is
+// the fragment with a cache breakpoint, while the message is one: a
+// message is a breakpoint for a request or two (see the agent's), and its
+// encoded forms are as long as its text, so it keeps one of them after.
 type encoded struct {
 	frag     *body.Fragment
+	marked   *body.Fragment
 	role     model.Role
 	empty    bool // no blocks: the message is left out (the API rejects empty messages)
 	markable bool // a block takes a cache breakpoint (see markLast)
@@ -190,18 +201,39 @@ type encoded struct {
 	toolUse  bool // a block calls a tool
 }
 
-// memoKey is the key of a message's encoding in its memo: with a cache
-// breakpoint or without (which the request decides, from the message's
-// Cache mark and the breakpoints left).
-type memoKey struct{ marked bool }
+// with returns e with marked; without, e without it (kept values are not
+// modified).
+func (e *encoded) with(marked *body.Fragment) *encoded {
+	c := *e
+	c.marked = marked
+	return &c
+}
 
-// messageEncoding returns m's encoding, with a cache breakpoint when
-// marked: the one m's memo keeps, or a new one that it then keeps.
-func messageEncoding(bb *body.Builder, m model.Message, marked bool) (*encoded, error) {
-	key := memoKey{marked}
-	if v, ok := m.Recall(key); ok {
+func (e *encoded) without() *encoded { return e.with(nil) }
+
+// memoKey is the key of a message's encoding in its memo: the encoding
+// depends on the message's role and parts only.
+type memoKey struct{}
+
+// messageEncoding returns m's encoding (its fragment without a cache
+// breakpoint): the one m's memo keeps, or a new one that it then keeps.
+func messageEncoding(bb *body.Builder, m model.Message) (*encoded, error) {
+	if v, ok := m.Recall(memoKey{}); ok {
 		return v.(*encoded), nil
 	}
+	f, e, err := encodeMessage(bb, m, false)
+	if err != nil {
+		return nil, err
+	}
+	e.frag = f
+	m.Remember(memoKey{}, e)
+	return e, nil
+}
+
+// encodeMessage encodes m, with a cache breakpoint on its last block that
+// takes one when marked, and returns the fragment and what the request
+// needs to know of its blocks.
+func encodeMessage(bb *body.Builder, m model.Message, marked bool) (*body.Fragment, *encoded, error) {
 	bm := bb.Message(m)
 	var blocks []block
 	switch bm.Role {
@@ -210,27 +242,26 @@ func messageEncoding(bb *body.Builder, m model.Message, marked bool) (*encoded, 
 	case model.RoleUser:
 		blocks = userBlocks(bm)
 	default:
-		return nil, &model.Error{Kind: model.ErrInvalidRequest, Message: "anthropic: unknown message role " + quote(string(m.Role))}
+		return nil, nil, &model.Error{Kind: model.ErrInvalidRequest, Message: "anthropic: unknown message role " + quote(string(m.Role))}
 	}
-	e := &encoded{role: m.Role, empty: len(blocks) == 0, frag: &body.Fragment{}}
-	if !e.empty {
-		t := blocks[0].Type
-		e.thinking = t == "thinking" || t == "redacted_thinking"
-		for _, b := range blocks {
-			e.toolUse = e.toolUse || b.Type == "tool_use"
-			e.markable = e.markable || (b.Type != "thinking" && b.Type != "redacted_thinking")
-		}
-		if marked {
-			markLast(blocks)
-		}
-		f, err := bb.Encode(message{Role: string(m.Role), Content: blocks})
-		if err != nil {
-			return nil, encodingError(err)
-		}
-		e.frag = f
+	e := &encoded{role: m.Role, empty: len(blocks) == 0}
+	if e.empty {
+		return &body.Fragment{}, e, nil
 	}
-	m.Remember(key, e)
-	return e, nil
+	t := blocks[0].Type
+	e.thinking = t == "thinking" || t == "redacted_thinking"
+	for _, b := range blocks {
+		e.toolUse = e.toolUse || b.Type == "tool_use"
+		e.markable = e.markable || (b.Type != "thinking" && b.Type != "redacted_thinking")
+	}
+	if marked {
+		markLast(blocks)
+	}
+	f, err := bb.Encode(message{Role: string(m.Role), Content: blocks})
+	if err != nil {
+		return nil, nil, encodingError(err)
+	}
+	return f, e, nil
 }
 
 // encodingError is the error of a request that cannot be encoded: only
