@@ -24,7 +24,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -279,18 +278,21 @@ func (f *Fragment) Len() int64 { return max(0, f.n-1) }
 
 // Payload is a request body that can be read any number of times (for
 // retries and redirects). It holds the small encoding and references to
-// the long texts; it is safe for concurrent reads.
+// the long texts and to the fragments of its lists; it is safe for
+// concurrent reads.
 type Payload struct {
 	segs []segment
 	n    int64
 }
 
-// segment is raw encoded bytes, or a text to escape (without its quotes,
-// which are in the raw bytes around it); n is a text's escaped length
-// once known.
+// segment is raw encoded bytes, a text to escape (without its quotes,
+// which are in the raw bytes around it), or the elements of a JSON array
+// (list: fragments, whose first comma is left out); n is a text's escaped
+// length once known.
 type segment struct {
 	raw  []byte
 	text []string
+	list []*Fragment
 	n    int64
 }
 
@@ -310,36 +312,20 @@ func (p *Payload) add(s segment) {
 }
 
 // addList adds the JSON array of the elements of e's fragments (e.empty
-// when there are none).
+// when there are none). The fragments are referred to, not copied: a
+// request of a long conversation costs a pointer per message.
 func (p *Payload) addList(e entry) {
-	frags := e.list
-	n := 2
-	for _, f := range frags {
-		n += len(f.segs)
+	n := int64(0)
+	for _, f := range e.list {
+		n += f.n
 	}
-	p.segs = slices.Grow(p.segs, n)
-	some := false
-	for _, f := range frags {
-		if f.n == 0 {
-			continue
-		}
-		// A fragment's bytes start with the comma that separates it from
-		// the one before.
-		if !some {
-			p.add(segment{raw: open})
-			p.segs = append(p.segs, segment{raw: f.segs[0].raw[1:]})
-			p.segs = append(p.segs, f.segs[1:]...)
-			p.n += f.n - 1
-			some = true
-			continue
-		}
-		p.segs = append(p.segs, f.segs...)
-		p.n += f.n
-	}
-	if !some {
+	if n == 0 {
 		p.add(segment{raw: e.empty})
 		return
 	}
+	p.add(segment{raw: open})
+	p.segs = append(p.segs, segment{list: e.list})
+	p.n += n - 1 // the first comma
 	p.add(segment{raw: closing})
 }
 
@@ -357,7 +343,11 @@ func Raw(b []byte) *Payload {
 func (p *Payload) Len() int64 { return p.n }
 
 // Reader returns a reader of the body from its start.
-func (p *Payload) Reader() io.Reader { return &reader{p: p} }
+func (p *Payload) Reader() io.Reader {
+	r := &reader{p: p, seg: -1}
+	r.next()
+	return r
+}
 
 // WriteTo writes the body to w.
 func (p *Payload) WriteTo(w io.Writer) (int64, error) {
@@ -367,28 +357,61 @@ func (p *Payload) WriteTo(w io.Writer) (int64, error) {
 // Bytes returns the whole body (for tests and short bodies: it holds the
 // texts once more).
 func (p *Payload) Bytes() []byte {
-	b := make([]byte, 0, p.n)
-	for _, s := range p.segs {
-		b = append(b, s.raw...)
-		for _, t := range s.text {
-			b, _ = appendEscaped(b, t, escapedLen(t))
-		}
-	}
-	return b
+	b := make([]byte, p.n)
+	n, _ := io.ReadFull(p.Reader(), b)
+	return b[:n]
 }
 
 // chunk is the most a reader escapes at once.
 const chunk = 32 << 10
 
 // reader reads a Payload: raw segments as they are, texts escaped through
-// buf.
+// buf, lists fragment by fragment.
 type reader struct {
-	p     *Payload
-	seg   int
-	off   int // in the raw segment, or in the current piece of a text
-	piece int
-	buf   []byte // escaped text not yet read, in back
-	back  []byte
+	p *Payload
+	// The current segment, cur: p.segs[seg], or in a list the segment fs
+	// of its fragment frag; nil at the end. some: a fragment of the list
+	// has been read.
+	seg, frag, fs int
+	some          bool
+	cur           *segment
+	off           int // in the raw segment, or in the current piece of a text
+	piece         int
+	buf           []byte // escaped text not yet read, in back
+	back          []byte
+}
+
+// next moves r to the next segment that is not a list.
+func (r *reader) next() {
+	r.off, r.piece = 0, 0
+	for {
+		if r.seg >= 0 && r.seg < len(r.p.segs) {
+			if l := r.p.segs[r.seg].list; l != nil {
+				for r.frag < len(l) {
+					f := l[r.frag]
+					if r.fs < len(f.segs) {
+						r.cur = &f.segs[r.fs]
+						if r.fs == 0 && !r.some {
+							r.off = 1 // the first fragment's comma
+						}
+						r.fs++
+						r.some = true
+						return
+					}
+					r.frag, r.fs = r.frag+1, 0
+				}
+			}
+		}
+		r.seg, r.frag, r.fs, r.some = r.seg+1, 0, 0, false
+		if r.seg >= len(r.p.segs) {
+			r.cur = nil
+			return
+		}
+		if r.p.segs[r.seg].list == nil {
+			r.cur = &r.p.segs[r.seg]
+			return
+		}
+	}
 }
 
 func (r *reader) Read(out []byte) (int, error) {
@@ -400,24 +423,24 @@ func (r *reader) Read(out []byte) (int, error) {
 			n += k
 			continue
 		}
-		if r.seg >= len(r.p.segs) {
+		s := r.cur
+		if s == nil {
 			if n == 0 {
 				return 0, io.EOF
 			}
 			break
 		}
-		s := &r.p.segs[r.seg]
 		if s.text == nil {
 			k := copy(out[n:], s.raw[r.off:])
 			r.off += k
 			n += k
 			if r.off == len(s.raw) {
-				r.seg, r.off = r.seg+1, 0
+				r.next()
 			}
 			continue
 		}
 		if r.piece >= len(s.text) {
-			r.seg, r.piece, r.off = r.seg+1, 0, 0
+			r.next()
 			continue
 		}
 		t := s.text[r.piece]
