@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -17,7 +18,9 @@ import (
 // way. An Input or Opaque that is not valid JSON is an error, as it is for
 // encoding/json; w may then have received part of the encoding.
 func (m Message) WriteJSON(w io.Writer) error {
-	e := jsonWriter{w: w, buf: make([]byte, 0, jsonChunk+utf8.UTFMax+16)}
+	bp := jsonBufs.Get().(*[]byte)
+	defer jsonBufs.Put(bp)
+	e := jsonWriter{w: w, buf: (*bp)[:0]}
 	e.raw(`{"role":`)
 	e.str(string(m.Role))
 	e.raw(`,"parts":`)
@@ -38,6 +41,13 @@ func (m Message) WriteJSON(w io.Writer) error {
 
 // jsonChunk is the size at which jsonWriter passes its buffer on.
 const jsonChunk = 32 << 10
+
+// jsonBufs holds WriteJSON's buffers between messages: the session log
+// writes every message with one, and a turn writes several.
+var jsonBufs = sync.Pool{New: func() any {
+	b := make([]byte, 0, jsonChunk+utf8.UTFMax+16)
+	return &b
+}}
 
 // jsonWriter encodes into buf and writes buf to w whenever it passes
 // jsonChunk. The first error is kept; later writes are dropped.
