@@ -304,6 +304,9 @@ func classifyRun(updates []json.RawMessage, cls []class, compaction bool) {
 				continue
 			}
 		}
+		if decodes(raw, p.SessionUpdate) && json.Valid(raw) {
+			continue // a tool call of the shapes acpd writes
+		}
 		var u acp.SessionUpdate
 		c.err = json.Unmarshal(raw, &u)
 	}
