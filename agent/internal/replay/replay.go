@@ -17,6 +17,7 @@ import (
 	"sync"
 
 	"acpd/acp"
+	"acpd/internal/jsonscan"
 	"acpd/model"
 )
 
@@ -243,6 +244,12 @@ type class struct {
 	rebuilt json.RawMessage
 }
 
+// valid reports whether raw is valid JSON (as json.Valid, faster).
+func valid(raw []byte) bool {
+	ok, _ := jsonscan.Check(raw)
+	return ok
+}
+
 // classifyMin is the fewest updates worth a worker of classify.
 const classifyMin = 512
 
@@ -276,7 +283,7 @@ func classifyRun(updates []json.RawMessage, cls []class, compaction bool) {
 		// passes through is checked by the strict decode below anyway, so
 		// only one rebuilt from the probe needs checking first.
 		fast := scanProbe(raw, &p, &cc)
-		if fast && p.plain(&cc) && !json.Valid(raw) {
+		if fast && p.plain(&cc) && !valid(raw) {
 			fast = false
 		}
 		if !fast {
@@ -304,7 +311,7 @@ func classifyRun(updates []json.RawMessage, cls []class, compaction bool) {
 				continue
 			}
 		}
-		if decodes(raw, p.SessionUpdate) && json.Valid(raw) {
+		if decodes(raw, p.SessionUpdate) && valid(raw) {
 			continue // a tool call of the shapes acpd writes
 		}
 		var u acp.SessionUpdate
