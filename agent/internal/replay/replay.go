@@ -41,7 +41,9 @@ type Options struct {
 
 // Updates returns, in order, the session/update payloads that replay the
 // stored ones (the "update" records of a session's log, as the client was
-// shown them).
+// shown them). Each is compact JSON when the stored ones are (as a session
+// log's records are): those passed on are the stored bytes, the others
+// encoded by encoding/json.
 func Updates(stored []json.RawMessage, o Options) iter.Seq[json.RawMessage] {
 	log := o.Logger
 	if log == nil {
