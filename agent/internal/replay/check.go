@@ -11,7 +11,8 @@ import (
 // acp.SessionUpdate) surely accepts raw, a stored tool call or tool call
 // update, without decoding it: it checks raw's shape against the schema of
 // the shapes acpd writes (a tool call's strings, locations, raw input and
-// output, and content of text, diffs and terminals). false means "not
+// output, and content of text, diffs and terminals; a usage update
+// without cost). false means "not
 // sure", never "rejected": the caller then decodes raw. On valid JSON that
 // is exact (a fuzz test holds it to the decoder); raw must be valid JSON.
 //
@@ -23,12 +24,15 @@ func decodes(raw []byte, kind string) bool {
 		return shape(raw, toolCallShape)
 	case "tool_call_update":
 		return shape(raw, toolCallUpdateShape)
+	case "usage_update":
+		return shape(raw, usageShape)
 	}
 	return false
 }
 
 // A schemaField is a member of an object shape: its exact key, whether
-// it is required, and the check of its value (valid JSON, not null).
+// it is required, and the check of its value (valid JSON, not null). A
+// shape lists every field of its Go type: the decoder ignores the others.
 type schemaField struct {
 	key      string
 	required bool
@@ -43,6 +47,7 @@ var (
 	diffShape           []schemaField
 	terminalShape       []schemaField
 	textShape           []schemaField
+	usageShape          []schemaField
 )
 
 func init() {
@@ -68,7 +73,8 @@ func init() {
 	contentShape = []schemaField{{"type", true, isString}, {"content", true, textBlock}, meta}
 	diffShape = []schemaField{{"type", true, isString}, {"path", true, isString}, {"newText", true, isString}, {"oldText", false, isString}, meta}
 	terminalShape = []schemaField{{"type", true, isString}, {"terminalId", true, isString}, meta}
-	textShape = []schemaField{{"type", true, isString}, {"text", true, isString}, meta}
+	textShape = []schemaField{{"type", true, isString}, {"text", true, isString}, {"annotations", false, notSure}, meta}
+	usageShape = []schemaField{{"sessionUpdate", true, isString}, {"size", true, isUint63}, {"used", true, isUint63}, {"cost", false, notSure}, meta}
 }
 
 // toolCallContent checks one item of a tool call's content by its type.
@@ -164,6 +170,7 @@ func shape(b []byte, fields []schemaField) bool {
 func isString(b []byte) bool { return len(b) > 0 && b[0] == '"' }
 func isObject(b []byte) bool { return len(b) > 0 && b[0] == '{' }
 func anyValue([]byte) bool   { return true }
+func notSure([]byte) bool    { return false } // a field left to the decoder
 
 // isUint32 reports whether b is a JSON number that decodes into a uint32:
 // digits only, at most 4294967295.
@@ -179,6 +186,20 @@ func isUint32(b []byte) bool {
 		n = n*10 + uint64(c-'0')
 	}
 	return n <= 1<<32-1
+}
+
+// isUint63 reports whether b is a JSON number of at most 18 digits (below
+// 2^63, and so a uint64).
+func isUint63(b []byte) bool {
+	if len(b) == 0 || len(b) > 18 {
+		return false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // arrayOf checks a JSON array each of whose items item accepts (items are

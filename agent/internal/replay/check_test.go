@@ -2,6 +2,10 @@ package replay
 
 import (
 	"encoding/json"
+	"maps"
+	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"acpd/acp"
@@ -28,6 +32,12 @@ var checkSeeds = []string{
 	`{"sessionUpdate":"tool_call_update","toolCallId":"c","toolCallId":"d"}`,
 	`{"sessionUpdate":"tool_call_update","toolCallId":"c","\u0074itle":5}`,
 	`{"sessionUpdate":"tool_call_update","toolCallId":"c","ſtatus":5}`,
+	`{"sessionUpdate":"tool_call","toolCallId":"c","title":"x","content":[{"type":"content","content":{"type":"text","text":"t","annotations":{"priority":"high"}}}]}`,
+	`{"sessionUpdate":"usage_update","size":1e3,"used":1}`,
+	`{"sessionUpdate":"usage_update","size":128000,"used":-1}`,
+	`{"sessionUpdate":"usage_update","size":128000}`,
+	`{"sessionUpdate":"usage_update","size":128000,"used":960,"cost":{"amount":1,"currency":"USD"}}`,
+	`{"sessionUpdate":"usage_update","size":128000,"used":960}`,
 	`{"sessionUpdate":"tool_call_update","toolCallId":"c","extra":{"a":null}}`,
 }
 
@@ -53,7 +63,7 @@ func FuzzDecodes(f *testing.F) {
 // are left to it, which rejects those above that are not tool calls.
 func TestDecodes(t *testing.T) {
 	cwd := "/home/u/project"
-	sure := [][]byte{loadfixture.Update(cwd, 8), loadfixture.Update(cwd, 9), []byte(checkSeeds[0]), []byte(checkSeeds[1]), []byte(checkSeeds[2]), []byte(checkSeeds[len(checkSeeds)-1])}
+	sure := [][]byte{loadfixture.Update(cwd, 8), loadfixture.Update(cwd, 9), []byte(checkSeeds[0]), []byte(checkSeeds[1]), []byte(checkSeeds[2]), []byte(checkSeeds[len(checkSeeds)-2]), []byte(checkSeeds[len(checkSeeds)-1])}
 	line := uint32(3)
 	old := "a"
 	for _, u := range []acp.SessionUpdate{
@@ -73,11 +83,51 @@ func TestDecodes(t *testing.T) {
 			t.Errorf("decodes(%s) = false, want true", raw)
 		}
 	}
-	for _, s := range checkSeeds[3 : len(checkSeeds)-1] {
+	for _, s := range checkSeeds[3 : len(checkSeeds)-2] {
 		var p probe
 		var c chunkContent
 		if err := p.decode([]byte(s), &c); err == nil && decodes([]byte(s), p.SessionUpdate) {
 			t.Errorf("decodes(%s) = true, want false (not sure)", s)
+		}
+	}
+}
+
+// Each shape lists every field of its type (the decoder ignores only the
+// keys that are none of them), so a field the schema adds fails here until
+// its shape knows it.
+func TestShapesListEveryField(t *testing.T) {
+	for _, c := range []struct {
+		shape []schemaField
+		typ   reflect.Type
+		extra []string // keys of the union around it
+	}{
+		{toolCallShape, reflect.TypeFor[acp.ToolCall](), []string{"sessionUpdate"}},
+		{toolCallUpdateShape, reflect.TypeFor[acp.ToolCallUpdate](), []string{"sessionUpdate"}},
+		{usageShape, reflect.TypeFor[acp.UsageUpdate](), []string{"sessionUpdate"}},
+		{locationShape, reflect.TypeFor[acp.ToolCallLocation](), nil},
+		{contentShape, reflect.TypeFor[acp.Content](), []string{"type"}},
+		{diffShape, reflect.TypeFor[acp.Diff](), []string{"type"}},
+		{terminalShape, reflect.TypeFor[acp.Terminal](), []string{"type"}},
+		{textShape, reflect.TypeFor[acp.TextContent](), []string{"type"}},
+	} {
+		want := map[string]bool{}
+		for _, k := range c.extra {
+			want[k] = true
+		}
+		for f := range c.typ.Fields() {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "-" || !f.IsExported() {
+				t.Errorf("%v.%s: not a plain JSON field", c.typ, f.Name)
+				continue
+			}
+			want[name] = true
+		}
+		got := map[string]bool{}
+		for _, f := range c.shape {
+			got[f.key] = true
+		}
+		if !maps.Equal(got, want) {
+			t.Errorf("shape of %v has %v, want %v", c.typ, slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)))
 		}
 	}
 }
