@@ -52,3 +52,25 @@ func BenchmarkCheck(b *testing.B) {
 		}
 	})
 }
+
+// FuzzStringEnd: StringEnd finds the end of a valid string and says
+// whether it has escapes or non-ASCII bytes.
+func FuzzStringEnd(f *testing.F) {
+	for _, s := range []string{`"abc"`, `"a\"b"x`, `"é"`, `"\\"`, `"abcdefghijkl\u00e9"`, `"` + strings.Repeat("x", 20) + "\xff" + `"`} {
+		f.Add(s, "")
+	}
+	f.Fuzz(func(t *testing.T, s, rest string) {
+		b := []byte(s)
+		if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' || !json.Valid(b) {
+			return
+		}
+		end, complex := StringEnd(append(b, rest...), 0)
+		if end != len(b) {
+			t.Fatalf("StringEnd(%q+%q) = %d, want %d", s, rest, end, len(b))
+		}
+		want := strings.ContainsAny(s, `\`) || strings.ContainsFunc(s, func(r rune) bool { return r >= 0x80 })
+		if complex != want {
+			t.Fatalf("StringEnd(%q) complex = %v, want %v", s, complex, want)
+		}
+	})
+}
