@@ -75,6 +75,8 @@ BEGIN {
 	if (name == "TableLoad10k" || name == "TableLoadLong500") {
 		printf "| %-72s | %11s ms | %11s ms | %7.2f |\n", label[name], metric("acpd-ms"), metric("node-ms"), metric("ratio-node")
 		printf "| %-72s | %11s ms | %11s ms | %7.2f |\n", "  the same, floor in Go (a child process, encoding/json per line)", metric("acpd-ms"), metric("go-ms"), metric("ratio-go")
+		if (metric("cpu-go-ms") > 0)
+			printf "| %-72s | %11s ms | %11s ms | %7.2f |\n", "  CPU time per load, acpd's process (floor: the Go floor's)", metric("cpu-acpd-ms"), metric("cpu-go-ms"), metric("cpu-acpd-ms") / metric("cpu-go-ms")
 		next
 	}
 	if (name == "Load10k") {
