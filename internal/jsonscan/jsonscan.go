@@ -26,27 +26,29 @@ func Space(b []byte, i int) int {
 // and whether the string needs unescaping (escapes or non-ASCII bytes, which
 // encoding/json may rewrite).
 func StringEnd(b []byte, i int) (int, bool) {
-	// The common string has no escape: find its closing quote at memchr's
-	// speed and check the bytes before it for non-ASCII eight at a time.
-	if q := bytes.IndexByte(b[i+1:], '"'); q >= 0 {
-		s := b[i+1 : i+1+q]
-		if bytes.IndexByte(s, '\\') < 0 {
-			return i + 2 + q, !ascii(s)
-		}
-	}
+	// Quote to quote at memchr's speed: a quote ends the string unless an
+	// odd run of backslashes escapes it. The bytes before each quote are
+	// checked for escapes and non-ASCII eight at a time, until one is found.
 	complex := false
-	for j := i + 1; j < len(b); j++ {
-		switch c := b[j]; {
-		case c == '\\':
-			complex = true
-			j++
-		case c == '"':
-			return j + 1, complex
-		case c >= 0x80:
-			complex = true
+	for j := i + 1; ; {
+		q := bytes.IndexByte(b[j:], '"')
+		if q < 0 {
+			return len(b), true
 		}
+		end := j + q
+		if !complex {
+			seg := b[j:end]
+			complex = bytes.IndexByte(seg, '\\') >= 0 || !ascii(seg)
+		}
+		n := 0
+		for end-1-n > i && b[end-1-n] == '\\' {
+			n++
+		}
+		if n%2 == 0 {
+			return end + 1, complex
+		}
+		j = end + 1
 	}
-	return len(b), complex
 }
 
 // ascii reports whether s is all ASCII.
