@@ -1,5 +1,7 @@
 package jsonscan
 
+import "encoding/binary"
+
 // maxDepth is encoding/json's bound on nesting: deeper input is invalid.
 const maxDepth = 10000
 
@@ -130,6 +132,10 @@ func key(b []byte, i int) int {
 // or -1.
 func stringEnd(b []byte, i int) int {
 	for j := i + 1; j < len(b); j++ {
+		// Eight bytes at a time while none is special.
+		for j+8 <= len(b) && !special8(binary.LittleEndian.Uint64(b[j:])) {
+			j += 8
+		}
 		for j < len(b) && plain[b[j]] {
 			j++
 		}
@@ -164,6 +170,16 @@ func stringEnd(b []byte, i int) int {
 		}
 	}
 	return -1
+}
+
+const ones, highs = 0x0101010101010101, 0x8080808080808080
+
+// special8 reports whether one of the eight bytes of x is a control
+// character, a quote or a backslash (exactly: the borrows of the
+// subtractions reach a byte's top bit only above a byte that matched).
+func special8(x uint64) bool {
+	zero := func(v uint64) uint64 { return (v - ones) &^ v & highs }
+	return (x-ones*0x20)&^x&highs|zero(x^(ones*'"'))|zero(x^(ones*'\\')) != 0
 }
 
 // plain marks the bytes that stand for themselves in a JSON string.

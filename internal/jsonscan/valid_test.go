@@ -11,6 +11,7 @@ var checkSeeds = []string{
 	`{"a":[1,-0.5e+3,true,false,null,"x\u00e9\n\"\\"],"b":{}}`, `[]`, `{}`, ` { "a" : 1 } `, `[1,]`, `{"a":1,}`,
 	`01`, `-`, `1.`, `1e`, `.5`, `"\x01"`, `"\q"`, `"\u12"`, `"\uZZZZ"`, `tru`, `nul`, `[1 2]`, `{"a" 1}`, `{1:2}`,
 	"\"\xff\"", `"` + "\t" + `"`, `[[[]]]`, `[[[]]`, `]`, ``, ` `, `{"a":{"b":[{"c":"}"}]}}`, "[1,\n2]", `1 2`, `"a"x`,
+	"\"abcdefghijklmnop\x01qrst\"", `"abcdefghij\"klmnopqrstuvwx"`, "\"abcdefgh\xffijklmnop\\\\\"", `"abcdefghijklmnopqrstuvwxyz`,
 	strings.Repeat("[", 10000) + strings.Repeat("]", 10000), strings.Repeat("[", 10001) + strings.Repeat("]", 10001),
 }
 
