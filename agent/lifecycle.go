@@ -1,10 +1,12 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"strings"
 
 	"acpd/acp"
@@ -227,14 +229,10 @@ func (h handlers) LoadSession(ctx context.Context, p *acp.LoadSessionRequest) (*
 	results := replay.Results(s.transcript)
 	s.mu.Unlock()
 	if conn := a.connection(); conn != nil {
-		// Thousands of updates leave in 64 KiB writes, not one each.
+		// The updates that follow leave with the replay, in one write.
 		defer conn.Burst()()
 	}
-	for u := range replay.Updates(updates, replay.Options{Compaction: a.compactionUpdates(), Terminals: a.wantsTerminalMeta(), Results: results, Logger: a.log.With("session", s.id)}) {
-		if err := s.sendReplay(ctx, u); err != nil {
-			break
-		}
-	}
+	s.sendReplay(ctx, replay.Updates(updates, replay.Options{Compaction: a.compactionUpdates(), Terminals: a.wantsTerminalMeta(), Results: results, Logger: a.log.With("session", s.id)}))
 	st := s.settings()
 	s.send(ctx, acp.SessionUpdate{CurrentModeUpdate: &acp.CurrentModeUpdate{CurrentModeID: acp.SessionModeID(st.Mode)}})
 	s.send(ctx, acp.SessionUpdate{ConfigOptionUpdate: &acp.ConfigOptionUpdate{ConfigOptions: s.configOptions()}})
@@ -307,19 +305,34 @@ func (h handlers) DeleteSession(ctx context.Context, p *acp.DeleteSessionRequest
 	return &acp.DeleteSessionResponse{}, nil
 }
 
-// rawNotification is a session/update whose update is already encoded.
-type rawNotification struct {
-	SessionID acp.SessionID   `json:"sessionId"`
-	Update    json.RawMessage `json:"update"`
-}
-
-// sendReplay writes one update of session/load's replay, after anything
-// queued before it.
-func (s *sess) sendReplay(ctx context.Context, raw json.RawMessage) error {
+// sendReplay writes session/load's replay, after anything queued before
+// it: each update (compact JSON, as replay yields it) is written as it is
+// into the params of its session/update, thousands of them in 64 KiB
+// writes. It stops at the first that cannot be written (the connection
+// closed, ctx ended).
+func (s *sess) sendReplay(ctx context.Context, updates iter.Seq[json.RawMessage]) {
 	s.out.Flush(ctx)
 	conn := s.a.connection()
 	if conn == nil {
-		return errors.New("connection closed")
+		return
 	}
-	return conn.Notify(ctx, acp.ClientMethodSessionUpdate, rawNotification{SessionID: s.id, Update: raw})
+	var head bytes.Buffer // the params' start, as Notify encodes it
+	head.WriteString(`{"sessionId":`)
+	enc := json.NewEncoder(&head)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(s.id) != nil {
+		return
+	}
+	head.Truncate(head.Len() - 1) // Encode's newline
+	head.WriteString(`,"update":`)
+	tail := []byte("}")
+	b := conn.Batch(ctx)
+	for u := range updates {
+		if b.NotifyRaw(acp.ClientMethodSessionUpdate, head.Bytes(), u, tail) != nil {
+			break
+		}
+	}
+	if err := b.Flush(); err != nil {
+		s.a.log.Debug("session/load replay not sent", "session", s.id, "err", err)
+	}
 }

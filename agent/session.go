@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -213,6 +214,8 @@ func (s *sess) rebuild() error {
 // returns their "update" payloads. The caller holds s.mu.
 func (s *sess) applyLocked(recs []session.Record, withMeta bool) ([]json.RawMessage, error) {
 	var updates []json.RawMessage
+	msgs := decodeMessages(recs)
+	next := 0 // of msgs
 	for _, r := range recs {
 		switch r.Kind {
 		case kindUpdate:
@@ -234,11 +237,12 @@ func (s *sess) applyLocked(recs []session.Record, withMeta bool) ([]json.RawMess
 			}
 			s.transcript = msgs
 		case kindMessage:
-			var m model.Message
-			if err := json.Unmarshal(r.Data, &m); err != nil {
-				return nil, fmt.Errorf("session %s record %d: %w", s.id, r.Seq, err)
+			m := &msgs[next]
+			next++
+			if m.err != nil {
+				return nil, fmt.Errorf("session %s record %d: %w", s.id, r.Seq, m.err)
 			}
-			s.transcript = append(s.transcript, m)
+			s.transcript = append(s.transcript, m.msg)
 		case kindMeta:
 			if !withMeta {
 				continue
@@ -270,6 +274,47 @@ func (s *sess) applyLocked(recs []session.Record, withMeta bool) ([]json.RawMess
 		}
 	}
 	return updates, nil
+}
+
+// decodedMessage is a "message" record decoded.
+type decodedMessage struct {
+	msg model.Message
+	err error
+}
+
+// decodeMessagesMin is the fewest message records worth a worker of
+// decodeMessages.
+const decodeMessagesMin = 256
+
+// decodeMessages decodes the "message" records of recs, in order, in
+// parallel over contiguous runs on up to GOMAXPROCS workers (it waits for
+// them all): a long conversation's transcript is most of what restoring it
+// costs, and session/load's client waits idle meanwhile.
+func decodeMessages(recs []session.Record) []decodedMessage {
+	var data []json.RawMessage
+	for _, r := range recs {
+		if r.Kind == kindMessage {
+			data = append(data, r.Data)
+		}
+	}
+	out := make([]decodedMessage, len(data))
+	run := func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			out[i].err = json.Unmarshal(data[i], &out[i].msg)
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(data)/decodeMessagesMin)
+	if workers <= 1 {
+		run(0, len(data))
+		return out
+	}
+	var wg sync.WaitGroup
+	per := (len(data) + workers - 1) / workers
+	for lo := 0; lo < len(data); lo += per {
+		wg.Go(func() { run(lo, min(lo+per, len(data))) })
+	}
+	wg.Wait()
+	return out
 }
 
 // Record kinds of the session log.

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"acpd/internal/jsonscan"
 )
 
 // logVersion is the value of "v" in the header this package writes and the
@@ -117,7 +119,8 @@ type errLine struct {
 func (e *errLine) Error() string { return fmt.Sprintf("line %d: %s", e.line, e.msg) }
 
 // parseLog parses a complete log image. wantID, when not empty, must match
-// the header's id. The Data of returned records aliases data.
+// the header's id. The Data of returned records aliases data (but for
+// records in another layout, whose data is compacted).
 //
 // A last line that lacks its newline or does not parse is a torn tail: it is
 // excluded from the result and from good. Any other defect (missing or bad
@@ -197,8 +200,10 @@ func parseHeader(line []byte, h *header) error {
 }
 
 // parseRecord decodes one record line (without newline) into r. The fast path
-// recognises exactly the layout appendRecord writes; anything else goes
-// through encoding/json with the same validation. kinds interns kind strings.
+// recognises exactly the layout appendRecord writes (its data valid and
+// compact, checked in one pass); anything else goes through encoding/json
+// with the same validation, and its data is compacted: a record's Data is
+// always compact, valid JSON. kinds interns kind strings.
 func parseRecord(line []byte, r *Record, kinds map[string]string) error {
 	if len(line) > maxLineBytes {
 		return errors.New("record too long")
@@ -256,7 +261,7 @@ func fastRecord(line []byte, r *Record, kinds map[string]string) bool {
 		return false
 	}
 	data := rest[:len(rest)-1]
-	if isJSONSpace(data[0]) || isJSONSpace(data[len(data)-1]) || !json.Valid(data) {
+	if valid, compact := jsonscan.Check(data); !valid || !compact {
 		return false
 	}
 	kind, ok := kinds[string(kb)]
@@ -267,8 +272,6 @@ func fastRecord(line []byte, r *Record, kinds map[string]string) bool {
 	*r = Record{Seq: seq, Time: t, Kind: kind, Data: json.RawMessage(data[:len(data):len(data)])}
 	return true
 }
-
-func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
 func slowRecord(line []byte, r *Record) error {
 	var env struct {
@@ -298,6 +301,14 @@ func slowRecord(line []byte, r *Record) error {
 	if err := t.UnmarshalText([]byte(*env.T)); err != nil {
 		return fmt.Errorf("bad record: time: %v", err)
 	}
-	*r = Record{Seq: *env.Seq, Time: t, Kind: *env.Kind, Data: env.Data}
+	data := env.Data
+	if _, compact := jsonscan.Check(data); !compact {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, data); err != nil {
+			return fmt.Errorf("bad record: %v", err)
+		}
+		data = buf.Bytes()
+	}
+	*r = Record{Seq: *env.Seq, Time: t, Kind: *env.Kind, Data: data}
 	return nil
 }

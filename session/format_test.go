@@ -13,7 +13,8 @@ const testHeader = `{"v":1,"kind":"header","id":"s_1","cwd":"/w","createdAt":"20
 
 func TestParseAlternativeLayout(t *testing.T) {
 	// Hand-edited or reformatted records (other key order, spaces, escapes)
-	// still load through the slow path.
+	// still load through the slow path, their data compacted as Record
+	// promises.
 	log := testHeader +
 		`{"seq":1,"t":"2025-01-01T00:00:01Z","kind":"update","data":{"a":1}}` + "\n" +
 		`{ "kind" : "update", "data" : [1, 2], "seq" : 2, "t" : "2025-01-01T00:00:02+02:00" }` + "\n" +
@@ -26,7 +27,7 @@ func TestParseAlternativeLayout(t *testing.T) {
 		t.Fatalf("records %d good %d", len(p.records), p.good)
 	}
 	r := p.records[1]
-	if r.Seq != 2 || r.Kind != "update" || string(r.Data) != "[1, 2]" || !r.Time.Equal(time.Date(2025, 1, 1, 0, 0, 2, 0, time.FixedZone("", 7200))) {
+	if r.Seq != 2 || r.Kind != "update" || string(r.Data) != "[1,2]" || !r.Time.Equal(time.Date(2025, 1, 1, 0, 0, 2, 0, time.FixedZone("", 7200))) {
 		t.Fatalf("slow record %+v %s", r, r.Data)
 	}
 	if p.records[2].Kind != "meta" {
@@ -149,4 +150,17 @@ func FuzzApplyJournal(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A record in appendRecord's layout whose data is not compact loads with
+// its data compacted: Data is always compact.
+func TestParseCompactsData(t *testing.T) {
+	log := testHeader + `{"seq":1,"t":"2025-01-01T00:00:01Z","kind":"update","data":{"a": [1, "b c"]}}` + "\n"
+	p, err := parseLog([]byte(log), "s_1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.records) != 1 || string(p.records[0].Data) != `{"a":[1,"b c"]}` {
+		t.Fatalf("records %+v", p.records)
+	}
 }

@@ -160,8 +160,18 @@ func newLineWriter(w io.WriteCloser) *lineWriter {
 // will write it; a failure to write it is reported to later writers.
 func (lw *lineWriter) writeLine(ctx context.Context, line []byte) error {
 	if len(line) == 0 || line[len(line)-1] != '\n' || bytes.IndexByte(line[:len(line)-1], '\n') >= 0 {
-		return errors.New("acp: internal error: message is not a single line")
+		return errMultiline
 	}
+	return lw.writeLines(ctx, line)
+}
+
+// writeLines is writeLine for lines, one or more whole lines (a Batch's),
+// written together.
+func (lw *lineWriter) writeLines(ctx context.Context, lines []byte) error {
+	if len(lines) == 0 || lines[len(lines)-1] != '\n' {
+		return errors.New("acp: internal error: lines do not end a line")
+	}
+	line := lines
 	lw.waiting.Add(1)
 	select {
 	case lw.lock <- struct{}{}:

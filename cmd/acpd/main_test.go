@@ -31,6 +31,7 @@ import (
 
 var (
 	flagRaceBinary = flag.Bool("acpd.race", false, "build the acpd binary under test with the race detector")
+	flagBinary     = flag.String("acpd.bin", "", "run this acpd binary instead of building one (to compare two builds in turn)")
 	flagReplyWait  = flag.Duration("acpd.wait", 30*time.Second, "how long a test waits for one message from acpd before it fails as hung")
 )
 
@@ -66,6 +67,9 @@ var (
 // acpdBinary builds ./cmd/acpd once per test binary run and returns its path.
 func acpdBinary(tb testing.TB) string {
 	tb.Helper()
+	if *flagBinary != "" {
+		return *flagBinary
+	}
 	buildOnce.Do(func() {
 		binDir, buildErr = os.MkdirTemp("", "acpd-e2e-bin-")
 		if buildErr != nil {

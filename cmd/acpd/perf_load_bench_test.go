@@ -35,7 +35,9 @@ type pipedPeer struct {
 func startPeer(b *testing.B, cmd *exec.Cmd) *pipedPeer {
 	b.Helper()
 	in, out := startPipedCmd(b, cmd)
-	p := &pipedPeer{cmd: cmd, in: in, out: out}
+	// Lines of up to 1 MiB (a tool call's result); a read larger than
+	// out's buffer bypasses it.
+	p := &pipedPeer{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}
 	b.Cleanup(func() {
 		p.in.Close()
 		done := make(chan struct{})
@@ -90,8 +92,7 @@ func (p *pipedPeer) call(b *testing.B, method, params string) (updates int, resu
 // each a process read over its stdout pipe in the same way, interleaved:
 // testdata/loadfloor.js in Node and testdata/loadfloor in Go.
 func BenchmarkTableLoad10k(b *testing.B) {
-	node, err := exec.LookPath("node")
-	if err != nil {
+	if _, err := exec.LookPath("node"); err != nil {
 		b.Skip("node is not installed")
 	}
 	iso := newIsolation(b)
@@ -107,6 +108,32 @@ func BenchmarkTableLoad10k(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	benchLoad(b, iso, project, sid, path, loadRecords)
+}
+
+// BenchmarkTableLoadLong500: session/load of the 500-turn session of
+// the long-conversation row (LongSessionFixture: tool calls, their
+// results, prose answers streamed in deltas, as acpd logged them), against
+// the same two floors on its log, as BenchmarkTableLoad10k measures them.
+func BenchmarkTableLoadLong500(b *testing.B) {
+	if _, err := exec.LookPath("node"); err != nil {
+		b.Skip("node is not installed")
+	}
+	ls := LongSessionFixture(b, 500, nil)
+	benchLoad(b, ls.Iso, ls.Project, ls.ID, ls.Log, -1)
+}
+
+// benchLoad measures session/load of the stored session sid (cwd project,
+// log at path, in iso's store) from the request sent to its reply, with
+// every replayed notification read over the pipe before it, against the
+// Node and Go floors of the whole job, each a process read in the same
+// way, interleaved; the floors must write records notifications (any
+// number, the same for both, when records < 0).
+func benchLoad(b *testing.B, iso *isolation, project, sid, path string, records int) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		b.Skip("node is not installed")
+	}
 	fi, err := os.Stat(path)
 	if err != nil {
 		b.Fatal(err)
@@ -121,6 +148,7 @@ func BenchmarkTableLoad10k(b *testing.B) {
 	floorReq := fmt.Sprintf(`{"sessionId":%q,"path":%q}`, sid, path)
 	var ta, tn, tg time.Duration
 	var ua, un, ug int
+	ca, cn, cg := procCPU(b, acpd.cmd.Process.Pid), procCPU(b, nodeFloor.cmd.Process.Pid), procCPU(b, goFloor.cmd.Process.Pid)
 	for b.Loop() {
 		t0 := time.Now()
 		ua, _ = acpd.call(b, "session/load", load)
@@ -134,11 +162,19 @@ func BenchmarkTableLoad10k(b *testing.B) {
 		t0 = time.Now()
 		ug, _ = goFloor.call(b, "session/load", floorReq)
 		tg += time.Since(t0)
-		if un != ug || un != loadRecords {
-			b.Fatalf("the floors wrote %d and %d notifications, want %d", un, ug, loadRecords)
+		if un != ug || records >= 0 && un != records {
+			b.Fatalf("the floors wrote %d and %d notifications, want %d", un, ug, records)
 		}
 	}
+	// CPU time, less noisy than wall time on a shared machine (in 10 ms
+	// ticks; acpd's includes its session/close).
+	ca = procCPU(b, acpd.cmd.Process.Pid) - ca
+	cn = procCPU(b, nodeFloor.cmd.Process.Pid) - cn
+	cg = procCPU(b, goFloor.cmd.Process.Pid) - cg
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 / float64(b.N) }
+	b.ReportMetric(ms(ca), "cpu-acpd-ms")
+	b.ReportMetric(ms(cn), "cpu-node-ms")
+	b.ReportMetric(ms(cg), "cpu-go-ms")
 	b.ReportMetric(ms(ta), "acpd-ms")
 	b.ReportMetric(ms(tn), "node-ms")
 	b.ReportMetric(ms(tg), "go-ms")

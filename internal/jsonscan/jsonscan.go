@@ -3,6 +3,11 @@
 // returns bounds within the input but of no meaning.
 package jsonscan
 
+import (
+	"bytes"
+	"encoding/binary"
+)
+
 // IsSpace reports whether c is JSON white space.
 func IsSpace(c byte) bool {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r'
@@ -21,19 +26,45 @@ func Space(b []byte, i int) int {
 // and whether the string needs unescaping (escapes or non-ASCII bytes, which
 // encoding/json may rewrite).
 func StringEnd(b []byte, i int) (int, bool) {
+	// Quote to quote at memchr's speed: a quote ends the string unless an
+	// odd run of backslashes escapes it. The bytes before each quote are
+	// checked for escapes and non-ASCII eight at a time, until one is found.
 	complex := false
-	for j := i + 1; j < len(b); j++ {
-		switch c := b[j]; {
-		case c == '\\':
-			complex = true
-			j++
-		case c == '"':
-			return j + 1, complex
-		case c >= 0x80:
-			complex = true
+	for j := i + 1; ; {
+		q := bytes.IndexByte(b[j:], '"')
+		if q < 0 {
+			return len(b), true
+		}
+		end := j + q
+		if !complex {
+			seg := b[j:end]
+			complex = bytes.IndexByte(seg, '\\') >= 0 || !ascii(seg)
+		}
+		n := 0
+		for end-1-n > i && b[end-1-n] == '\\' {
+			n++
+		}
+		if n%2 == 0 {
+			return end + 1, complex
+		}
+		j = end + 1
+	}
+}
+
+// ascii reports whether s is all ASCII.
+func ascii(s []byte) bool {
+	for len(s) >= 8 {
+		if binary.LittleEndian.Uint64(s)&0x8080808080808080 != 0 {
+			return false
+		}
+		s = s[8:]
+	}
+	for _, c := range s {
+		if c >= 0x80 {
+			return false
 		}
 	}
-	return len(b), complex
+	return true
 }
 
 // ValueEnd returns the index just past the JSON value starting at b[i].

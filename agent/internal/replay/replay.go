@@ -17,6 +17,7 @@ import (
 	"sync"
 
 	"acpd/acp"
+	"acpd/internal/jsonscan"
 	"acpd/model"
 )
 
@@ -40,7 +41,9 @@ type Options struct {
 
 // Updates returns, in order, the session/update payloads that replay the
 // stored ones (the "update" records of a session's log, as the client was
-// shown them).
+// shown them). Each is compact JSON when the stored ones are (as a session
+// log's records are): those passed on are the stored bytes, the others
+// encoded by encoding/json.
 func Updates(stored []json.RawMessage, o Options) iter.Seq[json.RawMessage] {
 	log := o.Logger
 	if log == nil {
@@ -243,6 +246,12 @@ type class struct {
 	rebuilt json.RawMessage
 }
 
+// valid reports whether raw is valid JSON (as json.Valid, faster).
+func valid(raw []byte) bool {
+	ok, _ := jsonscan.Check(raw)
+	return ok
+}
+
 // classifyMin is the fewest updates worth a worker of classify.
 const classifyMin = 512
 
@@ -276,7 +285,7 @@ func classifyRun(updates []json.RawMessage, cls []class, compaction bool) {
 		// passes through is checked by the strict decode below anyway, so
 		// only one rebuilt from the probe needs checking first.
 		fast := scanProbe(raw, &p, &cc)
-		if fast && p.plain(&cc) && !json.Valid(raw) {
+		if fast && p.plain(&cc) && !valid(raw) {
 			fast = false
 		}
 		if !fast {
@@ -303,6 +312,9 @@ func classifyRun(updates []json.RawMessage, cls []class, compaction bool) {
 				c.rebuilt = b
 				continue
 			}
+		}
+		if decodes(raw, p.SessionUpdate) && valid(raw) {
+			continue // a tool call of the shapes acpd writes
 		}
 		var u acp.SessionUpdate
 		c.err = json.Unmarshal(raw, &u)

@@ -15,6 +15,7 @@ BEGIN {
 	label["TableList1k"]       = "session/list, 1,000 sessions (floor: read + parse index.json)"
 	label["TableStream100k"]   = "100,000 deltas, local OpenAI SSE server → client (floor: bare SSE client)"
 	label["TableLoad10k"]      = "session/load, 10,000 records, through acpd (floor: read + parse + notify, Node)"
+	label["TableLoadLong500"]  = "session/load, the 500-turn session of the long row (floor: read + parse + notify, Node)"
 	label["Load10k"]           = "session/load, 10,000 records with replay (floor: read + parse each line)"
 	label["TableIdle100"]      = "idle sessions (100)"
 	label["TablePeakRSS32M"]   = "peak RSS, 32 MiB answer beside a streaming session (floor: the goal, 2× the answer + 30 MB)"
@@ -71,9 +72,11 @@ BEGIN {
 		printf "| %-72s | %10s MiB | %6.1f MiB goal | %7.2f |\n", "  peak RSS (goal: RSS before + 64 KiB and the answer per session)", metric("peak-MiB"), metric("goal-MiB"), metric("peak-MiB") / metric("goal-MiB")
 		next
 	}
-	if (name == "TableLoad10k") {
+	if (name == "TableLoad10k" || name == "TableLoadLong500") {
 		printf "| %-72s | %11s ms | %11s ms | %7.2f |\n", label[name], metric("acpd-ms"), metric("node-ms"), metric("ratio-node")
 		printf "| %-72s | %11s ms | %11s ms | %7.2f |\n", "  the same, floor in Go (a child process, encoding/json per line)", metric("acpd-ms"), metric("go-ms"), metric("ratio-go")
+		if (metric("cpu-go-ms") > 0)
+			printf "| %-72s | %11s ms | %11s ms | %7.2f |\n", "  CPU time per load, acpd's process (floor: the Go floor's)", metric("cpu-acpd-ms"), metric("cpu-go-ms"), metric("cpu-acpd-ms") / metric("cpu-go-ms")
 		next
 	}
 	if (name == "Load10k") {
