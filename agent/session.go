@@ -134,9 +134,12 @@ func (a *Agent) initialSettings(cfg *config.Config) settings {
 	return set
 }
 
-// newSess makes the session of l with the settings set (initialSettings,
-// which a stored session's records then change).
-func (a *Agent) newSess(l *session.Log, cwd string, dirs []string, cfg *config.Config, set settings, mcp []acp.McpServer) (*sess, error) {
+// newSess makes the session id of log l with the settings set
+// (initialSettings, which a stored session's records then change). l may
+// be nil for a new session whose log is being created (see NewSession):
+// the caller sets s.log before the session is registered, and nothing the
+// session started (its MCP servers) writes to the log before its reply.
+func (a *Agent) newSess(id acp.SessionID, l *session.Log, cwd string, dirs []string, cfg *config.Config, set settings, mcp []acp.McpServer) (*sess, error) {
 	roots, err := files.NewRoots(cwd, dirs...)
 	if err != nil {
 		return nil, invalidParams("session directories: %v", err)
@@ -155,7 +158,7 @@ func (a *Agent) newSess(l *session.Log, cwd string, dirs []string, cfg *config.C
 	if err != nil {
 		return nil, invalidParams("permission rules: %v", err)
 	}
-	s := &sess{a: a, id: acp.SessionID(l.ID()), cwd: cwd, dirs: dirs, log: l, cfg: cfg, mcpServers: mcp, roots: roots, policy: policy, jobs: tools.NewJobs(a.log, a.opts.Outputs)}
+	s := &sess{a: a, id: id, cwd: cwd, dirs: dirs, log: l, cfg: cfg, mcpServers: mcp, roots: roots, policy: policy, jobs: tools.NewJobs(a.log, a.opts.Outputs)}
 	s.chunks = outbox.NewLog(func(u acp.SessionUpdate) { s.appendRecord(kindUpdate, u) })
 	s.out = outbox.NewQueue(s.sendNow)
 	caps := a.clientCapabilities()
@@ -419,6 +422,9 @@ func (s *sess) close() {
 	s.out.Flush(s.a.baseContext())
 	s.out.Close()
 	s.chunks.Close()
+	if s.log == nil {
+		return // its log could not be created (NewSession)
+	}
 	if err := s.log.Close(); err != nil {
 		s.a.log.Warn("closing session log", "session", s.id, "err", err)
 	}
