@@ -86,8 +86,10 @@ type sess struct {
 	// tally sums the running prompt turn's usage (nil between turns).
 	tally   *turnUsage
 	changed map[string]bool // files changed outside the agent since it last read them
-	// sysPrompt is the system prompt, kept while its inputs stay the same.
+	// sysPrompt is the system prompt, kept while its inputs stay the same;
+	// gathering counts the goroutines gathering its facts (gatherFacts).
 	sysPrompt sysprompt.Cache
+	gathering sync.WaitGroup
 	// jobs are the session's background commands, stopped when it closes.
 	jobs *tools.Jobs
 	// builtin are the built-in tools, commands wrapped for checkpoints.
@@ -395,6 +397,7 @@ func (s *sess) close() {
 		<-done
 	}
 	s.detached.Wait()
+	s.gathering.Wait()
 	// Calls a cancelled turn abandoned may still use the session: wait
 	// for them, bounded (one stuck in the kernel may never return).
 	stuck := make(chan struct{})
