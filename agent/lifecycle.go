@@ -132,24 +132,25 @@ func (h handlers) NewSession(ctx context.Context, p *acp.NewSessionRequest) (*ac
 	if err != nil {
 		return nil, invalidParams("%v", err)
 	}
-	// The settings are written with the log's header: durable when Create
-	// returns, with no further fsync before the reply.
+	// The session is made, and its MCP servers started, before its log
+	// is created: the servers spawn and answer their handshakes while the
+	// log's fsyncs run, not after them. The session is registered (and
+	// replies) only once the log is durable.
 	set := a.initialSettings(cfg)
-	l, err := a.opts.Store.Create(session.Meta{Cwd: p.Cwd, AdditionalDirectories: p.AdditionalDirectories}, session.Entry{Kind: kindMeta, Data: set})
+	id := newID("s_")
+	s, err := a.newSess(acp.SessionID(id), nil, p.Cwd, p.AdditionalDirectories, cfg, set, p.McpServers)
 	if err != nil {
-		return nil, fmt.Errorf("creating session: %w", err)
-	}
-	s, err := a.newSess(l, p.Cwd, p.AdditionalDirectories, cfg, set, p.McpServers)
-	if err == nil {
-		s.configWarning = warning
-	}
-	if err != nil {
-		l.Close()
-		if derr := a.opts.Store.Delete(l.ID()); derr != nil {
-			a.log.Warn("removing a session that failed to start", "session", l.ID(), "err", derr)
-		}
 		return nil, err
 	}
+	s.configWarning = warning
+	// The settings are written with the log's header: durable when Create
+	// returns, with no further fsync before the reply.
+	l, err := a.opts.Store.Create(session.Meta{ID: id, Cwd: p.Cwd, AdditionalDirectories: p.AdditionalDirectories}, session.Entry{Kind: kindMeta, Data: set})
+	if err != nil {
+		s.close()
+		return nil, fmt.Errorf("creating session: %w", err)
+	}
+	s.log = l
 	if err := a.register(s); err != nil {
 		s.close()
 		return nil, err
@@ -200,7 +201,7 @@ func (a *Agent) openStored(id acp.SessionID, cwd string, dirs []string, mcp []ac
 		}
 		return nil, nil, fmt.Errorf("opening session %s: %w", id, err)
 	}
-	s, err := a.newSess(l, cwd, dirs, cfg, a.initialSettings(cfg), mcp)
+	s, err := a.newSess(acp.SessionID(l.ID()), l, cwd, dirs, cfg, a.initialSettings(cfg), mcp)
 	if err != nil {
 		l.Close()
 		return nil, nil, err

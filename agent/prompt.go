@@ -17,7 +17,20 @@ import (
 func (s *sess) systemPrompt() string {
 	in := sysprompt.Input{Mode: s.settings().Mode, Cwd: s.cwd, MCPStatus: s.mcp.StatusPrompt(), Instructions: s.cfg.Instructions,
 		Skills: skills.Listing(s.currentSkills(), skills.ListingBudget)}
-	return s.sysPrompt.Prompt(in, func() string { return sysprompt.Facts(s.a.baseContext(), s.cwd, s.dirs, s.quickGit) })
+	return s.sysPrompt.Prompt(in, s.facts)
+}
+
+// facts gathers the session's environment facts (see sysprompt.Facts).
+func (s *sess) facts() string {
+	return sysprompt.Facts(s.a.baseContext(), s.cwd, s.dirs, s.quickGit)
+}
+
+// gatherFacts starts gathering the environment facts of the system
+// prompt, which its first model request needs, on a goroutine the session
+// waits for when it closes: its git commands run while the turn waits for
+// the session's MCP servers.
+func (s *sess) gatherFacts() {
+	s.gathering.Go(func() { s.sysPrompt.Gather(s.facts) })
 }
 
 // changeReminder announces files changed outside the agent's file tools

@@ -94,8 +94,10 @@ type sess struct {
 	// tally sums the running prompt turn's usage (nil between turns).
 	tally   *turnUsage
 	changed map[string]bool // files changed outside the agent since it last read them
-	// sysPrompt is the system prompt, kept while its inputs stay the same.
+	// sysPrompt is the system prompt, kept while its inputs stay the same;
+	// gathering counts the goroutines gathering its facts (gatherFacts).
 	sysPrompt sysprompt.Cache
+	gathering sync.WaitGroup
 	// jobs are the session's background commands, stopped when it closes.
 	jobs *tools.Jobs
 	// builtin are the built-in tools, commands wrapped for checkpoints.
@@ -142,9 +144,12 @@ func (a *Agent) initialSettings(cfg *config.Config) settings {
 	return set
 }
 
-// newSess makes the session of l with the settings set (initialSettings,
-// which a stored session's records then change).
-func (a *Agent) newSess(l *session.Log, cwd string, dirs []string, cfg *config.Config, set settings, mcp []acp.McpServer) (*sess, error) {
+// newSess makes the session id of log l with the settings set
+// (initialSettings, which a stored session's records then change). l may
+// be nil for a new session whose log is being created (see NewSession):
+// the caller sets s.log before the session is registered, and nothing the
+// session started (its MCP servers) writes to the log before its reply.
+func (a *Agent) newSess(id acp.SessionID, l *session.Log, cwd string, dirs []string, cfg *config.Config, set settings, mcp []acp.McpServer) (*sess, error) {
 	root := cfg.Root
 	if root == "" {
 		root = config.ProjectRoot(cwd)
@@ -167,7 +172,7 @@ func (a *Agent) newSess(l *session.Log, cwd string, dirs []string, cfg *config.C
 	if err != nil {
 		return nil, invalidParams("permission rules: %v", err)
 	}
-	s := &sess{a: a, id: acp.SessionID(l.ID()), cwd: cwd, root: root, dirs: dirs, log: l, cfg: cfg, mcpServers: mcp, roots: roots, policy: policy, jobs: tools.NewJobs(a.log, a.opts.Outputs)}
+	s := &sess{a: a, id: id, cwd: cwd, root: root, dirs: dirs, log: l, cfg: cfg, mcpServers: mcp, roots: roots, policy: policy, jobs: tools.NewJobs(a.log, a.opts.Outputs)}
 	s.chunks = outbox.NewLog(func(u acp.SessionUpdate) { s.appendRecord(kindUpdate, u) })
 	s.out = outbox.NewQueue(s.sendNow)
 	caps := a.clientCapabilities()
@@ -448,6 +453,7 @@ func (s *sess) close() {
 		<-done
 	}
 	s.detached.Wait()
+	s.gathering.Wait()
 	// Calls a cancelled turn abandoned may still use the session: wait
 	// for them, bounded (one stuck in the kernel may never return).
 	stuck := make(chan struct{})
@@ -475,6 +481,9 @@ func (s *sess) close() {
 	s.out.Flush(s.a.baseContext())
 	s.out.Close()
 	s.chunks.Close()
+	if s.log == nil {
+		return // its log could not be created (NewSession)
+	}
 	if err := s.log.Close(); err != nil {
 		s.a.log.Warn("closing session log", "session", s.id, "err", err)
 	}

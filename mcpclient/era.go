@@ -45,10 +45,14 @@ func eraOf(version string) string {
 const eraFile = "mcp-eras.json"
 
 // eraStore remembers, per stdio server command, that the server dies on
-// server/discover and must be connected with initialize.
+// server/discover and must be connected with initialize. The file is read
+// once per Manager, by the first connection that asks: twenty servers
+// starting at once do not read it twenty times, one after another, under
+// the lock.
 type eraStore struct {
 	path string // empty: remember nothing
 	mu   sync.Mutex
+	seen map[string]string // the file's verdicts, once read (guarded by mu)
 }
 
 // eraKey identifies a stdio server by its command line.
@@ -78,7 +82,10 @@ func (e *eraStore) load() map[string]string {
 func (e *eraStore) legacy(s Server) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return strings.HasPrefix(e.load()[eraKey(s)], "2") // a version string
+	if e.seen == nil {
+		e.seen = e.load()
+	}
+	return strings.HasPrefix(e.seen[eraKey(s)], "2") // a version string
 }
 
 // rememberLegacy records that s needs initialize. Failures are ignored: the
@@ -98,7 +105,13 @@ func (e *eraStore) rememberLegacy(s Server) {
 	}
 	defer unlock()
 	m := e.load()
+	for k, v := range e.seen { // what this store read stays known
+		if _, ok := m[k]; !ok {
+			m[k] = v
+		}
+	}
 	m[eraKey(s)] = ProtocolLegacy
+	e.seen = m
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return

@@ -194,6 +194,7 @@ func (m *Manager) TakeUpdated() []Resource {
 // none.
 func (m *Manager) Complete(ctx context.Context, prompt, arg, value string, filled map[string]string) ([]string, error) {
 	m.mu.Lock()
+	m.freshLocked()
 	ref, ok := m.promptLookup[prompt]
 	m.mu.Unlock()
 	if !ok {

@@ -319,6 +319,11 @@ type Manager struct {
 	changed chan struct{}   // closed and replaced whenever a server settles
 	tools   []Tool
 	lookup  map[string]toolRef
+	// toolsGen counts the changes of tools (see ToolsGeneration); stale:
+	// tools, lookup, prompts and skills are to be recomputed from the
+	// servers (rebuildLocked, freshLocked).
+	toolsGen uint64
+	stale    bool
 
 	prompts      []Prompt
 	promptLookup map[string]toolRef
@@ -351,6 +356,7 @@ type srv struct {
 	state      State
 	c          *conn // live connection, nil unless StateReady
 	tools      []*mcp.Tool
+	defs       []Tool // tools converted (toolDefs), without qualified names
 	prompts    []*mcp.Prompt
 	skills     []Skill
 	version    string
@@ -371,8 +377,10 @@ type conn struct {
 	refreshPrompts chan struct{} // likewise for prompts
 	done           chan struct{} // closed when the session has ended
 
-	// tools, prompts and skills are the lists fetched while connecting.
+	// tools, prompts and skills are the lists fetched while connecting;
+	// defs are the tools converted.
 	tools   []*mcp.Tool
+	defs    []Tool
 	prompts []*mcp.Prompt
 	skills  []Skill
 }
@@ -594,11 +602,11 @@ func (m *Manager) attempt(ctx context.Context, s *srv, delay time.Duration) {
 		}
 		return
 	}
-	wasListed := len(s.tools) > 0 || len(s.prompts) > 0
+	hadTools, hadPrompts := len(s.tools) > 0, len(s.prompts) > 0
 	switch {
 	case err == nil:
 		s.state, s.c, s.err = StateReady, c, nil
-		s.tools, s.prompts, s.skills = c.tools, c.prompts, c.skills
+		s.tools, s.defs, s.prompts, s.skills = c.tools, c.defs, c.prompts, c.skills
 		s.version = c.session.InitializeResult().ProtocolVersion
 		m.wg.Add(2)
 		go m.watch(s, c)
@@ -615,11 +623,16 @@ func (m *Manager) attempt(ctx context.Context, s *srv, delay time.Duration) {
 		}
 	}
 	m.settleLocked(s)
-	listed := len(s.tools) > 0 || len(s.prompts) > 0
+	// Only a server that has (or had) tools changes the tools, and
+	// likewise for prompts: twenty servers without prompts connecting
+	// announce no twenty unchanged command lists to the editor.
+	hasTools, hasPrompts := len(s.tools) > 0, len(s.prompts) > 0
 	m.rebuildLocked()
 	m.mu.Unlock()
-	if err == nil || wasListed != listed {
+	if (err == nil && (hadTools || hasTools)) || hadTools != hasTools {
 		m.notifyChanged()
+	}
+	if (err == nil && (hadPrompts || hasPrompts)) || hadPrompts != hasPrompts {
 		m.notifyPromptsChanged()
 	}
 }
@@ -651,7 +664,7 @@ func (m *Manager) exhaustedLocked(s *srv, now time.Time) bool {
 func (m *Manager) downLocked(s *srv) {
 	s.state = StateDown
 	s.err = fmt.Errorf("stopped after %d restarts within %v; last error: %v", maxRestarts, restartWindow, s.err)
-	s.tools, s.prompts, s.skills = nil, nil, nil
+	s.tools, s.defs, s.prompts, s.skills = nil, nil, nil, nil
 	m.log.Warn("server is down", "server", s.cfg.Name, "err", s.err)
 }
 
@@ -706,9 +719,19 @@ func (m *Manager) Status() []ServerStatus {
 func (m *Manager) Tools() []Tool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.freshLocked()
 	out := make([]Tool, len(m.tools))
 	copy(out, m.tools)
 	return out
+}
+
+// ToolsGeneration returns a number that changes whenever [Manager.Tools]
+// may have changed, so that a caller can keep what it derives from the
+// tools until then.
+func (m *Manager) ToolsGeneration() uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.toolsGen
 }
 
 // live returns s's connection, restarting the server first when it lost
@@ -793,6 +816,7 @@ func (m *Manager) CallTool(ctx context.Context, qualified string, args json.RawM
 		m.mu.Unlock()
 		return Result{}, ErrClosed
 	}
+	m.freshLocked()
 	ref, ok := m.lookup[qualified]
 	m.mu.Unlock()
 	if !ok {
@@ -886,6 +910,8 @@ func (m *Manager) Close() error {
 		}
 	}
 	m.tools = nil
+	m.toolsGen++
+	m.stale = false
 	m.lookup = map[string]toolRef{}
 	m.prompts = nil
 	m.promptLookup = map[string]toolRef{}
@@ -955,12 +981,13 @@ func (m *Manager) refresher(s *srv, c *conn) {
 			m.log.Warn("refreshing tools failed", "server", c.server.Name, "err", err)
 			continue
 		}
+		defs := toolDefs(c.server, tools)
 		m.mu.Lock()
 		if m.closed || s.c != c {
 			m.mu.Unlock()
 			return
 		}
-		s.tools = tools
+		s.tools, s.defs = tools, defs
 		m.rebuildLocked()
 		m.mu.Unlock()
 		m.notifyChanged()
@@ -987,27 +1014,56 @@ func everyServers[T any](servers []*srv, items func(*srv) []T, name func(T) stri
 	return keys, defs, owners
 }
 
-// rebuildLocked recomputes m.tools and m.lookup from m.servers.
+// rebuildLocked marks m.tools, m.lookup and the prompt and skill lists
+// stale after a server's lists changed; freshLocked recomputes them when
+// they are next read. Twenty servers connecting at once so rename every
+// tool once, not once per server, and not under the lock each of them
+// takes to settle.
 func (m *Manager) rebuildLocked() {
-	keys, defs, owners := everyServers(m.servers, func(s *srv) []*mcp.Tool { return s.tools }, func(t *mcp.Tool) string { return t.Name })
+	m.stale = true
+	m.toolsGen++
+}
+
+// freshLocked recomputes the lists rebuildLocked marked stale: only the
+// qualified names, which depend on every server's tools (each tool was
+// converted once, when its server listed it: toolDefs), and the prompts
+// and skills.
+func (m *Manager) freshLocked() {
+	if !m.stale {
+		return
+	}
+	m.stale = false
+	keys, defs, owners := everyServers(m.servers, func(s *srv) []Tool { return s.defs }, func(t Tool) string { return t.Name })
 	names := qualifiedNames(keys)
-	m.tools = make([]Tool, 0, len(keys))
+	m.tools = make([]Tool, len(defs))
 	m.lookup = make(map[string]toolRef, len(keys))
 	for i, t := range defs {
+		t.QualifiedName = names[i]
+		m.tools[i] = t
+		m.lookup[names[i]] = toolRef{s: owners[i], name: t.Name}
+	}
+	m.rebuildPromptsLocked()
+	m.rebuildSkillsLocked()
+}
+
+// toolDefs converts the tools server s listed, without their qualified
+// names (rebuildLocked gives them).
+func toolDefs(s Server, tools []*mcp.Tool) []Tool {
+	out := make([]Tool, 0, len(tools))
+	for _, t := range tools {
 		schema, err := json.Marshal(t.InputSchema)
 		if err != nil || t.InputSchema == nil {
 			schema = json.RawMessage(`{"type":"object"}`)
 		}
 		tl := Tool{
-			Server:        keys[i].server,
-			Name:          t.Name,
-			QualifiedName: names[i],
-			Title:         t.Title,
-			Description:   t.Description,
-			InputSchema:   schema,
-			Destructive:   true,
-			OpenWorld:     true,
-			TrustHints:    owners[i].cfg.TrustAnnotations,
+			Server:      s.Name,
+			Name:        t.Name,
+			Title:       t.Title,
+			Description: t.Description,
+			InputSchema: schema,
+			Destructive: true,
+			OpenWorld:   true,
+			TrustHints:  s.TrustAnnotations,
 		}
 		tl.UIResourceURI, tl.Visibility = toolUI(t.Meta)
 		if a := t.Annotations; a != nil {
@@ -1030,11 +1086,9 @@ func (m *Manager) rebuildLocked() {
 				tl.OutputSchema = b
 			}
 		}
-		m.tools = append(m.tools, tl)
-		m.lookup[names[i]] = toolRef{s: owners[i], name: t.Name}
+		out = append(out, tl)
 	}
-	m.rebuildPromptsLocked()
-	m.rebuildSkillsLocked()
+	return out
 }
 
 // connect opens one server's session and lists its tools, falling back to
@@ -1188,7 +1242,7 @@ func (m *Manager) connectOnce(ctx context.Context, s Server, version string) (_ 
 		_ = c.closeFn()
 		return nil, false, fmt.Errorf("listing tools: %w", err)
 	}
-	c.tools = tools
+	c.tools, c.defs = tools, toolDefs(s, tools)
 	// Prompts are optional: a server whose prompt list fails still offers
 	// its tools.
 	if c.prompts, err = m.listPrompts(ctx, c); err != nil {

@@ -78,6 +78,7 @@ type Resource struct {
 func (m *Manager) Prompts() []Prompt {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.freshLocked()
 	out := make([]Prompt, len(m.prompts))
 	copy(out, m.prompts)
 	return out
@@ -92,6 +93,7 @@ func (m *Manager) GetPrompt(ctx context.Context, qualified string, args map[stri
 		m.mu.Unlock()
 		return nil, ErrClosed
 	}
+	m.freshLocked()
 	ref, ok := m.promptLookup[qualified]
 	m.mu.Unlock()
 	if !ok {

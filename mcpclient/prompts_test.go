@@ -2,11 +2,13 @@ package mcpclient
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -224,4 +226,45 @@ func FuzzResourceText(f *testing.F) {
 			t.Fatalf("blob not summarised: %q", out)
 		}
 	})
+}
+
+// TestPromptsChangedOnlyWithPrompts: a server without prompts connecting
+// leaves the prompt list as it was, so OnPromptsChanged is not called
+// (an editor is not sent the same command list once per server); its
+// tools are announced through OnToolsChanged, and ToolsGeneration moves.
+func TestPromptsChangedOnlyWithPrompts(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "go-test", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "t", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{}, nil
+	})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	t.Cleanup(hs.Close)
+	var prompts, tools atomic.Int32
+	m := newTestManager(t, Options{
+		OnPromptsChanged: func() { prompts.Add(1) },
+		OnToolsChanged:   func() { tools.Add(1) },
+	})
+	gen := m.ToolsGeneration()
+	startOK(t, m, Server{Name: "a", URL: hs.URL, Transport: TransportHTTP}, Server{Name: "b", URL: hs.URL, Transport: TransportHTTP})
+	if n := prompts.Load(); n != 0 {
+		t.Errorf("OnPromptsChanged called %d times for servers without prompts", n)
+	}
+	if n := tools.Load(); n != 2 {
+		t.Errorf("OnToolsChanged called %d times, want 2", n)
+	}
+	if ts := m.Tools(); len(ts) != 2 || ts[0].QualifiedName != "mcp__a__t" || ts[1].QualifiedName != "mcp__b__t" {
+		t.Errorf("tools = %+v", ts)
+	}
+	if m.ToolsGeneration() == gen {
+		t.Error("ToolsGeneration did not change when servers connected")
+	}
+	gen = m.ToolsGeneration()
+	m.Tools()
+	if m.ToolsGeneration() != gen {
+		t.Error("ToolsGeneration changed without a change of tools")
+	}
+	m.Close()
+	if m.ToolsGeneration() == gen || len(m.Tools()) != 0 {
+		t.Error("Close left the tools")
+	}
 }

@@ -107,3 +107,17 @@ func FuzzLineFilter(f *testing.F) {
 }
 
 func jsonValid(s string) bool { return json.Valid([]byte(s)) }
+
+// TestLineFilterLongLine: a line many times the read buffer (a large
+// tools/list result) passes whole, and so does the next one.
+func TestLineFilterLongLine(t *testing.T) {
+	long := `{"s":"` + strings.Repeat("x", 10*lineBuf+7) + `"}`
+	f := newLineFilter(strings.NewReader(long+"\n{}\n"), nil)
+	b, err := readAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := long + "\n{}\n"; string(b) != want {
+		t.Errorf("filtered %d bytes, want %d", len(b), len(want))
+	}
+}

@@ -115,6 +115,7 @@ type LoadedSkill struct {
 func (m *Manager) Skills() []Skill {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.freshLocked()
 	out := make([]Skill, len(m.skills))
 	copy(out, m.skills)
 	return out
@@ -128,6 +129,7 @@ func (m *Manager) skillFor(qualified string) (Skill, *srv, error) {
 	if m.closed {
 		return Skill{}, nil, ErrClosed
 	}
+	m.freshLocked()
 	for i, sk := range m.skills {
 		if sk.QualifiedName == qualified {
 			return sk, m.skillOwners[i], nil

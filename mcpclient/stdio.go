@@ -209,8 +209,14 @@ type lineFilter struct {
 	err     error
 }
 
+// lineBuf is the size of a lineFilter's read buffer. Longer lines are
+// read in pieces (readLine joins them), so it bounds no line: it only
+// keeps what each connection holds small, twenty servers' worth of it
+// allocated at once when a session starts.
+const lineBuf = 4 << 10
+
 func newLineFilter(r io.Reader, lg *slog.Logger) *lineFilter {
-	return &lineFilter{r: bufio.NewReaderSize(r, 64<<10), log: lg, eof: make(chan struct{})}
+	return &lineFilter{r: bufio.NewReaderSize(r, lineBuf), log: lg, eof: make(chan struct{})}
 }
 
 func (f *lineFilter) Read(p []byte) (int, error) {

@@ -58,9 +58,9 @@ const (
 
 // mcpModel is a local OpenAI Chat Completions server for the MCP row: it
 // answers a request with fewer than mcpCallsPerIt tool results by calling
-// mcp__s0__echo, and otherwise with "ok". It records when each request
-// arrives, how many MCP tools the first carries, and when each tool-call
-// answer was written in full.
+// mcp__s0__echo (with arguments of its own each time), and otherwise with
+// "ok". It records when each request arrives, how many MCP tools the first
+// carries, and when each tool-call answer was written in full.
 type mcpModel struct {
 	srv *httptest.Server
 
@@ -69,6 +69,7 @@ type mcpModel struct {
 	tools    int       // MCP tools in the first request
 	answered time.Time // the last tool-call answer's end
 	calls    time.Duration
+	rounds   int // requests carrying tool results (calls timed)
 }
 
 func (m *mcpModel) serve(w http.ResponseWriter, r *http.Request) {
@@ -103,6 +104,7 @@ func (m *mcpModel) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	} else {
 		m.calls += arrived.Sub(m.answered)
+		m.rounds++
 	}
 	m.mu.Unlock()
 	if results >= mcpCallsPerIt {
@@ -112,7 +114,9 @@ func (m *mcpModel) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	const pre = `data: {"id":"c","object":"chat.completion.chunk","created":1754000000,"model":"gpt-test","choices":[{"index":0,"delta":`
 	fmt.Fprintf(w, pre+`{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_%d","type":"function","function":{"name":"mcp__s0__echo","arguments":""}}]},"finish_reason":null}]}`+"\n\n", results)
-	fmt.Fprint(w, pre+`{"tool_calls":[{"index":0,"function":{"arguments":"{\"message\":\"x\"}"}}]},"finish_reason":null}]}`+"\n\n")
+	// Each call's arguments differ, so that acpd's guard against a
+	// model repeating itself runs them all.
+	fmt.Fprintf(w, pre+`{"tool_calls":[{"index":0,"function":{"arguments":"{\"message\":\"x%d\"}"}}]},"finish_reason":null}]}`+"\n\n", results)
 	fmt.Fprint(w, pre+`{},"finish_reason":"tool_calls"}]}`+"\n\n")
 	fmt.Fprint(w, `data: {"id":"c","object":"chat.completion.chunk","created":1754000000,"model":"gpt-test","choices":[],"usage":{"prompt_tokens":10,"completion_tokens":10,"total_tokens":20}}`+"\n\n")
 	fmt.Fprint(w, "data: [DONE]\n\n")
@@ -149,7 +153,7 @@ func BenchmarkTableMCP20(b *testing.B) {
 		p := startProc(b, env, "--model", "openai/gpt-test")
 		p.initialize()
 		m.mu.Lock()
-		m.calls = 0
+		m.calls, m.rounds = 0, 0
 		m.mu.Unlock()
 		t0 := time.Now()
 		var sess struct {
@@ -173,6 +177,9 @@ func BenchmarkTableMCP20(b *testing.B) {
 		m.mu.Lock()
 		if m.tools != mcpServers*mcpToolsEach {
 			b.Fatalf("the first model request carried %d MCP tools, want %d", m.tools, mcpServers*mcpToolsEach)
+		}
+		if m.rounds != mcpCallsPerIt {
+			b.Fatalf("%d tool results reached the model, want %d", m.rounds, mcpCallsPerIt)
 		}
 		ready += m.first.Sub(t0)
 		calls += m.calls

@@ -119,6 +119,11 @@ type Bridge struct {
 	sampleAlways map[string]bool
 	sampleUsed   int
 
+	// toolsMu guards tools, the tools made at toolsGen (see Tools).
+	toolsMu  sync.Mutex
+	tools    map[string]*tools.Tool
+	toolsGen uint64
+
 	// cmdMu serializes available_commands_update sends (Announce);
 	// announced is set once the first one went out after the session
 	// reply, and replied is closed then.
@@ -327,16 +332,24 @@ func (b *Bridge) StatusPrompt() string {
 }
 
 // Tools returns the tools of the ready (or restarting) servers, with the
-// resource tools, by name.
+// resource tools, by name. The map is shared until the servers' tools
+// change: callers must not modify it.
 func (b *Bridge) Tools() map[string]*tools.Tool {
 	if b == nil {
 		return nil
 	}
-	out := map[string]*tools.Tool{}
-	for _, mt := range mcptools.Tools(b.m, b.apps) {
-		out[mt.Def.Name] = mt
+	b.toolsMu.Lock()
+	defer b.toolsMu.Unlock()
+	// A turn asks for the tools several times per model request and
+	// tool call; they are made again only after a server's changed.
+	if gen := b.m.ToolsGeneration(); b.tools == nil || gen != b.toolsGen {
+		out := map[string]*tools.Tool{}
+		for _, mt := range mcptools.Tools(b.m, b.apps) {
+			out[mt.Def.Name] = mt
+		}
+		b.tools, b.toolsGen = out, gen
 	}
-	return out
+	return b.tools
 }
 
 // Announce sends the available commands: the session's own followed by

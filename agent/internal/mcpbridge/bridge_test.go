@@ -6,8 +6,12 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"acpd/acp"
 	"acpd/acp/jsonrpc"
@@ -99,5 +103,39 @@ func TestStatusPromptAuthorizing(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("status prompt %q lacks %q", got, want)
 		}
+	}
+}
+
+// TestToolsKeptUntilChanged: the bridge makes its servers' tools once and
+// hands out the same map until a server's tools change (here a tool
+// added: tools/list_changed), then the new tools.
+func TestToolsKeptUntilChanged(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "go-test", Version: "1"}, nil)
+	echo := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{}, nil
+	}
+	srv.AddTool(&mcp.Tool{Name: "one", InputSchema: json.RawMessage(`{"type":"object"}`)}, echo)
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil))
+	defer hs.Close()
+	b := Start([]mcpclient.Server{{Name: "go", URL: hs.URL, Transport: mcpclient.TransportHTTP}}, Config{Grace: time.Minute}, nil)
+	defer b.Close()
+	b.Await(context.Background())
+	first := b.Tools()
+	if first["mcp__go__one"] == nil {
+		t.Fatalf("tools = %v", first)
+	}
+	if again := b.Tools(); reflect.ValueOf(again).UnsafePointer() != reflect.ValueOf(first).UnsafePointer() {
+		t.Error("the tools were made again without a change")
+	}
+	srv.AddTool(&mcp.Tool{Name: "two", InputSchema: json.RawMessage(`{"type":"object"}`)}, echo)
+	deadline := time.Now().Add(30 * time.Second)
+	for b.Tools()["mcp__go__two"] == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("the added tool never joined: %v", b.Tools())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if b.Tools()["mcp__go__one"] == nil {
+		t.Error("the first tool went")
 	}
 }

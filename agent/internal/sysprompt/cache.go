@@ -8,13 +8,26 @@ import "sync"
 // prompt caches keep hitting; the environment facts are gathered once. The
 // zero Cache is empty; it is safe for concurrent use.
 type Cache struct {
-	mu               sync.Mutex
-	key, text, facts string
+	mu        sync.Mutex
+	key, text string
+
+	gather sync.Once
+	facts  string // set by gather
+}
+
+// Gather returns the environment facts, gathered by facts once: the
+// first call runs it (its git commands), later and concurrent ones wait
+// for that. A session may call it before its first model request needs
+// the prompt, on a goroutine of its own, so that the git commands run
+// while the turn waits for other things (its MCP servers).
+func (c *Cache) Gather(facts func() string) string {
+	c.gather.Do(func() { c.facts = facts() })
+	return c.facts
 }
 
 // Prompt returns the system prompt for in, built again only when its
-// mode, instructions or MCP status changed. in.Facts is ignored: facts
-// gathers them, once.
+// mode, instructions or MCP status changed. in.Facts is ignored: they are
+// the facts Gather gathers, with facts if it has not yet.
 func (c *Cache) Prompt(in Input, facts func() string) string {
 	key := in.Mode + "\x00" + in.Instructions + "\x00" + in.MCPStatus
 	c.mu.Lock()
@@ -22,14 +35,11 @@ func (c *Cache) Prompt(in Input, facts func() string) string {
 		defer c.mu.Unlock()
 		return c.text
 	}
-	in.Facts = c.facts
 	c.mu.Unlock()
-	if in.Facts == "" {
-		in.Facts = facts()
-	}
+	in.Facts = c.Gather(facts)
 	text := Build(in)
 	c.mu.Lock()
-	c.key, c.text, c.facts = key, text, in.Facts
+	c.key, c.text = key, text
 	c.mu.Unlock()
 	return text
 }

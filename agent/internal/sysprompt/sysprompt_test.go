@@ -3,7 +3,9 @@ package sysprompt
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -66,5 +68,35 @@ func TestBuild(t *testing.T) {
 	}
 	if strings.Contains(Build(Input{Cwd: in.Cwd}), "# MCP servers") {
 		t.Error("an empty MCP status makes a section")
+	}
+}
+
+// TestCacheGather: facts gathered ahead (Gather, on another goroutine)
+// are the prompt's; they are gathered once however many ask at once.
+func TestCacheGather(t *testing.T) {
+	var c Cache
+	var calls atomic.Int32
+	release := make(chan struct{})
+	facts := func() string {
+		calls.Add(1)
+		<-release
+		return "Gathered facts\n"
+	}
+	done := make(chan string)
+	go func() { done <- c.Gather(facts) }()
+	for calls.Load() == 0 {
+		runtime.Gosched()
+	}
+	prompt := make(chan string)
+	go func() { prompt <- c.Prompt(Input{Mode: "ask"}, facts) }()
+	close(release)
+	if got := <-done; got != "Gathered facts\n" {
+		t.Errorf("Gather = %q", got)
+	}
+	if p := <-prompt; !strings.Contains(p, "Gathered facts") {
+		t.Errorf("the prompt lacks the gathered facts:\n%s", p)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("facts gathered %d times, want 1", n)
 	}
 }
