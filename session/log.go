@@ -28,8 +28,8 @@ type Log struct {
 	size   int64     // bytes of complete records in the file
 	last   time.Time // time of the last record
 	closed bool
-	broken error  // set when a failed append could not be undone
-	lost   error  // the first failed Append since the last Sync
+	broken error // set when a failed append could not be undone
+	lost   error // the first failed Append since the last Sync
 
 	idxMu      sync.Mutex // serialises this Log's index updates
 	indexedSeq int64      // seq as of the last index write
