@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -124,7 +123,7 @@ func TestToolsKeptUntilChanged(t *testing.T) {
 	if first["mcp__go__one"] == nil {
 		t.Fatalf("tools = %v", first)
 	}
-	if again := b.Tools(); reflect.ValueOf(again).UnsafePointer() != reflect.ValueOf(first).UnsafePointer() {
+	if again := b.Tools(); again["mcp__go__one"] != first["mcp__go__one"] {
 		t.Error("the tools were made again without a change")
 	}
 	srv.AddTool(&mcp.Tool{Name: "two", InputSchema: json.RawMessage(`{"type":"object"}`)}, echo)
