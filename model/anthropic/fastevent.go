@@ -52,7 +52,7 @@ func (d *decoder) fastEvent(data string, se *streamEvent) bool {
 		case "message", "content_block", "usage", "error":
 			return sc.Null()
 		}
-		return !foldsTo(key, "type", "index", "delta", "message", "content_block", "usage", "error") && sc.Skip()
+		return !jsonscan.FoldsTo(key, "type", "index", "delta", "message", "content_block", "usage", "error") && sc.Skip()
 	})
 	return ok && sc.End()
 }
@@ -88,7 +88,7 @@ func (d *decoder) fastDelta(dl *eventDelta) bool {
 			seen |= 64
 			return sc.Null()
 		}
-		return !foldsTo(key, "type", "text", "partial_json", "thinking", "signature", "stop_reason", "citation") && sc.Skip()
+		return !jsonscan.FoldsTo(key, "type", "text", "partial_json", "thinking", "signature", "stop_reason", "citation") && sc.Skip()
 	})
 }
 
@@ -103,16 +103,4 @@ func str(sc *jsonscan.Scanner, to *string) bool {
 		*to = strings.Clone(s)
 	}
 	return ok
-}
-
-// foldsTo reports whether key is one of names but for case: encoding/json
-// matches member names without regard to case, so such an event is left
-// to it.
-func foldsTo(key string, names ...string) bool {
-	for _, n := range names {
-		if strings.EqualFold(key, n) {
-			return true
-		}
-	}
-	return false
 }

@@ -2,6 +2,8 @@ package openai
 
 import (
 	"strings"
+
+	"acpd/model/internal/jsonscan"
 )
 
 // fastChunk decodes data into c as encoding/json would, for the shape of
@@ -43,7 +45,7 @@ func (d *decoder) fastChunk(data string, c *chunk) bool {
 			// null is the same as absent for each.
 			return sc.Null()
 		}
-		return !foldsTo(key, "choices", "usage", "error", "x_groq") && sc.Skip()
+		return !jsonscan.FoldsTo(key, "choices", "usage", "error", "x_groq") && sc.Skip()
 	})
 	return ok && sc.End()
 }
@@ -73,7 +75,7 @@ func (d *decoder) fastChoice(ch *choice) bool {
 			ch.FinishReason = nil
 			return sc.Null() || d.text(&d.reason, &ch.FinishReason)
 		}
-		return !foldsTo(key, "index", "delta", "finish_reason") && sc.Skip()
+		return !jsonscan.FoldsTo(key, "index", "delta", "finish_reason") && sc.Skip()
 	})
 }
 
@@ -105,7 +107,7 @@ func (d *decoder) fastDelta(dl *delta) bool {
 			seen |= 16
 			return sc.Null()
 		}
-		return !foldsTo(key, "content", "refusal", "reasoning_content", "reasoning", "tool_calls") && sc.Skip()
+		return !jsonscan.FoldsTo(key, "content", "refusal", "reasoning_content", "reasoning", "tool_calls") && sc.Skip()
 	})
 }
 
@@ -119,16 +121,4 @@ func (d *decoder) text(slot *string, p **string) bool {
 	*slot = strings.Clone(s)
 	*p = slot
 	return true
-}
-
-// foldsTo reports whether key is one of names but for case: encoding/json
-// matches member names without regard to case, so such a chunk is left to
-// it.
-func foldsTo(key string, names ...string) bool {
-	for _, n := range names {
-		if strings.EqualFold(key, n) {
-			return true
-		}
-	}
-	return false
 }

@@ -367,3 +367,15 @@ func (sc *Scanner) number() bool {
 	sc.i = j
 	return true
 }
+
+// FoldsTo reports whether key is one of names but for case: encoding/json
+// matches member names without regard to case, so a decoder's fast path
+// leaves text with such a key to it.
+func FoldsTo(key string, names ...string) bool {
+	for _, n := range names {
+		if strings.EqualFold(key, n) {
+			return true
+		}
+	}
+	return false
+}
