@@ -17,20 +17,13 @@ import (
 func (d *decoder) fastEvent(data string, se *streamEvent) bool {
 	sc := &d.scan
 	sc.Reset(data)
-	var seen uint8
-	once := func(bit uint8) bool {
-		if seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return true
-	}
+	var seen jsonscan.Seen
 	ok := sc.Object(func(key string) bool {
 		switch key {
 		case "type":
-			return once(1) && str(sc, &se.Type)
+			return seen.First(1) && str(sc, &se.Type)
 		case "index":
-			if !once(2) {
+			if !seen.First(2) {
 				return false
 			}
 			if sc.Null() {
@@ -40,7 +33,7 @@ func (d *decoder) fastEvent(data string, se *streamEvent) bool {
 			d.index, se.Index = n, &d.index
 			return ok
 		case "delta":
-			if !once(4) {
+			if !seen.First(4) {
 				return false
 			}
 			if sc.Null() {
@@ -59,12 +52,11 @@ func (d *decoder) fastEvent(data string, se *streamEvent) bool {
 
 func (d *decoder) fastDelta(dl *eventDelta) bool {
 	sc := &d.scan
-	var seen uint8
+	var seen jsonscan.Seen
 	field := func(bit uint8, to *string) bool {
-		if seen&bit != 0 {
+		if !seen.First(bit) {
 			return false
 		}
-		seen |= bit
 		return str(sc, to)
 	}
 	return sc.Object(func(key string) bool {
@@ -82,11 +74,7 @@ func (d *decoder) fastDelta(dl *eventDelta) bool {
 		case "stop_reason":
 			return field(32, &dl.StopReason)
 		case "citation":
-			if seen&64 != 0 {
-				return false
-			}
-			seen |= 64
-			return sc.Null()
+			return seen.First(64) && sc.Null()
 		}
 		return !jsonscan.FoldsTo(key, "type", "text", "partial_json", "thinking", "signature", "stop_reason", "citation") && sc.Skip()
 	})

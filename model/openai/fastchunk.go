@@ -19,18 +19,11 @@ import (
 func (d *decoder) fastChunk(data string, c *chunk) bool {
 	sc := &d.scan
 	sc.Reset(data)
-	var seen uint8
-	once := func(bit uint8) bool {
-		if seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return true
-	}
+	var seen jsonscan.Seen
 	ok := sc.Object(func(key string) bool {
 		switch key {
 		case "choices":
-			if !once(1) {
+			if !seen.First(1) {
 				return false
 			}
 			c.Choices = d.choices[:0]
@@ -52,24 +45,17 @@ func (d *decoder) fastChunk(data string, c *chunk) bool {
 
 func (d *decoder) fastChoice(ch *choice) bool {
 	sc := &d.scan
-	var seen uint8
-	once := func(bit uint8) bool {
-		if seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		return true
-	}
+	var seen jsonscan.Seen
 	return sc.Object(func(key string) bool {
 		switch key {
 		case "index":
 			n, ok := sc.Int()
 			ch.Index = n
-			return once(1) && ok
+			return seen.First(1) && ok
 		case "delta":
-			return once(2) && (sc.Null() || d.fastDelta(&ch.Delta))
+			return seen.First(2) && (sc.Null() || d.fastDelta(&ch.Delta))
 		case "finish_reason":
-			if !once(4) {
+			if !seen.First(4) {
 				return false
 			}
 			ch.FinishReason = nil
@@ -81,12 +67,11 @@ func (d *decoder) fastChoice(ch *choice) bool {
 
 func (d *decoder) fastDelta(dl *delta) bool {
 	sc := &d.scan
-	var seen uint8
+	var seen jsonscan.Seen
 	field := func(bit uint8, slot *string, p **string) bool {
-		if seen&bit != 0 {
+		if !seen.First(bit) {
 			return false
 		}
-		seen |= bit
 		*p = nil
 		return sc.Null() || d.text(slot, p)
 	}
@@ -101,11 +86,7 @@ func (d *decoder) fastDelta(dl *delta) bool {
 		case "reasoning":
 			return field(8, &d.texts[3], &dl.Reasoning)
 		case "tool_calls":
-			if seen&16 != 0 {
-				return false
-			}
-			seen |= 16
-			return sc.Null()
+			return seen.First(16) && sc.Null()
 		}
 		return !jsonscan.FoldsTo(key, "content", "refusal", "reasoning_content", "reasoning", "tool_calls") && sc.Skip()
 	})

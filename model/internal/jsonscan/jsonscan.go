@@ -379,3 +379,17 @@ func FoldsTo(key string, names ...string) bool {
 	}
 	return false
 }
+
+// Seen records which of an object's members (at most eight, one bit each)
+// a fast path read, so that it can give up on a repeated one (where
+// encoding/json keeps the last, or merges).
+type Seen uint8
+
+// First reports whether bit is seen for the first time, and marks it.
+func (s *Seen) First(bit uint8) bool {
+	if *s&Seen(bit) != 0 {
+		return false
+	}
+	*s |= Seen(bit)
+	return true
+}
