@@ -1,6 +1,10 @@
-// Package jsonscan finds the bounds of values in JSON that json.Valid has
-// already accepted: it never allocates and never decodes. On other input it
-// returns bounds within the input but of no meaning.
+// Package jsonscan reads JSON without reflection. Space, StringEnd and
+// ValueEnd find the bounds of values in JSON that json.Valid (or Check)
+// has already accepted: they never allocate and never decode, and on
+// other input return bounds within the input but of no meaning. Check is
+// json.Valid and a compactness test in one pass. A Scanner (scanner.go)
+// decodes text of a known shape, validating what it skips, for the model
+// dialects' fast path over streamed deltas.
 package jsonscan
 
 import (

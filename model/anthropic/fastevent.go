@@ -3,7 +3,7 @@ package anthropic
 import (
 	"strings"
 
-	"acpd/model/internal/jsonscan"
+	"acpd/internal/jsonscan"
 )
 
 // fastEvent decodes data into se as encoding/json would, for the shape of

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"acpd/internal/jsonscan"
 	"acpd/model"
-	"acpd/model/internal/jsonscan"
 	"acpd/model/internal/sse"
 )
 

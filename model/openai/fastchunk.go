@@ -3,7 +3,7 @@ package openai
 import (
 	"strings"
 
-	"acpd/model/internal/jsonscan"
+	"acpd/internal/jsonscan"
 )
 
 // fastChunk decodes data into c as encoding/json would, for the shape of

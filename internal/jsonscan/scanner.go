@@ -1,4 +1,4 @@
-// Package jsonscan reads JSON text of a known shape without reflection or
+// The Scanner reads JSON text of a known shape without reflection or
 // intermediate values: the streaming decoders' fast path for the chunks
 // that make up almost all of a stream (a text delta), where
 // encoding/json's reflection and its per-field allocations are most of
@@ -10,6 +10,7 @@
 // does not handle, the caller decodes the text with encoding/json instead,
 // which then also produces the error for text that is not JSON. A Scanner
 // serves one goroutine.
+
 package jsonscan
 
 import (
@@ -294,12 +295,12 @@ func (sc *Scanner) Int() (int, bool) {
 // Skip reads any value, checking it against the JSON grammar.
 func (sc *Scanner) Skip() bool { return sc.skip(0) }
 
-// maxDepth bounds the nesting Skip follows (encoding/json's own limit is
+// scanDepth bounds the nesting Skip follows (encoding/json's own limit is
 // 10000); deeper text gives up.
-const maxDepth = 64
+const scanDepth = 64
 
 func (sc *Scanner) skip(depth int) bool {
-	if depth > maxDepth {
+	if depth > scanDepth {
 		return false
 	}
 	switch c := sc.Peek(); {
