@@ -236,6 +236,7 @@ func TestBackend(t *testing.T) {
 		Fixtures:   "testdata/*.sse",
 		Update:     *ssetest.Update,
 		MaxMessage: maxErrorMessage,
+		Last:       "message_stop",
 		Errors: []ssetest.HTTPError{
 			{Name: "auth", Status: 401, Body: errBody("authentication_error", "invalid x-api-key"), Kind: model.ErrAuth},
 			{Name: "permission", Status: 403, Body: errBody("permission_error", "no access"), Kind: model.ErrAuth},

@@ -140,6 +140,7 @@ func TestBackend(t *testing.T) {
 		Fixtures:   "testdata/*.sse",
 		Update:     *ssetest.Update,
 		MaxMessage: maxErrorMessage,
+		Last:       "[DONE]",
 		Errors: []ssetest.HTTPError{
 			{Name: "unauthorized", Status: 401, Body: `{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`, Kind: model.ErrAuth, Message: "Incorrect API key provided."},
 			{Name: "forbidden", Status: 403, Body: `{"error":{"message":"Project does not have access","type":"invalid_request_error","code":null}}`, Kind: model.ErrAuth},

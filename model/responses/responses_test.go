@@ -242,6 +242,7 @@ func TestBackend(t *testing.T) {
 		Fixtures:   "testdata/*.sse",
 		Update:     *ssetest.Update,
 		MaxMessage: openaierr.MaxMessage,
+		Last:       "response.completed",
 		Errors: []ssetest.HTTPError{
 			{Name: "unauthorized", Status: 401, Body: `{"error":{"message":"Incorrect API key provided.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`, Kind: model.ErrAuth, Message: "Incorrect API key provided."},
 			{Name: "quota", Status: 429, Header: map[string]string{"retry-after": "20"}, Body: `{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`, Kind: model.ErrQuota, RetryAfter: 20 * time.Second},

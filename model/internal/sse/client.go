@@ -141,7 +141,9 @@ func (c *Client) Get(ctx context.Context, path string, limit int64) ([]byte, err
 // once the answer is a stream) finds in the event stream answering it
 // (see [Decode]). An error is yielded once, last: body's error, a
 // classified error answer, the decoder's error, or a read error classified
-// by [Stream.Err]. Stopping the iteration releases the connection.
+// by [Stream.Err]. Stopping the iteration releases the connection; a
+// response that completed leaves it to the transport for the next request
+// (see [Stream.drain]).
 func (c *Client) Stream(ctx context.Context, path string, body func() (*body.Payload, error),
 	newDecoder func() Decoder) iter.Seq2[model.Event, error] {
 	return func(yield func(model.Event, error) bool) {
@@ -170,6 +172,10 @@ func (c *Client) Stream(ctx context.Context, path string, body func() (*body.Pay
 		})
 		if err != nil && !stopped {
 			yield(model.Event{}, s.Err(err))
+			return
+		}
+		if err == nil {
+			s.drain()
 		}
 	}
 }

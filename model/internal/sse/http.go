@@ -162,6 +162,24 @@ func (s *Stream) Err(err error) error {
 	return &model.Error{Kind: model.ErrNetwork, Message: err.Error(), Err: err}
 }
 
+// Bounds of [Stream.drain].
+const (
+	drainBytes = 4 << 10
+	drainWait  = 25 * time.Millisecond
+)
+
+// drain reads the rest of a response whose last event arrived, so that
+// the transport keeps its connection for the next request: a body closed
+// before its end closes the connection, and the next request pays a new
+// one (and a TLS handshake). What follows the last event is normally the
+// end of the chunked body, already on its way; a server that sends more
+// than drainBytes, or keeps the stream open for drainWait, gets its
+// connection closed as before. The caller then closes s.
+func (s *Stream) drain() {
+	s.idle = drainWait
+	_, _ = io.CopyN(io.Discard, s, drainBytes)
+}
+
 // Close releases the response and stops the idle timer. It is idempotent.
 func (s *Stream) Close() error {
 	s.timer.Stop()

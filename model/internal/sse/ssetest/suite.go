@@ -1,11 +1,14 @@
 package ssetest
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,6 +70,9 @@ type HTTP struct {
 	ErrorContentType string
 	// MaxMessage bounds the message of a classified error (plus "...").
 	MaxMessage int
+	// Last is in the event that completes an answer ("[DONE]"); empty
+	// when an answer ends only with its body (Gemini).
+	Last string
 }
 
 // HTTPError is one error answer and its expected classification.
@@ -107,6 +113,7 @@ func TestBackend(t *testing.T, f Factory) {
 		stalled = f.HTTP.stalled
 		t.Run("Fixtures", f.HTTP.testFixtures)
 		t.Run("IdleTimeout", f.HTTP.testIdle)
+		t.Run("Reuse", f.HTTP.testReuse)
 		t.Run("Errors", f.HTTP.testErrors)
 		t.Run("Options", f.HTTP.testOptions)
 	}
@@ -263,6 +270,73 @@ func (d *HTTP) testIdle(t *testing.T) {
 		}
 		<-gone
 	})
+}
+
+// testReuse checks that a completed answer leaves its connection to the
+// next request, and that a server keeping an answer's stream open after
+// its last event (see [HTTP.Last]) does not hold the answer up until the
+// idle timeout (in a synctest bubble, on an in-memory
+// network).
+func (d *HTTP) testReuse(t *testing.T) {
+	files, err := filepath.Glob(d.Fixtures)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for i, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var conns atomic.Int32
+		srv := httptest.NewUnstartedServer(Handler(data, uint64(i)))
+		srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+			if s == http.StateNew {
+				conns.Add(1)
+			}
+		}
+		srv.Start()
+		b := d.New(model.HTTPOptions{BaseURL: srv.URL + d.BasePath, HTTPClient: srv.Client()})
+		first := Collect(t, b.Stream(t.Context(), d.Request))
+		if first.Error != nil {
+			srv.Close()
+			continue // a failed answer's connection is not worth keeping
+		}
+		second := Collect(t, b.Stream(t.Context(), d.Request))
+		srv.Close()
+		if second.Error != nil {
+			t.Fatalf("%s: the second answer failed: %+v", file, second.Error)
+		}
+		if n := conns.Load(); n != 1 {
+			t.Errorf("%s: two complete answers took %d connections, want 1", file, n)
+		}
+		checked++
+
+		if d.Last == "" || !bytes.Contains(data, []byte(d.Last)) {
+			continue
+		}
+		synctest.Test(t, func(t *testing.T) {
+			client := PipeClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				WriteChunked(w, data, uint64(i))
+				w.(http.Flusher).Flush()
+				<-r.Context().Done()
+			}))
+			o := model.HTTPOptions{BaseURL: "http://pipe" + d.BasePath, HTTPClient: client, IdleTimeout: time.Minute}
+			b := d.New(o)
+			start := time.Now()
+			held := Collect(t, b.Stream(t.Context(), d.Request))
+			if held.Error != nil || len(held.Events) != len(first.Events) {
+				t.Fatalf("%s: an answer whose stream stays open = %+v, want %+v", file, held, first)
+			}
+			if waited := time.Since(start); waited > time.Second {
+				t.Errorf("%s: an answer whose stream stays open took %v", file, waited)
+			}
+		})
+	}
+	if checked == 0 {
+		t.Fatalf("no fixture of %s is a complete answer", d.Fixtures)
+	}
 }
 
 func (d *HTTP) testErrors(t *testing.T) {
