@@ -236,7 +236,11 @@ func TestAttackDaemonOutlivesCommand(t *testing.T) {
 	u := newUnprivileged(t)
 	mark := fmt.Sprintf("acpd-adv-daemon-%d", os.Getpid())
 	daemons := func(m string) string {
-		return fmt.Sprintf(`setsid -f bash -c 'exec -a %s-a sleep 1000' </dev/null >/dev/null 2>&1; ( bash -c 'exec -a %s-b sleep 1000' </dev/null >/dev/null 2>&1 & ); echo started`, m, m)
+		// The command waits (a while) for the setsid daemon to be
+		// sleep under its mark, so that it has left the command's
+		// session before the command ends, however loaded the machine.
+		return fmt.Sprintf(`setsid -f bash -c 'exec -a %s-a sleep 1000' </dev/null >/dev/null 2>&1; ( bash -c 'exec -a %s-b sleep 1000' </dev/null >/dev/null 2>&1 & ); `+
+			`for i in $(seq 200); do for f in /proc/[0-9]*/cmdline; do IFS= read -r -d '' a <"$f" 2>/dev/null && [ "$a" = %s-a ] && break 2; done; sleep 0.05; done; echo started`, m, m, m)
 	}
 	alive := func(m string) []int {
 		var pids []int
