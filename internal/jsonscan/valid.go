@@ -41,16 +41,11 @@ func Check(b []byte) (valid, compact bool) {
 				break // an empty container: a complete value
 			}
 			if c == '{' {
-				if i = key(b, i); i < 0 {
+				var spaced bool
+				if i, spaced = member(b, i); i < 0 {
 					return false, false
 				}
-				if k := Space(b, i); k != i {
-					compact, i = false, k
-				}
-				if i >= len(b) || b[i] != ':' {
-					return false, false
-				}
-				i++
+				compact = compact && !spaced
 				ws()
 			}
 			continue
@@ -97,16 +92,11 @@ func Check(b []byte) (valid, compact bool) {
 				i++
 				ws()
 				if top == '{' {
-					if i = key(b, i); i < 0 {
+					var spaced bool
+					if i, spaced = member(b, i); i < 0 {
 						return false, false
 					}
-					if k := Space(b, i); k != i {
-						compact, i = false, k
-					}
-					if i >= len(b) || b[i] != ':' {
-						return false, false
-					}
-					i++
+					compact = compact && !spaced
 					ws()
 				}
 				break
@@ -120,12 +110,20 @@ func Check(b []byte) (valid, compact bool) {
 	}
 }
 
-// key returns the index past the object key (a string) at b[i], or -1.
-func key(b []byte, i int) int {
+// member returns the index past the object key (a string) at b[i] and the
+// colon after it, or -1, and whether white space stood between the two.
+func member(b []byte, i int) (int, bool) {
 	if i >= len(b) || b[i] != '"' {
-		return -1
+		return -1, false
 	}
-	return stringEnd(b, i)
+	if i = stringEnd(b, i); i < 0 {
+		return -1, false
+	}
+	k := Space(b, i)
+	if k >= len(b) || b[k] != ':' {
+		return -1, false
+	}
+	return k + 1, k != i
 }
 
 // stringEnd returns the index past the valid JSON string at b[i] == '"',
