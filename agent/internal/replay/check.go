@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"bytes"
 	"unicode/utf8"
 
 	"acpd/internal/jsonscan"
@@ -144,17 +143,7 @@ func shape(b []byte, fields []schemaField) bool {
 				return true
 			}
 		}
-		for _, c := range key {
-			if c >= utf8.RuneSelf || c == '\\' {
-				return false
-			}
-		}
-		for _, f := range fields {
-			if bytes.EqualFold(key, []byte(f.key)) {
-				return false
-			}
-		}
-		return true
+		return !mayMatch(key, len(fields), func(i int) string { return fields[i].key })
 	})
 	if !ok {
 		return false

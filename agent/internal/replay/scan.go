@@ -57,18 +57,26 @@ func scanFields(b []byte, fields ...field) bool {
 				return f.set(val)
 			}
 		}
-		for _, c := range key {
-			if c >= utf8.RuneSelf || c == '\\' {
-				return false
-			}
-		}
-		for _, f := range fields {
-			if bytes.EqualFold(key, []byte(f.key)) {
-				return false
-			}
-		}
-		return true
+		return !mayMatch(key, len(fields), func(i int) string { return fields[i].key })
 	})
+}
+
+// mayMatch reports whether encoding/json could match key, an object
+// member's raw key that is none of n field names name(i) exactly, to one
+// of them: it matches names without regard to case, Unicode folding
+// included, so an escaped or non-ASCII key is not sure either.
+func mayMatch(key []byte, n int, name func(int) string) bool {
+	for _, c := range key {
+		if c >= utf8.RuneSelf || c == '\\' {
+			return true
+		}
+	}
+	for i := range n {
+		if bytes.EqualFold(key, []byte(name(i))) {
+			return true
+		}
+	}
+	return false
 }
 
 // stringField decodes a JSON string into dst; not null (json.Unmarshal
