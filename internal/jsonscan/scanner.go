@@ -333,37 +333,9 @@ func (sc *Scanner) literal(lit string) bool {
 
 // number reads a number as the JSON grammar has it.
 func (sc *Scanner) number() bool {
-	s, j := sc.s, sc.i
-	digits := func() int {
-		k := j
-		for j < len(s) && '0' <= s[j] && s[j] <= '9' {
-			j++
-		}
-		return j - k
-	}
-	if j < len(s) && s[j] == '-' {
-		j++
-	}
-	switch {
-	case j < len(s) && s[j] == '0':
-		j++
-	case digits() == 0:
+	j := numberEnd(sc.s, sc.i)
+	if j < 0 {
 		return false
-	}
-	if j < len(s) && s[j] == '.' {
-		j++
-		if digits() == 0 {
-			return false
-		}
-	}
-	if j < len(s) && (s[j] == 'e' || s[j] == 'E') {
-		j++
-		if j < len(s) && (s[j] == '+' || s[j] == '-') {
-			j++
-		}
-		if digits() == 0 {
-			return false
-		}
 	}
 	sc.i = j
 	return true

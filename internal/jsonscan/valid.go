@@ -189,7 +189,7 @@ var plain = func() (t [256]bool) {
 }()
 
 // numberEnd returns the index past the valid JSON number at b[i], or -1.
-func numberEnd(b []byte, i int) int {
+func numberEnd[T string | []byte](b T, i int) int {
 	if b[i] == '-' {
 		i++
 	}
