@@ -39,6 +39,7 @@ BEGIN {
 		printf "| %-72s | %11s MB | %8s MB goal | %7.2f |\n", label[name], metric("rss-MB"), "< 15", metric("rss-MB") / 15
 		printf "| %-72s | %11s MB | %14s | %7s |\n", "  of which anonymous (heap, stacks, runtime)", metric("anon-MB"), "", ""
 		printf "| %-72s | %11s MB | %14s | %7s |\n", "  of which file pages (the mapped binary)", metric("file-MB"), "", ""
+		printf "| %-72s | %11s MB | %14s | %7s |\n", "    text / rodata+pclntab / data resident", metric("text-MB") " / " metric("rodata-MB") " / " metric("data-MB"), "", ""
 		next
 	}
 	if (name == "TablePeakRSS32M") {
