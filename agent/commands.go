@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 
 	"acpd/acp"
 	"acpd/agent/internal/skills"
@@ -16,6 +15,7 @@ import (
 	"acpd/agent/internal/turnerr"
 	"acpd/agent/internal/usercmd"
 	"acpd/config"
+	"acpd/internal/lazy"
 	"acpd/model"
 	"acpd/permissions"
 	"acpd/tools"
@@ -85,18 +85,18 @@ func (s *sess) sources() *extSources {
 
 // reservedNames are acpd's own slash commands, which custom ones may not
 // take.
-var reservedNames = sync.OnceValue(func() []string {
+var reservedNames = lazy.Value[[]string]{New: func() []string {
 	var out []string
 	for _, c := range slash.Commands() {
 		out = append(out, c.Name)
 	}
 	return out
-})
+}}
 
 // userCommands reads the session's custom slash commands (package
 // usercmd), acpd's own names reserved.
 func (s *sess) userCommands() []usercmd.Command {
-	return usercmd.Load(s.sources().cmds, reservedNames())
+	return usercmd.Load(s.sources().cmds, reservedNames.Get())
 }
 
 // userSkills reads the session's skills (package skills).

@@ -14,10 +14,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/pelletier/go-toml/v2"
 
+	"acpd/internal/lazy"
 	"acpd/permissions"
 )
 
@@ -39,10 +39,10 @@ var (
 	// hookEvents are the events acpd runs hooks for (agent/internal/hooks).
 	hookEvents = []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"}
 
-	providerNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`) })
-	envNameRE      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
-	headerNameRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$") })
-	typeMismatchRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^cannot decode TOML (\S+) into .* of type (\S+)$`) })
+	providerNameRE = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`) }}
+	envNameRE      = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) }}
+	headerNameRE   = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$") }}
+	typeMismatchRE = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^cannot decode TOML (\S+) into .* of type (\S+)$`) }}
 )
 
 // fileError is an error at a position of a configuration file.
@@ -289,7 +289,7 @@ func decodeError(name string, err error, idx *posIndex) error {
 	if errors.As(err, &de) {
 		line, col := de.Position()
 		msg := strings.TrimPrefix(de.Error(), "toml: ")
-		if m := typeMismatchRE().FindStringSubmatch(msg); m != nil {
+		if m := typeMismatchRE.Get().FindStringSubmatch(msg); m != nil {
 			msg = fmt.Sprintf("%s: want %s, got a TOML %s", joinKey(de.Key()), describeGoType(m[2]), m[1])
 		}
 		return &fileError{name, line, col, msg}
@@ -427,7 +427,7 @@ func validateMCPServer(name, sname string, m MCPServer, idx *posIndex) []error {
 	add := func(format string, args ...any) {
 		errs = append(errs, idx.errAt(name, key, format, args...))
 	}
-	if !providerNameRE().MatchString(sname) {
+	if !providerNameRE.Get().MatchString(sname) {
 		add("%s: the name may only use letters, digits, '.', '_' and '-'", key)
 	}
 	transport := m.Transport
@@ -458,7 +458,7 @@ func validateMCPServer(name, sname string, m MCPServer, idx *posIndex) []error {
 			add("%s: url and headers are for http and sse servers", key)
 		}
 		for k := range m.Env {
-			if !envNameRE().MatchString(k) {
+			if !envNameRE.Get().MatchString(k) {
 				add("%s.env: invalid variable name %q", key, k)
 			}
 		}
@@ -470,7 +470,7 @@ func validateMCPServer(name, sname string, m MCPServer, idx *posIndex) []error {
 			add("%s: command and env are for stdio servers", key)
 		}
 		for h, v := range m.Headers {
-			if !headerNameRE().MatchString(h) || strings.ContainsAny(v, "\r\n\x00") {
+			if !headerNameRE.Get().MatchString(h) || strings.ContainsAny(v, "\r\n\x00") {
 				add("%s.headers: invalid header %q", key, h)
 			}
 		}
@@ -497,7 +497,7 @@ func validateMCPServer(name, sname string, m MCPServer, idx *posIndex) []error {
 			add("%s.grant: %q is not one of client_credentials, jwt_bearer", okey, o.Grant)
 		}
 		for k, v := range map[string]string{"client_secret_env": o.ClientSecretEnv, "idp_client_secret_env": o.IdPClientSecretEnv} {
-			if v != "" && !envNameRE().MatchString(v) {
+			if v != "" && !envNameRE.Get().MatchString(v) {
 				add("%s.%s: invalid variable name %q", okey, k, v)
 			}
 		}
@@ -512,7 +512,7 @@ func validateProvider(name, pname string, p Provider, idx *posIndex) []error {
 	add := func(k, format string, args ...any) {
 		errs = append(errs, idx.errAt(name, k, format, args...))
 	}
-	if !providerNameRE().MatchString(pname) {
+	if !providerNameRE.Get().MatchString(pname) {
 		add(key, "%s: invalid provider name %q: use letters, digits, '.', '_' and '-'", key, pname)
 	}
 	if p.Dialect == "" {
@@ -537,12 +537,12 @@ func validateProvider(name, pname string, p Provider, idx *posIndex) []error {
 			add(key+".base_url", "%s.base_url: %v", key, err)
 		}
 	}
-	if p.APIKeyEnv != "" && !envNameRE().MatchString(p.APIKeyEnv) {
+	if p.APIKeyEnv != "" && !envNameRE.Get().MatchString(p.APIKeyEnv) {
 		add(key+".api_key_env", "%s.api_key_env: %q is not an environment variable name", key, p.APIKeyEnv)
 	}
 	for _, h := range sortedKeys(p.Headers) {
 		k := pathOf("providers", pname, "headers", h)
-		if !headerNameRE().MatchString(h) {
+		if !headerNameRE.Get().MatchString(h) {
 			add(k, "%s: invalid HTTP header name %q", k, h)
 		}
 		if strings.ContainsAny(p.Headers[h], "\r\n\x00") {

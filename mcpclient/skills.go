@@ -14,11 +14,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.yaml.in/yaml/v3"
+
+	"acpd/internal/lazy"
 )
 
 // MCP skills (extension io.modelcontextprotocol/skills, SEP-2640): a server
@@ -406,7 +407,7 @@ func (m *Manager) listSkills(ctx context.Context, c *conn) ([]Skill, error) {
 
 // digestRE is a valid digest, compiled on first use: most processes
 // never see a server's skills.
-var digestRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^sha256:[0-9a-f]{64}$`) })
+var digestRE = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^sha256:[0-9a-f]{64}$`) }}
 
 // parseSkill reads and checks one skill entry: a SKILL.md URI whose last
 // path segment is the frontmatter's name; a frontmatter with a valid name
@@ -457,7 +458,7 @@ func parseSkill(raw json.RawMessage) (Skill, error) {
 		switch {
 		case err != nil || size < 0:
 			return Skill{}, fmt.Errorf("skill %s: file %q has no valid size", e.URI, f.URI)
-		case !digestRE().MatchString(f.Digest):
+		case !digestRE.Get().MatchString(f.Digest):
 			return Skill{}, fmt.Errorf("skill %s: file %q has no valid sha256 digest", e.URI, f.URI)
 		case seen[f.URI]:
 			return Skill{}, fmt.Errorf("skill %s: file %q is listed twice", e.URI, f.URI)
@@ -499,15 +500,15 @@ func ValidateSkill(name, description string) error {
 }
 
 // frontRE matches a leading YAML frontmatter block, compiled on first use.
-var frontRE = sync.OnceValue(func() *regexp.Regexp {
+var frontRE = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp {
 	return regexp.MustCompile(`^---\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)`)
-})
+}}
 
 // splitFrontmatter cuts a SKILL.md into its frontmatter's YAML and its
 // body (trimmed).
 func splitFrontmatter(text string) (front, body string, ok bool) {
 	text = strings.TrimPrefix(text, "\ufeff")
-	loc := frontRE().FindStringSubmatchIndex(text)
+	loc := frontRE.Get().FindStringSubmatchIndex(text)
 	if loc == nil {
 		return "", "", false
 	}

@@ -14,6 +14,7 @@ import (
 
 	"acpd/acp"
 	"acpd/internal/cmdshell"
+	"acpd/internal/lazy"
 	"acpd/model"
 	"acpd/permissions"
 	"acpd/sandbox"
@@ -36,9 +37,9 @@ const (
 // Shell is the shell run_command runs command lines with, as a command
 // prefix (see internal/cmdshell: bash when installed, else /bin/sh, on
 // Windows Git's bash, else PowerShell).
-func Shell() string { return shell().String() }
+func Shell() string { return shell.Get().String() }
 
-var shell = sync.OnceValue(cmdshell.Find)
+var shell = lazy.Value[cmdshell.Shell]{New: cmdshell.Find}
 
 // commandEnv is what every command gets so nothing waits for a person.
 var commandEnv = []terminal.EnvVar{
@@ -85,7 +86,7 @@ func runCommandTool(o Options) *Tool {
 // shellPhrase names PowerShell instead of bash -c in s when run_command
 // runs PowerShell (Windows without Git's bash).
 func shellPhrase(s string) string {
-	if sh := shell(); sh.WholeLine() {
+	if sh := shell.Get(); sh.WholeLine() {
 		return strings.Replace(s, "bash -c", "PowerShell ("+sh.Name+" -Command; write PowerShell, not bash)", 1)
 	}
 	return s
@@ -161,7 +162,7 @@ func runCommand(ctx context.Context, o Options, env Env, c *Call) Result {
 	// Prepared before asking: the helper refuses to start if the approved
 	// directory is swapped (for a link to elsewhere) in the meantime.
 	pol := env.Sandbox()
-	sh := shell()
+	sh := shell.Get()
 	argv := sh.Argv(in.Command)
 	prog, wrapped, penv, err := pol.Command(sh.Path, argv, dir.Path)
 	unsandboxed := errors.Is(err, sandbox.ErrUnavailable)

@@ -13,10 +13,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 
 	"acpd/acp"
 	"acpd/files"
+	"acpd/internal/lazy"
 	"acpd/model"
 	"acpd/permissions"
 	"acpd/tools/clip"
@@ -176,14 +176,14 @@ func fenced(path string, lines []string, max int) string {
 		fence += "`"
 	}
 	lang := strings.TrimPrefix(filepath.Ext(path), ".")
-	if !langName().MatchString(lang) {
+	if !langName.Get().MatchString(lang) {
 		lang = ""
 	}
 	return fence + lang + "\n" + body.String() + fence
 }
 
 // langName is a file extension usable as a code block's info string.
-var langName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_+-]{1,16}$`) })
+var langName = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_+-]{1,16}$`) }}
 
 // maxImageBytes is the largest image read_file gives the model.
 const maxImageBytes = 5 << 20

@@ -141,15 +141,22 @@ func profileBinary(tb testing.TB) string { return profileBuild.get(tb, "acpdprof
 // allocation helpers), printed under the row.
 func BenchmarkTableIdleRSS(b *testing.B) {
 	var rss, anon, file float64
+	var seg [3]float64
 	for b.Loop() {
-		r, a, f := idleProc(b, releaseBinary(b), nil)
+		r, a, f, s := idleProc(b, releaseBinary(b), nil)
 		rss, anon, file = rss+float64(r), anon+float64(a), file+float64(f)
+		for i := range seg {
+			seg[i] += float64(s[i])
+		}
 	}
 	// MB as the issue counts them: thousands of /proc's kB.
 	n := float64(b.N) * 1000
 	b.ReportMetric(rss/n, "rss-MB")
 	b.ReportMetric(anon/n, "anon-MB")
 	b.ReportMetric(file/n, "file-MB")
+	b.ReportMetric(seg[0]/n, "text-MB")
+	b.ReportMetric(seg[1]/n, "rodata-MB")
+	b.ReportMetric(seg[2]/n, "data-MB")
 	b.StopTimer()
 	heap := filepath.Join(b.TempDir(), "heap.txt")
 	idleProc(b, profileBinary(b), []string{"GODEBUG=memprofilerate=1", "ACPD_HEAPPROFILE=" + heap})
@@ -175,10 +182,11 @@ func BenchmarkTableIdleRSS(b *testing.B) {
 }
 
 // idleProc starts bin with extra environment, sends initialize and one
-// session/new, and returns VmRSS, RssAnon and RssFile in KiB. With
+// session/new, and returns VmRSS, RssAnon and RssFile in KiB, and the
+// resident KiB of the binary's three mappings (binarySegments). With
 // ACPD_HEAPPROFILE in extra it then asks for the heap profile (SIGUSR1)
 // and waits for the file.
-func idleProc(b *testing.B, bin string, extra []string) (rss, anon, file int64) {
+func idleProc(b *testing.B, bin string, extra []string) (rss, anon, file int64, seg [3]int64) {
 	iso := newIsolation(b)
 	project := b.TempDir()
 	writeFile(b, filepath.Join(project, "main.go"), "package main\n")
@@ -197,6 +205,7 @@ func idleProc(b *testing.B, bin string, extra []string) (rss, anon, file int64) 
 		}
 	}
 	rss, anon, file = procStatus(b, pid, "VmRSS"), procStatus(b, pid, "RssAnon"), procStatus(b, pid, "RssFile")
+	seg = binarySegments(b, pid, bin)
 	for _, kv := range extra {
 		if path, ok := strings.CutPrefix(kv, "ACPD_HEAPPROFILE="); ok {
 			if err := syscall.Kill(pid, syscall.SIGUSR1); err != nil {
@@ -214,7 +223,44 @@ func idleProc(b *testing.B, bin string, extra []string) (rss, anon, file int64) 
 		}
 	}
 	p.close()
-	return rss, anon, file
+	return rss, anon, file, seg
+}
+
+// binarySegments returns the resident KiB (smaps' Rss) of bin's mappings
+// in process pid: text (r-x), read-only data (r--: rodata, pclntab,
+// typelinks) and data (rw-: data, noptrdata; bss is anonymous). Which
+// pages are resident is the kernel's choice: it maps the cached pages
+// around each one touched (fault-around, 64 KiB), so a segment is
+// resident in proportion to how widely start-up touches it, not to how
+// much it runs.
+func binarySegments(b *testing.B, pid int, bin string) (seg [3]int64) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	cur := -1
+	for line := range strings.Lines(string(data)) {
+		f := strings.Fields(line)
+		if len(f) >= 5 && strings.Contains(f[0], "-") && len(f[1]) == 4 {
+			cur = -1
+			if len(f) >= 6 && f[len(f)-1] == bin {
+				switch f[1] {
+				case "r-xp":
+					cur = 0
+				case "r--p":
+					cur = 1
+				case "rw-p":
+					cur = 2
+				}
+			}
+			continue
+		}
+		if cur >= 0 && len(f) >= 2 && f[0] == "Rss:" {
+			n, _ := strconv.ParseInt(f[1], 10, 64)
+			seg[cur] += n
+		}
+	}
+	return seg
 }
 
 // heapByPackage reads a heap profile in its text form (debug=1) and sums

@@ -77,9 +77,9 @@ var dialect = sse.Dialect{
 	BaseURL:       DefaultBaseURL,
 	Version:       "/v1",
 	KeyHeader:     "x-api-key",
-	Header:        http.Header{"Anthropic-Version": {apiVersion}},
+	Header:        [][2]string{{"Anthropic-Version", apiVersion}},
 	MaxEventBytes: maxEventBytes,
-	Error:         sse.Answer(parseAPIError, func(body string) *apiError { return &apiError{Message: body} }, classify),
+	Error:         answerError,
 	NotStreaming:  "server answered with JSON instead of an event stream",
 }
 
@@ -93,4 +93,9 @@ func New(opts Options) *Backend {
 // here (see package retry).
 func (b *Backend) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Event, error] {
 	return b.c.Stream(ctx, "/messages", func() (*body.Payload, error) { return requestPayload(req) }, func() sse.Decoder { return &decoder{} })
+}
+
+// answerError is the dialect's Error (see sse.Answer).
+func answerError(status int, h http.Header, raw []byte) error {
+	return sse.Answer(status, h, raw, parseAPIError, func(body string) *apiError { return &apiError{Message: body} }, classify)
 }

@@ -79,6 +79,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"iter"
+	"net/http"
 	"net/url"
 	"strings"
 
@@ -121,7 +122,7 @@ var dialect = sse.Dialect{
 	Version:       "/v1beta",
 	KeyHeader:     "x-goog-api-key",
 	MaxEventBytes: maxEventBytes,
-	Error:         sse.Answer(parseAPIError, func(body string) *apiError { return &apiError{Message: strings.TrimSpace(body)} }, classify),
+	Error:         answerError,
 	NotStreaming:  "server answered with JSON instead of an event stream (is alt=sse supported?)",
 }
 
@@ -159,4 +160,9 @@ func newIDPrefix() string {
 	var b [6]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
 	return "call_" + hex.EncodeToString(b[:]) + "_"
+}
+
+// answerError is the dialect's Error (see sse.Answer).
+func answerError(status int, h http.Header, raw []byte) error {
+	return sse.Answer(status, h, raw, parseAPIError, func(body string) *apiError { return &apiError{Message: strings.TrimSpace(body)} }, classify)
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"acpd/config"
+	"acpd/internal/lazy"
 
 	"acpd/internal/atomicfile"
 	"acpd/internal/filelock"
@@ -31,7 +32,7 @@ const (
 )
 
 // providerNameRE is what a provider name may look like (as in config).
-var providerNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._-]+$`) })
+var providerNameRE = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._-]+$`) }}
 
 // Credentials are API keys stored by `acpd login`, one per provider name,
 // in a JSON file readable by its owner only:
@@ -100,7 +101,7 @@ func (c *Credentials) Providers() []string {
 // an invalid provider name are errors. The directory is created with mode
 // 0700 when missing; the file always gets mode 0600.
 func (c *Credentials) Set(provider, key string) error {
-	if !providerNameRE().MatchString(provider) {
+	if !providerNameRE.Get().MatchString(provider) {
 		return fmt.Errorf("credentials: invalid provider name %q: use letters, digits, '.', '_' and '-'", provider)
 	}
 	key = strings.TrimSpace(key)
@@ -231,7 +232,7 @@ func decodeCredentials(path string, data []byte) (map[string]string, error) {
 	}
 	keys := make(map[string]string, len(cf.Providers))
 	for name, e := range cf.Providers {
-		if !providerNameRE().MatchString(name) || e.APIKey == "" || checkKey(e.APIKey) != nil {
+		if !providerNameRE.Get().MatchString(name) || e.APIKey == "" || checkKey(e.APIKey) != nil {
 			return nil, fmt.Errorf("credentials file %s has an invalid entry (provider %q)", path, safeName(name))
 		}
 		keys[name] = e.APIKey
@@ -242,7 +243,7 @@ func decodeCredentials(path string, data []byte) (map[string]string, error) {
 // safeName returns name when it is a valid provider name, else a
 // placeholder (it may be anything a broken file holds).
 func safeName(name string) string {
-	if providerNameRE().MatchString(name) && len(name) <= 64 {
+	if providerNameRE.Get().MatchString(name) && len(name) <= 64 {
 		return name
 	}
 	return "(invalid name)"

@@ -271,7 +271,7 @@ func FuzzDecodeCredentials(f *testing.F) {
 			return
 		}
 		for name, k := range keys {
-			if !providerNameRE().MatchString(name) || k == "" || checkKey(k) != nil {
+			if !providerNameRE.Get().MatchString(name) || k == "" || checkKey(k) != nil {
 				t.Errorf("accepted invalid entry %q", name)
 			}
 		}

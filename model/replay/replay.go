@@ -234,16 +234,27 @@ const (
 	typeRequest = "request"
 )
 
-// allowedFields lists, per event type, the fields its lines may set.
-var allowedFields = map[model.EventType]string{
-	model.EventText:          "text",
-	model.EventReasoning:     "text",
-	model.EventReasoningDone: "signature, redacted, opaque, provider",
-	model.EventToolStart:     "toolCallId, toolName",
-	model.EventToolDelta:     "toolCallId, text",
-	model.EventToolDone:      "toolCallId, toolName, input, signature, opaque, provider",
-	model.EventUsage:         "usage",
-	model.EventFinish:        "finish",
+// allowedFields returns the fields the lines of an event type may set
+// (ok false for an unknown type). A switch, not a map: nothing is built
+// at start-up for a package most processes never use.
+func allowedFields(typ model.EventType) (fields string, ok bool) {
+	switch typ {
+	case model.EventText, model.EventReasoning:
+		return "text", true
+	case model.EventReasoningDone:
+		return "signature, redacted, opaque, provider", true
+	case model.EventToolStart:
+		return "toolCallId, toolName", true
+	case model.EventToolDelta:
+		return "toolCallId, text", true
+	case model.EventToolDone:
+		return "toolCallId, toolName, input, signature, opaque, provider", true
+	case model.EventUsage:
+		return "usage", true
+	case model.EventFinish:
+		return "finish", true
+	}
+	return "", false
 }
 
 var (
@@ -391,7 +402,7 @@ func (p *parser) line(n int, line []byte) error {
 
 // event parses a model event line.
 func (p *parser) event(n int, line []byte, typ model.EventType) error {
-	allowed, ok := allowedFields[typ]
+	allowed, ok := allowedFields(typ)
 	if !ok {
 		if typ == "" {
 			return errors.New(`missing "type"`)

@@ -15,7 +15,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"sync"
+
+	"acpd/internal/lazy"
 )
 
 // Matchers, from strictest to loosest, as reported in [Result.Matcher].
@@ -314,7 +315,7 @@ func reindent(new, from, to string) string {
 
 // numberPrefix is read_file's line-number prefix ("%6d\t"), or a looser
 // "12: "/"12 | " a model may copy from elsewhere.
-var numberPrefix = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^ *[0-9]+(\t|: | \| )`) })
+var numberPrefix = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^ *[0-9]+(\t|: | \| )`) }}
 
 // stripNumbers removes line-number prefixes from old when every non-empty
 // line has one, and from new's lines that have one.
@@ -325,7 +326,7 @@ func stripNumbers(old, new string) (string, string, bool) {
 		if l == "" {
 			continue
 		}
-		loc := numberPrefix().FindStringIndex(l)
+		loc := numberPrefix.Get().FindStringIndex(l)
 		if loc == nil {
 			return "", "", false
 		}
@@ -337,7 +338,7 @@ func stripNumbers(old, new string) (string, string, bool) {
 	}
 	nl := strings.Split(new, "\n")
 	for i, l := range nl {
-		if loc := numberPrefix().FindStringIndex(l); loc != nil {
+		if loc := numberPrefix.Get().FindStringIndex(l); loc != nil {
 			nl[i] = l[loc[1]:]
 		}
 	}

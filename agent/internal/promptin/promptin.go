@@ -12,10 +12,10 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"acpd/acp"
+	"acpd/internal/lazy"
 	"acpd/model"
 	"acpd/tools"
 )
@@ -93,7 +93,7 @@ func Title(prompt []acp.ContentBlock) string {
 
 // contextRef matches a line that names an attached excerpt, e.g.
 // "demo.txt:1-1" or "src/main.go:12".
-var contextRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\S+:\d+(-\d+)?:?$`) })
+var contextRef = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^\S+:\d+(-\d+)?:?$`) }}
 
 // typed is the leading part of text the user typed: its lines up to the
 // first blank line or context reference after some text.
@@ -101,7 +101,7 @@ func typed(text string) string {
 	var kept []string
 	for line := range strings.Lines(text) {
 		l := strings.TrimSpace(line)
-		if len(kept) > 0 && (l == "" || contextRef().MatchString(l)) {
+		if len(kept) > 0 && (l == "" || contextRef.Get().MatchString(l)) {
 			break
 		}
 		if l != "" {

@@ -17,7 +17,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
+
+	"acpd/internal/lazy"
 )
 
 // Kind is what a review covers.
@@ -217,14 +218,14 @@ type Finding struct {
 
 // findingRE matches a finding's list item: "- [P1] Title — path:12" (or
 // with "-" / ":" instead of the dash, and an optional range and backticks).
-var findingRE = sync.OnceValue(func() *regexp.Regexp {
+var findingRE = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp {
 	return regexp.MustCompile("(?m)^\\s*(?:[-*]|\\d+\\.)\\s+(?:\\*\\*)?\\[(P[0-3])\\](?:\\*\\*)?\\s*(.*?)\\s*(?:—|–|-|:)?\\s*`?([^\\s`:]+):(\\d+)(?:-\\d+)?`?\\s*$")
-})
+}}
 
 // Findings reads the findings in a reviewing answer, in order.
 func Findings(answer string) []Finding {
 	var out []Finding
-	for _, m := range findingRE().FindAllStringSubmatch(answer, -1) {
+	for _, m := range findingRE.Get().FindAllStringSubmatch(answer, -1) {
 		line, err := strconv.Atoi(m[4])
 		if err != nil || line < 1 {
 			continue

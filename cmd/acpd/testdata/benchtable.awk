@@ -51,6 +51,7 @@ BEGIN {
 		row(label[name], metric("rss-MB") " MB", "", r2(metric("rss-MB") / 15), "< 15 MB", metric("rss-MB"), 15, 1)
 		row("  of which anonymous (heap, stacks, runtime)", metric("anon-MB") " MB", "", "", "", "", "")
 		row("  of which file pages (the mapped binary)", metric("file-MB") " MB", "", "", "", "", "")
+		row("    text / rodata+pclntab / data resident", metric("text-MB") " / " metric("rodata-MB") " / " metric("data-MB") " MB", "", "", "", "", "")
 		next
 	}
 	if (name == "TablePeakRSS32M") {

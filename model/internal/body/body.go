@@ -472,7 +472,7 @@ func escapedLen(s string) int {
 	n := 0
 	for i := 0; i < len(s); {
 		if c := s[i]; c < utf8.RuneSelf {
-			n += asciiLen[c]
+			n += 1 + int(asciiExtra[c])
 			i++
 			continue
 		}
@@ -490,20 +490,18 @@ func escapedLen(s string) int {
 	return n
 }
 
-// asciiLen is the escaped length of each ASCII byte.
-var asciiLen = func() (t [utf8.RuneSelf]int) {
-	for c := range t {
-		switch {
-		case c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t':
-			t[c] = 2
-		case c < 0x20 || c == '<' || c == '>' || c == '&':
-			t[c] = 6
-		default:
-			t[c] = 1
-		}
-	}
-	return t
-}()
+// asciiExtra is what escaping adds to the length of each ASCII byte: 1
+// for the two-byte escapes, 5 for \u00XX (the other control characters
+// and <, >, & as json.Marshal escapes them), 0 for a byte written as it
+// is. It is a literal, laid out as data, not a table built at start-up.
+var asciiExtra = [utf8.RuneSelf]int8{
+	'"': 1, '\\': 1, '\b': 1, '\f': 1, '\n': 1, '\r': 1, '\t': 1,
+	0x00: 5, 0x01: 5, 0x02: 5, 0x03: 5, 0x04: 5, 0x05: 5, 0x06: 5, 0x07: 5,
+	0x0b: 5, 0x0e: 5, 0x0f: 5,
+	0x10: 5, 0x11: 5, 0x12: 5, 0x13: 5, 0x14: 5, 0x15: 5, 0x16: 5, 0x17: 5,
+	0x18: 5, 0x19: 5, 0x1a: 5, 0x1b: 5, 0x1c: 5, 0x1d: 5, 0x1e: 5, 0x1f: 5,
+	'<': 5, '>': 5, '&': 5,
+}
 
 // appendEscaped appends s escaped as encoding/json escapes a string's
 // content (with HTML escaping, as json.Marshal does: invalid UTF-8 becomes
@@ -516,7 +514,7 @@ func appendEscaped(dst []byte, s string, limit int) ([]byte, int) {
 	for i < len(s) && len(dst)+(i-start) < stop {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if asciiLen[c] == 1 {
+			if asciiExtra[c] == 0 {
 				i++
 				continue
 			}

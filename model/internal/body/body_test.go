@@ -290,3 +290,17 @@ func TestListInsideTextFails(t *testing.T) {
 		t.Fatal("a list inside a fragment was accepted")
 	}
 }
+
+// TestASCIIExtraMatchesMarshal: the escaping table is what json.Marshal
+// writes for each ASCII byte.
+func TestASCIIExtraMatchesMarshal(t *testing.T) {
+	for c := range utf8.RuneSelf {
+		b, err := json.Marshal(string(rune(c)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := 1+int(asciiExtra[c]), len(b)-2; got != want {
+			t.Errorf("byte %#x: escaped length %d, json.Marshal writes %d (%s)", c, got, want, b)
+		}
+	}
+}

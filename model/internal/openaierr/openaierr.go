@@ -146,9 +146,14 @@ var Dialect = sse.Dialect{
 	KeyHeader:     "Authorization",
 	KeyPrefix:     "Bearer ",
 	MaxEventBytes: MaxEventBytes,
-	Error:         sse.Answer(Parse, func(body string) *APIError { return &APIError{Message: strings.TrimSpace(body)} }, Classify),
+	Error:         answerError,
 	NotStreaming:  "server answered with JSON instead of an event stream; does it support stream: true?",
 }
 
 // MaxEventBytes is the event size limit of [Dialect].
 const MaxEventBytes = 16 << 20
+
+// answerError is [Dialect]'s Error (see sse.Answer).
+func answerError(status int, h http.Header, raw []byte) error {
+	return sse.Answer(status, h, raw, Parse, func(body string) *APIError { return &APIError{Message: strings.TrimSpace(body)} }, Classify)
+}

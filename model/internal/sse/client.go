@@ -26,8 +26,10 @@ type Dialect struct {
 	// KeyHeader and KeyPrefix carry model.HTTPOptions.APIKey
 	// ("Authorization", "Bearer ").
 	KeyHeader, KeyPrefix string
-	// Header holds default headers (model.HTTPOptions.Headers override them).
-	Header http.Header
+	// Header holds default headers as name, value pairs
+	// (model.HTTPOptions.Headers override them): a slice literal, unlike
+	// an http.Header, costs a dialect no code at start-up.
+	Header [][2]string
 	// MaxEventBytes bounds one event of the stream.
 	MaxEventBytes int
 	// Error classifies an error answer: the status (0 for an error body
@@ -39,21 +41,21 @@ type Dialect struct {
 	NotStreaming string
 }
 
-// Answer returns a [Dialect.Error] built from a dialect's parser of error
-// bodies (nil when the body holds no error), its fallback for a body that
-// holds none (given the body) and its classifier. A 2xx answer (status 0)
-// without an error is no error.
-func Answer[E any](parse func(body []byte) *E, fallback func(body string) *E, classify func(status int, h http.Header, e *E) *model.Error) func(int, http.Header, []byte) error {
-	return func(status int, h http.Header, raw []byte) error {
-		e := parse(raw)
-		if e == nil {
-			if status == 0 {
-				return nil
-			}
-			e = fallback(string(raw))
+// Answer is the body of a dialect's [Dialect.Error]: it parses the error
+// body raw with parse (nil when it holds no error), falls back to
+// fallback(body) for a body that holds none, and classifies the result. A
+// 2xx answer (status 0) without an error is no error. A dialect's Error is
+// a function of its own that calls Answer, not a closure built when the
+// package is initialised, so that a dialect runs no code at start-up.
+func Answer[E any](status int, h http.Header, raw []byte, parse func(body []byte) *E, fallback func(body string) *E, classify func(status int, h http.Header, e *E) *model.Error) error {
+	e := parse(raw)
+	if e == nil {
+		if status == 0 {
+			return nil
 		}
-		return classify(status, h, e)
+		e = fallback(string(raw))
 	}
+	return classify(status, h, e)
 }
 
 // Client is the HTTP plumbing of one dialect's backend, built from its
@@ -84,8 +86,8 @@ func NewClient(o model.HTTPOptions, d Dialect) *Client {
 	for k, v := range o.Query {
 		c.query.Set(k, v)
 	}
-	for k, vs := range d.Header {
-		c.header[http.CanonicalHeaderKey(k)] = vs
+	for _, kv := range d.Header {
+		c.header.Add(kv[0], kv[1])
 	}
 	if o.APIKey != "" {
 		c.header.Set(d.KeyHeader, d.KeyPrefix+o.APIKey)

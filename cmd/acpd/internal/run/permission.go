@@ -12,23 +12,27 @@ import (
 
 	"acpd/acp"
 	"acpd/client"
+	"acpd/internal/lazy"
 	"acpd/permissions"
 	"acpd/tools"
 )
 
 // policyTools are the tool names --policy rules use, with their kinds:
 // acpd's own names. A hosted agent's tool call is named after its ACP kind
-// (callFor), so rules apply to any agent.
-var policyTools = map[string]acp.ToolKind{
-	"read_file":   acp.ToolKindRead,
-	"list_dir":    acp.ToolKindRead,
-	"glob":        acp.ToolKindSearch,
-	"grep":        acp.ToolKindSearch,
-	"write_file":  acp.ToolKindEdit,
-	"edit_file":   acp.ToolKindEdit,
-	"run_command": acp.ToolKindExecute,
-	"web_fetch":   acp.ToolKindFetch,
-}
+// (callFor), so rules apply to any agent. Built on first use: most
+// processes never run `acpd run --policy`.
+var policyTools = lazy.Value[map[string]acp.ToolKind]{New: func() map[string]acp.ToolKind {
+	return map[string]acp.ToolKind{
+		"read_file":   acp.ToolKindRead,
+		"list_dir":    acp.ToolKindRead,
+		"glob":        acp.ToolKindSearch,
+		"grep":        acp.ToolKindSearch,
+		"write_file":  acp.ToolKindEdit,
+		"edit_file":   acp.ToolKindEdit,
+		"run_command": acp.ToolKindExecute,
+		"web_fetch":   acp.ToolKindFetch,
+	}
+}}
 
 // maxPolicyBytes bounds a --policy file.
 const maxPolicyBytes = 1 << 20
@@ -54,7 +58,7 @@ func loadPolicy(file string) ([]permissions.Rule, error) {
 
 // newRunPolicy returns the policy that answers permission requests.
 func newRunPolicy(rules []permissions.Rule, protected []string) (*permissions.Policy, error) {
-	return permissions.NewPolicy(permissions.PolicyOptions{Rules: rules, Protected: protected, Tools: policyTools})
+	return permissions.NewPolicy(permissions.PolicyOptions{Rules: rules, Protected: protected, Tools: policyTools.Get()})
 }
 
 // toolInfo is what the runner knows of a tool call from its updates.

@@ -5,7 +5,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
+
+	"acpd/internal/lazy"
 )
 
 // resourceCSP is a view's declared _meta.ui.csp (MCP Apps McpUiResourceCsp).
@@ -20,15 +21,15 @@ type resourceCSP struct {
 // "*." wildcard allowed) and an optional port. Anything else (keywords,
 // quotes, separators, paths) is dropped, so a view cannot widen its policy
 // beyond origins.
-var sourceRe = sync.OnceValue(func() *regexp.Regexp {
+var sourceRe = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp {
 	return regexp.MustCompile(`^(https?|wss?)://(\*\.)?[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*(:(\d{1,5}|\*))?/?$`)
-})
+}}
 
 // sources returns the valid declared origins, logging the others.
 func sources(list []string, what string, lg *slog.Logger) []string {
 	var out []string
 	for _, d := range list {
-		if sourceRe().MatchString(d) {
+		if sourceRe.Get().MatchString(d) {
 			out = append(out, strings.TrimSuffix(d, "/"))
 		} else {
 			lg.Warn("uihost: ignoring a view's invalid CSP source", "directive", what, "source", d)

@@ -10,11 +10,11 @@ import (
 	"mime"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"acpd/acp"
 	"acpd/acp/jsonrpc"
+	"acpd/internal/lazy"
 )
 
 //go:embed page
@@ -22,8 +22,8 @@ var pageFS embed.FS
 
 // The pages' templates, parsed when first served.
 var (
-	indexTmpl = sync.OnceValue(func() *template.Template { return template.Must(template.ParseFS(pageFS, "page/index.html")) })
-	proxyTmpl = sync.OnceValue(func() *template.Template { return template.Must(template.ParseFS(pageFS, "page/proxy.html")) })
+	indexTmpl = lazy.Value[*template.Template]{New: func() *template.Template { return template.Must(template.ParseFS(pageFS, "page/index.html")) }}
+	proxyTmpl = lazy.Value[*template.Template]{New: func() *template.Template { return template.Must(template.ParseFS(pageFS, "page/proxy.html")) }}
 )
 
 // keepAlive is how often an idle event stream gets a comment line.
@@ -100,7 +100,7 @@ func (h *Host) hostHandler(addr string) http.Handler {
 			w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-src "+sand+"; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 			w.Header().Set("X-Frame-Options", "DENY")
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			if err := indexTmpl().Execute(w, map[string]string{"Name": h.o.Name, "Version": h.o.Version}); err != nil {
+			if err := indexTmpl.Get().Execute(w, map[string]string{"Name": h.o.Name, "Version": h.o.Version}); err != nil {
 				h.log.Debug("uihost: writing the page", "err", err)
 			}
 		case rest == "host.js" || rest == "host.css":
@@ -151,7 +151,7 @@ func (h *Host) sandboxHandler(addr string) http.Handler {
 			w.Header().Set("Permissions-Policy", pp)
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		if err := proxyTmpl().Execute(w, map[string]string{"Host": host}); err != nil {
+		if err := proxyTmpl.Get().Execute(w, map[string]string{"Host": host}); err != nil {
 			h.log.Debug("uihost: writing the proxy", "err", err)
 		}
 	})
