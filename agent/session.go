@@ -345,6 +345,14 @@ func (s *sess) notify(ctx context.Context, u acp.SessionUpdate) {
 	s.out.Post(ctx, u)
 }
 
+// notifyText is notify of a streamed delta of message msg's text (its
+// thought, with thought): the log and the queue merge the text into what
+// they hold, so no update is built for it.
+func (s *sess) notifyText(ctx context.Context, thought bool, msg, text string) {
+	s.chunks.RecordText(thought, msg, text)
+	s.out.PostText(ctx, thought, msg, text)
+}
+
 // send writes one session/update without recording it, after the updates
 // queued before it.
 func (s *sess) send(ctx context.Context, u acp.SessionUpdate) {
