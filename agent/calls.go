@@ -19,17 +19,18 @@ func (s *sess) tools() map[string]*tools.Tool {
 	mcp := s.mcp.Tools()
 	hasSkills := len(s.currentSkills()) > 0
 	agents := s.currentAgents()
+	builtin := s.builtinTools()
 	if len(mcp) == 0 && !hasSkills && len(agents) == 0 {
-		return s.builtin
+		return builtin
 	}
-	all := make(map[string]*tools.Tool, len(s.builtin)+len(mcp)+1)
+	all := make(map[string]*tools.Tool, len(builtin)+len(mcp)+1)
 	if hasSkills {
 		all["skill"] = s.skillTool()
 	}
 	for n, t := range mcp {
 		all[n] = t
 	}
-	for n, t := range s.builtin {
+	for n, t := range builtin {
 		all[n] = t
 	}
 	if len(agents) > 0 {

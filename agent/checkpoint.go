@@ -501,16 +501,20 @@ func (s *sess) afterCommand(turn int64, h *cmdScan) string {
 }
 
 // builtinTools are the agent's built-in tools as the session runs them:
-// the commands wrapped by commandTool.
+// the commands wrapped by commandTool. The map is made once, when first
+// asked for.
 func (s *sess) builtinTools() map[string]*tools.Tool {
-	m := make(map[string]*tools.Tool, len(s.a.builtin))
-	for n, t := range s.a.builtin {
-		if t.Kind == acp.ToolKindExecute {
-			t = s.commandTool(t)
+	s.builtinOnce.Do(func() {
+		m := make(map[string]*tools.Tool, len(s.a.builtin))
+		for n, t := range s.a.builtin {
+			if t.Kind == acp.ToolKindExecute {
+				t = s.commandTool(t)
+			}
+			m[n] = t
 		}
-		m[n] = t
-	}
-	return m
+		s.builtin = m
+	})
+	return s.builtin
 }
 
 // rewind lists the session's turns (arg ""), or brings the files and the

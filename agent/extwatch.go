@@ -21,45 +21,40 @@ func (s *sess) extensionDirs() []string {
 		sources = append(sources, c.Dir)
 	}
 	sources = append(append(sources, src.skills...), src.agents...)
-	seen := make(map[string]bool, 2*len(sources))
+	// A session has a dozen sources or so: slices, not maps (this runs at
+	// every session/new).
 	var out []string
-	add := func(d string) {
-		if !seen[d] {
-			seen[d] = true
-			out = append(out, d)
-		}
-	}
-	listed := make(map[string]bool, len(sources))
+	listed := make([]string, 0, len(sources)) // parents and sources looked at
 	for i, src := range sources {
 		parent := filepath.Dir(src)
-		if listed[parent] {
+		if slices.Contains(listed, parent) {
 			continue
 		}
-		listed[parent] = true
+		listed = append(listed, parent)
 		entries, err := os.ReadDir(parent)
 		if err != nil {
 			continue
 		}
-		add(parent)
+		out = append(out, parent)
 		for _, sib := range sources[i:] {
-			if filepath.Dir(sib) != parent || listed[sib] {
+			if filepath.Dir(sib) != parent || slices.Contains(listed, sib) {
 				continue
 			}
-			listed[sib] = true
+			listed = append(listed, sib)
 			if !isDirEntry(parent, entries, filepath.Base(sib)) {
 				continue
 			}
-			add(sib)
+			out = append(out, sib)
 			subs, _ := os.ReadDir(sib)
 			for _, e := range subs {
 				if e.IsDir() {
-					add(filepath.Join(sib, e.Name()))
+					out = append(out, filepath.Join(sib, e.Name()))
 				}
 			}
 		}
 	}
 	slices.Sort(out)
-	return out
+	return slices.Compact(out)
 }
 
 // isDirEntry reports whether entries (of dir, sorted by name) hold name

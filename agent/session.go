@@ -100,8 +100,11 @@ type sess struct {
 	gathering sync.WaitGroup
 	// jobs are the session's background commands, stopped when it closes.
 	jobs *tools.Jobs
-	// builtin are the built-in tools, commands wrapped for checkpoints.
-	builtin map[string]*tools.Tool
+	// builtin are the built-in tools, commands wrapped for checkpoints,
+	// made at the first turn that asks (see builtinTools): an idle session
+	// never does.
+	builtin     map[string]*tools.Tool
+	builtinOnce sync.Once
 	// turns are the session's live model turns (see checkpoint.go).
 	turns []turnInfo
 	// ck is the session's checkpoint state (its own lock).
@@ -185,7 +188,6 @@ func (a *Agent) newSess(id acp.SessionID, l *session.Log, cwd string, dirs []str
 	s.broker = files.NewBroker(files.BrokerOptions{Roots: roots, Editor: ed, CanEditorRead: canRead, CanEditorWrite: canWrite, Logger: a.log,
 		Protected: a.opts.Protected, ProtectedNames: permissions.ProtectedNames()})
 	s.broker.SetHook(ckptHook{s})
-	s.builtin = s.builtinTools()
 	s.set = set
 	s.startMCP()
 	return s, nil
@@ -341,6 +343,14 @@ const (
 func (s *sess) notify(ctx context.Context, u acp.SessionUpdate) {
 	s.chunks.Record(u)
 	s.out.Post(ctx, u)
+}
+
+// notifyText is notify of a streamed delta of message msg's text (its
+// thought, with thought): the log and the queue merge the text into what
+// they hold, so no update is built for it.
+func (s *sess) notifyText(ctx context.Context, thought bool, msg, text string) {
+	s.chunks.RecordText(thought, msg, text)
+	s.out.PostText(ctx, thought, msg, text)
 }
 
 // send writes one session/update without recording it, after the updates

@@ -223,7 +223,7 @@ func (e toolEnv) SubAgent(agentType, callID string) (task.Sub, error) {
 		env = searchEnv{Env: env, b: metered, model: modelID, provider: provider}
 	}
 	sub := task.Sub{Backend: metered, Model: modelID, Cwd: s.cwd, Env: env,
-		Tool: func(name string) *tools.Tool { return s.builtin[name] }, // commands wrapped for the checkpoints
+		Tool: func(name string) *tools.Tool { return s.builtinTools()[name] }, // commands wrapped for the checkpoints
 		// The turn's PreToolUse and PostToolUse hooks run for the
 		// sub-agent's calls too (the task call's context carries them).
 		Pre: func(ctx context.Context, id, name string, in json.RawMessage) (context.Context, string) {

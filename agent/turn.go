@@ -425,11 +425,7 @@ func (s *sess) stream(ctx context.Context, b model.Backend, info model.ModelInfo
 				continue
 			}
 			ts.started = true
-			if ev.Type == model.EventText {
-				s.notify(out, acp.SessionUpdate{AgentMessageChunk: textChunk(ev.Text, ts.msgID)})
-			} else {
-				s.notify(out, acp.SessionUpdate{AgentThoughtChunk: textChunk(ev.Text, ts.msgID)})
-			}
+			s.notifyText(out, ev.Type == model.EventReasoning, ts.msgID, ev.Text)
 		case model.EventToolStart, model.EventToolDone:
 			if !ts.shown[c.ID] {
 				ts.shown[c.ID] = true

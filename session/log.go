@@ -65,10 +65,12 @@ func (l *Log) errClosed() error {
 // A data with a method WriteJSON(io.Writer) error (such as a model.Message)
 // is written through it instead, in pieces of at most 64 KiB: it must write
 // exactly one compact JSON value. Such a record is not held whole in memory
-// (a long answer is not copied again to be logged); it takes more than one
-// write(2) when larger than 64 KiB, and is still committed exactly when its
-// newline is written, since only this Log appends to the file. The returned
-// Record's Data is then nil.
+// (a long answer is not copied again to be logged): the Log gathers small
+// writes in a 4 KiB buffer and passes larger ones on to the file (the
+// payload's writer buffers its own), so such a record may take several
+// write(2)s, and is still committed exactly when its newline is written,
+// since only this Log appends to the file. The returned Record's Data is
+// then nil.
 //
 // A failed Append (a bad kind, data that does not encode, a record over
 // the size limit, a failed write) leaves no record in the file; besides
@@ -157,10 +159,16 @@ type jsonWriter interface {
 // streamChunk is the largest write of a streamed record.
 const streamChunk = 64 << 10
 
+// streamBuf is the size of the buffer a streamed record's small writes
+// gather in. A payload that writes large pieces (model.Message, through a
+// 32 KiB buffer of its own) has them passed on, not copied again: 50
+// sessions ending their answers at once held 50 buffers of 64 KiB.
+const streamBuf = 4 << 10
+
 // streamBufs holds the buffers of streamed records, shared by all Logs so
 // that an idle session pins none.
 var streamBufs = sync.Pool{New: func() any {
-	b := make([]byte, 0, streamChunk)
+	b := make([]byte, 0, streamBuf)
 	return &b
 }}
 
@@ -209,15 +217,25 @@ func (r *recordWriter) Write(p []byte) (int, error) {
 		r.err = fmt.Errorf("session: record exceeds the %d byte limit", maxLineBytes)
 		return 0, r.err
 	}
+	if len(r.buf)+len(p) <= cap(r.buf) {
+		r.buf = append(r.buf, p...)
+		return total, nil
+	}
+	if err := r.flush(); err != nil {
+		return 0, err
+	}
+	if len(p) < cap(r.buf) {
+		r.buf = append(r.buf, p...)
+		return total, nil
+	}
 	for len(p) > 0 {
-		n := min(len(p), cap(r.buf)-len(r.buf))
-		r.buf = append(r.buf, p[:n]...)
-		p = p[n:]
-		if len(r.buf) == cap(r.buf) {
-			if err := r.flush(); err != nil {
-				return 0, err
-			}
+		n, err := r.f.Write(p[:min(len(p), streamChunk)])
+		r.written += int64(n)
+		if err != nil {
+			r.err = err
+			return 0, err
 		}
+		p = p[n:]
 	}
 	return total, nil
 }

@@ -56,6 +56,11 @@ func TestAppendSelfWriting(t *testing.T) {
 		t.Fatal("a record over the line limit was appended")
 	}
 	rd := mustAppend(t, l, "d", json.RawMessage(`{"after":true}`))
+	// Pieces larger than the record's buffer pass through to the file
+	// (in writes of at most streamChunk), after what it holds.
+	mid, huge := selfWriting{n: 100_000, step: 40_000}, selfWriting{n: 1 << 20, step: 3 * streamChunk / 2}
+	re := mustAppend(t, l, "e", mid)
+	rf := mustAppend(t, l, "f", huge)
 	mustClose(t, l)
 	recs, err := s.Records(l.ID())
 	if err != nil {
@@ -65,11 +70,13 @@ func TestAppendSelfWriting(t *testing.T) {
 		{Seq: 1, Time: ra.Time, Kind: "a", Data: small.want()},
 		{Seq: 2, Time: rb.Time, Kind: "b", Data: large.want()},
 		{Seq: 3, Time: rd.Time, Kind: "d", Data: json.RawMessage(`{"after":true}`)},
+		{Seq: 4, Time: re.Time, Kind: "e", Data: mid.want()},
+		{Seq: 5, Time: rf.Time, Kind: "f", Data: huge.want()},
 	})
-	if m, err := s.Get(l.ID()); err != nil || m.Records != 3 {
-		t.Fatalf("index entry %+v, %v; want 3 records", m, err)
+	if m, err := s.Get(l.ID()); err != nil || m.Records != 5 {
+		t.Fatalf("index entry %+v, %v; want 5 records", m, err)
 	}
-	if b := readLog(t, s, l.ID()); bytes.Count(b, []byte("\n")) != 4 {
-		t.Fatalf("log has %d lines, want header and 3 records", bytes.Count(b, []byte("\n")))
+	if b := readLog(t, s, l.ID()); bytes.Count(b, []byte("\n")) != 6 {
+		t.Fatalf("log has %d lines, want header and 5 records", bytes.Count(b, []byte("\n")))
 	}
 }

@@ -111,28 +111,51 @@ func NewLog(write func(acp.SessionUpdate)) *Log {
 
 // Record logs u, buffering mergeable text.
 func (l *Log) Record(u acp.SessionUpdate) {
+	if k, text, ok := chunkOfText(&u); ok {
+		l.recordText(k, text, &u)
+		return
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if k, text, ok := chunkOfText(&u); ok && !l.closed {
-		if l.text.Len() > 0 && l.key == k {
-			l.text.WriteString(text)
-			if l.text.Len() >= chunkLogMax {
-				l.flushLocked()
-			}
-			return
-		}
+	l.flushLocked()
+	l.write(u)
+}
+
+// RecordText logs the update TextChunk(thought, msg, text) without the
+// caller building it: a turn logs one per streamed delta, and buffered
+// text needs none.
+func (l *Log) RecordText(thought bool, msg, text string) {
+	l.recordText(chunkKey{thought: thought, msg: msg}, text, nil)
+}
+
+// recordText buffers text of k; u, when not nil, is its update.
+func (l *Log) recordText(k chunkKey, text string, u *acp.SessionUpdate) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
 		l.flushLocked()
-		l.key = k
+		if u == nil {
+			c := k.update(text)
+			u = &c
+		}
+		l.write(*u)
+		return
+	}
+	if l.text.Len() > 0 && l.key == k {
 		l.text.WriteString(text)
-		if l.timer == nil {
-			l.timer = time.AfterFunc(l.after, l.Flush)
-		} else {
-			l.timer.Reset(l.after)
+		if l.text.Len() >= chunkLogMax {
+			l.flushLocked()
 		}
 		return
 	}
 	l.flushLocked()
-	l.write(u)
+	l.key = k
+	l.text.WriteString(text)
+	if l.timer == nil {
+		l.timer = time.AfterFunc(l.after, l.Flush)
+	} else {
+		l.timer.Reset(l.after)
+	}
 }
 
 // Flush logs the buffered text, if any.
@@ -181,7 +204,7 @@ type Queue struct {
 
 type item struct {
 	ctx   context.Context
-	u     acp.SessionUpdate
+	u     acp.SessionUpdate // not set for a chunk: key and text are its update
 	chunk bool
 	key   chunkKey
 	text  strings.Builder
@@ -200,40 +223,58 @@ func NewQueue(send func(context.Context, acp.SessionUpdate)) *Queue {
 // (unless the queue is full); anything else returns once written or when
 // ctx ends.
 func (q *Queue) Post(ctx context.Context, u acp.SessionUpdate) {
-	k, text, chunk := chunkOfText(&u)
+	if k, text, chunk := chunkOfText(&u); chunk {
+		q.postText(ctx, k, text)
+		return
+	}
 	q.mu.Lock()
-	if chunk {
-		if n := len(q.items); n > 0 {
-			if tail := q.items[n-1]; tail.chunk && tail.key == k {
-				tail.text.WriteString(text)
-				q.text += len(text)
-				full := q.text > maxText
-				q.mu.Unlock()
-				if full {
-					waitDone(ctx, tail.done)
-				}
-				return
+	it := &item{ctx: ctx, u: u, done: make(chan struct{})}
+	q.push(it)
+	q.mu.Unlock()
+	waitDone(ctx, it.done) // after everything queued before it
+}
+
+// PostText queues the update TextChunk(thought, msg, text) as Post does,
+// without the caller building it: a turn posts one per streamed delta,
+// and one merged into the queue's last needs none.
+func (q *Queue) PostText(ctx context.Context, thought bool, msg, text string) {
+	q.postText(ctx, chunkKey{thought: thought, msg: msg}, text)
+}
+
+func (q *Queue) postText(ctx context.Context, k chunkKey, text string) {
+	q.mu.Lock()
+	if n := len(q.items); n > 0 {
+		if tail := q.items[n-1]; tail.chunk && tail.key == k {
+			tail.text.WriteString(text)
+			q.text += len(text)
+			full := q.text > maxText
+			q.mu.Unlock()
+			if full {
+				waitDone(ctx, tail.done)
 			}
+			return
 		}
 	}
 	var wait chan struct{}
 	if len(q.items) >= maxItems || q.text > maxText {
 		wait = q.items[len(q.items)-1].done
 	}
-	it := &item{ctx: ctx, u: u, chunk: chunk, key: k, done: make(chan struct{})}
-	if chunk {
-		it.text.WriteString(text)
-		q.text += len(text)
-	} else {
-		wait = it.done
-	}
+	it := &item{ctx: ctx, chunk: true, key: k, done: make(chan struct{})}
+	it.text.WriteString(text)
+	q.text += len(text)
+	q.push(it)
+	q.mu.Unlock()
+	waitDone(ctx, wait)
+}
+
+// push appends it to the queue and starts the sender if it is not
+// running. q.mu is held.
+func (q *Queue) push(it *item) {
 	q.items = append(q.items, it)
 	if !q.sending {
 		q.sending = true
 		q.wg.Go(q.drain)
 	}
-	q.mu.Unlock()
-	waitDone(ctx, wait)
 }
 
 // waitDone waits for done (nil: no wait) or the end of ctx.

@@ -132,3 +132,62 @@ func TestFlushWaitsForTheUpdateBeingWritten(t *testing.T) {
 		q.Close()
 	})
 }
+
+// PostText and RecordText are Post and Record of TextChunk: the text
+// merges with chunks posted either way, a thought's text is a run of its
+// own, and after Close the Log writes it at once.
+func TestTextVariants(t *testing.T) {
+	var mu sync.Mutex
+	var sent []acp.SessionUpdate
+	busy, release := make(chan struct{}), make(chan struct{})
+	first := true
+	q := NewQueue(func(ctx context.Context, u acp.SessionUpdate) {
+		mu.Lock()
+		sent = append(sent, u)
+		wait := first
+		first = false
+		mu.Unlock()
+		if wait {
+			close(busy)
+			<-release
+		}
+	})
+	ctx := context.Background()
+	q.PostText(ctx, false, "m", "a")
+	<-busy
+	q.PostText(ctx, false, "m", "b")
+	q.Post(ctx, chunk("m", "c"))
+	q.PostText(ctx, true, "m", "t")
+	q.PostText(ctx, false, "n", "d")
+	done := make(chan struct{})
+	go func() { q.Post(ctx, toolCall); close(done) }()
+	close(release)
+	<-done
+	q.Close()
+	mu.Lock()
+	if got, want := describe(sent), []string{"a", "bc", "other", "d", "other"}; !slices.Equal(got, want) {
+		t.Errorf("written %q, want %q", got, want)
+	}
+	if c := sent[2].AgentThoughtChunk; c == nil || c.Content.Text.Text != "t" || *c.MessageID != "m" {
+		t.Errorf("thought written as %+v", sent[2])
+	}
+	if id := sent[3].AgentMessageChunk.MessageID; *id != "n" {
+		t.Errorf("second message's chunk has id %q", *id)
+	}
+	mu.Unlock()
+
+	var logged []acp.SessionUpdate
+	l := NewLog(func(u acp.SessionUpdate) { logged = append(logged, u) })
+	l.after = time.Hour
+	l.RecordText(false, "m", "a")
+	l.Record(chunk("m", "b"))
+	l.RecordText(true, "m", "x")
+	l.Close()
+	l.RecordText(false, "m", "e")
+	if got, want := describe(logged), []string{"ab", "other", "e"}; !slices.Equal(got, want) {
+		t.Errorf("logged %q, want %q", got, want)
+	}
+	if c := logged[1].AgentThoughtChunk; c == nil || c.Content.Text.Text != "x" {
+		t.Errorf("thought logged as %+v", logged[1])
+	}
+}

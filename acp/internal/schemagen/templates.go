@@ -282,33 +282,60 @@ next:
 	return json.Marshal(rest)
 }
 
+// genBuf is a buffer with an encoder writing to it, pooled for genJoin.
+type genBuf struct {
+	b   bytes.Buffer
+	enc *json.Encoder
+}
+
+var genBufs = sync.Pool{New: func() any {
+	g := &genBuf{}
+	g.enc = json.NewEncoder(&g.b)
+	return g
+}}
+
+// genBufKeep bounds the buffers genBufs keeps: a longer chunk's is left to
+// the collector rather than held by the pool.
+const genBufKeep = 64 << 10
+
 // genJoin encodes parts, which must encode as JSON objects, and merges their
 // members after tag (a "key":"value" member, or empty) into one object.
 func genJoin(tag string, parts ...any) ([]byte, error) {
-	// Each part is encoded once and the result allocated at its size:
-	// a union holding a long text (a streamed chunk) is copied once more,
-	// not through a growing buffer.
-	var one [1][]byte
-	bodies := one[:0]
+	// The parts are encoded into a pooled buffer (an encoder writes what
+	// json.Marshal returns, and a newline) and the result is allocated at
+	// its size: a union holding a long text (a streamed chunk) is copied
+	// once more, not through a growing buffer, and the parts' encodings
+	// are not allocated each.
+	g := genBufs.Get().(*genBuf)
+	defer func() {
+		if g.b.Cap() <= genBufKeep {
+			genBufs.Put(g)
+		}
+	}()
+	g.b.Reset()
+	var one [1][2]int
+	bodies := one[:0] // each part's members: g.b.Bytes()[start:end]
 	if len(parts) > 1 {
-		bodies = make([][]byte, 0, len(parts))
+		bodies = make([][2]int, 0, len(parts))
 	}
 	n := 2 + len(tag)
 	for _, p := range parts {
-		b, err := json.Marshal(p)
-		if err != nil {
+		start := g.b.Len()
+		if err := g.enc.Encode(p); err != nil {
 			return nil, err
 		}
+		b := g.b.Bytes()[start : g.b.Len()-1] // without the newline
 		if len(b) < 2 || b[0] != '{' {
 			return nil, fmt.Errorf("acp: union variant encoded as %.20s, not as a JSON object", b)
 		}
-		bodies = append(bodies, b[1:len(b)-1])
+		bodies = append(bodies, [2]int{start + 1, start + len(b) - 1})
 		n += len(b) - 1
 	}
+	all := g.b.Bytes()
 	out := make([]byte, 0, n)
 	out = append(append(out, '{'), tag...)
-	for _, body := range bodies {
-		if len(body) > 0 {
+	for _, se := range bodies {
+		if body := all[se[0]:se[1]]; len(body) > 0 {
 			if len(out) > 1 {
 				out = append(out, ',')
 			}

@@ -48,11 +48,7 @@ func Modes(mode string) *acp.SessionModeState {
 // clients known to render groups) and otherwise one flat list naming each
 // model's provider; without any the selector says how to get one.
 func Options(mode, ref, thought string, refs []string, describe func(ref string) (model.ModelInfo, bool), grouped bool) []acp.SessionConfigOption {
-	selectOpt := func(id, name, desc string, cat acp.SessionConfigOptionCategory, cur string, vals [][2]string) acp.SessionConfigOption {
-		opts := make([]acp.SessionConfigSelectOption, 0, len(vals))
-		for _, v := range vals {
-			opts = append(opts, acp.SessionConfigSelectOption{Value: acp.SessionConfigValueID(v[0]), Name: v[1]})
-		}
+	selectOpt := func(id, name, desc string, cat acp.SessionConfigOptionCategory, cur string, opts []acp.SessionConfigSelectOption) acp.SessionConfigOption {
 		return acp.SessionConfigOption{
 			ID: acp.SessionConfigID(id), Name: name, Description: strp(desc), Category: &cat,
 			Select: &acp.SessionConfigSelect{
@@ -61,21 +57,20 @@ func Options(mode, ref, thought string, refs []string, describe func(ref string)
 			},
 		}
 	}
-	var modes, models, thoughts [][2]string
-	for _, m := range permissions.Modes() {
-		modes = append(modes, [2]string{string(m.Mode), m.Name})
+	// Each list is built once at its size: this runs at every session/new.
+	pm := permissions.Modes()
+	modes := make([]acp.SessionConfigSelectOption, len(pm))
+	for i, m := range pm {
+		modes[i] = acp.SessionConfigSelectOption{Value: acp.SessionConfigValueID(m.Mode), Name: m.Name}
 	}
-	for _, r := range refs {
-		models = append(models, [2]string{r, r})
+	thoughts := make([]acp.SessionConfigSelectOption, len(thoughtLevels))
+	for i, t := range thoughtLevels {
+		thoughts[i] = acp.SessionConfigSelectOption{Value: acp.SessionConfigValueID(t.id), Name: t.name}
 	}
-	for _, t := range thoughtLevels {
-		thoughts = append(thoughts, [2]string{t.id, t.name})
-	}
-	out := []acp.SessionConfigOption{
-		selectOpt(Mode, "Mode", "What the agent may do without asking.", acp.SessionConfigOptionCategoryMode, mode, modes),
-	}
-	if len(models) > 0 {
-		o := selectOpt(Model, "Model", "The model answering in this session (provider/model).", acp.SessionConfigOptionCategoryModel, ref, models)
+	out := make([]acp.SessionConfigOption, 0, 3)
+	out = append(out, selectOpt(Mode, "Mode", "What the agent may do without asking.", acp.SessionConfigOptionCategoryMode, mode, modes))
+	if len(refs) > 0 {
+		o := selectOpt(Model, "Model", "The model answering in this session (provider/model).", acp.SessionConfigOptionCategoryModel, ref, nil)
 		if grouped {
 			o.Select.Options = Grouped(refs, describe)
 		} else {
@@ -85,8 +80,8 @@ func Options(mode, ref, thought string, refs []string, describe func(ref string)
 	} else {
 		// The selector still shows what to do before the first prompt fails.
 		o := selectOpt(Model, "Model", "No model is configured yet.", acp.SessionConfigOptionCategoryModel, NoModel,
-			[][2]string{{NoModel, "No model: set ANTHROPIC_API_KEY or run acpd login"}})
-		o.Select.Options.Ungrouped[0].Description = strp("Set ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY in the editor's environment for acpd, run `acpd login`, or start Ollama; then start a new session.")
+			[]acp.SessionConfigSelectOption{{Value: NoModel, Name: "No model: set ANTHROPIC_API_KEY or run acpd login",
+				Description: strp("Set ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY in the editor's environment for acpd, run `acpd login`, or start Ollama; then start a new session.")}})
 		out = append(out, o)
 	}
 	out = append(out, selectOpt(Thought, "Reasoning", "How much the model thinks before answering.", acp.SessionConfigOptionCategoryThoughtLevel, thought, thoughts))

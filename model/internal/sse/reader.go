@@ -41,6 +41,7 @@ type Reader struct {
 	max int
 
 	buf        []byte // read buffer; buf[start:end] is unconsumed
+	bufMax     int    // the size buf may grow to
 	start, end int
 	readErr    error // pending error of the underlying reader
 	empties    int   // consecutive (0, nil) reads
@@ -59,6 +60,17 @@ type Reader struct {
 	err error // sticky terminal error
 }
 
+// The read buffer starts at readBufMin and doubles, up to readBufMax,
+// each time a read fills it: a model streams deltas of tens of bytes, a few
+// hundred bytes a read, so a stream that trickles holds 4 KiB (one
+// acpd serving 50 streams held 1.6 MB of 32 KiB buffers), and one that
+// arrives in bulk (a replayed or buffered answer) soon reads 32 KiB at a
+// time.
+const (
+	readBufMin = 4 << 10
+	readBufMax = 32 << 10
+)
+
 // NewReader returns a Reader of r. maxEventBytes bounds both the length of
 // one line and the data of one event; zero or less means
 // [DefaultMaxEventBytes]. Memory use is O(maxEventBytes).
@@ -66,7 +78,8 @@ func NewReader(r io.Reader, maxEventBytes int) *Reader {
 	if maxEventBytes <= 0 {
 		maxEventBytes = DefaultMaxEventBytes
 	}
-	return &Reader{r: r, max: maxEventBytes, buf: make([]byte, min(32<<10, maxEventBytes+2))}
+	bufMax := min(readBufMax, maxEventBytes+2)
+	return &Reader{r: r, max: maxEventBytes, bufMax: bufMax, buf: make([]byte, min(readBufMin, bufMax))}
 }
 
 // Next returns the next event. At the end of the stream it returns io.EOF,
@@ -246,7 +259,12 @@ func (r *Reader) fill() error {
 		r.readErr = errors.New("sse: invalid read count")
 		return r.readErr
 	}
-	r.end += n
+	if r.end += n; r.end == len(r.buf) && len(r.buf) < r.bufMax {
+		// The read filled the buffer: more is likely waiting.
+		buf := make([]byte, min(2*len(r.buf), r.bufMax))
+		r.end = copy(buf, r.buf[r.start:r.end])
+		r.buf, r.start = buf, 0
+	}
 	if err != nil {
 		r.readErr = err
 		if n > 0 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -305,5 +306,60 @@ func BenchmarkReader(b *testing.B) {
 		if n != 100_000 {
 			b.Fatalf("events = %d", n)
 		}
+	}
+}
+
+// sizedReads records the size of each read asked of it.
+type sizedReads struct {
+	r     io.Reader
+	sizes []int
+}
+
+func (s *sizedReads) Read(p []byte) (int, error) {
+	s.sizes = append(s.sizes, len(p))
+	return s.r.Read(p)
+}
+
+// TestReaderBufferGrows: a stream that trickles (each read a few events)
+// is read with the small buffer; one whose reads fill it is read with ever
+// larger ones, up to readBufMax; both yield every event.
+func TestReaderBufferGrows(t *testing.T) {
+	var stream strings.Builder
+	const n = 20000
+	for i := range n {
+		stream.WriteString("data: {\"delta\":\"tok" + strconv.Itoa(i%10) + " \"}\n\n")
+	}
+	for _, tc := range []struct {
+		name    string
+		in      io.Reader
+		wantMax int
+	}{
+		{"trickle", iotest.HalfReader(iotest.OneByteReader(strings.NewReader(stream.String()))), readBufMin},
+		{"bulk", strings.NewReader(stream.String()), readBufMax},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sr := &sizedReads{r: tc.in}
+			evs, err := readAll(NewReader(sr, 0))
+			if err != nil || len(evs) != n {
+				t.Fatalf("got %d events, %v; want %d", len(evs), err, n)
+			}
+			if evs[n-1].Data != `{"delta":"tok9 "}` {
+				t.Fatalf("last event %q", evs[n-1].Data)
+			}
+			if sr.sizes[0] != readBufMin {
+				t.Errorf("first read asked %d bytes, want %d", sr.sizes[0], readBufMin)
+			}
+			if m := slices.Max(sr.sizes); m != tc.wantMax {
+				t.Errorf("largest read asked %d bytes, want %d", m, tc.wantMax)
+			}
+		})
+	}
+	// A limit below the largest buffer bounds it.
+	sr := &sizedReads{r: strings.NewReader(stream.String())}
+	if _, err := readAll(NewReader(sr, 8<<10)); err != nil {
+		t.Fatal(err)
+	}
+	if m := slices.Max(sr.sizes); m > 8<<10+2 {
+		t.Errorf("with an 8 KiB limit a read asked %d bytes", m)
 	}
 }
