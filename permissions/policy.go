@@ -167,20 +167,12 @@ var ErrCannotRemember = errors.New("this permission cannot be remembered")
 // fixed at creation, and remembered choices are re-read from its Store on
 // every decision, so choices remembered by other processes apply at once.
 type Policy struct {
-	tools     map[string]acp.ToolKind
-	rules     []compiledRule
-	protected []string // as given, cleaned
-	store     *Store
-	project   string
-
-	// links holds what symbolic links make of the project and the
-	// protected directories, resolved at the first decision on a path
-	// (a session that never asks, like most idle ones, walks no links).
-	links struct {
-		once      sync.Once
-		project   string   // project with symbolic links resolved
-		protected []string // protected, and each one's resolved form when it differs
-	}
+	tools           map[string]acp.ToolKind
+	rules           []compiledRule
+	protected       []string
+	store           *Store
+	project         string
+	resolvedProject string // project with symbolic links resolved
 
 	// cache holds the project's compiled remembered rules for the store
 	// file content they came from.
@@ -198,6 +190,7 @@ func NewPolicy(o PolicyOptions) (*Policy, error) {
 	p := &Policy{store: o.Store, project: o.Project, tools: o.Tools}
 	if filepath.IsAbs(o.Project) {
 		p.project = filepath.Clean(o.Project)
+		p.resolvedProject = resolveExisting(p.project)
 	}
 	for i, r := range o.Rules {
 		cr, err := p.compileRule(r, false)
@@ -210,27 +203,13 @@ func NewPolicy(o PolicyOptions) (*Policy, error) {
 		if !filepath.IsAbs(dir) {
 			return nil, fmt.Errorf("protected directory %q is not absolute", dir)
 		}
-		p.protected = append(p.protected, filepath.Clean(dir))
+		dir = filepath.Clean(dir)
+		p.protected = append(p.protected, dir)
+		if resolved, err := filepath.EvalSymlinks(dir); err == nil && resolved != dir {
+			p.protected = append(p.protected, resolved)
+		}
 	}
 	return p, nil
-}
-
-// resolvedLinks resolves the project's and the protected directories'
-// symbolic links, once.
-func (p *Policy) resolvedLinks() (project string, protected []string) {
-	l := &p.links
-	l.once.Do(func() {
-		if filepath.IsAbs(p.project) {
-			l.project = resolveExisting(p.project)
-		}
-		for _, dir := range p.protected {
-			l.protected = append(l.protected, dir)
-			if resolved, err := filepath.EvalSymlinks(dir); err == nil && resolved != dir {
-				l.protected = append(l.protected, resolved)
-			}
-		}
-	})
-	return l.project, l.protected
 }
 
 // toolClass is how the policy judges a tool call.
@@ -369,8 +348,7 @@ func (p *Policy) pathInfo(x Path) pathInfo {
 	pi.resolved = resolveExisting(pi.abs)
 	pi.resolvedSlash = slashAbs(pi.resolved)
 	pi.projRel = relativeSlash(p.project, pi.abs)
-	resolvedProject, _ := p.resolvedLinks()
-	pi.resolvedProjRel = relativeSlash(resolvedProject, pi.resolved)
+	pi.resolvedProjRel = relativeSlash(p.resolvedProject, pi.resolved)
 	if !x.Inside || x.Rel == "" {
 		return pi
 	}
@@ -487,8 +465,7 @@ func protectedComponent(slashPaths ...string) string {
 // The comparison ignores case so that case-insensitive file systems cannot
 // be used to dodge it.
 func (p *Policy) isProtected(abs string) bool {
-	_, protected := p.resolvedLinks()
-	for _, dir := range protected {
+	for _, dir := range p.protected {
 		if len(abs) < len(dir) || !strings.EqualFold(abs[:len(dir)], dir) {
 			continue
 		}
