@@ -102,6 +102,8 @@ type sess struct {
 	jobs *tools.Jobs
 	// builtin are the built-in tools, commands wrapped for checkpoints.
 	builtin map[string]*tools.Tool
+	// toolSet keeps the map tools returns while its inputs stay the same.
+	toolSet toolSet
 	// turns are the session's live model turns (see checkpoint.go).
 	turns []turnInfo
 	// ck is the session's checkpoint state (its own lock).
