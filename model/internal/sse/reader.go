@@ -9,6 +9,7 @@ import (
 	"errors"
 	"io"
 	"strconv"
+	"sync"
 )
 
 // DefaultMaxEventBytes is the event size limit [NewReader] applies when
@@ -66,8 +67,40 @@ func NewReader(r io.Reader, maxEventBytes int) *Reader {
 	if maxEventBytes <= 0 {
 		maxEventBytes = DefaultMaxEventBytes
 	}
-	return &Reader{r: r, max: maxEventBytes, buf: make([]byte, min(32<<10, maxEventBytes+2))}
+	n := min(readBufSize, maxEventBytes+2)
+	var buf []byte
+	if n == readBufSize {
+		buf = (*readBufs.Get().(*[]byte))[:n]
+	} else {
+		buf = make([]byte, n)
+	}
+	return &Reader{r: r, max: maxEventBytes, buf: buf}
 }
+
+// readBufSize is the size of a Reader's read buffer (smaller only when
+// the event bound is).
+const readBufSize = 32 << 10
+
+// readBufs keeps the read buffers of released Readers: a model request's
+// answer is often a few small events (a tool call), and a new 32 KiB
+// buffer per answer was most of what reading it allocated.
+var readBufs = sync.Pool{New: func() any { b := make([]byte, readBufSize); return &b }}
+
+// Release gives r's read buffer back for later Readers; r must not be
+// used after it. The events r returned stay valid (they own their bytes).
+func (r *Reader) Release() {
+	if cap(r.buf) == readBufSize {
+		b := r.buf[:readBufSize]
+		readBufs.Put(&b)
+	}
+	r.buf, r.start, r.end = nil, 0, 0
+	if r.err == nil {
+		r.err = errReleased
+	}
+}
+
+// errReleased is what a released Reader's Next returns.
+var errReleased = errors.New("sse: reader released")
 
 // Next returns the next event. At the end of the stream it returns io.EOF,
 // or io.ErrUnexpectedEOF when the stream ended inside an event or line
