@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"sort"
 	"strings"
+	"sync"
 
 	"acpd/acp"
 	"acpd/agent/internal/batch"
+	"acpd/agent/internal/subagents"
 	"acpd/model"
 	"acpd/permissions"
 	"acpd/tools"
@@ -16,12 +18,22 @@ import (
 
 // tools returns the session's tools by name.
 func (s *sess) tools() map[string]*tools.Tool {
-	mcp := s.mcp.Tools()
+	mcp, made := s.mcp.ToolsMade()
 	hasSkills := len(s.currentSkills()) > 0
 	agents := s.currentAgents()
 	builtin := s.builtinTools()
 	if len(mcp) == 0 && !hasSkills && len(agents) == 0 {
 		return builtin
+	}
+	// A turn asks for the tools several times per model request and tool
+	// call: the merged map is made again only when an input changed (the
+	// bridge's map is replaced when a server's tools change, the agents'
+	// list when the extensions are read again).
+	s.toolSet.mu.Lock()
+	defer s.toolSet.mu.Unlock()
+	ts := &s.toolSet
+	if ts.all != nil && ts.skills == hasSkills && ts.mcp == made && sameSlice(ts.agents, agents) {
+		return ts.all
 	}
 	all := make(map[string]*tools.Tool, len(builtin)+len(mcp)+1)
 	if hasSkills {
@@ -40,7 +52,23 @@ func (s *sess) tools() map[string]*tools.Tool {
 		}
 		all["task"] = task.ToolWith(types)
 	}
+	ts.all, ts.mcp, ts.skills, ts.agents = all, made, hasSkills, agents
 	return all
+}
+
+// toolSet is the tool map [sess.tools] made last and what it was made of.
+type toolSet struct {
+	mu     sync.Mutex
+	all    map[string]*tools.Tool
+	mcp    uint64 // the MCP tools' map, by its serial (mcpbridge.Bridge.ToolsMade)
+	skills bool
+	agents []subagents.Agent
+}
+
+// sameSlice reports whether a and b are the same slice: the same elements
+// in memory, not equal ones.
+func sameSlice[E any](a, b []E) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // toolDefs lists the tool definitions offered to the model (info), sorted

@@ -105,6 +105,8 @@ type sess struct {
 	// never does.
 	builtin     map[string]*tools.Tool
 	builtinOnce sync.Once
+	// toolSet keeps the map tools returns while its inputs stay the same.
+	toolSet toolSet
 	// turns are the session's live model turns (see checkpoint.go).
 	turns []turnInfo
 	// ck is the session's checkpoint state (its own lock).

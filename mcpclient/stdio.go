@@ -51,7 +51,7 @@ func (t *stdioTransport) Connect(context.Context) (mcp.Connection, error) {
 	t.mu.Lock()
 	t.proc = p
 	t.mu.Unlock()
-	return (&mcp.IOTransport{Reader: io.NopCloser(p.filter), Writer: p, MaxLineLength: maxLine}).Connect(context.Background())
+	return newLineConn(p), nil
 }
 
 // process returns the started process, or nil before Connect.

@@ -196,9 +196,9 @@ type Queue struct {
 
 	mu      sync.Mutex
 	items   []*item
-	cur     *item // the update being written (out of items), or nil
-	text    int   // bytes of text in queued chunks
-	sending bool
+	cur     *item          // the update being written (out of items), or nil
+	text    int            // bytes of text in queued chunks
+	sending bool           // a sender goroutine or an inline poster is writing
 	wg      sync.WaitGroup // the sender goroutine, started when the queue fills from empty
 }
 
@@ -212,8 +212,10 @@ type item struct {
 }
 
 // NewQueue returns a Queue that writes updates with send, one at a time and
-// in order, on a sender goroutine the Queue owns (started when the queue
-// fills from empty, gone when it is empty again). send gets the context
+// in order: on a sender goroutine the Queue owns (started when the queue
+// fills from empty, gone when it is empty again), or, for an update that
+// is not a text chunk posted while the queue is idle, on the poster's own
+// goroutine, which would wait for it anyway. send gets the context
 // the update was posted with and must return when it ends.
 func NewQueue(send func(context.Context, acp.SessionUpdate)) *Queue {
 	return &Queue{send: send}
@@ -228,6 +230,13 @@ func (q *Queue) Post(ctx context.Context, u acp.SessionUpdate) {
 		return
 	}
 	q.mu.Lock()
+	if !q.sending {
+		// Nothing is queued or being written, and the caller waits for
+		// this update anyway: it writes it itself, without a hand-off to
+		// a sender goroutine and back.
+		q.sendInline(ctx, u)
+		return
+	}
 	it := &item{ctx: ctx, u: u, done: make(chan struct{})}
 	q.push(it)
 	q.mu.Unlock()
@@ -275,6 +284,29 @@ func (q *Queue) push(it *item) {
 		q.sending = true
 		q.wg.Go(q.drain)
 	}
+}
+
+// sendInline writes u on the caller's goroutine while the queue is idle;
+// q.mu is held on entry and released on return. Updates posted meanwhile
+// queue behind it, and a sender goroutine writes them once it is written.
+func (q *Queue) sendInline(ctx context.Context, u acp.SessionUpdate) {
+	it := &item{ctx: ctx, u: u, done: make(chan struct{})}
+	q.sending = true
+	q.cur = it // Flush waits for it
+	q.wg.Add(1)
+	q.mu.Unlock()
+	defer q.wg.Done()
+	q.send(ctx, u)
+	q.mu.Lock()
+	q.cur = nil
+	close(it.done)
+	if len(q.items) > 0 {
+		q.wg.Go(q.drain)
+	} else {
+		q.sending = false
+		q.items = nil
+	}
+	q.mu.Unlock()
 }
 
 // waitDone waits for done (nil: no wait) or the end of ctx.

@@ -191,3 +191,56 @@ func TestTextVariants(t *testing.T) {
 		t.Errorf("thought logged as %+v", logged[1])
 	}
 }
+
+// TestQueueIdlePosterWrites: an update other than a text chunk posted to
+// an idle queue is written by its poster (on its goroutine, before Post
+// returns); what is posted while it is written queues behind it, merged,
+// and is written after it, in order; Flush waits for it.
+func TestQueueIdlePosterWrites(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var sent []acp.SessionUpdate
+		release := make(chan struct{})
+		poster := make(chan struct{}) // closed by the first update's writer
+		first := true
+		q := NewQueue(func(ctx context.Context, u acp.SessionUpdate) {
+			mu.Lock()
+			sent = append(sent, u)
+			wait := first
+			first = false
+			mu.Unlock()
+			if wait {
+				close(poster)
+				<-release
+			}
+		})
+		ctx := context.Background()
+		posted := make(chan struct{})
+		go func() { q.Post(ctx, toolCall); close(posted) }()
+		<-poster
+		q.Post(ctx, chunk("m", "a"))
+		q.Post(ctx, chunk("m", "b"))
+		flushed := make(chan struct{})
+		go func() { q.Flush(ctx); close(flushed) }()
+		last := make(chan struct{})
+		go func() { q.Post(ctx, toolCall); close(last) }()
+		synctest.Wait()
+		select {
+		case <-posted:
+			t.Fatal("Post returned before its update was written")
+		case <-flushed:
+			t.Fatal("Flush returned while updates were being written")
+		default:
+		}
+		close(release)
+		<-posted
+		<-last
+		<-flushed
+		q.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		if got, want := describe(sent), []string{"other", "ab", "other"}; !slices.Equal(got, want) {
+			t.Errorf("written %q, want %q", got, want)
+		}
+	})
+}

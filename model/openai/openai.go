@@ -67,6 +67,7 @@ type Backend struct {
 	c         *sse.Client
 	maxTokens string
 	reasoning bool
+	tools     body.ToolMemo // the encodings of the tool lists sent
 	// idPrefix returns the prefix of ids for tool calls the server sent
 	// without one (replaced in tests for stable output).
 	idPrefix func() string

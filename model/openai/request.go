@@ -12,8 +12,10 @@ import (
 type chatRequest struct {
 	Model string `json:"model"`
 	// Messages is a [body.Builder.List] of the messages' fragments.
-	Messages            json.RawMessage `json:"messages"`
-	Tools               []chatTool      `json:"tools,omitempty"`
+	Messages json.RawMessage `json:"messages"`
+	// Tools is a [body.Builder.Array] of the tools' fragment (kept by
+	// the Backend's [body.ToolMemo]), or empty.
+	Tools               json.RawMessage `json:"tools,omitempty"`
 	Stream              bool            `json:"stream"`
 	StreamOptions       *streamOptions  `json:"stream_options,omitempty"`
 	MaxCompletionTokens int             `json:"max_completion_tokens,omitempty"`
@@ -115,13 +117,23 @@ func (b *Backend) requestPayload(req *model.Request) (*body.Payload, error) {
 		frags = append(frags, f)
 	}
 	cr.Messages = bb.List(frags)
-	for _, t := range req.Tools {
-		params := t.InputSchema
-		if len(params) == 0 || string(params) == "null" {
-			params = emptySchema
+	if len(req.Tools) > 0 {
+		f, err := b.tools.Fragment(nil, req.Tools, func() (*body.Fragment, error) {
+			ts := make([]any, len(req.Tools))
+			for i, t := range req.Tools {
+				params := t.InputSchema
+				if len(params) == 0 || string(params) == "null" {
+					params = emptySchema
+				}
+				ts[i] = chatTool{Type: "function",
+					Function: functionDef{Name: t.Name, Description: t.Description, Parameters: params}}
+			}
+			return bb.Encode(ts...)
+		})
+		if err != nil {
+			return nil, encodingError(err)
 		}
-		cr.Tools = append(cr.Tools, chatTool{Type: "function",
-			Function: functionDef{Name: t.Name, Description: t.Description, Parameters: params}})
+		cr.Tools = bb.Array([]*body.Fragment{f})
 	}
 	p, err := bb.Marshal(cr)
 	if err != nil {

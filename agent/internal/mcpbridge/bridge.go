@@ -123,6 +123,8 @@ type Bridge struct {
 	toolsMu  sync.Mutex
 	tools    map[string]*tools.Tool
 	toolsGen uint64
+	// toolsMade counts the maps made (see ToolsMade).
+	toolsMade uint64
 
 	// cmdMu serializes available_commands_update sends (Announce);
 	// announced is set once the first one went out after the session
@@ -335,8 +337,16 @@ func (b *Bridge) StatusPrompt() string {
 // resource tools, by name. The map is shared until the servers' tools
 // change: callers must not modify it.
 func (b *Bridge) Tools() map[string]*tools.Tool {
+	m, _ := b.ToolsMade()
+	return m
+}
+
+// ToolsMade is [Bridge.Tools] with the map's serial number: the count of
+// maps the bridge made, so the same number means the same map (0: the nil
+// map of a nil bridge).
+func (b *Bridge) ToolsMade() (map[string]*tools.Tool, uint64) {
 	if b == nil {
-		return nil
+		return nil, 0
 	}
 	b.toolsMu.Lock()
 	defer b.toolsMu.Unlock()
@@ -348,8 +358,9 @@ func (b *Bridge) Tools() map[string]*tools.Tool {
 			out[mt.Def.Name] = mt
 		}
 		b.tools, b.toolsGen = out, gen
+		b.toolsMade++
 	}
-	return b.tools
+	return b.tools, b.toolsMade
 }
 
 // Announce sends the available commands: the session's own followed by

@@ -29,6 +29,9 @@ func TestNilBridge(t *testing.T) {
 	if b.Tools() != nil || b.StatusPrompt() != "" || b.Reminder() != "" {
 		t.Error("a nil bridge offers tools, status or reminders")
 	}
+	if m, made := b.ToolsMade(); m != nil || made != 0 {
+		t.Errorf("a nil bridge's tools are %v, serial %d", m, made)
+	}
 	if _, _, ok := b.PromptTurn(context.Background(), []acp.ContentBlock{{Text: &acp.TextContent{Text: "/a:b"}}}); ok {
 		t.Error("a nil bridge expanded a prompt command")
 	}
@@ -126,6 +129,10 @@ func TestToolsKeptUntilChanged(t *testing.T) {
 	if again := b.Tools(); again["mcp__go__one"] != first["mcp__go__one"] {
 		t.Error("the tools were made again without a change")
 	}
+	_, made := b.ToolsMade()
+	if _, again := b.ToolsMade(); made == 0 || again != made {
+		t.Errorf("serials %d then %d without a change, want one, not 0", made, again)
+	}
 	srv.AddTool(&mcp.Tool{Name: "two", InputSchema: json.RawMessage(`{"type":"object"}`)}, echo)
 	deadline := time.Now().Add(30 * time.Second)
 	for b.Tools()["mcp__go__two"] == nil {
@@ -136,5 +143,8 @@ func TestToolsKeptUntilChanged(t *testing.T) {
 	}
 	if b.Tools()["mcp__go__one"] == nil {
 		t.Error("the first tool went")
+	}
+	if _, now := b.ToolsMade(); now == made {
+		t.Error("the changed tools kept the first map's serial")
 	}
 }

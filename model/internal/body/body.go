@@ -26,6 +26,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"acpd/model"
@@ -351,8 +352,24 @@ func (p *Payload) Reader() io.Reader {
 
 // WriteTo writes the body to w.
 func (p *Payload) WriteTo(w io.Writer) (int64, error) {
-	return io.CopyBuffer(w, p.Reader(), make([]byte, chunk))
+	r := &reader{p: p, seg: -1}
+	r.next()
+	return r.WriteTo(w)
 }
+
+// WriteTo writes the rest of the body to w through a buffer kept for the
+// next body: io.Copy (net/http's copy of a request body among its
+// callers) uses it instead of allocating a buffer of its own per body.
+func (r *reader) WriteTo(w io.Writer) (int64, error) {
+	bp := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(bp)
+	// The wrappers hide r's WriteTo and w's ReadFrom from CopyBuffer,
+	// which would otherwise call back here or copy without the buffer.
+	return io.CopyBuffer(struct{ io.Writer }{w}, struct{ io.Reader }{r}, *bp)
+}
+
+// copyBufs are the buffers of [reader.WriteTo].
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, chunk); return &b }}
 
 // Bytes returns the whole body (for tests and short bodies: it holds the
 // texts once more).

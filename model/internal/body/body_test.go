@@ -66,6 +66,19 @@ func check(t *testing.T, texts ...string) {
 	if n, err := p.WriteTo(&w); err != nil || n != int64(len(want)) || !bytes.Equal(w.Bytes(), want) {
 		t.Fatalf("WriteTo wrote %d bytes (%v), want %d", n, err, len(want))
 	}
+	// io.Copy (net/http's copy of a request body) takes the reader's
+	// WriteTo, after part of the body was read.
+	r := p.Reader()
+	head := make([]byte, min(5, len(want)))
+	io.ReadFull(r, head)
+	w.Reset()
+	w.Write(head)
+	if _, ok := r.(io.WriterTo); !ok {
+		t.Fatal("a payload's reader is no io.WriterTo")
+	}
+	if n, err := io.Copy(&w, r); err != nil || n != int64(len(want)-len(head)) || !bytes.Equal(w.Bytes(), want) {
+		t.Fatalf("io.Copy of the reader copied %d bytes (%v), want %d", n, err, len(want)-len(head))
+	}
 }
 
 // smallReads reads at most 7 bytes at a time.

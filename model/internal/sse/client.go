@@ -166,12 +166,14 @@ func (c *Client) Stream(ctx context.Context, path string, body func() (*body.Pay
 			return
 		}
 		stopped := false
-		err = Decode(NewReader(s, c.d.MaxEventBytes), newDecoder(), func(ev model.Event) bool {
+		r := NewReader(s, c.d.MaxEventBytes)
+		err = Decode(r, newDecoder(), func(ev model.Event) bool {
 			if !yield(ev, nil) {
 				stopped = true
 			}
 			return !stopped
 		})
+		r.Release()
 		if err != nil && !stopped {
 			yield(model.Event{}, s.Err(err))
 			return

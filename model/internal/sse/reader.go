@@ -9,6 +9,7 @@ import (
 	"errors"
 	"io"
 	"strconv"
+	"sync"
 )
 
 // DefaultMaxEventBytes is the event size limit [NewReader] applies when
@@ -81,6 +82,27 @@ func NewReader(r io.Reader, maxEventBytes int) *Reader {
 	bufMax := min(readBufMax, maxEventBytes+2)
 	return &Reader{r: r, max: maxEventBytes, bufMax: bufMax, buf: make([]byte, min(readBufMin, bufMax))}
 }
+
+// readBufs keeps the grown (readBufMax) read buffers of released Readers
+// for Readers that grow theirs later: a bulk answer would otherwise
+// allocate a new 32 KiB buffer each.
+var readBufs = sync.Pool{New: func() any { b := make([]byte, readBufMax); return &b }}
+
+// Release gives r's read buffer back for later Readers; r must not be
+// used after it. The events r returned stay valid (they own their bytes).
+func (r *Reader) Release() {
+	if cap(r.buf) == readBufMax {
+		b := r.buf[:readBufMax]
+		readBufs.Put(&b)
+	}
+	r.buf, r.start, r.end = nil, 0, 0
+	if r.err == nil {
+		r.err = errReleased
+	}
+}
+
+// errReleased is what a released Reader's Next returns.
+var errReleased = errors.New("sse: reader released")
 
 // Next returns the next event. At the end of the stream it returns io.EOF,
 // or io.ErrUnexpectedEOF when the stream ended inside an event or line
@@ -261,7 +283,12 @@ func (r *Reader) fill() error {
 	}
 	if r.end += n; r.end == len(r.buf) && len(r.buf) < r.bufMax {
 		// The read filled the buffer: more is likely waiting.
-		buf := make([]byte, min(2*len(r.buf), r.bufMax))
+		var buf []byte
+		if n := min(2*len(r.buf), r.bufMax); n == readBufMax {
+			buf = *readBufs.Get().(*[]byte)
+		} else {
+			buf = make([]byte, n)
+		}
 		r.end = copy(buf, r.buf[r.start:r.end])
 		r.buf, r.start = buf, 0
 	}

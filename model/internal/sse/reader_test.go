@@ -363,3 +363,27 @@ func TestReaderBufferGrows(t *testing.T) {
 		t.Errorf("with an 8 KiB limit a read asked %d bytes", m)
 	}
 }
+
+// TestReaderRelease: a released Reader reads no more, and the events it
+// returned keep their data while later Readers reuse its buffer.
+func TestReaderRelease(t *testing.T) {
+	r := NewReader(strings.NewReader("data: first\n\ndata: more\n\n"), 0)
+	ev, err := r.Next()
+	if err != nil || ev.Data != "first" {
+		t.Fatalf("Next = %v, %v", ev, err)
+	}
+	r.Release()
+	if _, err := r.Next(); err == nil {
+		t.Error("a released Reader read on")
+	}
+	for range 4 {
+		r2 := NewReader(strings.NewReader("data: "+strings.Repeat("x", 100)+"\n\n"), 0)
+		if ev2, err := r2.Next(); err != nil || len(ev2.Data) != 100 {
+			t.Fatalf("a later Reader: %d bytes, %v", len(ev2.Data), err)
+		}
+		r2.Release()
+	}
+	if ev.Data != "first" {
+		t.Errorf("an event of the released Reader changed to %q", ev.Data)
+	}
+}

@@ -1,0 +1,138 @@
+package mcpclient
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// lineConn is the connection to a stdio server: the SDK's [mcp.IOTransport]
+// but for how a line is read. The lineFilter has found each line (and
+// checked that it is JSON), so a line is decoded once, by
+// jsonrpc.DecodeMessage, where the SDK's connection scanned it again and
+// decoded it twice (first trying it as a batch), each decode taking a 32
+// KiB buffer: most of what a tool call allocated.
+//
+// A batch (a JSON array) is read as its messages, one by one, whatever
+// the protocol version (the SDK refuses batches from 2025-06-18 on), and
+// answers to requests in it are written one by one.
+type lineConn struct {
+	p        *stdioProc
+	incoming chan lineOrErr
+	closed   chan struct{}
+	queue    []jsonrpc.Message // the rest of a batch (Read is not concurrent)
+
+	writeMu   sync.Mutex
+	closeOnce sync.Once
+	closeErr  error
+}
+
+type lineOrErr struct {
+	line []byte
+	err  error
+}
+
+var _ mcp.Connection = (*lineConn)(nil)
+
+// newLineConn connects to p. A goroutine reads its lines, so that Read
+// can end with its context or with Close (as the SDK's connection does).
+func newLineConn(p *stdioProc) *lineConn {
+	c := &lineConn{p: p, incoming: make(chan lineOrErr), closed: make(chan struct{})}
+	go func() {
+		for {
+			line, err := p.filter.next()
+			select {
+			case c.incoming <- lineOrErr{line, err}:
+			case <-c.closed:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return c
+}
+
+func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if len(c.queue) > 0 {
+		m := c.queue[0]
+		c.queue = c.queue[1:]
+		return m, nil
+	}
+	var v lineOrErr
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case v = <-c.incoming:
+	case <-c.closed:
+		return nil, io.EOF
+	}
+	if v.err != nil {
+		return nil, v.err
+	}
+	if v.line[0] != '[' {
+		return jsonrpc.DecodeMessage(v.line)
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(v.line, &raws); err != nil {
+		return nil, err
+	}
+	if len(raws) == 0 {
+		return nil, errors.New("empty batch")
+	}
+	msgs := make([]jsonrpc.Message, len(raws))
+	for i, raw := range raws {
+		m, err := jsonrpc.DecodeMessage(raw)
+		if err != nil {
+			return nil, err
+		}
+		msgs[i] = m
+	}
+	c.queue = msgs[1:]
+	return msgs[0], nil
+}
+
+func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return err
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	_, err = c.p.Write(append(data, '\n'))
+	return err
+}
+
+// Close stops the server (stdioProc.Close) and ends a waiting Read.
+func (c *lineConn) Close() error {
+	c.closeOnce.Do(func() {
+		c.closeErr = c.p.Close()
+		close(c.closed)
+	})
+	return c.closeErr
+}
+
+func (c *lineConn) SessionID() string { return "" }
+
+// next returns the next JSON line, a copy without its terminator.
+func (f *lineFilter) next() ([]byte, error) {
+	if _, err := f.Read(nil); err != nil && len(f.pending) == 0 {
+		return nil, err
+	}
+	line := bytes.Clone(bytes.TrimSuffix(f.pending, []byte("\n")))
+	f.pending = f.pending[:0]
+	return line, nil
+}
