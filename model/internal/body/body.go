@@ -226,18 +226,19 @@ func (b *Builder) Encode(vs ...any) (*Fragment, error) {
 			for _, t := range s.text {
 				n += escapedLen(t)
 			}
+			seg := segment{text: s.text, n: int64(n)}
 			if n <= Keep {
-				for _, t := range s.text {
-					raw, _ = appendEscaped(raw, t, n)
+				seg.esc = make([][]uint16, len(s.text))
+				for i, t := range s.text {
+					seg.esc[i] = escapes(t)
 				}
-				return
 			}
 			if len(raw) > 0 {
 				f.segs = append(f.segs, segment{raw: raw})
 				f.n += int64(len(raw))
 				raw = nil
 			}
-			f.segs = append(f.segs, segment{text: s.text, n: int64(n)})
+			f.segs = append(f.segs, seg)
 			f.n += int64(n)
 		}, func(entry) { nested = true })
 		if err != nil {
@@ -254,14 +255,19 @@ func (b *Builder) Encode(vs ...any) (*Fragment, error) {
 	return f, nil
 }
 
-// Keep is the longest text, escaped, that a [Fragment] holds escaped:
-// writing the fragment then copies its bytes. A longer text is escaped
-// anew whenever the fragment is written, so that a long answer is held
-// once, in the transcript.
+// Keep is the longest text, escaped, whose escapes a [Fragment] keeps: the
+// offsets of the bytes JSON escapes, two bytes each, beside a reference to
+// the text, so that writing the fragment copies the text's runs between
+// them instead of scanning it again. A longer text is scanned anew
+// whenever the fragment is written. A fragment never holds a text's
+// escaped copy: a message is held once, in the transcript, however many
+// requests it goes in (a memo of copies doubled a long conversation, and
+// the live heap a 32 MiB answer streams beside).
 const Keep = 64 << 10
 
 // Fragment is a piece of a body's encoding made by [Builder.Encode]: its
-// bytes, and references to its long texts with their escaped lengths. It
+// bytes, and references to its texts (of Inline bytes or more) with their
+// escaped lengths and, up to Keep, their escapes. It
 // is not modified once made and can be part of any number of payloads,
 // concurrently (through [Builder.List]); a dialect keeps a message's
 // fragment between requests (see [model.Memo]).
@@ -288,10 +294,12 @@ type Payload struct {
 // segment is raw encoded bytes, a text to escape (without its quotes,
 // which are in the raw bytes around it), or the elements of a JSON array
 // (list: fragments, whose first comma is left out); n is a text's escaped
-// length once known.
+// length once known; esc, when not nil, holds each piece's escapes (see
+// [escapes]).
 type segment struct {
 	raw  []byte
 	text []string
+	esc  [][]uint16
 	list []*Fragment
 	n    int64
 }
@@ -377,13 +385,14 @@ type reader struct {
 	cur           *segment
 	off           int // in the raw segment, or in the current piece of a text
 	piece         int
+	esc           int    // the piece's next escape, when the segment has them
 	buf           []byte // escaped text not yet read, in back
 	back          []byte
 }
 
 // next moves r to the next segment that is not a list.
 func (r *reader) next() {
-	r.off, r.piece = 0, 0
+	r.off, r.piece, r.esc = 0, 0, 0
 	for {
 		if r.seg >= 0 && r.seg < len(r.p.segs) {
 			if l := r.p.segs[r.seg].list; l != nil {
@@ -445,7 +454,24 @@ func (r *reader) Read(out []byte) (int, error) {
 		}
 		t := s.text[r.piece]
 		if r.off == len(t) {
-			r.piece, r.off = r.piece+1, 0
+			r.piece, r.off, r.esc = r.piece+1, 0, 0
+			continue
+		}
+		if s.esc != nil {
+			k := 0
+			k, r.off, r.esc = writeEscapes(out[n:], t, s.esc[r.piece], r.off, r.esc)
+			n += k
+			if k > 0 || r.off == len(t) {
+				continue
+			}
+			// No room in out for the next escape: write it through buf.
+			if r.back == nil {
+				r.back = make([]byte, 0, chunk+utf8.UTFMax*6)
+			}
+			b, used := appendEscaped(r.back[:0], t[r.off:], 1)
+			r.off += used
+			r.esc++
+			r.buf = b
 			continue
 		}
 		// Escape straight into out when it has room, else through buf.
@@ -466,6 +492,77 @@ func (r *reader) Read(out []byte) (int, error) {
 }
 
 const hexDigits = "0123456789abcdef"
+
+// escapes returns the offsets in s (of Keep bytes at most) of the bytes
+// and runes appendEscaped does not write as they are, in order; nil when
+// there are none.
+func escapes(s string) []uint16 {
+	var e []uint16
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if asciiLen[c] != 1 {
+				e = append(e, uint16(i))
+			}
+			i++
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		if c == utf8.RuneError && size == 1 || c == '\u2028' || c == '\u2029' {
+			e = append(e, uint16(i))
+		}
+		i += size
+	}
+	return e
+}
+
+// writeEscapes writes t from off escaped into out, as appendEscaped
+// would, copying the runs between its escapes e (see [escapes]) from the
+// next one, ei; it stops when out has no room for the next run's byte or
+// escape, and returns the bytes written and where t and e stand then.
+func writeEscapes(out []byte, t string, e []uint16, off, ei int) (int, int, int) {
+	n := 0
+	for {
+		stop := len(t)
+		if ei < len(e) {
+			stop = int(e[ei])
+		}
+		k := copy(out[n:], t[off:stop])
+		n += k
+		off += k
+		if off < stop || off == len(t) {
+			return n, off, ei
+		}
+		var esc string
+		size := 1
+		if c := t[off]; c < utf8.RuneSelf {
+			esc = asciiEscape[c]
+		} else if r, sz := utf8.DecodeRuneInString(t[off:]); r == utf8.RuneError && sz == 1 {
+			esc = `\ufffd`
+		} else {
+			esc, size = lineSeparator[r&1], sz
+		}
+		if len(out)-n < len(esc) {
+			return n, off, ei
+		}
+		n += copy(out[n:], esc)
+		off += size
+		ei++
+	}
+}
+
+// lineSeparator is how appendEscaped writes U+2028 and U+2029.
+var lineSeparator = [2]string{`\u2028`, `\u2029`}
+
+// asciiEscape is how appendEscaped writes each ASCII byte it escapes.
+var asciiEscape = func() (t [utf8.RuneSelf]string) {
+	for c := range t {
+		if asciiLen[c] != 1 {
+			b, _ := appendEscaped(nil, string(rune(c)), 6)
+			t[c] = string(b)
+		}
+	}
+	return t
+}()
 
 // escapedLen is the length of s as appendEscaped writes it.
 func escapedLen(s string) int {

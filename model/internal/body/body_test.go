@@ -259,25 +259,42 @@ func TestListIsTheEncoding(t *testing.T) {
 	}
 }
 
-// A fragment holds short texts escaped and long ones (longer than Keep) by
-// reference, so that a long answer is not held twice.
-func TestFragmentKeepsLongTextsOnce(t *testing.T) {
+// A fragment holds its texts by reference, never escaped copies, so that
+// a message is held once however many bodies it goes in: the escapes of
+// a text up to Keep, the text alone beyond. Written, it is the encoding.
+func TestFragmentHoldsNoTextTwice(t *testing.T) {
 	huge := strings.Repeat("é", Keep)
+	short := strings.Repeat("a\"<\n\u2028\xffb", Inline/8)
 	var b Builder
-	f, err := b.Encode(item{Text: b.Text(huge), URL: b.Text(huge[:Inline*2])})
+	f, err := b.Encode(item{Text: b.Text(huge), URL: b.Text(short)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw := 0
+	raw, texts := 0, 0
 	for _, s := range f.segs {
 		raw += len(s.raw)
-		if s.text != nil && s.n != int64(len(huge)) {
-			t.Fatalf("a long text's escaped length is %d, want %d", s.n, len(huge))
+		if s.text == nil {
+			continue
+		}
+		texts++
+		switch s.text[0] {
+		case huge:
+			if s.n != int64(len(huge)) || s.esc != nil {
+				t.Errorf("the long text: escaped length %d, escapes kept %v; want %d, none", s.n, s.esc != nil, len(huge))
+			}
+		case short:
+			if want := 5 * Inline / 8; len(s.esc) != 1 || len(s.esc[0]) != want {
+				t.Errorf("the short text keeps %v escapes, want %d", s.esc, want)
+			}
 		}
 	}
-	if raw >= len(huge) || raw < Inline*2 {
-		t.Fatalf("the fragment holds %d bytes: want the short text escaped and not the long one", raw)
+	if texts != 2 || raw >= Inline {
+		t.Fatalf("the fragment holds %d texts and %d raw bytes: want both texts by reference", texts, raw)
 	}
+	var p Payload
+	p.addList(entry{list: []*Fragment{f}, empty: null})
+	want, _ := json.Marshal(item{Text: huge, URL: short})
+	same(t, &p, append(append([]byte("["), want...), ']'))
 }
 
 func TestListInsideTextFails(t *testing.T) {
