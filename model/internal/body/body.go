@@ -229,8 +229,17 @@ func (b *Builder) Encode(vs ...any) (*Fragment, error) {
 			seg := segment{text: s.text, n: int64(n)}
 			if n <= Keep {
 				seg.esc = make([][]uint16, len(s.text))
+				k := 0
 				for i, t := range s.text {
 					seg.esc[i] = escapes(t)
+					k += len(seg.esc[i])
+				}
+				if k*denseRun > n {
+					// Dense: copying an escaped copy beats many short runs.
+					for _, t := range s.text {
+						raw, _ = appendEscaped(raw, t, n)
+					}
+					return
 				}
 			}
 			if len(raw) > 0 {
@@ -259,11 +268,19 @@ func (b *Builder) Encode(vs ...any) (*Fragment, error) {
 // offsets of the bytes JSON escapes, two bytes each, beside a reference to
 // the text, so that writing the fragment copies the text's runs between
 // them instead of scanning it again. A longer text is scanned anew
-// whenever the fragment is written. A fragment never holds a text's
-// escaped copy: a message is held once, in the transcript, however many
-// requests it goes in (a memo of copies doubled a long conversation, and
-// the live heap a 32 MiB answer streams beside).
+// whenever the fragment is written. A fragment holds a text's escaped
+// copy only when its runs are short (see denseRun): otherwise a message
+// is held once, in the transcript, however many requests it goes in (a
+// memo of copies doubled a conversation's prose, and the live heap a 32
+// MiB answer streams beside).
 const Keep = 64 << 10
+
+// denseRun is the mean run between escapes below which a kept text is
+// held escaped instead: each run costs a copy of its own, and source code
+// (a newline every 30 bytes, tabs and quotes) written in runs took 2.5 to
+// 4 times as long as its escaped copy (BenchmarkRequestLong in package
+// openai). Prose, logs and answers have longer runs.
+const denseRun = 64
 
 // Fragment is a piece of a body's encoding made by [Builder.Encode]: its
 // bytes, and references to its texts (of Inline bytes or more) with their

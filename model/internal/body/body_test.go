@@ -259,14 +259,17 @@ func TestListIsTheEncoding(t *testing.T) {
 	}
 }
 
-// A fragment holds its texts by reference, never escaped copies, so that
-// a message is held once however many bodies it goes in: the escapes of
-// a text up to Keep, the text alone beyond. Written, it is the encoding.
-func TestFragmentHoldsNoTextTwice(t *testing.T) {
+// A fragment holds its texts by reference, so that a message is held once
+// however many bodies it goes in: the escapes of a text up to Keep, the
+// text alone beyond; only a text of short runs between escapes is held
+// escaped. Written, it is the encoding.
+func TestFragmentHoldsTextsOnce(t *testing.T) {
 	huge := strings.Repeat("é", Keep)
-	short := strings.Repeat("a\"<\n\u2028\xffb", Inline/8)
+	const line = "A line of prose, as a model writes it, runs on for a while before it ends: this one, a hundred and fifty bytes long, holds two escapes. <\n"
+	sparse := strings.Repeat(line, Inline/len(line)+1)
+	dense := strings.Repeat("\tx\"\u2028\xff\n", Inline/8)
 	var b Builder
-	f, err := b.Encode(item{Text: b.Text(huge), URL: b.Text(short)})
+	f, err := b.Encode(item{Text: b.Text(huge), URL: b.Text(sparse)}, item{Text: b.Text(dense)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,19 +285,22 @@ func TestFragmentHoldsNoTextTwice(t *testing.T) {
 			if s.n != int64(len(huge)) || s.esc != nil {
 				t.Errorf("the long text: escaped length %d, escapes kept %v; want %d, none", s.n, s.esc != nil, len(huge))
 			}
-		case short:
-			if want := 5 * Inline / 8; len(s.esc) != 1 || len(s.esc[0]) != want {
-				t.Errorf("the short text keeps %v escapes, want %d", s.esc, want)
+		case sparse:
+			if want := 2 * (Inline/len(line) + 1); len(s.esc) != 1 || len(s.esc[0]) != want {
+				t.Errorf("the sparse text keeps %v escapes, want %d", s.esc, want)
 			}
+		default:
+			t.Errorf("the dense text is held by reference")
 		}
 	}
-	if texts != 2 || raw >= Inline {
-		t.Fatalf("the fragment holds %d texts and %d raw bytes: want both texts by reference", texts, raw)
+	if texts != 2 || raw < escapedLen(dense) || raw > escapedLen(dense)+Inline {
+		t.Fatalf("the fragment holds %d texts and %d raw bytes: want two texts by reference and the dense one escaped", texts, raw)
 	}
 	var p Payload
 	p.addList(entry{list: []*Fragment{f}, empty: null})
-	want, _ := json.Marshal(item{Text: huge, URL: short})
-	same(t, &p, append(append([]byte("["), want...), ']'))
+	a, _ := json.Marshal(item{Text: huge, URL: sparse})
+	c, _ := json.Marshal(item{Text: dense})
+	same(t, &p, []byte("["+string(a)+","+string(c)+"]"))
 }
 
 func TestListInsideTextFails(t *testing.T) {
