@@ -68,7 +68,7 @@ func init() {
 					// The live heap as of the last collection, whose
 					// size set the target the peak reaches.
 					var hb bytes.Buffer
-					_ = pprof.Lookup("heap").WriteTo(&hb, 1)
+					_ = pprof.Lookup("heap").WriteTo(&hb, 0)
 					bestHeap = hb.Bytes()
 				}
 				bestRSS, bestFile = rss, file
