@@ -343,6 +343,14 @@ func (s *sess) notify(ctx context.Context, u acp.SessionUpdate) {
 	s.out.Post(ctx, u)
 }
 
+// notifyText is notify of a streamed delta of message msgID's text (or,
+// with thought, its thought text): the log and the queue merge it without
+// an update of its own.
+func (s *sess) notifyText(ctx context.Context, thought bool, msgID, text string) {
+	s.chunks.RecordText(thought, msgID, text)
+	s.out.PostText(ctx, thought, msgID, text)
+}
+
 // send writes one session/update without recording it, after the updates
 // queued before it.
 func (s *sess) send(ctx context.Context, u acp.SessionUpdate) {

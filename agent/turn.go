@@ -426,9 +426,9 @@ func (s *sess) stream(ctx context.Context, b model.Backend, info model.ModelInfo
 			}
 			ts.started = true
 			if ev.Type == model.EventText {
-				s.notify(out, acp.SessionUpdate{AgentMessageChunk: textChunk(ev.Text, ts.msgID)})
+				s.notifyText(out, false, ts.msgID, ev.Text)
 			} else {
-				s.notify(out, acp.SessionUpdate{AgentThoughtChunk: textChunk(ev.Text, ts.msgID)})
+				s.notifyText(out, true, ts.msgID, ev.Text)
 			}
 		case model.EventToolStart, model.EventToolDone:
 			if !ts.shown[c.ID] {

@@ -111,9 +111,24 @@ func NewLog(write func(acp.SessionUpdate)) *Log {
 
 // Record logs u, buffering mergeable text.
 func (l *Log) Record(u acp.SessionUpdate) {
+	if k, text, ok := chunkOfText(&u); ok {
+		l.RecordText(k.thought, k.msg, text)
+		return
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if k, text, ok := chunkOfText(&u); ok && !l.closed {
+	l.flushLocked()
+	l.write(u)
+}
+
+// RecordText logs the update [TextChunk] makes of thought, msg and text,
+// buffering its text, without making it unless it is written alone (a
+// streamed delta costs no allocation of its own).
+func (l *Log) RecordText(thought bool, msg, text string) {
+	k := chunkKey{thought: thought, msg: msg}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.closed {
 		if l.text.Len() > 0 && l.key == k {
 			l.text.WriteString(text)
 			if l.text.Len() >= chunkLogMax {
@@ -132,7 +147,7 @@ func (l *Log) Record(u acp.SessionUpdate) {
 		return
 	}
 	l.flushLocked()
-	l.write(u)
+	l.write(k.update(text))
 }
 
 // Flush logs the buffered text, if any.
@@ -201,6 +216,18 @@ func NewQueue(send func(context.Context, acp.SessionUpdate)) *Queue {
 // ctx ends.
 func (q *Queue) Post(ctx context.Context, u acp.SessionUpdate) {
 	k, text, chunk := chunkOfText(&u)
+	q.post(ctx, u, chunk, k, text)
+}
+
+// PostText queues the update [TextChunk] makes of thought, msg and text,
+// as Post does, without making it until it is written (merged with the
+// chunks after it).
+func (q *Queue) PostText(ctx context.Context, thought bool, msg, text string) {
+	q.post(ctx, acp.SessionUpdate{}, true, chunkKey{thought: thought, msg: msg}, text)
+}
+
+// post queues u, or with chunk the text chunk of k holding text.
+func (q *Queue) post(ctx context.Context, u acp.SessionUpdate, chunk bool, k chunkKey, text string) {
 	q.mu.Lock()
 	if chunk {
 		if n := len(q.items); n > 0 {
@@ -220,11 +247,12 @@ func (q *Queue) Post(ctx context.Context, u acp.SessionUpdate) {
 	if len(q.items) >= maxItems || q.text > maxText {
 		wait = q.items[len(q.items)-1].done
 	}
-	it := &item{ctx: ctx, u: u, chunk: chunk, key: k, done: make(chan struct{})}
+	it := &item{ctx: ctx, chunk: chunk, key: k, done: make(chan struct{})}
 	if chunk {
 		it.text.WriteString(text)
 		q.text += len(text)
 	} else {
+		it.u = u
 		wait = it.done
 	}
 	q.items = append(q.items, it)
