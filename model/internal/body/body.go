@@ -28,6 +28,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"acpd/internal/jsonesc"
 	"acpd/model"
 )
 
@@ -224,7 +225,7 @@ func (b *Builder) Encode(vs ...any) (*Fragment, error) {
 			}
 			n := 0
 			for _, t := range s.text {
-				n += escapedLen(t)
+				n += jsonesc.Len(t)
 			}
 			seg := segment{text: s.text, n: int64(n)}
 			if n <= Keep {
@@ -237,7 +238,7 @@ func (b *Builder) Encode(vs ...any) (*Fragment, error) {
 				if k*denseRun > n {
 					// Dense: copying an escaped copy beats many short runs.
 					for _, t := range s.text {
-						raw, _ = appendEscaped(raw, t, n)
+						raw, _ = jsonesc.Append(raw, t, n)
 					}
 					return
 				}
@@ -329,7 +330,7 @@ func (p *Payload) add(s segment) {
 		p.n += int64(len(s.raw))
 	} else {
 		for _, t := range s.text {
-			s.n += int64(escapedLen(t))
+			s.n += int64(jsonesc.Len(t))
 		}
 		p.n += s.n
 	}
@@ -485,7 +486,7 @@ func (r *reader) Read(out []byte) (int, error) {
 			if r.back == nil {
 				r.back = make([]byte, 0, chunk+utf8.UTFMax*6)
 			}
-			b, used := appendEscaped(r.back[:0], t[r.off:], 1)
+			b, used := jsonesc.Append(r.back[:0], t[r.off:], 1)
 			r.off += used
 			r.esc++
 			r.buf = b
@@ -493,7 +494,7 @@ func (r *reader) Read(out []byte) (int, error) {
 		}
 		// Escape straight into out when it has room, else through buf.
 		if len(out)-n >= chunk+utf8.UTFMax*6 {
-			b, used := appendEscaped(out[n:n], t[r.off:], chunk)
+			b, used := jsonesc.Append(out[n:n], t[r.off:], chunk)
 			r.off += used
 			n += len(b)
 			continue
@@ -501,23 +502,21 @@ func (r *reader) Read(out []byte) (int, error) {
 		if r.back == nil {
 			r.back = make([]byte, 0, chunk+utf8.UTFMax*6)
 		}
-		b, used := appendEscaped(r.back[:0], t[r.off:], chunk)
+		b, used := jsonesc.Append(r.back[:0], t[r.off:], chunk)
 		r.off += used
 		r.buf = b
 	}
 	return n, nil
 }
 
-const hexDigits = "0123456789abcdef"
-
 // escapes returns the offsets in s (of Keep bytes at most) of the bytes
-// and runes appendEscaped does not write as they are, in order; nil when
+// and runes jsonesc.Append does not write as they are, in order; nil when
 // there are none.
 func escapes(s string) []uint16 {
 	var e []uint16
 	for i := 0; i < len(s); {
 		if c := s[i]; c < utf8.RuneSelf {
-			if asciiLen[c] != 1 {
+			if !jsonesc.Plain(c) {
 				e = append(e, uint16(i))
 			}
 			i++
@@ -532,7 +531,7 @@ func escapes(s string) []uint16 {
 	return e
 }
 
-// writeEscapes writes t from off escaped into out, as appendEscaped
+// writeEscapes writes t from off escaped into out, as jsonesc.Append
 // would, copying the runs between its escapes e (see [escapes]) from the
 // next one, ei; it stops when out has no room for the next run's byte or
 // escape, and returns the bytes written and where t and e stand then.
@@ -567,111 +566,16 @@ func writeEscapes(out []byte, t string, e []uint16, off, ei int) (int, int, int)
 	}
 }
 
-// lineSeparator is how appendEscaped writes U+2028 and U+2029.
+// lineSeparator is how jsonesc.Append writes U+2028 and U+2029.
 var lineSeparator = [2]string{`\u2028`, `\u2029`}
 
-// asciiEscape is how appendEscaped writes each ASCII byte it escapes.
+// asciiEscape is how jsonesc.Append writes each ASCII byte it escapes.
 var asciiEscape = func() (t [utf8.RuneSelf]string) {
 	for c := range t {
-		if asciiLen[c] != 1 {
-			b, _ := appendEscaped(nil, string(rune(c)), 6)
+		if !jsonesc.Plain(byte(c)) {
+			b, _ := jsonesc.Append(nil, string(rune(c)), 6)
 			t[c] = string(b)
 		}
 	}
 	return t
 }()
-
-// escapedLen is the length of s as appendEscaped writes it.
-func escapedLen(s string) int {
-	n := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			n += asciiLen[c]
-			i++
-			continue
-		}
-		c, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case c == utf8.RuneError && size == 1:
-			n += len(`\ufffd`)
-		case c == '\u2028' || c == '\u2029':
-			n += len(`\u2028`)
-		default:
-			n += size
-		}
-		i += size
-	}
-	return n
-}
-
-// asciiLen is the escaped length of each ASCII byte.
-var asciiLen = func() (t [utf8.RuneSelf]int) {
-	for c := range t {
-		switch {
-		case c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t':
-			t[c] = 2
-		case c < 0x20 || c == '<' || c == '>' || c == '&':
-			t[c] = 6
-		default:
-			t[c] = 1
-		}
-	}
-	return t
-}()
-
-// appendEscaped appends s escaped as encoding/json escapes a string's
-// content (with HTML escaping, as json.Marshal does: invalid UTF-8 becomes
-// U+FFFD, U+2028 and U+2029 are escaped) until dst has grown by limit
-// bytes or s ends, whole runes at a time, and returns dst and the bytes of
-// s it used.
-func appendEscaped(dst []byte, s string, limit int) ([]byte, int) {
-	stop := len(dst) + limit
-	start, i := 0, 0
-	for i < len(s) && len(dst)+(i-start) < stop {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if asciiLen[c] == 1 {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:i]...)
-	return dst, i
-}

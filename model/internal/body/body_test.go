@@ -9,6 +9,7 @@ import (
 	"testing/iotest"
 	"unicode/utf8"
 
+	"acpd/internal/jsonesc"
 	"acpd/model"
 )
 
@@ -293,7 +294,7 @@ func TestFragmentHoldsTextsOnce(t *testing.T) {
 			t.Errorf("the dense text is held by reference")
 		}
 	}
-	if texts != 2 || raw < escapedLen(dense) || raw > escapedLen(dense)+Inline {
+	if texts != 2 || raw < jsonesc.Len(dense) || raw > jsonesc.Len(dense)+Inline {
 		t.Fatalf("the fragment holds %d texts and %d raw bytes: want two texts by reference and the dense one escaped", texts, raw)
 	}
 	var p Payload
