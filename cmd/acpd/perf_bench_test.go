@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -427,7 +428,9 @@ func BenchmarkTableIdle100(b *testing.B) {
 // /proc/PID/clear_refs), with the second session streaming again. Both
 // peaks are measured against the answer's size. BENCH_GODEBUG (e.g.
 // gctrace=1) is passed to acpd as GODEBUG, and acpd's stderr printed, for
-// profiling.
+// profiling; with BENCH_MEMSAMPLE=DIR and a profiling build (-acpd.bin),
+// what each peak was made of is written to DIR/answer and DIR/next (see
+// memSample).
 func BenchmarkTablePeakRSS32M(b *testing.B) {
 	const size = 32 << 20
 	m := newPromptModel(b)
@@ -438,6 +441,10 @@ func BenchmarkTablePeakRSS32M(b *testing.B) {
 		env := m.env(iso)
 		if g := os.Getenv("BENCH_GODEBUG"); g != "" {
 			env = append(env, "GODEBUG="+g)
+		}
+		sampled := os.Getenv("BENCH_MEMSAMPLE")
+		if sampled != "" {
+			env = append(env, "ACPD_MEMSAMPLE="+filepath.Join(sampled, "peak"))
 		}
 		p := startProc(b, env, "--model", "openai/gpt-test")
 		p.initialize()
@@ -450,6 +457,7 @@ func BenchmarkTablePeakRSS32M(b *testing.B) {
 		}
 		peak += float64(procStatus(b, p.pid(), "VmHWM")) / 1024
 		side += float64(sideGot)
+		memSample(b, p, sampled, "answer")
 		if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", p.pid()), []byte("5"), 0); err != nil {
 			b.Fatalf("resetting the peak RSS: %v", err)
 		}
@@ -459,6 +467,7 @@ func BenchmarkTablePeakRSS32M(b *testing.B) {
 		}
 		nextTime += time.Since(t0)
 		nextPeak += float64(procStatus(b, p.pid(), "VmHWM")) / 1024
+		memSample(b, p, sampled, "next")
 		nextBody += float64(m.lastNext.Load())
 		if m.lastNext.Load() < size {
 			b.Fatalf("the next request carried %d bytes, less than the answer", m.lastNext.Load())
@@ -475,6 +484,34 @@ func BenchmarkTablePeakRSS32M(b *testing.B) {
 	b.ReportMetric(nextPeak/n, "next-peak-MiB")
 	b.ReportMetric(nextBody/n/(1<<20), "next-body-MiB")
 	b.ReportMetric(float64(nextTime.Microseconds())/1000/n, "next-ms")
+}
+
+// memSample has acpd, a profiling build run with ACPD_MEMSAMPLE (see
+// cmd/acpd/memsample_tag.go) under dir, write what its peak since the last
+// sample was made of, and moves the files to dir/NAME and dir/NAME.heap.
+// It does nothing when dir is empty.
+func memSample(b *testing.B, p *proc, dir, name string) {
+	if dir == "" {
+		return
+	}
+	base := filepath.Join(dir, "peak")
+	_ = os.Remove(base)
+	if err := p.cmd.Process.Signal(syscall.SIGUSR1); err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; ; i++ {
+		if _, err := os.Stat(base); err == nil {
+			break
+		}
+		if i == 500 {
+			b.Fatalf("no memory sample in %s: is acpd a profiling build?", dir)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	_ = os.Rename(base+".heap", filepath.Join(dir, name+".heap"))
+	if err := os.Rename(base, filepath.Join(dir, name)); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // promptBeside sends text to session sid and, until its reply, keeps

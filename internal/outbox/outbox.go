@@ -75,6 +75,13 @@ func chunkOfText(u *acp.SessionUpdate) (chunkKey, string, bool) {
 	return k, c.Content.Text.Text, true
 }
 
+// TextOf reports whether u is a chunk [TextChunk] makes (the updates the
+// Queue merges), and returns what it was made of.
+func TextOf(u *acp.SessionUpdate) (thought bool, msg, text string, ok bool) {
+	k, text, ok := chunkOfText(u)
+	return k.thought, k.msg, text, ok
+}
+
 // update is the chunk of k holding text.
 func (k chunkKey) update(text string) acp.SessionUpdate { return TextChunk(k.thought, k.msg, text) }
 

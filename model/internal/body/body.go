@@ -29,6 +29,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"acpd/internal/jsonesc"
 	"acpd/model"
 )
 
@@ -225,20 +226,30 @@ func (b *Builder) Encode(vs ...any) (*Fragment, error) {
 			}
 			n := 0
 			for _, t := range s.text {
-				n += escapedLen(t)
+				n += jsonesc.Len(t)
 			}
+			seg := segment{text: s.text, n: int64(n)}
 			if n <= Keep {
-				for _, t := range s.text {
-					raw, _ = appendEscaped(raw, t, n)
+				seg.esc = make([][]uint16, len(s.text))
+				k := 0
+				for i, t := range s.text {
+					seg.esc[i] = escapes(t)
+					k += len(seg.esc[i])
 				}
-				return
+				if k*denseRun > n {
+					// Dense: copying an escaped copy beats many short runs.
+					for _, t := range s.text {
+						raw, _ = jsonesc.Append(raw, t, n)
+					}
+					return
+				}
 			}
 			if len(raw) > 0 {
 				f.segs = append(f.segs, segment{raw: raw})
 				f.n += int64(len(raw))
 				raw = nil
 			}
-			f.segs = append(f.segs, segment{text: s.text, n: int64(n)})
+			f.segs = append(f.segs, seg)
 			f.n += int64(n)
 		}, func(entry) { nested = true })
 		if err != nil {
@@ -255,14 +266,27 @@ func (b *Builder) Encode(vs ...any) (*Fragment, error) {
 	return f, nil
 }
 
-// Keep is the longest text, escaped, that a [Fragment] holds escaped:
-// writing the fragment then copies its bytes. A longer text is escaped
-// anew whenever the fragment is written, so that a long answer is held
-// once, in the transcript.
+// Keep is the longest text, escaped, whose escapes a [Fragment] keeps: the
+// offsets of the bytes JSON escapes, two bytes each, beside a reference to
+// the text, so that writing the fragment copies the text's runs between
+// them instead of scanning it again. A longer text is scanned anew
+// whenever the fragment is written. A fragment holds a text's escaped
+// copy only when its runs are short (see denseRun): otherwise a message
+// is held once, in the transcript, however many requests it goes in (a
+// memo of copies doubled a conversation's prose, and the live heap a 32
+// MiB answer streams beside).
 const Keep = 64 << 10
 
+// denseRun is the mean run between escapes below which a kept text is
+// held escaped instead: each run costs a copy of its own, and source code
+// (a newline every 30 bytes, tabs and quotes) written in runs took 2.5 to
+// 4 times as long as its escaped copy (BenchmarkRequestLong in package
+// openai). Prose, logs and answers have longer runs.
+const denseRun = 64
+
 // Fragment is a piece of a body's encoding made by [Builder.Encode]: its
-// bytes, and references to its long texts with their escaped lengths. It
+// bytes, and references to its texts (of Inline bytes or more) with their
+// escaped lengths and, up to Keep, their escapes. It
 // is not modified once made and can be part of any number of payloads,
 // concurrently (through [Builder.List]); a dialect keeps a message's
 // fragment between requests (see [model.Memo]).
@@ -289,10 +313,12 @@ type Payload struct {
 // segment is raw encoded bytes, a text to escape (without its quotes,
 // which are in the raw bytes around it), or the elements of a JSON array
 // (list: fragments, whose first comma is left out); n is a text's escaped
-// length once known.
+// length once known; esc, when not nil, holds each piece's escapes (see
+// [escapes]).
 type segment struct {
 	raw  []byte
 	text []string
+	esc  [][]uint16
 	list []*Fragment
 	n    int64
 }
@@ -305,7 +331,7 @@ func (p *Payload) add(s segment) {
 		p.n += int64(len(s.raw))
 	} else {
 		for _, t := range s.text {
-			s.n += int64(escapedLen(t))
+			s.n += int64(jsonesc.Len(t))
 		}
 		p.n += s.n
 	}
@@ -394,13 +420,14 @@ type reader struct {
 	cur           *segment
 	off           int // in the raw segment, or in the current piece of a text
 	piece         int
+	esc           int    // the piece's next escape, when the segment has them
 	buf           []byte // escaped text not yet read, in back
 	back          []byte
 }
 
 // next moves r to the next segment that is not a list.
 func (r *reader) next() {
-	r.off, r.piece = 0, 0
+	r.off, r.piece, r.esc = 0, 0, 0
 	for {
 		if r.seg >= 0 && r.seg < len(r.p.segs) {
 			if l := r.p.segs[r.seg].list; l != nil {
@@ -462,12 +489,29 @@ func (r *reader) Read(out []byte) (int, error) {
 		}
 		t := s.text[r.piece]
 		if r.off == len(t) {
-			r.piece, r.off = r.piece+1, 0
+			r.piece, r.off, r.esc = r.piece+1, 0, 0
+			continue
+		}
+		if s.esc != nil {
+			k := 0
+			k, r.off, r.esc = writeEscapes(out[n:], t, s.esc[r.piece], r.off, r.esc)
+			n += k
+			if k > 0 || r.off == len(t) {
+				continue
+			}
+			// No room in out for the next escape: write it through buf.
+			if r.back == nil {
+				r.back = make([]byte, 0, chunk+utf8.UTFMax*6)
+			}
+			b, used := jsonesc.Append(r.back[:0], t[r.off:], 1)
+			r.off += used
+			r.esc++
+			r.buf = b
 			continue
 		}
 		// Escape straight into out when it has room, else through buf.
 		if len(out)-n >= chunk+utf8.UTFMax*6 {
-			b, used := appendEscaped(out[n:n], t[r.off:], chunk)
+			b, used := jsonesc.Append(out[n:n], t[r.off:], chunk)
 			r.off += used
 			n += len(b)
 			continue
@@ -475,104 +519,69 @@ func (r *reader) Read(out []byte) (int, error) {
 		if r.back == nil {
 			r.back = make([]byte, 0, chunk+utf8.UTFMax*6)
 		}
-		b, used := appendEscaped(r.back[:0], t[r.off:], chunk)
+		b, used := jsonesc.Append(r.back[:0], t[r.off:], chunk)
 		r.off += used
 		r.buf = b
 	}
 	return n, nil
 }
 
-const hexDigits = "0123456789abcdef"
-
-// escapedLen is the length of s as appendEscaped writes it.
-func escapedLen(s string) int {
-	n := 0
+// escapes returns the offsets in s (of Keep bytes at most) of the bytes
+// and runes jsonesc.Append does not write as they are, in order; nil when
+// there are none.
+func escapes(s string) []uint16 {
+	var e []uint16
 	for i := 0; i < len(s); {
 		if c := s[i]; c < utf8.RuneSelf {
-			n += 1 + int(asciiExtra[c])
+			if !jsonesc.Plain(c) {
+				e = append(e, uint16(i))
+			}
 			i++
 			continue
 		}
 		c, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case c == utf8.RuneError && size == 1:
-			n += len(`\ufffd`)
-		case c == '\u2028' || c == '\u2029':
-			n += len(`\u2028`)
-		default:
-			n += size
+		if c == utf8.RuneError && size == 1 || c == '\u2028' || c == '\u2029' {
+			e = append(e, uint16(i))
 		}
 		i += size
 	}
-	return n
+	return e
 }
 
-// asciiExtra is what escaping adds to the length of each ASCII byte: 1
-// for the two-byte escapes, 5 for \u00XX (the other control characters
-// and <, >, & as json.Marshal escapes them), 0 for a byte written as it
-// is. It is a literal, laid out as data, not a table built at start-up.
-var asciiExtra = [utf8.RuneSelf]int8{
-	'"': 1, '\\': 1, '\b': 1, '\f': 1, '\n': 1, '\r': 1, '\t': 1,
-	0x00: 5, 0x01: 5, 0x02: 5, 0x03: 5, 0x04: 5, 0x05: 5, 0x06: 5, 0x07: 5,
-	0x0b: 5, 0x0e: 5, 0x0f: 5,
-	0x10: 5, 0x11: 5, 0x12: 5, 0x13: 5, 0x14: 5, 0x15: 5, 0x16: 5, 0x17: 5,
-	0x18: 5, 0x19: 5, 0x1a: 5, 0x1b: 5, 0x1c: 5, 0x1d: 5, 0x1e: 5, 0x1f: 5,
-	'<': 5, '>': 5, '&': 5,
-}
-
-// appendEscaped appends s escaped as encoding/json escapes a string's
-// content (with HTML escaping, as json.Marshal does: invalid UTF-8 becomes
-// U+FFFD, U+2028 and U+2029 are escaped) until dst has grown by limit
-// bytes or s ends, whole runes at a time, and returns dst and the bytes of
-// s it used.
-func appendEscaped(dst []byte, s string, limit int) ([]byte, int) {
-	stop := len(dst) + limit
-	start, i := 0, 0
-	for i < len(s) && len(dst)+(i-start) < stop {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if asciiExtra[c] == 0 {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
+// writeEscapes writes t from off escaped into out, as jsonesc.Append
+// would, copying the runs between its escapes e (see [escapes]) from the
+// next one, ei; it stops when out has no room for the next run's byte or
+// escape, and returns the bytes written and where t and e stand then.
+func writeEscapes(out []byte, t string, e []uint16, off, ei int) (int, int, int) {
+	n := 0
+	for {
+		stop := len(t)
+		if ei < len(e) {
+			stop = int(e[ei])
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
+		k := copy(out[n:], t[off:stop])
+		n += k
+		off += k
+		if off < stop || off == len(t) {
+			return n, off, ei
 		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
+		var esc string
+		size := 1
+		if c := t[off]; c < utf8.RuneSelf {
+			esc = jsonesc.ASCII(c)
+		} else if r, sz := utf8.DecodeRuneInString(t[off:]); r == utf8.RuneError && sz == 1 {
+			esc = `\ufffd`
+		} else {
+			esc, size = lineSeparator[r&1], sz
 		}
-		i += size
+		if len(out)-n < len(esc) {
+			return n, off, ei
+		}
+		n += copy(out[n:], esc)
+		off += size
+		ei++
 	}
-	dst = append(dst, s[start:i]...)
-	return dst, i
 }
+
+// lineSeparator is how jsonesc.Append writes U+2028 and U+2029.
+var lineSeparator = [2]string{`\u2028`, `\u2029`}

@@ -9,6 +9,7 @@ import (
 	"testing/iotest"
 	"unicode/utf8"
 
+	"acpd/internal/jsonesc"
 	"acpd/model"
 )
 
@@ -272,25 +273,48 @@ func TestListIsTheEncoding(t *testing.T) {
 	}
 }
 
-// A fragment holds short texts escaped and long ones (longer than Keep) by
-// reference, so that a long answer is not held twice.
-func TestFragmentKeepsLongTextsOnce(t *testing.T) {
+// A fragment holds its texts by reference, so that a message is held once
+// however many bodies it goes in: the escapes of a text up to Keep, the
+// text alone beyond; only a text of short runs between escapes is held
+// escaped. Written, it is the encoding.
+func TestFragmentHoldsTextsOnce(t *testing.T) {
 	huge := strings.Repeat("é", Keep)
+	const line = "A line of prose, as a model writes it, runs on for a while before it ends: this one, a hundred and fifty bytes long, holds two escapes. <\n"
+	sparse := strings.Repeat(line, Inline/len(line)+1)
+	dense := strings.Repeat("\tx\"\u2028\xff\n", Inline/8)
 	var b Builder
-	f, err := b.Encode(item{Text: b.Text(huge), URL: b.Text(huge[:Inline*2])})
+	f, err := b.Encode(item{Text: b.Text(huge), URL: b.Text(sparse)}, item{Text: b.Text(dense)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw := 0
+	raw, texts := 0, 0
 	for _, s := range f.segs {
 		raw += len(s.raw)
-		if s.text != nil && s.n != int64(len(huge)) {
-			t.Fatalf("a long text's escaped length is %d, want %d", s.n, len(huge))
+		if s.text == nil {
+			continue
+		}
+		texts++
+		switch s.text[0] {
+		case huge:
+			if s.n != int64(len(huge)) || s.esc != nil {
+				t.Errorf("the long text: escaped length %d, escapes kept %v; want %d, none", s.n, s.esc != nil, len(huge))
+			}
+		case sparse:
+			if want := 2 * (Inline/len(line) + 1); len(s.esc) != 1 || len(s.esc[0]) != want {
+				t.Errorf("the sparse text keeps %v escapes, want %d", s.esc, want)
+			}
+		default:
+			t.Errorf("the dense text is held by reference")
 		}
 	}
-	if raw >= len(huge) || raw < Inline*2 {
-		t.Fatalf("the fragment holds %d bytes: want the short text escaped and not the long one", raw)
+	if texts != 2 || raw < jsonesc.Len(dense) || raw > jsonesc.Len(dense)+Inline {
+		t.Fatalf("the fragment holds %d texts and %d raw bytes: want two texts by reference and the dense one escaped", texts, raw)
 	}
+	var p Payload
+	p.addList(entry{list: []*Fragment{f}, empty: null})
+	a, _ := json.Marshal(item{Text: huge, URL: sparse})
+	c, _ := json.Marshal(item{Text: dense})
+	same(t, &p, []byte("["+string(a)+","+string(c)+"]"))
 }
 
 func TestListInsideTextFails(t *testing.T) {
@@ -301,19 +325,5 @@ func TestListInsideTextFails(t *testing.T) {
 	}
 	if _, err := b.Encode(l); err == nil {
 		t.Fatal("a list inside a fragment was accepted")
-	}
-}
-
-// TestASCIIExtraMatchesMarshal: the escaping table is what json.Marshal
-// writes for each ASCII byte.
-func TestASCIIExtraMatchesMarshal(t *testing.T) {
-	for c := range utf8.RuneSelf {
-		b, err := json.Marshal(string(rune(c)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got, want := 1+int(asciiExtra[c]), len(b)-2; got != want {
-			t.Errorf("byte %#x: escaped length %d, json.Marshal writes %d (%s)", c, got, want, b)
-		}
 	}
 }
