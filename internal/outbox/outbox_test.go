@@ -245,68 +245,6 @@ func TestQueueIdlePosterWrites(t *testing.T) {
 	})
 }
 
-// RecordText and PostText are Record and Post of TextChunk: they merge
-// with chunks of the same message recorded or posted either way, and a
-// thought's text stays apart from the message's.
-func TestTextFormsAreTheUpdates(t *testing.T) {
-	var logged []acp.SessionUpdate
-	l := NewLog(func(u acp.SessionUpdate) { logged = append(logged, u) })
-	l.after = time.Hour
-	l.RecordText(false, "m", "a")
-	l.Record(chunk("m", "b"))
-	l.RecordText(false, "m", "c")
-	l.RecordText(true, "m", "t")
-	l.Close()
-	l.RecordText(false, "m", "d")
-	want := []acp.SessionUpdate{chunk("m", "abc"), TextChunk(true, "m", "t"), chunk("m", "d")}
-	if !sameUpdates(logged, want) {
-		t.Errorf("logged %+v, want %+v", logged, want)
-	}
-
-	var mu sync.Mutex
-	var sent []acp.SessionUpdate
-	busy, release := make(chan struct{}), make(chan struct{})
-	first := true
-	q := NewQueue(func(ctx context.Context, u acp.SessionUpdate) {
-		mu.Lock()
-		sent = append(sent, u)
-		wait := first
-		first = false
-		mu.Unlock()
-		if wait {
-			close(busy)
-			<-release
-		}
-	})
-	ctx := context.Background()
-	q.PostText(ctx, false, "m", "a")
-	<-busy
-	q.PostText(ctx, false, "m", "b")
-	q.Post(ctx, chunk("m", "c"))
-	q.PostText(ctx, true, "m", "t")
-	close(release)
-	q.Close()
-	mu.Lock()
-	defer mu.Unlock()
-	if want := []acp.SessionUpdate{chunk("m", "a"), chunk("m", "bc"), TextChunk(true, "m", "t")}; !sameUpdates(sent, want) {
-		t.Errorf("written %+v, want %+v", sent, want)
-	}
-}
-
-func sameUpdates(a, b []acp.SessionUpdate) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		x, _ := a[i].MarshalJSON()
-		y, _ := b[i].MarshalJSON()
-		if string(x) != string(y) {
-			return false
-		}
-	}
-	return true
-}
-
 // A delta merged into buffered text costs no allocation of its own.
 func TestRecordTextMergesWithoutAllocating(t *testing.T) {
 	l := NewLog(func(acp.SessionUpdate) {})
