@@ -31,6 +31,7 @@ type lineConn struct {
 	writeMu   sync.Mutex
 	closeOnce sync.Once
 	closeErr  error
+	reader    sync.WaitGroup // the goroutine reading lines; Close waits for it
 }
 
 type lineOrErr struct {
@@ -44,7 +45,7 @@ var _ mcp.Connection = (*lineConn)(nil)
 // can end with its context or with Close (as the SDK's connection does).
 func newLineConn(p *stdioProc) *lineConn {
 	c := &lineConn{p: p, incoming: make(chan lineOrErr), closed: make(chan struct{})}
-	go func() {
+	c.reader.Go(func() {
 		for {
 			line, err := p.filter.next()
 			select {
@@ -56,7 +57,7 @@ func newLineConn(p *stdioProc) *lineConn {
 				return
 			}
 		}
-	}()
+	})
 	return c
 }
 
@@ -116,11 +117,14 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	return err
 }
 
-// Close stops the server (stdioProc.Close) and ends a waiting Read.
+// Close stops the server (stdioProc.Close, which returns once the
+// server's stdout is closed, so the reading goroutine's read ends) and
+// ends a waiting Read; it returns once the reading goroutine has.
 func (c *lineConn) Close() error {
 	c.closeOnce.Do(func() {
 		c.closeErr = c.p.Close()
 		close(c.closed)
+		c.reader.Wait()
 	})
 	return c.closeErr
 }
