@@ -33,14 +33,14 @@ func describe(us []acp.SessionUpdate) []string {
 	return out
 }
 
-// While the sender is busy, later chunks of one message merge into the
-// queued one; any other update returns only once written, after them.
-func TestQueueMergesWhileBusy(t *testing.T) {
+// stalledQueue returns a Queue whose first write waits until release is
+// closed (busy is closed once it has begun), and what it has written.
+func stalledQueue() (q *Queue, busy, release chan struct{}, written func() []acp.SessionUpdate) {
 	var mu sync.Mutex
 	var sent []acp.SessionUpdate
-	busy, release := make(chan struct{}), make(chan struct{})
+	busy, release = make(chan struct{}), make(chan struct{})
 	first := true
-	q := NewQueue(func(ctx context.Context, u acp.SessionUpdate) {
+	q = NewQueue(func(ctx context.Context, u acp.SessionUpdate) {
 		mu.Lock()
 		sent = append(sent, u)
 		wait := first
@@ -51,6 +51,17 @@ func TestQueueMergesWhileBusy(t *testing.T) {
 			<-release
 		}
 	})
+	return q, busy, release, func() []acp.SessionUpdate {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(sent)
+	}
+}
+
+// While the sender is busy, later chunks of one message merge into the
+// queued one; any other update returns only once written, after them.
+func TestQueueMergesWhileBusy(t *testing.T) {
+	q, busy, release, written := stalledQueue()
 	ctx := context.Background()
 	q.Post(ctx, chunk("m", "a"))
 	<-busy
@@ -62,9 +73,7 @@ func TestQueueMergesWhileBusy(t *testing.T) {
 	close(release)
 	<-done
 	q.Close()
-	mu.Lock()
-	defer mu.Unlock()
-	if got, want := describe(sent), []string{"a", "bc", "d", "other"}; !slices.Equal(got, want) {
+	if got, want := describe(written()), []string{"a", "bc", "d", "other"}; !slices.Equal(got, want) {
 		t.Errorf("written %q, want %q", got, want)
 	}
 }
@@ -137,21 +146,7 @@ func TestFlushWaitsForTheUpdateBeingWritten(t *testing.T) {
 // merges with chunks posted either way, a thought's text is a run of its
 // own, and after Close the Log writes it at once.
 func TestTextVariants(t *testing.T) {
-	var mu sync.Mutex
-	var sent []acp.SessionUpdate
-	busy, release := make(chan struct{}), make(chan struct{})
-	first := true
-	q := NewQueue(func(ctx context.Context, u acp.SessionUpdate) {
-		mu.Lock()
-		sent = append(sent, u)
-		wait := first
-		first = false
-		mu.Unlock()
-		if wait {
-			close(busy)
-			<-release
-		}
-	})
+	q, busy, release, written := stalledQueue()
 	ctx := context.Background()
 	q.PostText(ctx, false, "m", "a")
 	<-busy
@@ -164,7 +159,7 @@ func TestTextVariants(t *testing.T) {
 	close(release)
 	<-done
 	q.Close()
-	mu.Lock()
+	sent := written()
 	if got, want := describe(sent), []string{"a", "bc", "other", "d", "other"}; !slices.Equal(got, want) {
 		t.Errorf("written %q, want %q", got, want)
 	}
@@ -174,7 +169,6 @@ func TestTextVariants(t *testing.T) {
 	if id := sent[3].AgentMessageChunk.MessageID; *id != "n" {
 		t.Errorf("second message's chunk has id %q", *id)
 	}
-	mu.Unlock()
 
 	var logged []acp.SessionUpdate
 	l := NewLog(func(u acp.SessionUpdate) { logged = append(logged, u) })
