@@ -51,18 +51,7 @@ func check(t *testing.T, texts ...string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Len() != int64(len(want)) {
-		t.Fatalf("Len = %d, want %d", p.Len(), len(want))
-	}
-	if got := p.Bytes(); !bytes.Equal(got, want) {
-		t.Fatalf("Bytes differ from json.Marshal:\n%.300q\nwant\n%.300q", got, want)
-	}
-	for _, r := range []io.Reader{p.Reader(), iotest.HalfReader(p.Reader()), smallReads{p.Reader()}} {
-		got, err := io.ReadAll(r)
-		if err != nil || !bytes.Equal(got, want) {
-			t.Fatalf("read %d bytes (%v), want the %d of json.Marshal", len(got), err, len(want))
-		}
-	}
+	same(t, p, want)
 	var w bytes.Buffer
 	if n, err := p.WriteTo(&w); err != nil || n != int64(len(want)) || !bytes.Equal(w.Bytes(), want) {
 		t.Fatalf("WriteTo wrote %d bytes (%v), want %d", n, err, len(want))
