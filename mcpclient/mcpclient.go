@@ -174,6 +174,13 @@ type Options struct {
 	// ConnectTimeout bounds one connection attempt started by [Manager.Add]
 	// or a restart; zero means DefaultConnectTimeout.
 	ConnectTimeout time.Duration
+	// Hold, if set, holds the connection attempts [Manager.Add] starts
+	// until it is closed: the servers are added (StateStarting, and
+	// [Manager.Wait] waits for them) but none is spawned or dialled
+	// before. A caller that must answer someone first (acpd's reply to
+	// session/new) keeps the spawns from competing with that answer.
+	// Close ends the hold: the held servers go down with ErrClosed.
+	Hold <-chan struct{}
 	// CallTimeout bounds a tool call whose server reports no progress;
 	// ProgressCallTimeout bounds one that does (counted from the start of
 	// the call). Zero means DefaultCallTimeout and DefaultProgressCallTimeout.
@@ -430,8 +437,8 @@ func NewManager(opts Options) *Manager {
 	}
 }
 
-// Add starts connecting to servers in the background and returns at once.
-// Each connection attempt is bounded by Options.ConnectTimeout; a server
+// Add starts connecting to servers in the background (once Options.Hold
+// is closed, when set) and returns at once. Each connection attempt is bounded by Options.ConnectTimeout; a server
 // that connects later joins [Manager.Tools] then (OnToolsChanged is
 // called). The result holds one error per server that could not even be
 // started (invalid, duplicate name, Manager closed); the others report
@@ -439,6 +446,27 @@ func NewManager(opts Options) *Manager {
 // lifetime.
 func (m *Manager) Add(servers []Server) []error {
 	errs, added := m.add(servers)
+	if hold := m.opts.Hold; hold != nil && len(added) > 0 {
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			select {
+			case <-hold:
+			case <-m.ctx.Done():
+				m.mu.Lock()
+				for _, s := range added {
+					s.state, s.err = StateDown, ErrClosed
+					m.settleLocked(s)
+				}
+				m.mu.Unlock()
+				return
+			}
+			for _, s := range added {
+				m.launch(m.ctx, s, m.connectTimeout(s))
+			}
+		}()
+		return compact(errs)
+	}
 	for _, s := range added {
 		m.launch(m.ctx, s, m.connectTimeout(s))
 	}
