@@ -85,6 +85,11 @@ type Config struct {
 	Commands []acp.AvailableCommand
 	// Apps says that the client renders MCP App views (see [RendersApps]).
 	Apps bool
+	// Held holds the servers' spawns until [Bridge.Spawn] (or the first
+	// [Bridge.Announce], after the session's reply): they are starting,
+	// and a prompt waits for them, from Start on, but they do not compete
+	// with the reply for the CPU.
+	Held bool
 	// Logger receives diagnostics; nil discards.
 	Logger *slog.Logger
 }
@@ -132,6 +137,10 @@ type Bridge struct {
 	cmdMu     sync.Mutex
 	announced bool
 	replied   chan struct{}
+	// hold, closed by Spawn (once, spawnOnce), holds the servers' spawns
+	// when Config.Held (see mcpclient.Options.Hold).
+	hold      chan struct{}
+	spawnOnce sync.Once
 
 	// loopback receives OAuth redirects (nil: no HTTP server, or no
 	// listener); urlElicit says the editor shows URL elicitations;
@@ -151,7 +160,7 @@ func Start(servers []mcpclient.Server, cfg Config, s Session) *Bridge {
 	}
 	b := &Bridge{s: s, id: cfg.SessionID, log: cfg.Logger, grace: cfg.Grace, cmds: cfg.Commands,
 		reported: map[string]bool{}, slow: map[string]bool{}, started: time.Now(),
-		sampleAlways: map[string]bool{}, replied: make(chan struct{}), authorizing: map[string]int{},
+		sampleAlways: map[string]bool{}, replied: make(chan struct{}), hold: make(chan struct{}), authorizing: map[string]int{},
 		urlElicit: cfg.Client.Elicit != nil && slices.Contains(cfg.Client.ElicitModes, "url")}
 	if b.log == nil {
 		b.log = slog.New(slog.DiscardHandler)
@@ -172,6 +181,9 @@ func Start(servers []mcpclient.Server, cfg Config, s Session) *Bridge {
 	o.SampleTools = true
 	// MCP Apps: advertised only to render views the client hosts.
 	o.Apps = cfg.Apps
+	if cfg.Held {
+		o.Hold = b.hold
+	}
 	b.m = mcpclient.NewManager(o)
 	if cfg.Apps {
 		b.apps = b.newApps()
@@ -187,6 +199,15 @@ func Start(servers []mcpclient.Server, cfg Config, s Session) *Bridge {
 	b.done.Add(1)
 	go b.watch(ctx)
 	return b
+}
+
+// Spawn ends the hold of Config.Held: the servers spawn (or are dialled)
+// now. It is idempotent, and a no-op on the nil Bridge.
+func (b *Bridge) Spawn() {
+	if b == nil {
+		return
+	}
+	b.spawnOnce.Do(func() { close(b.hold) })
 }
 
 // watch tells the user about servers that are slow to start without
@@ -367,9 +388,13 @@ func (b *Bridge) ToolsMade() (map[string]*tools.Tool, uint64) {
 // the prompts of the connected servers. The first call (initial, after the
 // session's reply) marks the session as announced; later calls from the
 // servers' side (a server connected, a prompt list changed) send only after
-// that, so no update precedes the reply. The lock keeps the updates in the
+// that, so no update precedes the reply; the first also ends the hold of
+// Config.Held (Spawn). The lock keeps the updates in the
 // order their lists were computed.
 func (b *Bridge) Announce(initial bool) {
+	if initial {
+		b.Spawn()
+	}
 	b.cmdMu.Lock()
 	defer b.cmdMu.Unlock()
 	if initial && !b.announced {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -146,5 +147,46 @@ func TestToolsKeptUntilChanged(t *testing.T) {
 	}
 	if _, now := b.ToolsMade(); now == made {
 		t.Error("the changed tools kept the first map's serial")
+	}
+}
+
+// TestHeldUntilSpawn: a bridge started Held (as a session is, before its
+// reply) counts its servers as starting but reaches none until Spawn;
+// then Await waits for them and their tools are there. One closed while
+// held never reaches its server.
+func TestHeldUntilSpawn(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "go-test", Version: "1"}, nil)
+	srv.AddTool(&mcp.Tool{Name: "one", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{}, nil
+	})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	var hits atomic.Int32
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		h.ServeHTTP(w, r)
+	}))
+	defer hs.Close()
+	servers := []mcpclient.Server{{Name: "go", URL: hs.URL, Transport: mcpclient.TransportHTTP}}
+
+	closed := Start(servers, Config{Grace: time.Minute, Held: true}, nil)
+	closed.Close()
+	if n := hits.Load(); n != 0 {
+		t.Fatalf("a bridge closed while held sent %d requests", n)
+	}
+
+	b := Start(servers, Config{Grace: time.Minute, Held: true}, nil)
+	defer b.Close()
+	time.Sleep(50 * time.Millisecond)
+	if n := hits.Load(); n != 0 {
+		t.Errorf("%d requests before Spawn, want none", n)
+	}
+	if got := b.StatusPrompt(); !strings.Contains(got, "- go: still starting") {
+		t.Errorf("status prompt while held = %q, want the server starting", got)
+	}
+	b.Spawn()
+	b.Spawn() // idempotent
+	b.Await(context.Background())
+	if b.Tools()["mcp__go__one"] == nil {
+		t.Errorf("tools after Spawn = %v", b.Tools())
 	}
 }
