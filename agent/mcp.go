@@ -14,8 +14,9 @@ import (
 )
 
 // startMCP starts connecting the session's MCP servers in the background
-// (package mcpbridge); close ends them. Servers are offered elicitation
-// only in the modes the editor shows (mcp_elicit.go).
+// (package mcpbridge), and gathering the system prompt's facts beside
+// them; close ends both. Servers are offered elicitation only in the
+// modes the editor shows (mcp_elicit.go).
 func (s *sess) startMCP() {
 	servers := mcptools.Servers(s.mcpServers, s.cfg.MCPClientServers())
 	if len(servers) == 0 {
@@ -23,6 +24,11 @@ func (s *sess) startMCP() {
 		// configuration computed: the commands are read after the reply.
 		return
 	}
+	// The first request's system prompt needs the environment facts (git
+	// commands): gathered from now on, while the servers connect, rather
+	// than once the prompt comes or the last server is ready; started
+	// first, so that git's spawn does not queue behind the servers'.
+	s.gatherFacts()
 	elicit, modes := s.elicitation()
 	s.mcp = mcpbridge.Start(servers, mcpbridge.Config{
 		SessionID: s.id,
@@ -43,7 +49,11 @@ func (s *sess) startMCP() {
 		Grace:    time.Duration(max(s.cfg.Agent.MCPGraceMs, 0)) * time.Millisecond,
 		Commands: s.commands(),
 		Apps:     mcpbridge.RendersApps(s.a.clientCapabilities()),
-		Logger:   s.a.log,
+		// The servers spawn once the session's reply is written
+		// (announceCommands): twenty processes starting on a small
+		// machine would hold the reply back until most had answered.
+		Held:   true,
+		Logger: s.a.log,
 	}, bridgeSession{s})
 }
 
@@ -52,6 +62,8 @@ func (s *sess) startMCP() {
 // after the session's reply, sends acpd's own.
 func (s *sess) announceCommands(ctx context.Context, initial bool) {
 	if initial {
+		// The reply is out: the servers spawn first (see startMCP).
+		s.mcp.Spawn()
 		s.watchExtensions()
 	}
 	if s.mcp != nil {

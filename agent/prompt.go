@@ -27,8 +27,8 @@ func (s *sess) facts() string {
 
 // gatherFacts starts gathering the environment facts of the system
 // prompt, which its first model request needs, on a goroutine the session
-// waits for when it closes: its git commands run while the turn waits for
-// the session's MCP servers.
+// waits for when it closes: a session with MCP servers calls it when they
+// start (startMCP), so its git commands run while they connect.
 func (s *sess) gatherFacts() {
 	s.gathering.Go(func() { s.sysPrompt.Gather(s.facts) })
 }

@@ -244,11 +244,6 @@ func (s *sess) runTurn(ctx context.Context, t *turnslot.Turn[steerMsg], prompt [
 		parts = append(parts, model.Part{Type: model.PartText, Text: r})
 	}
 	s.appendMessage(model.Message{Role: model.RoleUser, Parts: parts})
-	if s.mcp != nil {
-		// The first request's system prompt needs the environment facts
-		// (git commands): gathered while the servers still connect.
-		s.gatherFacts()
-	}
 	s.mcp.Await(ctx)
 	maxReq := s.cfg.Agent.MaxTurnRequests
 	if maxReq <= 0 {
