@@ -132,10 +132,11 @@ func (h handlers) NewSession(ctx context.Context, p *acp.NewSessionRequest) (*ac
 	if err != nil {
 		return nil, invalidParams("%v", err)
 	}
-	// The session is made, and its MCP servers started, before its log
-	// is created: the servers spawn and answer their handshakes while the
-	// log's fsyncs run, not after them. The session is registered (and
-	// replies) only once the log is durable.
+	// The session is made, its MCP servers counted as starting and its
+	// facts' git commands started, before its log is created; the
+	// servers spawn once the reply is written (startMCP), so that twenty
+	// of them starting do not hold it back. The session is registered
+	// (and replies) only once the log is durable.
 	set := a.initialSettings(cfg)
 	id := newID("s_")
 	s, err := a.newSess(acp.SessionID(id), nil, p.Cwd, p.AdditionalDirectories, cfg, set, p.McpServers)
