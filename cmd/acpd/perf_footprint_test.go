@@ -124,8 +124,14 @@ var releaseBuild, profileBuild staticBuild
 
 // releaseBinary builds acpd static as released, whatever CGO_ENABLED the
 // test runs with: a cgo build maps the C library and the dynamic loader
-// too (21.9 MB idle against 17.0).
-func releaseBinary(tb testing.TB) string { return releaseBuild.get(tb, "") }
+// too (21.9 MB idle against 17.0). -acpd.bin names a binary to measure
+// instead (build it static to compare like with like).
+func releaseBinary(tb testing.TB) string {
+	if *flagBinary != "" {
+		return *flagBinary
+	}
+	return releaseBuild.get(tb, "")
+}
 
 // profileBinary builds acpd with the acpdprofile tag (profile_tag.go),
 // static as released.
