@@ -76,8 +76,15 @@ func openLogger(cfg *config.Config) (*log.Logger, io.Closer, error) {
 		w, c = f, f
 	}
 	lg := log.NewWithOptions(w, log.Options{ReportTimestamp: true, Prefix: "acpd"})
-	if cfg.Log.File == "" && isTerminal(os.Stderr) && !run.NoColor() {
-		lg.SetColorProfile(run.ColorProfile())
+	if cfg.Log.File == "" && isTerminal(os.Stderr) {
+		if !run.NoColor() {
+			lg.SetColorProfile(run.ColorProfile())
+		}
+	} else {
+		// Read by programs and people paging a file, not styled: logfmt,
+		// which writes without the styling stack the text form renders
+		// every field through.
+		lg.SetFormatter(log.LogfmtFormatter)
 	}
 	lvl, err := log.ParseLevel(strings.ToLower(orDefault(cfg.Log.Level, "info")))
 	if err != nil {
