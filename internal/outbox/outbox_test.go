@@ -192,22 +192,7 @@ func TestTextVariants(t *testing.T) {
 // and is written after it, in order; Flush waits for it.
 func TestQueueIdlePosterWrites(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var mu sync.Mutex
-		var sent []acp.SessionUpdate
-		release := make(chan struct{})
-		poster := make(chan struct{}) // closed by the first update's writer
-		first := true
-		q := NewQueue(func(ctx context.Context, u acp.SessionUpdate) {
-			mu.Lock()
-			sent = append(sent, u)
-			wait := first
-			first = false
-			mu.Unlock()
-			if wait {
-				close(poster)
-				<-release
-			}
-		})
+		q, poster, release, written := stalledQueue()
 		ctx := context.Background()
 		posted := make(chan struct{})
 		go func() { q.Post(ctx, toolCall); close(posted) }()
@@ -231,9 +216,7 @@ func TestQueueIdlePosterWrites(t *testing.T) {
 		<-last
 		<-flushed
 		q.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		if got, want := describe(sent), []string{"other", "ab", "other"}; !slices.Equal(got, want) {
+		if got, want := describe(written()), []string{"other", "ab", "other"}; !slices.Equal(got, want) {
 			t.Errorf("written %q, want %q", got, want)
 		}
 	})
