@@ -5,9 +5,19 @@ import (
 	"strconv"
 )
 
-// liveMember scans /proc for a non-zombie process in process group pgid.
-// ok is false when /proc cannot be read.
+// liveMember reports whether process group pgid has a non-zombie member.
+// The group's leader (pid pgid, the child procgroup started) is looked at
+// first: while it runs, the group is alive without a scan of every
+// process, which Stop's polling would otherwise repeat every pollInterval
+// for each group it waits on. Only once the leader is a zombie or gone is
+// /proc scanned for the rest of the group. ok is false when /proc cannot
+// be read.
 func liveMember(pgid int) (alive, ok bool) {
+	if b, err := os.ReadFile("/proc/" + strconv.Itoa(pgid) + "/stat"); err == nil {
+		if state, pg, ok := parseProcStat(b); ok && pg == pgid && state != 'Z' && state != 'X' {
+			return true, true
+		}
+	}
 	d, err := os.Open("/proc")
 	if err != nil {
 		return false, false
