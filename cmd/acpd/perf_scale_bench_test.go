@@ -65,9 +65,12 @@ type mcpModel struct {
 	srv *httptest.Server
 
 	mu       sync.Mutex
-	first    time.Time // the first request's arrival
-	tools    int       // MCP tools in the first request
-	answered time.Time // the last tool-call answer's end
+	pid      int           // acpd's, for firstCPU
+	firstCPU time.Duration // acpd's CPU (threadCPU) when the first request arrived
+	kidsCPU  time.Duration // its children's then
+	first    time.Time     // the first request's arrival
+	tools    int           // MCP tools in the first request
+	answered time.Time     // the last tool-call answer's end
 	calls    time.Duration
 	rounds   int // requests carrying tool results (calls timed)
 }
@@ -97,6 +100,13 @@ func (m *mcpModel) serve(w http.ResponseWriter, r *http.Request) {
 	m.mu.Lock()
 	if results == 0 {
 		m.first, m.tools = arrived, 0
+		if m.pid != 0 {
+			m.firstCPU = threadCPU(m.pid)
+			m.kidsCPU = 0
+			for _, kid := range childPids(m.pid) {
+				m.kidsCPU += threadCPU(kid)
+			}
+		}
 		for _, t := range req.Tools {
 			if len(t.Function.Name) > 5 && t.Function.Name[:5] == "mcp__" {
 				m.tools++
@@ -135,6 +145,11 @@ func (m *mcpModel) serve(w http.ResponseWriter, r *http.Request) {
 // call's round trip is the time from the model's answer calling
 // mcp__s0__echo being written to the next model request (with the result)
 // arriving; its floor is the same tools/call sent to a server directly.
+// Context, since the phase is bound by CPU on a machine with fewer cores
+// than servers: the floor timed from one common start (before the first
+// spawn to the last tools), acpd's CPU from session/new sent to the first
+// request, and the CPU each server used by then against a bare server's
+// by its tools.
 func BenchmarkTableMCP20(b *testing.B) {
 	bin := testdataBinary(b, "mcpecho")
 	m := &mcpModel{}
@@ -148,13 +163,14 @@ func BenchmarkTableMCP20(b *testing.B) {
 	for i := range servers {
 		servers[i] = map[string]any{"name": fmt.Sprintf("s%d", i), "command": bin, "args": []string{}, "env": []any{}}
 	}
-	var ready, floorReady, calls, floorCalls time.Duration
+	var ready, floorReady, floorCommon, calls, floorCalls, cpu, kids, floorKids time.Duration
 	for b.Loop() {
 		p := startProc(b, env, "--model", "openai/gpt-test")
 		p.initialize()
 		m.mu.Lock()
-		m.calls, m.rounds = 0, 0
+		m.calls, m.rounds, m.pid = 0, 0, p.pid()
 		m.mu.Unlock()
+		cpu0 := threadCPU(p.pid())
 		t0 := time.Now()
 		var sess struct {
 			SessionID string `json:"sessionId"`
@@ -182,17 +198,26 @@ func BenchmarkTableMCP20(b *testing.B) {
 			b.Fatalf("%d tool results reached the model, want %d", m.rounds, mcpCallsPerIt)
 		}
 		ready += m.first.Sub(t0)
+		cpu += m.firstCPU - cpu0
+		kids += m.kidsCPU
 		calls += m.calls
+		m.pid = 0
 		m.mu.Unlock()
 		p.close()
-		fr, fc := bareMCP(b, bin, mcpServers, mcpCallsPerIt)
+		fr, fcommon, fk, fc := bareMCP(b, bin, mcpServers, mcpCallsPerIt)
 		floorReady += fr
+		floorCommon += fcommon
 		floorCalls += fc
+		floorKids += fk
 	}
 	n := float64(b.N)
 	b.ReportMetric(float64(ready.Microseconds())/1000/n, "acpd-ms")
 	b.ReportMetric(float64(floorReady.Microseconds())/1000/n, "floor-ms")
 	b.ReportMetric(float64(ready)/float64(floorReady), "ratio")
+	b.ReportMetric(float64(floorCommon.Microseconds())/1000/n, "floor-common-ms")
+	b.ReportMetric(float64(cpu.Microseconds())/1000/n, "cpu-ready-ms")
+	b.ReportMetric(float64(kids.Microseconds())/1000/n/mcpServers, "cpu-server-ms")
+	b.ReportMetric(float64(floorKids.Microseconds())/1000/n/mcpServers, "cpu-floor-server-ms")
 	perCall := n * mcpCallsPerIt
 	b.ReportMetric(float64(calls.Microseconds())/perCall, "call-acpd-µs")
 	b.ReportMetric(float64(floorCalls.Microseconds())/perCall, "call-floor-µs")
@@ -201,9 +226,10 @@ func BenchmarkTableMCP20(b *testing.B) {
 
 // bareMCP spawns n servers at once and has each answer initialize and
 // tools/list over raw JSON lines; it returns the slowest one's time from
-// its spawn to its tools, and the time of calls tools/call round trips to
-// the first server.
-func bareMCP(b *testing.B, bin string, n, calls int) (slowest, callTime time.Duration) {
+// its spawn to its tools, the time from before the first spawn to the last
+// tools (one common start), the servers' CPU time until then, and the time
+// of calls tools/call round trips to the first server.
+func bareMCP(b *testing.B, bin string, n, calls int) (slowest, common, cpu, callTime time.Duration) {
 	b.Helper()
 	type conn struct {
 		cmd *exec.Cmd
@@ -214,6 +240,7 @@ func bareMCP(b *testing.B, bin string, n, calls int) (slowest, callTime time.Dur
 	}
 	conns := make([]*conn, n)
 	var wg sync.WaitGroup
+	start := time.Now()
 	for i := range conns {
 		c := &conn{cmd: exec.Command(bin)}
 		c.cmd.Env = []string{}
@@ -244,11 +271,13 @@ func bareMCP(b *testing.B, bin string, n, calls int) (slowest, callTime time.Dur
 		}()
 	}
 	wg.Wait()
+	common = time.Since(start)
 	for i, c := range conns {
 		if c.err != nil {
 			b.Fatalf("floor server %d: %v", i, c.err)
 		}
 		slowest = max(slowest, c.d)
+		cpu += threadCPU(c.cmd.Process.Pid)
 	}
 	for i := range calls {
 		t0 := time.Now()
@@ -261,7 +290,7 @@ func bareMCP(b *testing.B, bin string, n, calls int) (slowest, callTime time.Dur
 		c.in.Close()
 		_ = c.cmd.Wait()
 	}
-	return slowest, callTime
+	return slowest, common, cpu, callTime
 }
 
 // rawRoundTrip writes one JSON-RPC request line and reads its result line.
@@ -588,6 +617,42 @@ func procCPU(b *testing.B, pid int) time.Duration {
 	ut, _ := strconv.ParseInt(f[11], 10, 64)
 	st, _ := strconv.ParseInt(f[12], 10, 64)
 	return time.Duration(ut+st) * 10 * time.Millisecond
+}
+
+// threadCPU returns the CPU time process pid's threads have run so far
+// (/proc/PID/task/*/schedstat, in nanoseconds; threads that ended are not
+// counted), 0 if the process is gone.
+func threadCPU(pid int) time.Duration {
+	dirs, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	var total time.Duration
+	for _, d := range dirs {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, d.Name()))
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(data))
+		if len(f) > 0 {
+			ns, _ := strconv.ParseInt(f[0], 10, 64)
+			total += time.Duration(ns)
+		}
+	}
+	return total
+}
+
+// childPids returns the pids of process pid's children
+// (/proc/PID/task/*/children).
+func childPids(pid int) []int {
+	dirs, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	var pids []int
+	for _, d := range dirs {
+		data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, d.Name()))
+		for _, f := range strings.Fields(string(data)) {
+			if n, err := strconv.Atoi(f); err == nil {
+				pids = append(pids, n)
+			}
+		}
+	}
+	return pids
 }
 
 // selfCPU returns the test process's user and system CPU time so far.
