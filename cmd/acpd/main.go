@@ -82,7 +82,16 @@ func main() {
 		os.Exit(1)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := newRootCmd().ExecuteContext(ctx)
+	var err error
+	if len(os.Args) == 1 {
+		// What editors run, once per connection: serving ACP with the
+		// defaults. The command line holds nothing to parse, so the
+		// command tree (every subcommand with its flags and help) is not
+		// built for it.
+		err = runServe(ctx, &globalFlags{})
+	} else {
+		err = newRootCmd().ExecuteContext(ctx)
+	}
 	stop()
 	os.Exit(exitStatus(err, os.Stderr))
 }
@@ -168,7 +177,7 @@ Run without a subcommand (or with "serve") it serves ACP on stdio.`,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runServe(cmd.Context(), g, cmd)
+			return runServe(cmd.Context(), g)
 		},
 	}
 	root.SetVersionTemplate(versionLine() + "\n")
@@ -185,7 +194,7 @@ Run without a subcommand (or with "serve") it serves ACP on stdio.`,
 			Short: "Serve ACP on stdin/stdout (what editors run)",
 			Args:  cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
-				return runServe(cmd.Context(), g, cmd)
+				return runServe(cmd.Context(), g)
 			},
 		},
 		newSessionsCmd(g),
