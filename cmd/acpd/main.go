@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -39,7 +40,10 @@ func versionLine() string {
 	return "acpd " + acpdVersion() + " (commit " + c + ", built " + d + ")"
 }
 
-func acpdVersion() string {
+// acpdVersion is computed once: the build information is parsed from the
+// binary's module data each time it is read, and serving asks for the
+// version in several places.
+var acpdVersion = sync.OnceValue(func() string {
 	if version != "" {
 		return version
 	}
@@ -47,7 +51,7 @@ func acpdVersion() string {
 		return bi.Main.Version
 	}
 	return packaging.Version + "-dev"
-}
+})
 
 // buildCommit is the commit and build date of the binary: the release
 // ldflags' when set, else the toolchain's vcs.revision (12 digits, with
