@@ -157,7 +157,10 @@ func (a *Agent) fallbackModel() string {
 		}
 		ref, err := a.opts.DefaultModel(a.baseContext())
 		if err != nil {
-			a.log.Info("no default model", "err", err)
+			// Not news at Info: a session without a model says what to
+			// configure in its model selector and its first answer, and
+			// authenticate warns.
+			a.log.Debug("no default model", "err", err)
 			return ""
 		}
 		return ref

@@ -162,3 +162,30 @@ func TestConfigExampleAndVersion(t *testing.T) {
 		t.Errorf("--version printed %q (exit %d), want the version, commit and date", stdout, code)
 	}
 }
+
+// TestServeForms: without arguments (what editors run; the command tree is
+// not built), with "serve" and with only global flags acpd serves ACP
+// alike: the same initialize reply.
+func TestServeForms(t *testing.T) {
+	t.Parallel()
+	iso := newIsolation(t)
+	env := append(iso.Env(), "ACPD_DISCOVER=0")
+	var replies []string
+	for _, args := range [][]string{nil, {"serve"}, {"--log-level", "debug"}} {
+		p := startProc(t, env, args...)
+		res, rerr := p.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}})
+		if rerr != nil {
+			t.Fatalf("acpd %q: initialize: %v", args, rerr)
+		}
+		p.close()
+		replies = append(replies, string(res))
+	}
+	for i, r := range replies[1:] {
+		if r != replies[0] {
+			t.Errorf("initialize reply of form %d differs:\n%s\nwant\n%s", i+1, r, replies[0])
+		}
+	}
+	if !strings.Contains(replies[0], `"agentInfo"`) {
+		t.Errorf("initialize reply without agentInfo: %s", replies[0])
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -39,7 +40,10 @@ func versionLine() string {
 	return "acpd " + acpdVersion() + " (commit " + c + ", built " + d + ")"
 }
 
-func acpdVersion() string {
+// acpdVersion is computed once: the build information is parsed from the
+// binary's module data each time it is read, and serving asks for the
+// version in several places.
+var acpdVersion = sync.OnceValue(func() string {
 	if version != "" {
 		return version
 	}
@@ -47,7 +51,7 @@ func acpdVersion() string {
 		return bi.Main.Version
 	}
 	return packaging.Version + "-dev"
-}
+})
 
 // buildCommit is the commit and build date of the binary: the release
 // ldflags' when set, else the toolchain's vcs.revision (12 digits, with
@@ -82,7 +86,16 @@ func main() {
 		os.Exit(1)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := newRootCmd().ExecuteContext(ctx)
+	var err error
+	if len(os.Args) == 1 {
+		// What editors run, once per connection: serving ACP with the
+		// defaults. The command line holds nothing to parse, so the
+		// command tree (every subcommand with its flags and help) is not
+		// built for it.
+		err = runServe(ctx, &globalFlags{})
+	} else {
+		err = newRootCmd().ExecuteContext(ctx)
+	}
 	stop()
 	os.Exit(exitStatus(err, os.Stderr))
 }
@@ -168,7 +181,7 @@ Run without a subcommand (or with "serve") it serves ACP on stdio.`,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runServe(cmd.Context(), g, cmd)
+			return runServe(cmd.Context(), g)
 		},
 	}
 	root.SetVersionTemplate(versionLine() + "\n")
@@ -185,7 +198,7 @@ Run without a subcommand (or with "serve") it serves ACP on stdio.`,
 			Short: "Serve ACP on stdin/stdout (what editors run)",
 			Args:  cobra.NoArgs,
 			RunE: func(cmd *cobra.Command, _ []string) error {
-				return runServe(cmd.Context(), g, cmd)
+				return runServe(cmd.Context(), g)
 			},
 		},
 		newSessionsCmd(g),

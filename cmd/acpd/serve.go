@@ -12,7 +12,6 @@ import (
 
 	"github.com/charmbracelet/log"
 	"github.com/charmbracelet/x/term"
-	"github.com/spf13/cobra"
 
 	"acpd/acp/jsonrpc"
 	"acpd/agent"
@@ -117,7 +116,7 @@ func openStore(ctx context.Context, cfg *config.Config) (*session.Store, error) 
 }
 
 // runServe serves ACP on stdin/stdout until stdin closes.
-func runServe(ctx context.Context, g *globalFlags, cmd *cobra.Command) error {
+func runServe(ctx context.Context, g *globalFlags) error {
 	if isTerminal(os.Stdin) && isTerminal(os.Stdout) {
 		fmt.Fprintf(os.Stderr, `acpd is an ACP agent: an editor starts it and talks JSON-RPC on stdin/stdout.
 Add it to your editor (for Zed: "agent_servers": {"acpd": {"command": "acpd"}}),

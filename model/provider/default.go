@@ -20,6 +20,8 @@ import (
 const (
 	// probeTimeout bounds one discovery probe of a loopback server.
 	probeTimeout = 400 * time.Millisecond
+	// probeDialTimeout bounds the TCP connect of one probe.
+	probeDialTimeout = 100 * time.Millisecond
 	// ollamaTimeout bounds listing the models of the server OLLAMA_HOST
 	// names, which may be remote.
 	ollamaTimeout = 3 * time.Second
@@ -171,8 +173,14 @@ func (r *Registry) remember(d *discovery) {
 }
 
 // probe asks every loopback server of r.probes whose provider has no
-// configured endpoint for its models, in parallel, and returns the first
-// in list order that answered with an OpenAI model list, or nil.
+// configured endpoint for its models and returns the first in list order
+// that answered with an OpenAI model list, or nil. The ports are dialled
+// one after another on the calling goroutine: a loopback connect is
+// answered by the kernel at once (refused, or accepted into the listen
+// queue however busy the server is), so dialling in parallel would save
+// nothing, and goroutines of their own would each grow a stack through
+// the dialer's frames. The servers that accept are asked in parallel, a
+// server's answer being what may take time.
 func (r *Registry) probe(ctx context.Context) *discovery {
 	var targets []probe
 	for _, p := range r.probes {
@@ -188,11 +196,11 @@ func (r *Registry) probe(ctx context.Context) *discovery {
 	defer cancel()
 	var wg sync.WaitGroup
 	for i, p := range targets {
+		if err := dialable(ctx, p.baseURL); err != nil {
+			r.logger.Debug("provider: no local model server", "provider", p.provider, "endpoint", redactURL(p.baseURL), "err", err)
+			continue
+		}
 		wg.Go(func() {
-			if err := dialable(ctx, p.baseURL); err != nil {
-				r.logger.Debug("provider: no local model server", "provider", p.provider, "endpoint", redactURL(p.baseURL), "err", err)
-				return
-			}
 			ids, err := r.listModels(ctx, p.baseURL, nil)
 			if err != nil {
 				r.logger.Debug("provider: no local model server", "provider", p.provider, "endpoint", redactURL(p.baseURL), "err", err)
@@ -228,7 +236,9 @@ func dialable(ctx context.Context, base string) error {
 		}
 		host = net.JoinHostPort(u.Hostname(), port)
 	}
-	var d net.Dialer
+	// A port that does not answer at once is filtered: it is given
+	// probeDialTimeout, so that it cannot use up the others' time.
+	d := net.Dialer{Timeout: probeDialTimeout}
 	c, err := d.DialContext(ctx, "tcp", host)
 	if err != nil {
 		return err

@@ -107,22 +107,26 @@ func malformed(msg string) error {
 	return &model.Error{Kind: model.ErrServer, Message: "malformed stream: " + msg}
 }
 
-// handled lists the event types the decoder reads; others are ignored,
-// whatever their shape.
-var handled = map[string]bool{
-	"response.output_item.added":             true,
-	"response.output_item.done":              true,
-	"response.output_text.delta":             true,
-	"response.refusal.delta":                 true,
-	"response.reasoning_summary_text.delta":  true,
-	"response.reasoning_text.delta":          true,
-	"response.function_call_arguments.delta": true,
-	"response.function_call_arguments.done":  true,
-	"response.output_text.annotation.added":  true,
-	"response.completed":                     true,
-	"response.incomplete":                    true,
-	"response.failed":                        true,
-	"error":                                  true,
+// handled reports whether the decoder reads events of type t; others are
+// ignored, whatever their shape.
+func handled(t string) bool {
+	switch t {
+	case "response.output_item.added",
+		"response.output_item.done",
+		"response.output_text.delta",
+		"response.refusal.delta",
+		"response.reasoning_summary_text.delta",
+		"response.reasoning_text.delta",
+		"response.function_call_arguments.delta",
+		"response.function_call_arguments.done",
+		"response.output_text.annotation.added",
+		"response.completed",
+		"response.incomplete",
+		"response.failed",
+		"error":
+		return true
+	}
+	return false
 }
 
 // Event implements [sse.Decoder].
@@ -138,7 +142,7 @@ func (d *decoder) Event(ev sse.Event, emit func(model.Event) bool) (done bool, e
 	}
 	if err != nil {
 		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && !handled[se.Type] {
+		if errors.As(err, &te) && !handled(se.Type) {
 			return false, nil // an event of a type we do not read
 		}
 		return true, malformed(err.Error())

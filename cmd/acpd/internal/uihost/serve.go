@@ -1,11 +1,13 @@
 package uihost
 
 import (
+	"bytes"
 	"context"
 	"embed"
 	"encoding/json"
 	"errors"
-	"html/template"
+	"fmt"
+	"html"
 	"io"
 	"mime"
 	"net/http"
@@ -14,17 +16,40 @@ import (
 
 	"acpd/acp"
 	"acpd/acp/jsonrpc"
-	"acpd/internal/lazy"
 )
 
 //go:embed page
 var pageFS embed.FS
 
-// The pages' templates, parsed when first served.
-var (
-	indexTmpl = lazy.Value[*template.Template]{New: func() *template.Template { return template.Must(template.ParseFS(pageFS, "page/index.html")) }}
-	proxyTmpl = lazy.Value[*template.Template]{New: func() *template.Template { return template.Must(template.ParseFS(pageFS, "page/proxy.html")) }}
-)
+// page returns the embedded page name with each {{.Key}} replaced by the
+// value of Key in vals, escaped for HTML. The pages put these values only
+// in double-quoted attribute values (TestPagePlaceholders checks it),
+// where escaping the five characters html.EscapeString does is all the
+// context asks: no template engine is needed.
+func page(name string, vals map[string]string) ([]byte, error) {
+	src, err := pageFS.ReadFile("page/" + name)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(src)+64)
+	for {
+		i := bytes.Index(src, []byte("{{."))
+		if i < 0 {
+			return append(out, src...), nil
+		}
+		j := bytes.Index(src[i:], []byte("}}"))
+		if j < 0 {
+			return nil, fmt.Errorf("page %s: unterminated placeholder", name)
+		}
+		key := string(src[i+3 : i+j])
+		v, ok := vals[key]
+		if !ok {
+			return nil, fmt.Errorf("page %s: no value for {{.%s}}", name, key)
+		}
+		out = append(append(out, src[:i]...), html.EscapeString(v)...)
+		src = src[i+j+2:]
+	}
+}
 
 // keepAlive is how often an idle event stream gets a comment line.
 const keepAlive = 15 * time.Second
@@ -100,9 +125,13 @@ func (h *Host) hostHandler(addr string) http.Handler {
 			w.Header().Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; frame-src "+sand+"; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 			w.Header().Set("X-Frame-Options", "DENY")
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
-			if err := indexTmpl.Get().Execute(w, map[string]string{"Name": h.o.Name, "Version": h.o.Version}); err != nil {
-				h.log.Debug("uihost: writing the page", "err", err)
+			b, err := page("index.html", map[string]string{"Name": h.o.Name, "Version": h.o.Version})
+			if err != nil {
+				h.log.Error("uihost: the page", "err", err)
+				http.Error(w, "internal error", http.StatusInternalServerError)
+				return
 			}
+			w.Write(b)
 		case rest == "host.js" || rest == "host.css":
 			b, err := pageFS.ReadFile("page/" + rest)
 			if err != nil {
@@ -151,9 +180,13 @@ func (h *Host) sandboxHandler(addr string) http.Handler {
 			w.Header().Set("Permissions-Policy", pp)
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		if err := proxyTmpl.Get().Execute(w, map[string]string{"Host": host}); err != nil {
-			h.log.Debug("uihost: writing the proxy", "err", err)
+		b, err := page("proxy.html", map[string]string{"Host": host})
+		if err != nil {
+			h.log.Error("uihost: the proxy page", "err", err)
+			http.Error(w, "internal error", http.StatusInternalServerError)
+			return
 		}
+		w.Write(b)
 	})
 }
 
