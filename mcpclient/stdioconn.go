@@ -10,14 +10,16 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"acpd/internal/jsonscan"
 )
 
 // lineConn is the connection to a stdio server: the SDK's [mcp.IOTransport]
 // but for how a line is read. The lineFilter has found each line (and
-// checked that it is JSON), so a line is decoded once, by
-// jsonrpc.DecodeMessage, where the SDK's connection scanned it again and
-// decoded it twice (first trying it as a batch), each decode taking a 32
-// KiB buffer: most of what a tool call allocated.
+// checked that it is JSON), so a line is decoded once (see decodeLine),
+// where the SDK's connection scanned it again and decoded it twice (first
+// trying it as a batch), each decode taking a 32 KiB buffer: most of what
+// a tool call allocated.
 //
 // A batch (a JSON array) is read as its messages, one by one, whatever
 // the protocol version (the SDK refuses batches from 2025-06-18 on), and
@@ -82,7 +84,7 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		return nil, v.err
 	}
 	if v.line[0] != '[' {
-		return jsonrpc.DecodeMessage(v.line)
+		return decodeLine(v.line)
 	}
 	var raws []json.RawMessage
 	if err := json.Unmarshal(v.line, &raws); err != nil {
@@ -93,7 +95,7 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 	msgs := make([]jsonrpc.Message, len(raws))
 	for i, raw := range raws {
-		m, err := jsonrpc.DecodeMessage(raw)
+		m, err := decodeLine(raw)
 		if err != nil {
 			return nil, err
 		}
@@ -101,6 +103,60 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 	c.queue = msgs[1:]
 	return msgs[0], nil
+}
+
+// decodeLine decodes one JSON-RPC message. The answer to a request (most
+// of what a server sends: a tool call's result, a list) is read without
+// reflection when it has the plain shape {"jsonrpc":"2.0","id":N,
+// "result":...}, each member once: jsonrpc.DecodeMessage takes a 32 KiB
+// buffer for every line it decodes. Anything else (requests,
+// notifications, errors, string ids, other members) goes to
+// jsonrpc.DecodeMessage, which decides what it is.
+func decodeLine(line []byte) (jsonrpc.Message, error) {
+	if m, ok := plainResponse(line); ok {
+		return m, nil
+	}
+	return jsonrpc.DecodeMessage(line)
+}
+
+// plainResponse decodes line when it is a response of the plain shape
+// (see decodeLine); its Result is line's own bytes.
+func plainResponse(line []byte) (*jsonrpc.Response, bool) {
+	const (
+		version = 1 << iota
+		id
+		result
+	)
+	var (
+		seen       jsonscan.Seen
+		n          int
+		start, end int
+	)
+	sc := jsonscan.New(string(line))
+	ok := sc.Object(func(key string) bool {
+		switch key {
+		case "jsonrpc":
+			v, ok := sc.String()
+			return ok && v == "2.0" && seen.First(version)
+		case "id":
+			var ok bool
+			n, ok = sc.Int()
+			return ok && seen.First(id)
+		case "result":
+			var ok bool
+			start, end, ok = sc.Span()
+			return ok && seen.First(result)
+		}
+		return false
+	})
+	if !ok || !sc.End() || seen != version|id|result {
+		return nil, false
+	}
+	rid, err := jsonrpc.MakeID(float64(n))
+	if err != nil {
+		return nil, false
+	}
+	return &jsonrpc.Response{ID: rid, Result: json.RawMessage(line[start:end:end])}, true
 }
 
 func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
