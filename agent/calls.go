@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"sort"
 	"strings"
 	"sync"
@@ -179,7 +180,7 @@ func (s *sess) runCalls(ctx context.Context, ts *turnState) (stop acp.StopReason
 		// when it closes.
 		Abandon: s.abandoned.Go,
 		Images:  ts.info.ID == "" || ts.info.Images,
-		Logger:  s.a.log.With("session", s.id),
+		Logger:  s.sessLog(),
 		Pre:     s.preHook(ctx),
 		Post:    s.postHook(ctx),
 	}, calls)
@@ -218,4 +219,10 @@ func (s *sess) closeCalls(ts *turnState, reason string) {
 		s.notify(out, acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(c.ID), Status: new(acp.ToolCallStatusFailed)}})
 	}
 	s.appendMessage(model.Message{Role: model.RoleUser, Parts: parts})
+}
+
+// sessLog is the agent's logger with the session's id.
+func (s *sess) sessLog() *slog.Logger {
+	s.logOnce.Do(func() { s.logger = s.a.log.With("session", s.id) })
+	return s.logger
 }
