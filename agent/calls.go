@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"sort"
 	"strings"
 	"sync"
@@ -18,12 +19,19 @@ import (
 
 // tools returns the session's tools by name.
 func (s *sess) tools() map[string]*tools.Tool {
+	all, _ := s.toolsMade()
+	return all
+}
+
+// toolsMade is [sess.tools] with the map's serial number: the same number
+// means the same map (0: the built-in tools' own, which never changes).
+func (s *sess) toolsMade() (map[string]*tools.Tool, uint64) {
 	mcp, made := s.mcp.ToolsMade()
 	hasSkills := len(s.currentSkills()) > 0
 	agents := s.currentAgents()
 	builtin := s.builtinTools()
 	if len(mcp) == 0 && !hasSkills && len(agents) == 0 {
-		return builtin
+		return builtin, 0
 	}
 	// A turn asks for the tools several times per model request and tool
 	// call: the merged map is made again only when an input changed (the
@@ -33,7 +41,7 @@ func (s *sess) tools() map[string]*tools.Tool {
 	defer s.toolSet.mu.Unlock()
 	ts := &s.toolSet
 	if ts.all != nil && ts.skills == hasSkills && ts.mcp == made && sameSlice(ts.agents, agents) {
-		return ts.all
+		return ts.all, ts.serial
 	}
 	all := make(map[string]*tools.Tool, len(builtin)+len(mcp)+1)
 	if hasSkills {
@@ -53,16 +61,33 @@ func (s *sess) tools() map[string]*tools.Tool {
 		all["task"] = task.ToolWith(types)
 	}
 	ts.all, ts.mcp, ts.skills, ts.agents = all, made, hasSkills, agents
-	return all
+	ts.serial++
+	return all, ts.serial
 }
 
 // toolSet is the tool map [sess.tools] made last and what it was made of.
 type toolSet struct {
 	mu     sync.Mutex
 	all    map[string]*tools.Tool
+	serial uint64 // counts the maps made (the first is 1)
 	mcp    uint64 // the MCP tools' map, by its serial (mcpbridge.Bridge.ToolsMade)
 	skills bool
 	agents []subagents.Agent
+
+	// defs is the list toolDefs made last and what it was made of.
+	defs    []model.ToolDef
+	defsKey defsKey
+}
+
+// defsKey is everything a tool list offered to the model depends on: the
+// tool map (by its serial, see sess.toolsMade) and the three choices
+// toolDefs makes of it.
+type defsKey struct {
+	tools     uint64
+	patch     bool // apply_patch offered (the model family's trained on it)
+	webSearch bool // web_search offered (the provider has a search)
+	plan      bool // plan mode: read-only tools only
+	made      bool // the entry holds a list
 }
 
 // sameSlice reports whether a and b are the same slice: the same elements
@@ -75,22 +100,37 @@ func sameSlice[E any](a, b []E) bool {
 // by name: apply_patch only to the model families trained on it,
 // web_search only where the provider has a search of its own, and in plan
 // mode only the tools the mode allows (read-only tools and update_plan).
+//
+// The list is made again only when one of its inputs changed (see
+// defsKey): every model request of a session asks for it, and with twenty
+// MCP servers it is eighty tools filtered and sorted. The list returned is
+// shared by the requests until then: callers must not modify it.
 func (s *sess) toolDefs(info model.ModelInfo) []model.ToolDef {
-	ts := s.tools()
+	ts, serial := s.toolsMade()
 	st := s.settings()
 	_, modelID, _ := model.ParseRef(st.Model)
+	key := defsKey{tools: serial, patch: tools.PatchModel(modelID), webSearch: info.WebSearch,
+		plan: st.Mode == string(permissions.ModePlan), made: true}
+	set := &s.toolSet
+	set.mu.Lock()
+	if set.defsKey == key {
+		defs := set.defs
+		set.mu.Unlock()
+		return defs
+	}
+	set.mu.Unlock()
 	names := make([]string, 0, len(ts))
 	for n, t := range ts {
-		if n == "apply_patch" && !tools.PatchModel(modelID) {
+		if n == "apply_patch" && !key.patch {
 			continue
 		}
 		// web_search runs on the provider's own search: not offered where
 		// there is none.
-		if n == tools.WebSearchTool && !info.WebSearch {
+		if n == tools.WebSearchTool && !key.webSearch {
 			continue
 		}
 		// task stays: its sub-agents get only what the mode allows.
-		if st.Mode == string(permissions.ModePlan) && !t.ReadOnly && n != "update_plan" && n != "task" {
+		if key.plan && !t.ReadOnly && n != "update_plan" && n != "task" {
 			continue
 		}
 		names = append(names, n)
@@ -100,6 +140,9 @@ func (s *sess) toolDefs(info model.ModelInfo) []model.ToolDef {
 	for _, n := range names {
 		defs = append(defs, ts[n].Def)
 	}
+	set.mu.Lock()
+	set.defs, set.defsKey = defs, key
+	set.mu.Unlock()
 	return defs
 }
 
@@ -137,7 +180,7 @@ func (s *sess) runCalls(ctx context.Context, ts *turnState) (stop acp.StopReason
 		// when it closes.
 		Abandon: s.abandoned.Go,
 		Images:  ts.info.ID == "" || ts.info.Images,
-		Logger:  s.a.log.With("session", s.id),
+		Logger:  s.sessLog(),
 		Pre:     s.preHook(ctx),
 		Post:    s.postHook(ctx),
 	}, calls)
@@ -176,4 +219,10 @@ func (s *sess) closeCalls(ts *turnState, reason string) {
 		s.notify(out, acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: acp.ToolCallID(c.ID), Status: new(acp.ToolCallStatusFailed)}})
 	}
 	s.appendMessage(model.Message{Role: model.RoleUser, Parts: parts})
+}
+
+// sessLog is the agent's logger with the session's id.
+func (s *sess) sessLog() *slog.Logger {
+	s.logOnce.Do(func() { s.logger = s.a.log.With("session", s.id) })
+	return s.logger
 }

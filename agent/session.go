@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -106,6 +107,11 @@ type sess struct {
 	// never does.
 	builtin     map[string]*tools.Tool
 	builtinOnce sync.Once
+	// logger is the agent's logger with the session's id, made at the first
+	// turn that runs tools (see sessLog): a logger's With copies it, 4 KiB
+	// a tool call when each made its own.
+	logger  *slog.Logger
+	logOnce sync.Once
 	// toolSet keeps the map tools returns while its inputs stay the same.
 	toolSet toolSet
 	// turns are the session's live model turns (see checkpoint.go).

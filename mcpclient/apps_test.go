@@ -59,8 +59,8 @@ func TestAppsServers(t *testing.T) {
 	if _, err := m.CallAppTool(ctx, "basic", "poll-system-stats", nil); err == nil {
 		t.Error("CallAppTool reached another server's tool")
 	}
-	if res, err := m.CallAppTool(ctx, "monitor", "poll-system-stats", nil); err != nil || !strings.Contains(string(res.Raw), "structuredContent") {
-		t.Errorf("CallAppTool(poll-system-stats) = %s, %v", res.Raw, err)
+	if res, err := m.CallAppTool(ctx, "monitor", "poll-system-stats", nil); err != nil || !strings.Contains(string(res.Raw()), "structuredContent") {
+		t.Errorf("CallAppTool(poll-system-stats) = %s, %v", res.Raw(), err)
 	}
 	poll, ok := findTool(tools, "mcp__monitor__poll-system-stats")
 	if !ok || poll.ForModel() || !poll.ForApp() || !slices.Equal(poll.Visibility, []string{"app"}) {

@@ -66,15 +66,24 @@ type Result struct {
 	Structured json.RawMessage
 	// Content holds every block, in the server's order.
 	Content []Content
-	// Raw is the complete CallToolResult as the server sent it (content,
-	// structuredContent, _meta, isError), for an MCP App's view.
-	Raw json.RawMessage
+	// res is the result as decoded, for Raw.
+	res *mcp.CallToolResult
+}
+
+// Raw is the complete CallToolResult as the server sent it (content,
+// structuredContent, _meta, isError), for an MCP App's view: encoded when
+// asked for, as only a call with a view open needs it.
+func (r Result) Raw() json.RawMessage {
+	if r.res == nil {
+		return nil
+	}
+	b, _ := json.Marshal(r.res)
+	return b
 }
 
 // convertResult converts a tool result; outputSchema is the tool's, if any.
 func convertResult(res *mcp.CallToolResult, outputSchema any) (Result, error) {
-	out := Result{IsError: res.IsError}
-	out.Raw, _ = json.Marshal(res)
+	out := Result{IsError: res.IsError, res: res}
 	var parts []string
 	for _, c := range res.Content {
 		cc, ok := convertContent(c)

@@ -4,9 +4,11 @@ package mcpclient
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os/exec"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -53,5 +55,52 @@ func TestLineConnReads(t *testing.T) {
 		if got[i] != want[i] {
 			t.Errorf("message %d: %q, want %q", i, got[i], want[i])
 		}
+	}
+}
+
+// A Read waiting for a line of a server that writes none ends when its
+// context does, and when the connection closes (with io.EOF).
+func TestLineConnReadEnds(t *testing.T) {
+	start := func() *lineConn {
+		p, err := startStdio(exec.Command("sh", "-c", "exec sleep 60"), nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := newLineConn(p)
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	read := func(c *lineConn, ctx context.Context) <-chan error {
+		done := make(chan error, 1)
+		go func() {
+			_, err := c.Read(ctx)
+			done <- err
+		}()
+		return done
+	}
+	wait := func(done <-chan error) error {
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(30 * time.Second):
+			t.Fatal("Read did not end")
+			return nil
+		}
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := read(start(), ctx)
+	time.Sleep(20 * time.Millisecond) // let the read start
+	cancel()
+	if err := wait(done); !errors.Is(err, context.Canceled) {
+		t.Errorf("Read after its context ended: %v, want context.Canceled", err)
+	}
+
+	c := start()
+	done = read(c, context.Background())
+	time.Sleep(20 * time.Millisecond)
+	go c.Close()
+	if err := wait(done); err != io.EOF {
+		t.Errorf("Read after Close: %v, want io.EOF", err)
 	}
 }

@@ -295,6 +295,18 @@ func (sc *Scanner) Int() (int, bool) {
 // Skip reads any value, checking it against the JSON grammar.
 func (sc *Scanner) Skip() bool { return sc.skip(0) }
 
+// Span reads any value as Skip does and returns where its text starts and
+// ends in the scanned text, so that a caller holding that text as bytes
+// keeps the value without a copy.
+func (sc *Scanner) Span() (start, end int, ok bool) {
+	sc.ws()
+	start = sc.i
+	if !sc.skip(0) {
+		return 0, 0, false
+	}
+	return start, sc.i, true
+}
+
 // scanDepth bounds the nesting Skip follows (encoding/json's own limit is
 // 10000); deeper text gives up.
 const scanDepth = 64

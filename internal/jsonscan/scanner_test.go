@@ -88,3 +88,24 @@ func TestScanner(t *testing.T) {
 		t.Errorf("Int read %v", ints)
 	}
 }
+
+// Span reads a value as Skip does and says where its text is.
+func TestSpan(t *testing.T) {
+	for _, tc := range []struct {
+		in, want string
+		ok       bool
+	}{
+		{`  {"a":[1,2,{"b":"c\"d"}]} ,`, `{"a":[1,2,{"b":"c\"d"}]}`, true},
+		{`"text" `, `"text"`, true},
+		{`-12.5e3]`, `-12.5e3`, true},
+		{`null`, `null`, true},
+		{`{"a":}`, ``, false},
+		{``, ``, false},
+	} {
+		sc := New(tc.in)
+		start, end, ok := sc.Span()
+		if ok != tc.ok || (ok && tc.in[start:end] != tc.want) {
+			t.Errorf("Span(%q) = %d, %d, %v; want %q, %v", tc.in, start, end, ok, tc.want, tc.ok)
+		}
+	}
+}

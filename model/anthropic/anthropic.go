@@ -69,7 +69,8 @@ type Options struct {
 // Backend streams Messages API responses. It is safe for concurrent use;
 // it holds no per-request state.
 type Backend struct {
-	c *sse.Client
+	c     *sse.Client
+	tools body.ToolMemo // the encodings of the tool lists sent
 }
 
 // dialect is the HTTP plumbing of the Messages API.
@@ -92,7 +93,7 @@ func New(opts Options) *Backend {
 // *model.Error values (or ctx's error once ctx ends) and are not retried
 // here (see package retry).
 func (b *Backend) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Event, error] {
-	return b.c.Stream(ctx, "/messages", func() (*body.Payload, error) { return requestPayload(req) }, func() sse.Decoder { return &decoder{} })
+	return b.c.Stream(ctx, "/messages", func() (*body.Payload, error) { return requestPayload(&b.tools, req) }, func() sse.Decoder { return &decoder{} })
 }
 
 // answerError is the dialect's Error (see sse.Answer).

@@ -4,15 +4,23 @@ import (
 	"testing"
 
 	"acpd/model"
+	"acpd/model/internal/body"
 	"acpd/model/internal/sse/ssetest"
 )
 
+// testTools is the tool memo of the package's tests, shared as a
+// Backend's is by its requests.
+var testTools body.ToolMemo
+
+// payload is requestPayload with testTools.
+func payload(req *model.Request) (*body.Payload, error) { return requestPayload(&testTools, req) }
+
 // requestBody is the body requestPayload sends, whole.
-var requestBody = ssetest.Whole(requestPayload)
+var requestBody = ssetest.Whole(payload)
 
-func TestLongAnswer(t *testing.T) { ssetest.CheckLongAnswer(t, Provider, requestPayload) }
+func TestLongAnswer(t *testing.T) { ssetest.CheckLongAnswer(t, Provider, payload) }
 
-func TestMemo(t *testing.T) { ssetest.CheckMemo(t, Provider, requestPayload) }
+func TestMemo(t *testing.T) { ssetest.CheckMemo(t, Provider, payload) }
 
 // A message keeps its form with a cache breakpoint only while it is one.
 func TestMemoDropsFormerBreakpoints(t *testing.T) {
@@ -22,7 +30,7 @@ func TestMemoDropsFormerBreakpoints(t *testing.T) {
 	msgs := []model.Message{u("one"), u("two")}
 	req := &model.Request{Model: "m", Messages: []model.Message{msgs[0], msgs[1]}}
 	req.Messages[0].Cache = true
-	if _, err := requestPayload(req); err != nil {
+	if _, err := payload(req); err != nil {
 		t.Fatal(err)
 	}
 	kept := func(m model.Message) *encoded {
@@ -36,7 +44,7 @@ func TestMemoDropsFormerBreakpoints(t *testing.T) {
 		t.Fatal("the breakpoint's forms are not kept")
 	}
 	req.Messages[0].Cache, req.Messages[1].Cache = false, true
-	if _, err := requestPayload(req); err != nil {
+	if _, err := payload(req); err != nil {
 		t.Fatal(err)
 	}
 	if e := kept(msgs[0]); e.marked != nil || e.frag == nil {
@@ -46,3 +54,7 @@ func TestMemoDropsFormerBreakpoints(t *testing.T) {
 		t.Fatal("the new breakpoint's form is not kept")
 	}
 }
+
+func TestToolMemo(t *testing.T) { ssetest.CheckToolMemo(t, requestPayload) }
+
+func BenchmarkRequestTools80(b *testing.B) { ssetest.BenchmarkTools80(b, requestPayload) }

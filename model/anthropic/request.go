@@ -28,11 +28,13 @@ func thinkingBudget(e model.Effort) int {
 }
 
 type messagesRequest struct {
-	Model     string    `json:"model"`
-	MaxTokens int       `json:"max_tokens"`
-	System    []block   `json:"system,omitempty"`
-	Tools     []tool    `json:"tools,omitempty"`
-	Thinking  *thinking `json:"thinking,omitempty"`
+	Model     string  `json:"model"`
+	MaxTokens int     `json:"max_tokens"`
+	System    []block `json:"system,omitempty"`
+	// Tools is a [body.Builder.Array] of the tools' fragment (kept by the
+	// Backend's [body.ToolMemo]), or empty.
+	Tools    json.RawMessage `json:"tools,omitempty"`
+	Thinking *thinking       `json:"thinking,omitempty"`
 	// Messages is a [body.Builder.List] of the messages' fragments.
 	Messages json.RawMessage `json:"messages"`
 	Stream   bool            `json:"stream"`
@@ -96,9 +98,15 @@ const maxSearches = 5
 
 var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 
+// toolsKey is what the encoding of a request's tools depends on besides
+// the tools (see [body.ToolMemo]).
+type toolsKey struct {
+	webSearch, cache bool
+}
+
 // requestPayload maps req to a Messages API request body (see the package
-// documentation for the rules).
-func requestPayload(req *model.Request) (*body.Payload, error) {
+// documentation for the rules). The tools' encoding is kept in tm.
+func requestPayload(tm *body.ToolMemo, req *model.Request) (*body.Payload, error) {
 	mr := messagesRequest{Model: req.Model, MaxTokens: req.MaxOutputTokens, Stream: true}
 	if mr.MaxTokens <= 0 {
 		mr.MaxTokens = defaultMaxTokens
@@ -111,21 +119,38 @@ func requestPayload(req *model.Request) (*body.Payload, error) {
 			breakpoints++
 		}
 	}
-	for _, t := range req.Tools {
-		schema := t.InputSchema
-		if len(schema) == 0 || string(schema) == "null" {
-			schema = emptySchema
-		}
-		mr.Tools = append(mr.Tools, tool{Name: t.Name, Description: t.Description, InputSchema: schema})
-	}
-	if req.WebSearch {
-		mr.Tools = append(mr.Tools, tool{Type: webSearchTool, Name: "web_search", MaxUses: maxSearches})
-	}
-	if req.CacheTools && len(mr.Tools) > 0 {
-		mr.Tools[len(mr.Tools)-1].CacheControl = ephemeral
-		breakpoints++
-	}
 	var bb body.Builder
+	if len(req.Tools) > 0 || req.WebSearch {
+		key := toolsKey{webSearch: req.WebSearch, cache: req.CacheTools}
+		f, err := tm.Fragment(key, req.Tools, func() (*body.Fragment, error) {
+			ts := make([]tool, 0, len(req.Tools)+1)
+			for _, t := range req.Tools {
+				schema := t.InputSchema
+				if len(schema) == 0 || string(schema) == "null" {
+					schema = emptySchema
+				}
+				ts = append(ts, tool{Name: t.Name, Description: t.Description, InputSchema: schema})
+			}
+			if key.webSearch {
+				ts = append(ts, tool{Type: webSearchTool, Name: "web_search", MaxUses: maxSearches})
+			}
+			if key.cache {
+				ts[len(ts)-1].CacheControl = ephemeral
+			}
+			vs := make([]any, len(ts))
+			for i := range ts {
+				vs[i] = ts[i]
+			}
+			return bb.Encode(vs...)
+		})
+		if err != nil {
+			return nil, encodingError(err)
+		}
+		mr.Tools = bb.Array([]*body.Fragment{f})
+		if key.cache {
+			breakpoints++
+		}
+	}
 	encs := make([]*encoded, len(req.Messages))
 	for i, m := range req.Messages {
 		e, err := messageEncoding(&bb, m)

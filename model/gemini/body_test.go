@@ -8,19 +8,30 @@ import (
 	"acpd/model/internal/sse/ssetest"
 )
 
-// requestBody is the body requestPayload sends, whole.
-var requestBody = ssetest.Whole(requestPayload)
+// testTools is the tool memo of the package's tests, shared as a
+// Backend's is by its requests.
+var testTools body.ToolMemo
 
-func TestLongAnswer(t *testing.T) { ssetest.CheckLongAnswer(t, Provider, requestPayload) }
+// payload is requestPayload with testTools.
+func payload(req *model.Request) (*body.Payload, error) { return requestPayload(&testTools, req) }
+
+// requestBody is the body requestPayload sends, whole.
+var requestBody = ssetest.Whole(payload)
+
+func TestLongAnswer(t *testing.T) { ssetest.CheckLongAnswer(t, Provider, payload) }
+
+func TestToolMemo(t *testing.T) { ssetest.CheckToolMemo(t, requestPayload) }
 
 func TestMemo(t *testing.T) {
 	withModel := func(id string) ssetest.Payload {
 		return func(req *model.Request) (*body.Payload, error) {
 			r := *req
 			r.Model = id
-			return requestPayload(&r)
+			return payload(&r)
 		}
 	}
 	// Gemini 3 gives unsigned calls the sentinel signature; 2.5 does not.
 	ssetest.CheckMemo(t, Provider, withModel("gemini-3-pro-preview"), withModel("gemini-2.5-flash"))
 }
+
+func BenchmarkRequestTools80(b *testing.B) { ssetest.BenchmarkTools80(b, requestPayload) }

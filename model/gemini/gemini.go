@@ -110,7 +110,8 @@ type Options struct {
 // Backend streams Gemini responses. It is safe for concurrent use; it holds
 // no per-request state.
 type Backend struct {
-	c *sse.Client // under /v1beta
+	c     *sse.Client   // under /v1beta
+	tools body.ToolMemo // the encodings of the tool lists sent
 	// idPrefix returns the prefix of ids generated for function calls
 	// Gemini sent without one (replaced in tests for stable output).
 	idPrefix func() string
@@ -149,7 +150,7 @@ func streamPath(modelName string) string {
 // *model.Error values (or ctx's error once ctx ends) and are not retried
 // here (see package retry).
 func (b *Backend) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Event, error] {
-	return b.c.Stream(ctx, streamPath(strings.TrimSpace(req.Model)), func() (*body.Payload, error) { return requestPayload(req) },
+	return b.c.Stream(ctx, streamPath(strings.TrimSpace(req.Model)), func() (*body.Payload, error) { return requestPayload(&b.tools, req) },
 		func() sse.Decoder { return &decoder{idPrefix: b.idPrefix()} })
 }
 

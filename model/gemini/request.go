@@ -17,8 +17,10 @@ const skipSignature = "skip_thought_signature_validator"
 type generateRequest struct {
 	SystemInstruction *content `json:"systemInstruction,omitempty"`
 	// Contents is a [body.Builder.Array] of the messages' fragments.
-	Contents         json.RawMessage   `json:"contents"`
-	Tools            []tool            `json:"tools,omitempty"`
+	Contents json.RawMessage `json:"contents"`
+	// Tools is a [body.Builder.Array] of the tools' fragment (kept by the
+	// Backend's [body.ToolMemo]), or empty.
+	Tools            json.RawMessage   `json:"tools,omitempty"`
 	GenerationConfig *generationConfig `json:"generationConfig,omitempty"`
 }
 
@@ -120,9 +122,16 @@ func alwaysThinks(modelID string) bool {
 	return ok && v >= 2.5 && strings.Contains(strings.ToLower(modelID), "-pro")
 }
 
+// toolsKey is what the encoding of a request's tools depends on besides
+// the tools (see [body.ToolMemo]).
+type toolsKey struct {
+	webSearch bool
+}
+
 // requestPayload maps req to a GenerateContentRequest body (see the package
-// documentation for the rules).
-func requestPayload(req *model.Request) (*body.Payload, error) {
+// documentation for the rules). The tools' encoding (their schemas
+// converted) is kept in tm.
+func requestPayload(tm *body.ToolMemo, req *model.Request) (*body.Payload, error) {
 	if strings.TrimSpace(req.Model) == "" {
 		return nil, &model.Error{Kind: model.ErrInvalidRequest, Message: "gemini: no model given"}
 	}
@@ -148,24 +157,39 @@ func requestPayload(req *model.Request) (*body.Payload, error) {
 	if gc != (generationConfig{}) {
 		gr.GenerationConfig = &gc
 	}
-	if len(req.Tools) > 0 {
-		var decls []functionDeclaration
-		for _, t := range req.Tools {
-			params, err := convertSchema(t.InputSchema)
-			if err != nil {
-				return nil, &model.Error{Kind: model.ErrInvalidRequest, Message: "gemini: tool " + quote(t.Name) + ": " + err.Error(), Err: err}
+	var bb body.Builder
+	if len(req.Tools) > 0 || req.WebSearch {
+		key := toolsKey{webSearch: req.WebSearch}
+		f, err := tm.Fragment(key, req.Tools, func() (*body.Fragment, error) {
+			var ts []any
+			if len(req.Tools) > 0 {
+				var decls []functionDeclaration
+				for _, t := range req.Tools {
+					params, err := convertSchema(t.InputSchema)
+					if err != nil {
+						return nil, &model.Error{Kind: model.ErrInvalidRequest, Message: "gemini: tool " + quote(t.Name) + ": " + err.Error(), Err: err}
+					}
+					decls = append(decls, functionDeclaration{Name: t.Name, Description: t.Description, Parameters: params})
+				}
+				ts = append(ts, tool{FunctionDeclarations: decls})
 			}
-			decls = append(decls, functionDeclaration{Name: t.Name, Description: t.Description, Parameters: params})
+			if key.webSearch {
+				ts = append(ts, tool{GoogleSearch: &struct{}{}})
+			}
+			f, err := bb.Encode(ts...)
+			if err != nil {
+				return nil, &model.Error{Kind: model.ErrInvalidRequest, Message: "gemini: encoding request: " + err.Error(), Err: err}
+			}
+			return f, nil
+		})
+		if err != nil {
+			return nil, err
 		}
-		gr.Tools = []tool{{FunctionDeclarations: decls}}
-	}
-	if req.WebSearch {
-		gr.Tools = append(gr.Tools, tool{GoogleSearch: &struct{}{}})
+		gr.Tools = bb.Array([]*body.Fragment{f})
 	}
 	v, _ := version(req.Model)
 	sentinel := v >= 3
 	names := map[string]string{} // tool call id -> tool name
-	var bb body.Builder
 	frags := make([]*body.Fragment, len(req.Messages))
 	for i, m := range req.Messages {
 		f, err := messageFragment(&bb, m, sentinel, names)

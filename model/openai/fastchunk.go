@@ -34,7 +34,17 @@ func (d *decoder) fastChunk(data string, c *chunk) bool {
 				c.Choices = append(c.Choices, choice{})
 				return d.fastChoice(&c.Choices[0])
 			})
-		case "usage", "error", "x_groq":
+		case "usage":
+			if !seen.First(2) {
+				return false
+			}
+			c.Usage = nil
+			if sc.Null() {
+				return true
+			}
+			c.Usage = new(usage)
+			return d.fastUsage(c.Usage)
+		case "error", "x_groq":
 			// null is the same as absent for each.
 			return sc.Null()
 		}
@@ -86,7 +96,20 @@ func (d *decoder) fastDelta(dl *delta) bool {
 		case "reasoning":
 			return field(8, &d.texts[3], &dl.Reasoning)
 		case "tool_calls":
-			return seen.First(16) && sc.Null()
+			if !seen.First(16) {
+				return false
+			}
+			dl.ToolCalls = nil
+			if sc.Null() {
+				return true
+			}
+			calls := []toolCallDelta{}
+			ok := sc.Array(func() bool {
+				calls = append(calls, toolCallDelta{})
+				return d.fastToolCall(&calls[len(calls)-1])
+			})
+			dl.ToolCalls = calls
+			return ok
 		}
 		return !jsonscan.FoldsTo(key, "content", "refusal", "reasoning_content", "reasoning", "tool_calls") && sc.Skip()
 	})
@@ -102,4 +125,134 @@ func (d *decoder) text(slot *string, p **string) bool {
 	*slot = strings.Clone(s)
 	*p = slot
 	return true
+}
+
+// fastToolCall reads one element of a delta's tool_calls: a call's start
+// (its id and name) or a piece of its arguments.
+func (d *decoder) fastToolCall(tc *toolCallDelta) bool {
+	sc := &d.scan
+	var seen jsonscan.Seen
+	str := func(bit uint8, to *string) bool {
+		if !seen.First(bit) {
+			return false
+		}
+		if sc.Null() {
+			return true
+		}
+		s, ok := sc.String()
+		*to = strings.Clone(s)
+		return ok
+	}
+	return sc.Object(func(key string) bool {
+		switch key {
+		case "index":
+			if !seen.First(1) {
+				return false
+			}
+			tc.Index = nil
+			if sc.Null() {
+				return true
+			}
+			n, ok := sc.Int()
+			tc.Index = &n
+			return ok
+		case "id":
+			return str(2, &tc.ID)
+		case "function":
+			if !seen.First(4) {
+				return false
+			}
+			if sc.Null() {
+				return true
+			}
+			var fseen jsonscan.Seen
+			return sc.Object(func(key string) bool {
+				switch key {
+				case "name":
+					return fseen.First(1) && str(8, &tc.Function.Name)
+				case "arguments":
+					return fseen.First(2) && str(16, &tc.Function.Arguments)
+				}
+				return !jsonscan.FoldsTo(key, "name", "arguments") && sc.Skip()
+			})
+		}
+		return !jsonscan.FoldsTo(key, "index", "id", "function") && sc.Skip()
+	})
+}
+
+// fastUsage reads a chunk's usage.
+func (d *decoder) fastUsage(u *usage) bool {
+	sc := &d.scan
+	var seen jsonscan.Seen
+	num := func(bit uint8, to *int64) bool {
+		if !seen.First(bit) {
+			return false
+		}
+		if sc.Null() {
+			return true
+		}
+		n, ok := sc.Int()
+		*to = int64(n)
+		return ok
+	}
+	// details reads {"key": N} (or null) into *to.
+	details := func(bit uint8, key string, to **int64) bool {
+		if !seen.First(bit) {
+			return false
+		}
+		*to = nil
+		if sc.Null() {
+			return true
+		}
+		n := new(int64)
+		*to = n
+		var dseen jsonscan.Seen
+		return sc.Object(func(k string) bool {
+			if k == key {
+				if !dseen.First(1) {
+					return false
+				}
+				if sc.Null() {
+					return true
+				}
+				v, ok := sc.Int()
+				*n = int64(v)
+				return ok
+			}
+			return !jsonscan.FoldsTo(k, key) && sc.Skip()
+		})
+	}
+	return sc.Object(func(key string) bool {
+		switch key {
+		case "prompt_tokens":
+			return num(1, &u.PromptTokens)
+		case "completion_tokens":
+			return num(2, &u.CompletionTokens)
+		case "prompt_cache_hit_tokens":
+			return num(4, &u.PromptCacheHitTokens)
+		case "prompt_tokens_details":
+			var p *int64
+			if !details(8, "cached_tokens", &p) {
+				return false
+			}
+			if p != nil {
+				u.PromptTokensDetails = &struct {
+					CachedTokens int64 `json:"cached_tokens"`
+				}{*p}
+			}
+			return true
+		case "completion_tokens_details":
+			var p *int64
+			if !details(16, "reasoning_tokens", &p) {
+				return false
+			}
+			if p != nil {
+				u.CompletionTokensDetails = &struct {
+					ReasoningTokens int64 `json:"reasoning_tokens"`
+				}{*p}
+			}
+			return true
+		}
+		return !jsonscan.FoldsTo(key, "prompt_tokens", "completion_tokens", "prompt_cache_hit_tokens", "prompt_tokens_details", "completion_tokens_details") && sc.Skip()
+	})
 }

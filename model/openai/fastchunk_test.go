@@ -28,6 +28,16 @@ var chunkSeeds = []string{
 	`{"choices":[{"index":0,"delta":{"content":"x"}}],"extra":{"deep":[1,{"a":[true,null]}],"n":-1.5e3}}`,
 	"{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"bad \xff\"}}]}",
 	`{"choices":null}`,
+	`{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"mcp__s0__echo","arguments":""}}]},"finish_reason":null}]}`,
+	`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"message\":\"x1\"}"}}]},"finish_reason":null}]}`,
+	`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":null,"id":null,"function":null},{"index":1,"function":{"name":null,"arguments":"{"}}]}}]}`,
+	`{"choices":[{"index":0,"delta":{"tool_calls":[]}}]}`,
+	`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"ID":"x"}]}}]}`,
+	`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0.5}]}}]}`,
+	`{"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":10,"total_tokens":20,"prompt_tokens_details":{"cached_tokens":4,"audio_tokens":0},"completion_tokens_details":{"reasoning_tokens":2}}}`,
+	`{"choices":[],"usage":{"prompt_tokens":null,"prompt_tokens_details":null,"completion_tokens_details":{},"prompt_cache_hit_tokens":7}}`,
+	`{"choices":[],"usage":{"prompt_tokens":1e3}}`,
+	`{"choices":[],"usage":{"Prompt_Tokens":3}}`,
 }
 
 // FuzzFastChunk: a chunk the fast path decodes is what encoding/json
@@ -60,7 +70,8 @@ func FuzzFastChunk(f *testing.F) {
 // TestFastChunkTakes pins which chunks take the fast path (the fuzz
 // target checks only what it decodes).
 func TestFastChunkTakes(t *testing.T) {
-	for i, want := range []bool{true, true, true, true, true, true, true, false, false, false, false, false, true, false, false, false, true, true, false} {
+	for i, want := range []bool{true, true, true, true, true, true, true, true, true, false, false, false, true, false, false, false, true, true, false,
+		true, true, true, true, false, false, true, true, false, false} {
 		var d decoder
 		if got := d.fastChunk(chunkSeeds[i], &chunk{}); got != want {
 			t.Errorf("fastChunk(%.80q) = %v, want %v", chunkSeeds[i], got, want)

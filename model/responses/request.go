@@ -13,8 +13,10 @@ type responsesRequest struct {
 	Model        string `json:"model"`
 	Instructions string `json:"instructions,omitempty"`
 	// Input is a [body.Builder.Array] of the messages' fragments.
-	Input           json.RawMessage `json:"input"`
-	Tools           []tool          `json:"tools,omitempty"`
+	Input json.RawMessage `json:"input"`
+	// Tools is a [body.Builder.Array] of the tools' fragment (kept by the
+	// Backend's [body.ToolMemo]), or empty.
+	Tools           json.RawMessage `json:"tools,omitempty"`
 	Stream          bool            `json:"stream"`
 	Store           bool            `json:"store"`
 	Include         []string        `json:"include"`
@@ -72,9 +74,15 @@ type reasoningItem struct {
 // emptySchema is the parameters schema of a tool that declares none.
 var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 
+// toolsKey is what the encoding of a request's tools depends on besides
+// the tools (see [body.ToolMemo]).
+type toolsKey struct {
+	webSearch bool
+}
+
 // requestPayload maps req to a Responses API request body (see the package
-// documentation for the rules).
-func requestPayload(req *model.Request) (*body.Payload, error) {
+// documentation for the rules). The tools' encoding is kept in tm.
+func requestPayload(tm *body.ToolMemo, req *model.Request) (*body.Payload, error) {
 	rr := responsesRequest{
 		Model:           req.Model,
 		Instructions:    req.System,
@@ -87,18 +95,31 @@ func requestPayload(req *model.Request) (*body.Payload, error) {
 	case model.EffortLow, model.EffortMedium, model.EffortHigh:
 		rr.Reasoning = &reasoning{Effort: string(req.Effort), Summary: "auto"}
 	}
-	for _, t := range req.Tools {
-		params := t.InputSchema
-		if len(params) == 0 || string(params) == "null" {
-			params = emptySchema
-		}
-		rr.Tools = append(rr.Tools, tool{Type: "function", Name: t.Name, Description: t.Description, Parameters: params})
-	}
 	if req.WebSearch {
-		rr.Tools = append(rr.Tools, tool{Type: "web_search"})
 		rr.Include = append(rr.Include, "web_search_call.action.sources")
 	}
 	var bb body.Builder
+	if len(req.Tools) > 0 || req.WebSearch {
+		key := toolsKey{webSearch: req.WebSearch}
+		f, err := tm.Fragment(key, req.Tools, func() (*body.Fragment, error) {
+			ts := make([]any, 0, len(req.Tools)+1)
+			for _, t := range req.Tools {
+				params := t.InputSchema
+				if len(params) == 0 || string(params) == "null" {
+					params = emptySchema
+				}
+				ts = append(ts, tool{Type: "function", Name: t.Name, Description: t.Description, Parameters: params})
+			}
+			if key.webSearch {
+				ts = append(ts, tool{Type: "web_search"})
+			}
+			return bb.Encode(ts...)
+		})
+		if err != nil {
+			return nil, encodingError(err)
+		}
+		rr.Tools = bb.Array([]*body.Fragment{f})
+	}
 	frags := make([]*body.Fragment, len(req.Messages))
 	for i, m := range req.Messages {
 		f, err := messageFragment(&bb, m)

@@ -84,6 +84,7 @@ type Options struct {
 type Backend struct {
 	lister *openai.Backend // answers Models
 	c      *sse.Client
+	tools  body.ToolMemo // the encodings of the tool lists sent
 }
 
 // New returns a Backend for opts. Options are copied; later changes to the
@@ -99,7 +100,7 @@ func New(opts Options) *Backend {
 // *model.Error values (or ctx's error once ctx ends) and are not retried
 // here (see package retry).
 func (b *Backend) Stream(ctx context.Context, req *model.Request) iter.Seq2[model.Event, error] {
-	return b.c.Stream(ctx, "/responses", func() (*body.Payload, error) { return requestPayload(req) },
+	return b.c.Stream(ctx, "/responses", func() (*body.Payload, error) { return requestPayload(&b.tools, req) },
 		func() sse.Decoder { return &decoder{} })
 }
 

@@ -145,7 +145,7 @@ func (a *Apps) Handle(ctx context.Context, method string, params json.RawMessage
 		if err != nil {
 			return nil, err
 		}
-		return res.Raw, nil
+		return res.Raw(), nil
 	case MethodAppReadResource:
 		var q struct {
 			URI string `json:"uri"`

@@ -151,7 +151,7 @@ func Tools(m *mcpclient.Manager, apps *Apps) []*tools.Tool {
 					out.Raw = res.Structured
 				}
 				if viewOpen {
-					out.Meta = map[string]any{mcpclient.AppsExtension: map[string]any{"toolResult": res.Raw}}
+					out.Meta = map[string]any{mcpclient.AppsExtension: map[string]any{"toolResult": res.Raw()}}
 				}
 				return out
 			},
