@@ -110,3 +110,73 @@ func (m Message) Remember(key, v any) {
 	t.e[t.next] = e
 	t.next = (t.next + 1) % memoEntries
 }
+
+// same reports whether m is the message e was kept for: its memo, role and
+// parts.
+func (e *prefixEntry) same(m Message) bool {
+	return m.memo == e.memo && m.Role == e.role && first(m.Parts) == e.parts && len(m.Parts) == e.n
+}
+
+// prefixKey is the key under which a request's first message keeps what a
+// dialect derived from the request's messages as a whole ([KeepPrefix]).
+type prefixKey struct{ key any }
+
+// prefixEntry is a value kept by [KeepPrefix]: v, derived from the first n
+// messages of the array that starts at base, whose last one was the
+// message identified by memo, role, parts and n.
+type prefixEntry struct {
+	base  *Message
+	count int
+	memo  *Memo
+	role  Role
+	parts *Part
+	n     int
+	v     any
+}
+
+// Prefix returns the value kept under key by [KeepPrefix] for the first n
+// messages of msgs, and n: a dialect that keeps what it derives from a
+// request's messages (their encodings, the body's length so far) thus
+// derives a later request's from its new messages only, instead of
+// walking the whole history. It returns nil and 0 when nothing is kept
+// for msgs.
+//
+// The value was kept for a request whose Messages began at the same
+// array element as msgs, and the n-th message is still the one it was
+// (its memo, role and parts): msgs extends that request's messages when
+// the caller follows the rule that makes a shared transcript safe, that
+// a message of a slice passed in a request is never modified in place,
+// only appended to or replaced with a new array (the agent's transcript:
+// a compaction or a rewind makes a new one). A truncation followed by
+// appends (the array reused) fails the n-th message's check. Each message
+// needs a memo ([Message.Memoized]); msgs[0]'s keeps the value.
+func Prefix(msgs []Message, key any) (any, int) {
+	if len(msgs) == 0 {
+		return nil, 0
+	}
+	v, ok := msgs[0].Recall(prefixKey{key})
+	if !ok {
+		return nil, 0
+	}
+	e := v.(*prefixEntry)
+	if e.base != &msgs[0] || e.count > len(msgs) || !e.same(msgs[e.count-1]) {
+		return nil, 0
+	}
+	return e.v, e.count
+}
+
+// KeepPrefix keeps v (not nil) under key as derived from all of msgs, for
+// [Prefix]; it does nothing when msgs is empty or its first or last
+// message has no memo. key must be comparable and say everything v
+// depends on besides the messages.
+func KeepPrefix(msgs []Message, key, v any) {
+	if len(msgs) == 0 || v == nil {
+		return
+	}
+	last := msgs[len(msgs)-1]
+	if last.memo == nil {
+		return
+	}
+	msgs[0].Remember(prefixKey{key}, &prefixEntry{base: &msgs[0], count: len(msgs),
+		memo: last.memo, role: last.Role, parts: first(last.Parts), n: len(last.Parts), v: v})
+}
