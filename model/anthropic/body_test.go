@@ -46,3 +46,7 @@ func TestMemoDropsFormerBreakpoints(t *testing.T) {
 		t.Fatal("the new breakpoint's form is not kept")
 	}
 }
+
+// TestShared: breakpoints given as Request.CacheAt on the transcript's own
+// messages make the body marks on copies make.
+func TestShared(t *testing.T) { ssetest.CheckShared(t, Provider, false, requestPayload) }

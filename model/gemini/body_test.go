@@ -24,3 +24,15 @@ func TestMemo(t *testing.T) {
 	// Gemini 3 gives unsigned calls the sentinel signature; 2.5 does not.
 	ssetest.CheckMemo(t, Provider, withModel("gemini-3-pro-preview"), withModel("gemini-2.5-flash"))
 }
+
+func TestShared(t *testing.T) {
+	withModel := func(id string) ssetest.Payload {
+		return func(req *model.Request) (*body.Payload, error) {
+			r := *req
+			r.Model = id
+			return requestPayload(&r)
+		}
+	}
+	// Gemini 3 gives unsigned calls the sentinel signature; 2.5 does not.
+	ssetest.CheckShared(t, Provider, false, withModel("gemini-3-pro-preview"), withModel("gemini-2.5-flash"))
+}

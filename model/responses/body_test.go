@@ -12,3 +12,5 @@ var requestBody = ssetest.Whole(requestPayload)
 func TestLongAnswer(t *testing.T) { ssetest.CheckLongAnswer(t, Provider, requestPayload) }
 
 func TestMemo(t *testing.T) { ssetest.CheckMemo(t, Provider, requestPayload) }
+
+func TestShared(t *testing.T) { ssetest.CheckShared(t, Provider, false, requestPayload) }
