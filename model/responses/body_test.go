@@ -13,4 +13,4 @@ func TestLongAnswer(t *testing.T) { ssetest.CheckLongAnswer(t, Provider, request
 
 func TestMemo(t *testing.T) { ssetest.CheckMemo(t, Provider, requestPayload) }
 
-func TestShared(t *testing.T) { ssetest.CheckShared(t, Provider, false, requestPayload) }
+func TestShared(t *testing.T) { ssetest.CheckShared(t, Provider, true, requestPayload) }

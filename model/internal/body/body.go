@@ -114,6 +114,12 @@ func (b *Builder) ListRun(r *Run) json.RawMessage {
 	return q
 }
 
+// ArrayRun is [Builder.Array] of r's fragments, as ListRun is List's.
+func (b *Builder) ArrayRun(r *Run) json.RawMessage {
+	q, _ := json.Marshal(b.placeholder(entry{list: r.frags, empty: emptyArray, n: r.n, known: true}))
+	return q
+}
+
 // A Run is a list of fragments with the length of their encoding, which
 // the requests of a conversation extend: a dialect keeps the run of a
 // request's messages (see model.Prefix) and makes the next request's by

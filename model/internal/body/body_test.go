@@ -366,4 +366,17 @@ func TestRunIsTheList(t *testing.T) {
 	}
 	same(t, body(other), want([]*Fragment{frags[0], frags[1], frags[4]}))
 	same(t, body(NewRun(frags...)), want(frags))
+	// As an array, an empty run is [], and a run its List.
+	for _, r := range []*Run{NewRun(), runs[1], runs[3]} {
+		var b, w Builder
+		p, err := b.Marshal(listDoc{Model: "m", Items: b.ArrayRun(r)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := w.Marshal(listDoc{Model: "m", Items: w.Array(r.frags)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		same(t, p, q.Bytes())
+	}
 }
