@@ -111,27 +111,22 @@ func (m Message) Remember(key, v any) {
 	t.next = (t.next + 1) % memoEntries
 }
 
-// same reports whether m is the message e was kept for: its memo, role and
-// parts.
-func (e *prefixEntry) same(m Message) bool {
-	return m.memo == e.memo && m.Role == e.role && first(m.Parts) == e.parts && len(m.Parts) == e.n
+// sameMessage reports whether a and b are the same message as far as a
+// memo can tell: one memo, role and parts.
+func sameMessage(a, b Message) bool {
+	return a.memo == b.memo && a.Role == b.Role && first(a.Parts) == first(b.Parts) && len(a.Parts) == len(b.Parts)
 }
 
 // prefixKey is the key under which a request's first message keeps what a
 // dialect derived from the request's messages as a whole ([KeepPrefix]).
 type prefixKey struct{ key any }
 
-// prefixEntry is a value kept by [KeepPrefix]: v, derived from the first n
-// messages of the array that starts at base, whose last one was the
-// message identified by memo, role, parts and n.
+// prefixEntry is a value kept by [KeepPrefix]: v, derived from msgs, the
+// last of which was last (a copy: msgs's array may be written over).
 type prefixEntry struct {
-	base  *Message
-	count int
-	memo  *Memo
-	role  Role
-	parts *Part
-	n     int
-	v     any
+	msgs []Message
+	last Message
+	v    any
 }
 
 // Prefix returns the value kept under key by [KeepPrefix] for the first n
@@ -141,15 +136,18 @@ type prefixEntry struct {
 // walking the whole history. It returns nil and 0 when nothing is kept
 // for msgs.
 //
-// The value was kept for a request whose Messages began at the same
-// array element as msgs, and the n-th message is still the one it was
-// (its memo, role and parts): msgs extends that request's messages when
-// the caller follows the rule that makes a shared transcript safe, that
-// a message of a slice passed in a request is never modified in place,
-// only appended to or replaced with a new array (the agent's transcript:
-// a compaction or a rewind makes a new one). A truncation followed by
-// appends (the array reused) fails the n-th message's check. Each message
-// needs a memo ([Message.Memoized]); msgs[0]'s keeps the value.
+// The value was kept for messages each of which is the same message (its
+// memo, role and parts, as [Message.Recall] tells) as the one at its index
+// in msgs. When msgs starts at the same array element as they did, only
+// the last of them is checked: msgs extends them when the caller follows
+// the rule that makes a shared transcript safe, that a message of a slice
+// passed in a request is never modified in place, only appended to or
+// replaced with a new array (the agent's transcript: a compaction or a
+// rewind makes a new one), and a truncation followed by appends (the
+// array reused) fails that check. In another array (the transcript grew
+// out of its array, a fork) each is checked, which reads the two arrays
+// and nothing they point to. Each message needs a memo
+// ([Message.Memoized]); msgs[0]'s keeps the value.
 func Prefix(msgs []Message, key any) (any, int) {
 	if len(msgs) == 0 {
 		return nil, 0
@@ -159,24 +157,32 @@ func Prefix(msgs []Message, key any) (any, int) {
 		return nil, 0
 	}
 	e := v.(*prefixEntry)
-	if e.base != &msgs[0] || e.count > len(msgs) || !e.same(msgs[e.count-1]) {
+	n := len(e.msgs)
+	if n > len(msgs) {
 		return nil, 0
 	}
-	return e.v, e.count
+	if !sameMessage(e.last, msgs[n-1]) {
+		return nil, 0
+	}
+	if &e.msgs[0] == &msgs[0] {
+		return e.v, n
+	}
+	for i := range e.msgs {
+		if !sameMessage(e.msgs[i], msgs[i]) {
+			return nil, 0
+		}
+	}
+	return e.v, n
 }
 
 // KeepPrefix keeps v (not nil) under key as derived from all of msgs, for
 // [Prefix]; it does nothing when msgs is empty or its first or last
 // message has no memo. key must be comparable and say everything v
-// depends on besides the messages.
+// depends on besides the messages. The caller must not modify msgs after.
 func KeepPrefix(msgs []Message, key, v any) {
-	if len(msgs) == 0 || v == nil {
+	if len(msgs) == 0 || v == nil || msgs[len(msgs)-1].memo == nil {
 		return
 	}
-	last := msgs[len(msgs)-1]
-	if last.memo == nil {
-		return
-	}
-	msgs[0].Remember(prefixKey{key}, &prefixEntry{base: &msgs[0], count: len(msgs),
-		memo: last.memo, role: last.Role, parts: first(last.Parts), n: len(last.Parts), v: v})
+	n := len(msgs)
+	msgs[0].Remember(prefixKey{key}, &prefixEntry{msgs: msgs[:n:n], last: msgs[n-1], v: v})
 }

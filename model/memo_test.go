@@ -111,8 +111,19 @@ func TestPrefix(t *testing.T) {
 	if v, _ := Prefix(arr[:4:4], "other"); v != nil {
 		t.Fatal("recalled under another key")
 	}
-	if v, _ := Prefix(append([]Message(nil), arr...), "k"); v != nil {
-		t.Fatal("another array (a compaction, a fork) recalled the value")
+	// Another array of the same messages (the transcript outgrew its
+	// array, a fork): each is checked.
+	moved := append([]Message(nil), arr...)
+	if v, n := Prefix(moved, "k"); v != "v3" || n != 3 {
+		t.Fatalf("the same messages in another array: %v %d, want v3 3", v, n)
+	}
+	moved[1] = msg("b")
+	if v, _ := Prefix(moved, "k"); v != nil {
+		t.Fatal("another array with another message recalled the value")
+	}
+	compacted := append([]Message{msg("summary")}, arr[2:]...)
+	if v, _ := Prefix(compacted, "k"); v != nil {
+		t.Fatal("a compacted transcript recalled the value")
 	}
 	// A rewind that appends over the array: the third message is another.
 	rewound := append(arr[:2], msg("x"), msg("y"))
@@ -121,6 +132,15 @@ func TestPrefix(t *testing.T) {
 	}
 	if v, _ := Prefix(rewound, "k"); v != nil {
 		t.Fatal("a rewound list recalled the value")
+	}
+	// A rewind over the array, then the transcript outgrows it: its
+	// messages from the rewind on are others.
+	arr = append(arr[:0], msg("a"), msg("b"), msg("c"))
+	KeepPrefix(arr[:3], "k", "abc")
+	grown := append(append(arr[:1], msg("x")), make([]Message, cap(arr))...)
+	grown = append(grown[:2], msg("y"))
+	if v, _ := Prefix(grown, "k"); v != nil {
+		t.Fatal("a rewound list in another array recalled the value")
 	}
 	// The third message's parts replaced: not the message kept for.
 	arr = append(arr[:2], msg("c"), msg("d"))

@@ -122,7 +122,7 @@ func CheckShared(t *testing.T, provider string, prefix bool, payloads ...Payload
 	// look at the messages before (an edit in place, which breaks the
 	// rule, shows it).
 	for k, p := range payloads {
-		// Room to append in place: a new array is a new conversation.
+		// Room to append in place: the next request is of the same array.
 		transcript = slices.Grow(transcript, 1)
 		if _, err := p(sharedRequest(transcript, "You are a test.")); err != nil {
 			t.Fatal(err)
