@@ -149,12 +149,16 @@ func NewRun(frags ...*Fragment) *Run {
 // Len is the number of fragments in r.
 func (r *Run) Len() int { return len(r.frags) }
 
-// Extend returns the run of r's fragments followed by frags. The first
+// Extend returns the run of r's fragments followed by frags (r itself
+// when there are none). The first
 // Extend of a run appends in its array's spare capacity, the elements
 // past r's length that no other run holds; a later one copies, as does
 // one that needs a larger array (which grows by half, so that a
 // conversation's requests copy the fragment list O(log n) times).
 func (r *Run) Extend(frags ...*Fragment) *Run {
+	if len(frags) == 0 {
+		return r
+	}
 	next := &Run{n: r.n}
 	for _, f := range frags {
 		next.n += f.n
