@@ -55,7 +55,7 @@ func (s *sess) compact(ctx context.Context, b model.Backend, info model.ModelInf
 		return err
 	}
 	s.mu.Lock()
-	s.transcript = next
+	s.transcript = memoized(append([]model.Message(nil), next...))
 	s.used = 0
 	s.mu.Unlock()
 	s.record(kindCompact, next)

@@ -69,8 +69,14 @@ type sess struct {
 	policy *permissions.Policy
 	mcp    *mcpbridge.Bridge // nil without MCP servers
 
-	mu         sync.Mutex
-	set        settings
+	mu  sync.Mutex
+	set settings
+	// transcript is the model-facing conversation. Its messages are
+	// memoized (model.Memo) as they enter it, and each request shares it
+	// (a capped slice of it, see buildRequest), so an element is never
+	// modified in place: the transcript is appended to, or replaced with
+	// a new array (a compaction, a rewind), never truncated and appended
+	// over (see model.Prefix).
 	transcript []model.Message
 	// slot holds the running prompt turn (package agent/internal/turnslot)
 	// and the steering messages waiting for it (steer.go).
@@ -251,14 +257,14 @@ func (s *sess) applyLocked(recs []session.Record, withMeta bool) ([]json.RawMess
 			if err := json.Unmarshal(r.Data, &msgs); err != nil {
 				return nil, fmt.Errorf("session %s record %d: %w", s.id, r.Seq, err)
 			}
-			s.transcript = msgs
+			s.transcript = memoized(msgs)
 		case kindMessage:
 			m := &msgs[next]
 			next++
 			if m.err != nil {
 				return nil, fmt.Errorf("session %s record %d: %w", s.id, r.Seq, m.err)
 			}
-			s.transcript = append(s.transcript, m.msg)
+			s.transcript = append(s.transcript, m.msg.Memoized())
 		case kindMeta:
 			if !withMeta {
 				continue

@@ -477,10 +477,22 @@ func textChunk(text, id string) *acp.ContentChunk {
 
 // appendMessage adds m to the transcript and the log.
 func (s *sess) appendMessage(m model.Message) {
+	m = m.Memoized()
 	s.mu.Lock()
 	s.transcript = append(s.transcript, m)
 	s.mu.Unlock()
 	s.record(kindMessage, m)
+}
+
+// memoized gives each message of msgs a memo, which its copies share: the
+// dialects keep its encoding there, so that a request encodes only the
+// messages that are new since the last one (see model.Memo). It returns
+// msgs.
+func memoized(msgs []model.Message) []model.Message {
+	for i := range msgs {
+		msgs[i] = msgs[i].Memoized()
+	}
+	return msgs
 }
 
 // buildRequest assembles the model request from the session's state.
@@ -488,24 +500,19 @@ func (s *sess) buildRequest(info model.ModelInfo) *model.Request {
 	st := s.settings()
 	_, modelID, _ := model.ParseRef(st.Model)
 	s.mu.Lock()
-	// Each transcript message gets a memo, which its copies share: the
-	// dialects keep its encoding there, so that a request encodes only the
-	// messages that are new since the last one (see model.Memo).
-	msgs := make([]model.Message, len(s.transcript))
-	for i, m := range s.transcript {
-		m = m.Memoized()
-		s.transcript[i], msgs[i] = m, m
-	}
+	// The transcript itself, capped: appending to the request's messages
+	// copies them, and the next request's extend these (model.Prefix), so
+	// a request of a long conversation neither copies nor walks it.
+	msgs := s.transcript[:len(s.transcript):len(s.transcript)]
 	s.mu.Unlock()
 	// Cache breakpoints (for providers with explicit prompt caching) after
 	// the newest user message, so the next request of the turn reads the
 	// conversation so far from the cache, and after the one before it,
-	// where the previous request wrote its entry. The copies are marked,
-	// not the transcript.
-	for i, marked := len(msgs)-1, 0; i >= 0 && marked < 2; i-- {
+	// where the previous request wrote its entry.
+	var cacheAt []int
+	for i := len(msgs) - 1; i >= 0 && len(cacheAt) < 2; i-- {
 		if msgs[i].Role == model.RoleUser {
-			msgs[i].Cache = true
-			marked++
+			cacheAt = append(cacheAt, i)
 		}
 	}
 	effort := model.Effort(st.Thought)
@@ -520,6 +527,7 @@ func (s *sess) buildRequest(info model.ModelInfo) *model.Request {
 		Effort:      effort,
 		CacheSystem: true,
 		CacheTools:  true,
+		CacheAt:     cacheAt,
 	}
 }
 

@@ -161,9 +161,10 @@ func Run(ctx context.Context, j Job) (next []model.Message, text string, err err
 	req := j.Request()
 	note := model.Part{Type: model.PartText, Text: Prompt}
 	if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == model.RoleUser {
+		// A new array: Messages may be the transcript's own (shared).
 		last := req.Messages[n-1]
 		last.Parts = append(append([]model.Part(nil), last.Parts...), note)
-		req.Messages[n-1] = last
+		req.Messages = append(req.Messages[:n-1:n-1], last)
 	} else {
 		req.Messages = append(req.Messages, model.Message{Role: model.RoleUser, Parts: []model.Part{note}})
 	}
@@ -406,6 +407,7 @@ const finalNote = "This is the last model request allowed in this turn, and no t
 func FinalRequest(req *model.Request) {
 	req.Tools = nil
 	req.CacheTools = false
+	req.CacheAt = nil // the indexes of the messages SummaryTranscript renders
 	msgs := SummaryTranscript(req.Messages)
 	note := model.Part{Type: model.PartText, Text: finalNote}
 	if n := len(msgs); n > 0 && msgs[n-1].Role == model.RoleUser {

@@ -110,3 +110,79 @@ func (m Message) Remember(key, v any) {
 	t.e[t.next] = e
 	t.next = (t.next + 1) % memoEntries
 }
+
+// sameMessage reports whether a and b are the same message as far as a
+// memo can tell: one memo, role and parts.
+func sameMessage(a, b Message) bool {
+	return a.memo == b.memo && a.Role == b.Role && first(a.Parts) == first(b.Parts) && len(a.Parts) == len(b.Parts)
+}
+
+// prefixKey is the key under which a request's first message keeps what a
+// dialect derived from the request's messages as a whole ([KeepPrefix]).
+type prefixKey struct{ key any }
+
+// prefixEntry is a value kept by [KeepPrefix]: v, derived from msgs, the
+// last of which was last (a copy: msgs's array may be written over).
+type prefixEntry struct {
+	msgs []Message
+	last Message
+	v    any
+}
+
+// Prefix returns the value kept under key by [KeepPrefix] for the first n
+// messages of msgs, and n: a dialect that keeps what it derives from a
+// request's messages (their encodings, the body's length so far) thus
+// derives a later request's from its new messages only, instead of
+// walking the whole history. It returns nil and 0 when nothing is kept
+// for msgs.
+//
+// The value was kept for messages each of which is the same message (its
+// memo, role and parts, as [Message.Recall] tells) as the one at its index
+// in msgs. When msgs starts at the same array element as they did, only
+// the last of them is checked: msgs extends them when the caller follows
+// the rule that makes a shared transcript safe, that a message of a slice
+// passed in a request is never modified in place, only appended to or
+// replaced with a new array (the agent's transcript: a compaction or a
+// rewind makes a new one), and a truncation followed by appends (the
+// array reused) fails that check. In another array (the transcript grew
+// out of its array, a fork) each is checked, which reads the two arrays
+// and nothing they point to. Each message needs a memo
+// ([Message.Memoized]); msgs[0]'s keeps the value.
+func Prefix(msgs []Message, key any) (any, int) {
+	if len(msgs) == 0 {
+		return nil, 0
+	}
+	v, ok := msgs[0].Recall(prefixKey{key})
+	if !ok {
+		return nil, 0
+	}
+	e := v.(*prefixEntry)
+	n := len(e.msgs)
+	if n > len(msgs) {
+		return nil, 0
+	}
+	if !sameMessage(e.last, msgs[n-1]) {
+		return nil, 0
+	}
+	if &e.msgs[0] == &msgs[0] {
+		return e.v, n
+	}
+	for i := range e.msgs {
+		if !sameMessage(e.msgs[i], msgs[i]) {
+			return nil, 0
+		}
+	}
+	return e.v, n
+}
+
+// KeepPrefix keeps v (not nil) under key as derived from all of msgs, for
+// [Prefix]; it does nothing when msgs is empty or its first or last
+// message has no memo. key must be comparable and say everything v
+// depends on besides the messages. The caller must not modify msgs after.
+func KeepPrefix(msgs []Message, key, v any) {
+	if len(msgs) == 0 || v == nil || msgs[len(msgs)-1].memo == nil {
+		return
+	}
+	n := len(msgs)
+	msgs[0].Remember(prefixKey{key}, &prefixEntry{msgs: msgs[:n:n], last: msgs[n-1], v: v})
+}

@@ -142,6 +142,11 @@ type Request struct {
 	// prompt and after the tool definitions.
 	CacheSystem bool `json:"cacheSystem,omitempty"`
 	CacheTools  bool `json:"cacheTools,omitempty"`
+	// CacheAt lists messages (indexes into Messages) that get a cache
+	// breakpoint after them, as a message's Cache does: a caller that
+	// marks messages this way can pass its transcript's own slice as
+	// Messages, shared, instead of marked copies (see [Prefix]).
+	CacheAt []int `json:"cacheAt,omitempty"`
 	// WebSearch lets the model search the web with the provider's own
 	// search (Anthropic's web search tool, OpenAI Responses' web_search,
 	// Gemini's Google Search grounding); the searches and their sources

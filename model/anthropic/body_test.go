@@ -58,3 +58,7 @@ func TestMemoDropsFormerBreakpoints(t *testing.T) {
 func TestToolMemo(t *testing.T) { ssetest.CheckToolMemo(t, requestPayload) }
 
 func BenchmarkRequestTools80(b *testing.B) { ssetest.BenchmarkTools80(b, requestPayload) }
+
+// TestShared: breakpoints given as Request.CacheAt on the transcript's own
+// messages make the body marks on copies make.
+func TestShared(t *testing.T) { ssetest.CheckShared(t, Provider, false, payload) }

@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"encoding/json"
+	"slices"
 
 	"acpd/model"
 	"acpd/model/internal/body"
@@ -169,7 +170,7 @@ func requestPayload(tm *body.ToolMemo, req *model.Request) (*body.Payload, error
 	frags := make([]*body.Fragment, len(encs))
 	for i := len(encs) - 1; i >= 0; i-- {
 		m, e := req.Messages[i], encs[i]
-		if !m.Cache || !e.markable || breakpoints >= maxBreakpoints {
+		if !(m.Cache || slices.Contains(req.CacheAt, i)) || !e.markable || breakpoints >= maxBreakpoints {
 			if e.marked != nil {
 				// No longer a breakpoint: drop its other form.
 				e = e.without()

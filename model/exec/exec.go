@@ -244,6 +244,13 @@ func (b *Backend) Stream(ctx context.Context, req *model.Request) iter.Seq2[mode
 		for i, m := range req.Messages {
 			r.Messages[i] = bb.Message(m)
 		}
+		// The protocol marks breakpoints on the messages.
+		for _, i := range req.CacheAt {
+			if i >= 0 && i < len(r.Messages) {
+				r.Messages[i].Cache = true
+			}
+		}
+		r.CacheAt = nil
 		line, err := bb.Marshal(request{V: ProtocolVersion, Type: "request", ID: id, Request: &r})
 		if err != nil {
 			yield(model.Event{}, &model.Error{Kind: model.ErrInvalidRequest, Message: "exec backend: encoding request: " + err.Error(), Err: err})

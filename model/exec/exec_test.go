@@ -572,3 +572,26 @@ func FuzzLine(f *testing.F) {
 		}
 	})
 }
+
+// TestBreakpointsAreMarks: the protocol marks breakpoints on the messages,
+// whether the request has them there or as Request.CacheAt.
+func TestBreakpointsAreMarks(t *testing.T) {
+	b, _ := newPlugin(t, "ok", Options{})
+	req := say("first")
+	req.Messages = append(req.Messages,
+		model.Message{Role: model.RoleAssistant, Parts: []model.Part{{Type: model.PartText, Text: "ok"}}},
+		model.Message{Role: model.RoleUser, Cache: true, Parts: []model.Part{{Type: model.PartText, Text: "second"}}},
+		model.Message{Role: model.RoleAssistant, Parts: []model.Part{{Type: model.PartText, Text: "ok"}}},
+		model.Message{Role: model.RoleUser, Parts: []model.Part{{Type: model.PartText, Text: "marks"}}})
+	req.CacheAt = []int{4, 0}
+	res := ssetest.Collect(t, b.Stream(t.Context(), req))
+	if res.Error != nil {
+		t.Fatal(res.Error)
+	}
+	if got := texts(res); got != "0,2,4 cacheAt=[]" {
+		t.Errorf("the plug-in saw %q, want the messages 0, 2 and 4 marked and no cacheAt", got)
+	}
+	if req.Messages[0].Cache || req.Messages[4].Cache || len(req.CacheAt) != 2 {
+		t.Error("the request was modified")
+	}
+}

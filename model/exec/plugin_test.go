@@ -151,6 +151,17 @@ func (tp *testPlugin) answer(id string, req *model.Request) {
 	case "pid":
 		tp.text(id, fmt.Sprint(os.Getpid()))
 		tp.finish(id)
+	case "marks":
+		// The messages marked as breakpoints, and whether CacheAt
+		// reached the plug-in.
+		var marked []string
+		for i, m := range req.Messages {
+			if m.Cache {
+				marked = append(marked, fmt.Sprint(i))
+			}
+		}
+		tp.text(id, strings.Join(marked, ",")+fmt.Sprintf(" cacheAt=%v", req.CacheAt))
+		tp.finish(id)
 	case "cwd":
 		wd, _ := os.Getwd()
 		tp.text(id, wd)

@@ -35,3 +35,15 @@ func TestMemo(t *testing.T) {
 }
 
 func BenchmarkRequestTools80(b *testing.B) { ssetest.BenchmarkTools80(b, requestPayload) }
+
+func TestShared(t *testing.T) {
+	withModel := func(id string) ssetest.Payload {
+		return func(req *model.Request) (*body.Payload, error) {
+			r := *req
+			r.Model = id
+			return payload(&r)
+		}
+	}
+	// Gemini 3 gives unsigned calls the sentinel signature; 2.5 does not.
+	ssetest.CheckShared(t, Provider, false, withModel("gemini-3-pro-preview"), withModel("gemini-2.5-flash"))
+}

@@ -20,3 +20,8 @@ func TestMemo(t *testing.T) {
 	ssetest.CheckMemo(t, "openai", New(Options{}).requestPayload, New(Options{ReasoningContent: true}).requestPayload,
 		New(Options{MaxTokensField: "max_tokens"}).requestPayload)
 }
+
+func TestShared(t *testing.T) {
+	ssetest.CheckShared(t, "openai", true, New(Options{}).requestPayload, New(Options{ReasoningContent: true}).requestPayload,
+		New(Options{MaxTokensField: "max_tokens"}).requestPayload)
+}

@@ -101,22 +101,39 @@ func (b *Backend) requestPayload(req *model.Request) (*body.Payload, error) {
 		cr.ReasoningEffort = string(req.Effort)
 	}
 	var bb body.Builder
-	frags := make([]*body.Fragment, 0, len(req.Messages)+1)
-	if req.System != "" {
+	// The run of the last request of this conversation when req extends
+	// its messages (model.Prefix): only the messages after it are
+	// looked at.
+	key := chatKey{b.reasoning}
+	var run *body.Run
+	start := 0
+	if v, n := model.Prefix(req.Messages, key); v != nil {
+		if p := v.(*chatPrefix); p.system == req.System {
+			run, start = p.run, n
+		}
+	}
+	frags := make([]*body.Fragment, 0, len(req.Messages)-start+1)
+	if run == nil && req.System != "" {
 		f, err := bb.Encode(chatMessage{Role: "system", Content: req.System})
 		if err != nil {
 			return nil, encodingError(err)
 		}
 		frags = append(frags, f)
 	}
-	for _, m := range req.Messages {
-		f, err := b.message(&bb, m)
+	for _, m := range req.Messages[start:] {
+		f, err := b.message(&bb, m, key)
 		if err != nil {
 			return nil, err
 		}
 		frags = append(frags, f)
 	}
-	cr.Messages = bb.List(frags)
+	if run == nil {
+		run = body.NewRun(frags...)
+	} else {
+		run = run.Extend(frags...)
+	}
+	model.KeepPrefix(req.Messages, key, &chatPrefix{system: req.System, run: run})
+	cr.Messages = bb.ListRun(run)
 	if len(req.Tools) > 0 {
 		f, err := b.tools.Fragment(nil, req.Tools, func() (*body.Fragment, error) {
 			ts := make([]any, len(req.Tools))
@@ -153,11 +170,18 @@ func encodingError(err error) error {
 // reasoning is sent back; Chat Completions has no cache breakpoints.
 type chatKey struct{ reasoning bool }
 
+// chatPrefix is what a request keeps for the next one of its
+// conversation (model.Prefix, under its chatKey): the run of its messages'
+// fragments, the system prompt's first, and that prompt.
+type chatPrefix struct {
+	system string
+	run    *body.Run
+}
+
 // message returns the fragment of m's Chat Completions messages (none, one,
-// or several: see userMessages): the one m's memo keeps, or a new one that
-// it then keeps.
-func (b *Backend) message(bb *body.Builder, m model.Message) (*body.Fragment, error) {
-	key := chatKey{b.reasoning}
+// or several: see userMessages): the one m's memo keeps under key, or a
+// new one that it then keeps.
+func (b *Backend) message(bb *body.Builder, m model.Message, key chatKey) (*body.Fragment, error) {
 	if f, ok := m.Recall(key); ok {
 		return f.(*body.Fragment), nil
 	}

@@ -25,3 +25,5 @@ func TestMemo(t *testing.T) { ssetest.CheckMemo(t, Provider, payload) }
 func TestToolMemo(t *testing.T) { ssetest.CheckToolMemo(t, requestPayload) }
 
 func BenchmarkRequestTools80(b *testing.B) { ssetest.BenchmarkTools80(b, requestPayload) }
+
+func TestShared(t *testing.T) { ssetest.CheckShared(t, Provider, true, payload) }

@@ -120,15 +120,24 @@ func requestPayload(tm *body.ToolMemo, req *model.Request) (*body.Payload, error
 		}
 		rr.Tools = bb.Array([]*body.Fragment{f})
 	}
-	frags := make([]*body.Fragment, len(req.Messages))
-	for i, m := range req.Messages {
+	// The run of the last request of this conversation when req extends
+	// its messages (model.Prefix): only the messages after it are
+	// looked at.
+	run, start := body.NewRun(), 0
+	if v, n := model.Prefix(req.Messages, memoKey{}); v != nil {
+		run, start = v.(*body.Run), n
+	}
+	frags := make([]*body.Fragment, 0, len(req.Messages)-start)
+	for _, m := range req.Messages[start:] {
 		f, err := messageFragment(&bb, m)
 		if err != nil {
 			return nil, err
 		}
-		frags[i] = f
+		frags = append(frags, f)
 	}
-	rr.Input = bb.Array(frags)
+	run = run.Extend(frags...)
+	model.KeepPrefix(req.Messages, memoKey{}, run)
+	rr.Input = bb.ArrayRun(run)
 	p, err := bb.Marshal(rr)
 	if err != nil {
 		return nil, encodingError(err)

@@ -27,6 +27,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"acpd/internal/jsonesc"
@@ -54,6 +55,10 @@ type entry struct {
 	text  []string
 	list  []*Fragment
 	empty []byte // a list's encoding when its fragments encode nothing
+	// n is the list's fragments' length with their commas, when known
+	// (a Run's).
+	n     int64
+	known bool
 }
 
 // placeholder returns the placeholder of e.
@@ -100,6 +105,73 @@ func (b *Builder) List(frags []*Fragment) json.RawMessage {
 func (b *Builder) Array(frags []*Fragment) json.RawMessage {
 	q, _ := json.Marshal(b.placeholder(entry{list: frags, empty: emptyArray}))
 	return q
+}
+
+// ListRun is [Builder.List] of r's fragments: the payload takes r's length
+// as it is, without visiting them.
+func (b *Builder) ListRun(r *Run) json.RawMessage {
+	q, _ := json.Marshal(b.placeholder(entry{list: r.frags, empty: null, n: r.n, known: true}))
+	return q
+}
+
+// ArrayRun is [Builder.Array] of r's fragments, as ListRun is List's.
+func (b *Builder) ArrayRun(r *Run) json.RawMessage {
+	q, _ := json.Marshal(b.placeholder(entry{list: r.frags, empty: emptyArray, n: r.n, known: true}))
+	return q
+}
+
+// A Run is a list of fragments with the length of their encoding, which
+// the requests of a conversation extend: a dialect keeps the run of a
+// request's messages (see model.Prefix) and makes the next request's by
+// appending the fragments of the messages added since, so that a request
+// of a long conversation neither visits nor copies the fragments of the
+// history before the first byte of its body is written. A Run is not
+// modified once made (Extend makes another) and is safe for concurrent
+// use.
+type Run struct {
+	frags []*Fragment
+	n     int64 // the fragments' lengths with their commas
+	// grown: a run was made from this one in frags' spare capacity
+	// (only the first Extend of a run may use it).
+	grown atomic.Bool
+}
+
+// NewRun returns the run of frags (which it keeps: they must not be
+// modified after).
+func NewRun(frags ...*Fragment) *Run {
+	r := &Run{frags: frags}
+	for _, f := range frags {
+		r.n += f.n
+	}
+	return r
+}
+
+// Len is the number of fragments in r.
+func (r *Run) Len() int { return len(r.frags) }
+
+// Extend returns the run of r's fragments followed by frags (r itself
+// when there are none). The first
+// Extend of a run appends in its array's spare capacity, the elements
+// past r's length that no other run holds; a later one copies, as does
+// one that needs a larger array (which grows by half, so that a
+// conversation's requests copy the fragment list O(log n) times).
+func (r *Run) Extend(frags ...*Fragment) *Run {
+	if len(frags) == 0 {
+		return r
+	}
+	next := &Run{n: r.n}
+	for _, f := range frags {
+		next.n += f.n
+	}
+	need := len(r.frags) + len(frags)
+	if need <= cap(r.frags) && !r.grown.Swap(true) {
+		next.frags = append(r.frags, frags...)
+		return next
+	}
+	next.frags = make([]*Fragment, need, need+need/2+4)
+	copy(next.frags, r.frags)
+	copy(next.frags[len(r.frags):], frags)
+	return next
 }
 
 // Message returns m as a dialect maps it: each run of parts that is one
@@ -342,9 +414,11 @@ func (p *Payload) add(s segment) {
 // when there are none). The fragments are referred to, not copied: a
 // request of a long conversation costs a pointer per message.
 func (p *Payload) addList(e entry) {
-	n := int64(0)
-	for _, f := range e.list {
-		n += f.n
+	n := e.n
+	if !e.known {
+		for _, f := range e.list {
+			n += f.n
+		}
 	}
 	if n == 0 {
 		p.add(segment{raw: e.empty})

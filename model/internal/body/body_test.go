@@ -316,3 +316,67 @@ func TestListInsideTextFails(t *testing.T) {
 		t.Fatal("a list inside a fragment was accepted")
 	}
 }
+
+// TestRunIsTheList: a run, made and extended fragment by fragment (in its
+// spare capacity or by copying, from the latest run or an older one), is
+// encoded as the List of its fragments, with its length.
+func TestRunIsTheList(t *testing.T) {
+	long := strings.Repeat("\"\\\n<>&é€😀\u2028\xff plain ", Inline/20+1)
+	var kept Builder
+	var frags []*Fragment
+	for i, s := range []string{"a", "", long, "b", long + "c"} {
+		var vs []any
+		for range i % 3 {
+			vs = append(vs, item{Text: kept.Text(s)})
+		}
+		f, err := kept.Encode(vs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		frags = append(frags, f)
+	}
+	body := func(r *Run) *Payload {
+		var b Builder
+		p, err := b.Marshal(listDoc{Model: "m", Items: b.ListRun(r)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	want := func(fs []*Fragment) []byte {
+		var b Builder
+		p, err := b.Marshal(listDoc{Model: "m", Items: b.List(fs)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Bytes()
+	}
+	runs := []*Run{NewRun()}
+	for i, f := range frags {
+		runs = append(runs, runs[i].Extend(f))
+	}
+	// Two runs extended from one: the second must not see the first's
+	// fragment in the array they share.
+	other := runs[2].Extend(frags[4])
+	for i, r := range runs {
+		if r.Len() != i {
+			t.Fatalf("run %d: Len %d", i, r.Len())
+		}
+		same(t, body(r), want(frags[:i]))
+	}
+	same(t, body(other), want([]*Fragment{frags[0], frags[1], frags[4]}))
+	same(t, body(NewRun(frags...)), want(frags))
+	// As an array, an empty run is [], and a run its List.
+	for _, r := range []*Run{NewRun(), runs[1], runs[3]} {
+		var b, w Builder
+		p, err := b.Marshal(listDoc{Model: "m", Items: b.ArrayRun(r)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := w.Marshal(listDoc{Model: "m", Items: w.Array(r.frags)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		same(t, p, q.Bytes())
+	}
+}
