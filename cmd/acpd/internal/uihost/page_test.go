@@ -1,13 +1,11 @@
 package uihost
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 )
 
 // Every placeholder of the pages is a whole double-quoted attribute value:
@@ -56,16 +54,7 @@ func TestPageEscapes(t *testing.T) {
 // The served host page carries the host's name and version, escaped.
 func TestIndexPage(t *testing.T) {
 	h := New(Options{Name: `acpd "run"`, Version: "1<2"})
-	u, err := h.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		h.Close(ctx)
-	})
-	resp, err := http.Get(u)
+	resp, err := http.Get(startHost(t, h))
 	if err != nil {
 		t.Fatal(err)
 	}

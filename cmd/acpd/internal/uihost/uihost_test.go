@@ -42,6 +42,12 @@ func started(t *testing.T) (*Host, string, *[]relayed, *sync.Mutex) {
 		}
 		return json.RawMessage(`{"ok":true}`), nil
 	}})
+	return h, startHost(t, h), &got, &mu
+}
+
+// startHost starts h, closed when the test ends, and returns its page's URL.
+func startHost(t *testing.T, h *Host) string {
+	t.Helper()
 	u, err := h.Start()
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +57,7 @@ func started(t *testing.T) (*Host, string, *[]relayed, *sync.Mutex) {
 		defer cancel()
 		h.Close(ctx)
 	})
-	return h, u, &got, &mu
+	return u
 }
 
 // viewUpdate is a tool call update opening a view, as acpd's agent sends it.
