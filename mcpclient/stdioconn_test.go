@@ -1,6 +1,7 @@
 package mcpclient
 
 import (
+	"encoding/json"
 	"reflect"
 	"testing"
 
@@ -59,4 +60,37 @@ func TestDecodeLine(t *testing.T) {
 			t.Errorf("%s: decodeLine gave %+v, %v; the SDK %+v, %v", line, got, gotErr, want, wantErr)
 		}
 	}
+}
+
+// FuzzDecodeLine: a line read as a plain answer (lines reach decodeLine
+// only once json.Valid accepted them) is the message the SDK's decoder
+// makes of it, its ID and result bytes alike.
+func FuzzDecodeLine(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"x2"}]}}`,
+		`{"result":{"tools":[]},"id":12,"jsonrpc":"2.0"}`,
+		` { "jsonrpc" : "2.0" , "id" : 0 , "result" : [1, "two", {"3": null}] } `,
+		`{"jsonrpc":"2.0","id":9007199254740993,"result":null}`,
+		`{"jsonrpc":"2.0","id":-0,"result":"\ud800"}`,
+		`{"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"no such"}}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		if !json.Valid([]byte(line)) {
+			return
+		}
+		got, ok := plainResponse([]byte(line))
+		if !ok {
+			return
+		}
+		want, err := jsonrpc.DecodeMessage([]byte(line))
+		if err != nil {
+			t.Fatalf("%s: read as a plain answer, but the SDK says %v", line, err)
+		}
+		w, isResp := want.(*jsonrpc.Response)
+		if !isResp || got.ID != w.ID || string(got.Result) != string(w.Result) || w.Error != nil {
+			t.Fatalf("%s: got %+v (result %s), the SDK %+v", line, got, got.Result, want)
+		}
+	})
 }
