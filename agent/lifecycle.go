@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -318,19 +317,10 @@ func (s *sess) sendReplay(ctx context.Context, updates iter.Seq[json.RawMessage]
 	if conn == nil {
 		return
 	}
-	var head bytes.Buffer // the params' start, as Notify encodes it
-	head.WriteString(`{"sessionId":`)
-	enc := json.NewEncoder(&head)
-	enc.SetEscapeHTML(false)
-	if enc.Encode(s.id) != nil {
-		return
-	}
-	head.Truncate(head.Len() - 1) // Encode's newline
-	head.WriteString(`,"update":`)
 	tail := []byte("}")
 	b := conn.Batch(ctx)
 	for u := range updates {
-		if b.NotifyRaw(acp.ClientMethodSessionUpdate, head.Bytes(), u, tail) != nil {
+		if b.NotifyRaw(acp.ClientMethodSessionUpdate, s.head, u, tail) != nil {
 			break
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"runtime"
 	"sync"
@@ -41,8 +42,11 @@ type settings struct {
 // sess is one open session. Its fields after construction are guarded by mu,
 // except the immutable ones (id, cwd, dirs, log, cfg, root).
 type sess struct {
-	a    *Agent
-	id   acp.SessionID
+	a  *Agent
+	id acp.SessionID
+	// head starts the params of the session's session/update
+	// notifications, up to the update (updateHead).
+	head []byte
 	cwd  string
 	dirs []string
 	log  *session.Log
@@ -190,8 +194,14 @@ func (a *Agent) newSess(id acp.SessionID, l *session.Log, cwd string, dirs []str
 	if err != nil {
 		return nil, invalidParams("permission rules: %v", err)
 	}
-	s := &sess{a: a, id: id, cwd: cwd, root: root, dirs: dirs, log: l, cfg: cfg, mcpServers: mcp, roots: roots, policy: policy, jobs: tools.NewJobs(a.log, a.opts.Outputs)}
-	s.chunks = outbox.NewLog(func(u acp.SessionUpdate) { s.appendRecord(kindUpdate, u) })
+	s := &sess{a: a, id: id, cwd: cwd, root: root, dirs: dirs, log: l, cfg: cfg, mcpServers: mcp, roots: roots, policy: policy, jobs: tools.NewJobs(a.log, a.opts.Outputs), head: updateHead(id)}
+	s.chunks = outbox.NewLog(func(e outbox.Encoded) {
+		if e.JSON != nil {
+			s.appendRecord(kindUpdate, encodedJSON(e.JSON))
+			return
+		}
+		s.appendRecord(kindUpdate, e.Update)
+	})
 	s.out = outbox.NewQueue(s.sendNow)
 	caps := a.clientCapabilities()
 	var ed files.Editor
@@ -354,10 +364,21 @@ const (
 //
 // Text chunks are logged per message and merged while the client is behind
 // (see package internal/outbox); every other update has been written when
-// notify returns.
+// notify returns. An update is encoded once, for its record and its
+// notification.
 func (s *sess) notify(ctx context.Context, u acp.SessionUpdate) {
-	s.chunks.Record(u)
-	s.out.Post(ctx, u)
+	e := outbox.Encode(u)
+	s.chunks.RecordEncoded(e)
+	s.out.PostEncoded(ctx, e)
+}
+
+// encodedJSON is a record's payload encoded already (outbox.Encoded.JSON):
+// the log writes it as it is (see session.Log.Append).
+type encodedJSON []byte
+
+func (j encodedJSON) WriteJSON(w io.Writer) error {
+	_, err := w.Write(j)
+	return err
 }
 
 // notifyText is notify of a streamed delta of message msg's text (its
@@ -374,10 +395,16 @@ func (s *sess) send(ctx context.Context, u acp.SessionUpdate) {
 	s.out.Post(ctx, u)
 }
 
-// sendNow writes one session/update.
-func (s *sess) sendNow(ctx context.Context, u acp.SessionUpdate) {
+// sendNow writes one session/update: its encoding as it is when it has
+// one (outbox.Encoded.JSON).
+func (s *sess) sendNow(ctx context.Context, e outbox.Encoded) {
+	u := e.Update
 	if thought, msg, text, ok := outbox.TextOf(&u); ok {
 		s.sendText(ctx, thought, msg, text)
+		return
+	}
+	if e.JSON != nil {
+		s.sendEncoded(ctx, e.JSON)
 		return
 	}
 	peer, ok := s.a.peer()
@@ -409,6 +436,43 @@ func (s *sess) sendText(ctx context.Context, thought bool, msg, text string) {
 	if err != nil {
 		s.a.log.Debug("session/update not sent", "session", s.id, "err", err)
 	}
+}
+
+// sendEncoded writes the session/update whose update is encoded already,
+// as Notify would write it.
+func (s *sess) sendEncoded(ctx context.Context, update []byte) {
+	conn := s.a.connection()
+	if conn == nil {
+		return
+	}
+	b := conn.Batch(ctx)
+	err := b.NotifyRaw(acp.ClientMethodSessionUpdate, s.head, update, []byte("}"))
+	if err == nil {
+		err = b.Flush()
+	}
+	if err != nil {
+		s.a.log.Debug("session/update not sent", "session", s.id, "err", err)
+	}
+}
+
+// encodedParams is the params of the session/update of session id whose
+// update is encoded already, as Notify encodes them.
+func encodedParams(id acp.SessionID, update []byte) []byte {
+	head := updateHead(id)
+	return append(append(head, update...), '}')
+}
+
+// updateHead is the start of the params of a session/update of session id,
+// up to its update, as Notify encodes them (HTML escaping off).
+func updateHead(id acp.SessionID) []byte {
+	var head bytes.Buffer
+	head.WriteString(`{"sessionId":`)
+	enc := json.NewEncoder(&head)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(id)            // a string encodes
+	head.Truncate(head.Len() - 1) // Encode's newline
+	head.WriteString(`,"update":`)
+	return head.Bytes()
 }
 
 // textChunkParams is the params of the session/update of session id that

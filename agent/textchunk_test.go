@@ -25,3 +25,34 @@ func TestTextChunkParamsAreTheEncoding(t *testing.T) {
 		}
 	}
 }
+
+// The params sendEncoded writes for an encoded update are those Notify
+// writes for the update (encoding/json, HTML escaping off), byte for byte,
+// and the update's record is the encoding the log would make of it.
+func TestEncodedParamsAreTheEncoding(t *testing.T) {
+	title, st := `<run> "a & b"`, acp.ToolCallStatusCompleted
+	updates := []acp.SessionUpdate{
+		{ToolCall: &acp.ToolCall{ToolCallID: "call_<1>", Title: "é€😀 \u2028 <x>", Kind: acp.ToolKindExecute, Status: acp.ToolCallStatusPending, RawInput: json.RawMessage(`{"command":"echo '<&>'"}`)}},
+		{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: "call_1", Status: &st, Title: &title, Content: []acp.ToolCallContent{{Content: &acp.Content{Content: acp.ContentBlock{Text: &acp.TextContent{Text: "bad \xff utf-8 </script>"}}}}}}},
+		{AvailableCommandsUpdate: &acp.AvailableCommandsUpdate{}},
+		{UserMessageChunk: &acp.ContentChunk{Content: acp.ContentBlock{Text: &acp.TextContent{Text: "a < b"}}}},
+	}
+	for _, u := range updates {
+		e := outbox.Encode(u)
+		if e.JSON == nil {
+			t.Fatalf("%+v was not encoded", u)
+		}
+		var want strings.Builder
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(&acp.SessionNotification{SessionID: "ses_<1>", Update: u}); err != nil {
+			t.Fatal(err)
+		}
+		if got := encodedParams("ses_<1>", e.JSON); string(got)+"\n" != want.String() {
+			t.Errorf("\n got %s\nwant %s", got, want.String())
+		}
+	}
+	if e := outbox.Encode(outbox.TextChunk(false, "m_1", "merged")); e.JSON != nil {
+		t.Errorf("a mergeable chunk was encoded: %s", e.JSON)
+	}
+}

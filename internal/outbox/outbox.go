@@ -22,7 +22,9 @@
 package outbox
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"sync"
 	"time"
@@ -97,9 +99,37 @@ func TextChunk(thought bool, msg, text string) acp.SessionUpdate {
 	return acp.SessionUpdate{AgentMessageChunk: c}
 }
 
+// Encoded is an update with its JSON encoding, made once for both its
+// record and its notification (a tool call's few updates, each encoded
+// twice through the union types' marshalers, cost a tenth of the call's
+// CPU time).
+type Encoded struct {
+	Update acp.SessionUpdate
+	// JSON is Update encoded as encoding/json encodes it with HTML
+	// escaping off (compact, one line, no trailing newline), or nil: the
+	// writer encodes Update itself.
+	JSON []byte
+}
+
+// Encode returns u with its encoding. A mergeable text chunk is not
+// encoded (the Log and the Queue merge its text first), nor is an update
+// that fails to encode: the writer then meets, and reports, the error.
+func Encode(u acp.SessionUpdate) Encoded {
+	if _, _, chunk := chunkOfText(&u); chunk {
+		return Encoded{Update: u}
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(u) != nil {
+		return Encoded{Update: u}
+	}
+	return Encoded{Update: u, JSON: bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})}
+}
+
 // Log is a session's buffered update log (see the package doc).
 type Log struct {
-	write func(acp.SessionUpdate)
+	write func(Encoded)
 	after time.Duration // ChunkFlush, but in tests
 
 	mu     sync.Mutex
@@ -112,20 +142,24 @@ type Log struct {
 // NewLog returns a Log that records updates with write, which is called
 // with the Log's lock held (so records keep their order) from Record, Flush,
 // Close and a timer's goroutine; write must not call back into the Log.
-func NewLog(write func(acp.SessionUpdate)) *Log {
+// Buffered text reaches write unencoded (Encoded.JSON nil).
+func NewLog(write func(Encoded)) *Log {
 	return &Log{write: write, after: ChunkFlush}
 }
 
 // Record logs u, buffering mergeable text.
-func (l *Log) Record(u acp.SessionUpdate) {
-	if k, text, ok := chunkOfText(&u); ok {
-		l.recordText(k, text, &u)
+func (l *Log) Record(u acp.SessionUpdate) { l.RecordEncoded(Encoded{Update: u}) }
+
+// RecordEncoded is Record of an update encoded already (see [Encode]).
+func (l *Log) RecordEncoded(e Encoded) {
+	if k, text, ok := chunkOfText(&e.Update); ok {
+		l.recordText(k, text, &e.Update)
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.flushLocked()
-	l.write(u)
+	l.write(e)
 }
 
 // RecordText logs the update TextChunk(thought, msg, text) without the
@@ -145,7 +179,7 @@ func (l *Log) recordText(k chunkKey, text string, u *acp.SessionUpdate) {
 			c := k.update(text)
 			u = &c
 		}
-		l.write(*u)
+		l.write(Encoded{Update: *u})
 		return
 	}
 	if l.text.Len() > 0 && l.key == k {
@@ -181,7 +215,7 @@ func (l *Log) flushLocked() {
 	if l.timer != nil {
 		l.timer.Stop()
 	}
-	l.write(u)
+	l.write(Encoded{Update: u})
 }
 
 // Close logs the buffered text and stops buffering: later records are
@@ -199,7 +233,7 @@ func (l *Log) Close() {
 // Queue is a session's queue of updates for the client (see the package
 // doc).
 type Queue struct {
-	send func(context.Context, acp.SessionUpdate)
+	send func(context.Context, Encoded)
 
 	mu      sync.Mutex
 	items   []*item
@@ -211,7 +245,7 @@ type Queue struct {
 
 type item struct {
 	ctx   context.Context
-	u     acp.SessionUpdate // not set for a chunk: key and text are its update
+	e     Encoded // not set for a chunk: key and text are its update
 	chunk bool
 	key   chunkKey
 	text  strings.Builder
@@ -223,8 +257,9 @@ type item struct {
 // fills from empty, gone when it is empty again), or, for an update that
 // is not a text chunk posted while the queue is idle, on the poster's own
 // goroutine, which would wait for it anyway. send gets the context
-// the update was posted with and must return when it ends.
-func NewQueue(send func(context.Context, acp.SessionUpdate)) *Queue {
+// the update was posted with and must return when it ends; merged text
+// reaches it unencoded (Encoded.JSON nil).
+func NewQueue(send func(context.Context, Encoded)) *Queue {
 	return &Queue{send: send}
 }
 
@@ -232,7 +267,12 @@ func NewQueue(send func(context.Context, acp.SessionUpdate)) *Queue {
 // (unless the queue is full); anything else returns once written or when
 // ctx ends.
 func (q *Queue) Post(ctx context.Context, u acp.SessionUpdate) {
-	if k, text, chunk := chunkOfText(&u); chunk {
+	q.PostEncoded(ctx, Encoded{Update: u})
+}
+
+// PostEncoded is Post of an update encoded already (see [Encode]).
+func (q *Queue) PostEncoded(ctx context.Context, e Encoded) {
+	if k, text, chunk := chunkOfText(&e.Update); chunk {
 		q.postText(ctx, k, text)
 		return
 	}
@@ -241,10 +281,10 @@ func (q *Queue) Post(ctx context.Context, u acp.SessionUpdate) {
 		// Nothing is queued or being written, and the caller waits for
 		// this update anyway: it writes it itself, without a hand-off to
 		// a sender goroutine and back.
-		q.sendInline(ctx, u)
+		q.sendInline(ctx, e)
 		return
 	}
-	it := &item{ctx: ctx, u: u, done: make(chan struct{})}
+	it := &item{ctx: ctx, e: e, done: make(chan struct{})}
 	q.push(it)
 	q.mu.Unlock()
 	waitDone(ctx, it.done) // after everything queued before it
@@ -296,14 +336,14 @@ func (q *Queue) push(it *item) {
 // sendInline writes u on the caller's goroutine while the queue is idle;
 // q.mu is held on entry and released on return. Updates posted meanwhile
 // queue behind it, and a sender goroutine writes them once it is written.
-func (q *Queue) sendInline(ctx context.Context, u acp.SessionUpdate) {
-	it := &item{ctx: ctx, u: u, done: make(chan struct{})}
+func (q *Queue) sendInline(ctx context.Context, e Encoded) {
+	it := &item{ctx: ctx, e: e, done: make(chan struct{})}
 	q.sending = true
 	q.cur = it // Flush waits for it
 	q.wg.Add(1)
 	q.mu.Unlock()
 	defer q.wg.Done()
-	q.send(ctx, u)
+	q.send(ctx, e)
 	q.mu.Lock()
 	q.cur = nil
 	close(it.done)
@@ -368,11 +408,11 @@ func (q *Queue) drain() {
 		}
 		q.cur = it
 		q.mu.Unlock()
-		u := it.u
+		e := it.e
 		if it.chunk {
-			u = it.key.update(it.text.String())
+			e = Encoded{Update: it.key.update(it.text.String())}
 		}
-		q.send(it.ctx, u)
+		q.send(it.ctx, e)
 		q.mu.Lock()
 		q.cur = nil
 		q.mu.Unlock()

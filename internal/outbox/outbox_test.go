@@ -40,7 +40,8 @@ func stalledQueue() (q *Queue, busy, release chan struct{}, written func() []acp
 	var sent []acp.SessionUpdate
 	busy, release = make(chan struct{}), make(chan struct{})
 	first := true
-	q = NewQueue(func(ctx context.Context, u acp.SessionUpdate) {
+	q = NewQueue(func(ctx context.Context, e Encoded) {
+		u := e.Update
 		mu.Lock()
 		sent = append(sent, u)
 		wait := first
@@ -82,7 +83,7 @@ func TestQueueMergesWhileBusy(t *testing.T) {
 // at Flush, and at once after Close.
 func TestLogBuffersText(t *testing.T) {
 	var logged []acp.SessionUpdate
-	l := NewLog(func(u acp.SessionUpdate) { logged = append(logged, u) })
+	l := NewLog(func(e Encoded) { logged = append(logged, e.Update) })
 	l.after = time.Hour // no timer flush in between
 	l.Record(chunk("m", "a"))
 	l.Record(chunk("m", "b"))
@@ -101,7 +102,7 @@ func TestLogBuffersText(t *testing.T) {
 // for the whole window.
 func TestLogBoundsText(t *testing.T) {
 	var logged []acp.SessionUpdate
-	l := NewLog(func(u acp.SessionUpdate) { logged = append(logged, u) })
+	l := NewLog(func(e Encoded) { logged = append(logged, e.Update) })
 	l.after = time.Hour
 	half := string(make([]byte, chunkLogMax/2))
 	l.Record(chunk("m", half))
@@ -119,7 +120,7 @@ func TestFlushWaitsForTheUpdateBeingWritten(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
 		var written bool
-		q := NewQueue(func(ctx context.Context, u acp.SessionUpdate) {
+		q := NewQueue(func(context.Context, Encoded) {
 			<-release
 			written = true
 		})
@@ -171,7 +172,7 @@ func TestTextVariants(t *testing.T) {
 	}
 
 	var logged []acp.SessionUpdate
-	l := NewLog(func(u acp.SessionUpdate) { logged = append(logged, u) })
+	l := NewLog(func(e Encoded) { logged = append(logged, e.Update) })
 	l.after = time.Hour
 	l.RecordText(false, "m", "a")
 	l.Record(chunk("m", "b"))
@@ -224,7 +225,7 @@ func TestQueueIdlePosterWrites(t *testing.T) {
 
 // A delta merged into buffered text costs no allocation of its own.
 func TestRecordTextMergesWithoutAllocating(t *testing.T) {
-	l := NewLog(func(acp.SessionUpdate) {})
+	l := NewLog(func(Encoded) {})
 	l.after = time.Hour
 	l.RecordText(false, "m", "start")
 	l.text.Grow(1 << 10)
@@ -232,4 +233,28 @@ func TestRecordTextMergesWithoutAllocating(t *testing.T) {
 		t.Errorf("RecordText of a delta: %v allocations, want 0", n)
 	}
 	l.Close()
+}
+
+// An encoded update reaches the log's writer and the queue's sender with
+// its encoding, after the text before it; merged text reaches them
+// unencoded.
+func TestEncodedReachesTheWriters(t *testing.T) {
+	st := acp.ToolCallStatusCompleted
+	e := Encode(acp.SessionUpdate{ToolCallUpdate: &acp.ToolCallUpdate{ToolCallID: "call_1", Status: &st}})
+	if string(e.JSON) != `{"sessionUpdate":"tool_call_update","status":"completed","toolCallId":"call_1"}` {
+		t.Fatalf("Encode: %s", e.JSON)
+	}
+	var logged, sent []Encoded
+	l := NewLog(func(e Encoded) { logged = append(logged, e) })
+	l.RecordText(false, "m", "before")
+	l.RecordEncoded(e)
+	q := NewQueue(func(_ context.Context, e Encoded) { sent = append(sent, e) })
+	q.PostEncoded(context.Background(), e)
+	q.Close()
+	if len(logged) != 2 || logged[0].JSON != nil || logged[0].Update.AgentMessageChunk == nil || string(logged[1].JSON) != string(e.JSON) {
+		t.Errorf("logged %+v", logged)
+	}
+	if len(sent) != 1 || string(sent[0].JSON) != string(e.JSON) {
+		t.Errorf("sent %+v", sent)
+	}
 }
