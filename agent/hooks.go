@@ -325,7 +325,7 @@ func (s *sess) toolHookInput(name string, in json.RawMessage) map[string]any {
 		input["file_path"] = p
 	}
 	tool := name
-	if c, ok := hooks.ClaudeNames[name]; ok {
+	if c, ok := hooks.ClaudeNames.Get()[name]; ok {
 		tool = c
 	}
 	return map[string]any{"tool_name": tool, "acpd_tool_name": name, "tool_input": input}
@@ -341,7 +341,7 @@ type hookVerdictKey struct{}
 func (s *sess) preToolHooks(ctx context.Context, set hooks.Set, id, name string, in json.RawMessage) (context.Context, string) {
 	input := s.toolHookInput(name, in)
 	input["tool_use_id"] = id
-	for _, r := range s.runHooks(ctx, set, hooks.PreToolUse, input, name, hooks.ClaudeNames[name]) {
+	for _, r := range s.runHooks(ctx, set, hooks.PreToolUse, input, name, hooks.ClaudeNames.Get()[name]) {
 		if r.Halt {
 			s.halt(r.HaltReason)
 		}
@@ -365,7 +365,7 @@ func (s *sess) postToolHooks(ctx context.Context, set hooks.Set, id, name string
 	input := s.toolHookInput(name, in)
 	input["tool_use_id"] = id
 	input["tool_response"] = map[string]any{"output": res.Text, "is_error": res.IsError, "success": !res.IsError}
-	for _, r := range s.runHooks(ctx, set, hooks.PostToolUse, input, name, hooks.ClaudeNames[name]) {
+	for _, r := range s.runHooks(ctx, set, hooks.PostToolUse, input, name, hooks.ClaudeNames.Get()[name]) {
 		if r.Halt {
 			s.halt(r.HaltReason)
 		}

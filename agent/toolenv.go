@@ -287,7 +287,7 @@ func subAgentModel(parent, want string) string {
 		return want
 	}
 	provider, _, _ := model.ParseRef(parent)
-	if id, ok := subagents.ClaudeModel[want]; ok && provider == "anthropic" {
+	if id, ok := subagents.ClaudeModel.Get()[want]; ok && provider == "anthropic" {
 		return "anthropic/" + id
 	}
 	return parent

@@ -568,7 +568,7 @@ func commandModel(parent, want string) string {
 	if err != nil {
 		return ""
 	}
-	if id, ok := subagents.ClaudeModel[want]; ok {
+	if id, ok := subagents.ClaudeModel.Get()[want]; ok {
 		if provider != "anthropic" {
 			return ""
 		}

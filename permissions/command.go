@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"acpd/internal/lazy"
 )
 
 const (
@@ -95,56 +97,62 @@ func analyzeWholeLine(line string) analysis {
 // wrappers run another command taken from their arguments, or re-interpret
 // their arguments as shell code. They always ask, and deny rules are tried on
 // every suffix of their words.
-var wrappers = map[string]bool{
-	// shell code interpreters
-	"eval": true, "source": true, ".": true, "exec": true,
-	"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "mksh": true,
-	"ash": true, "fish": true, "csh": true, "tcsh": true, "busybox": true,
-	// command runners and wrappers
-	"xargs": true, "env": true, "command": true, "builtin": true, "sudo": true,
-	"doas": true, "su": true, "runuser": true, "pkexec": true, "nohup": true,
-	"time": true, "nice": true, "timeout": true, "stdbuf": true, "ionice": true,
-	"setsid": true, "chroot": true, "watch": true, "strace": true, "ltrace": true,
-	"unbuffer": true, "parallel": true, "flock": true, "script": true,
-	"chrt": true, "taskset": true, "numactl": true, "firejail": true,
-	"systemd-run": true, "nsenter": true, "unshare": true, "caffeinate": true,
-}
+var wrappers = lazy.Value[map[string]bool]{New: func() map[string]bool {
+	return map[string]bool{
+		// shell code interpreters
+		"eval": true, "source": true, ".": true, "exec": true,
+		"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "mksh": true,
+		"ash": true, "fish": true, "csh": true, "tcsh": true, "busybox": true,
+		// command runners and wrappers
+		"xargs": true, "env": true, "command": true, "builtin": true, "sudo": true,
+		"doas": true, "su": true, "runuser": true, "pkexec": true, "nohup": true,
+		"time": true, "nice": true, "timeout": true, "stdbuf": true, "ionice": true,
+		"setsid": true, "chroot": true, "watch": true, "strace": true, "ltrace": true,
+		"unbuffer": true, "parallel": true, "flock": true, "script": true,
+		"chrt": true, "taskset": true, "numactl": true, "firejail": true,
+		"systemd-run": true, "nsenter": true, "unshare": true, "caffeinate": true,
+	}
+}}
 
 // stringInterpreters parse their literal arguments as shell code; those are
 // re-parsed so deny rules see the commands inside.
-var stringInterpreters = map[string]bool{
-	"eval": true, "sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true,
-	"mksh": true, "ash": true, "su": true, "busybox": true,
-}
+var stringInterpreters = lazy.Value[map[string]bool]{New: func() map[string]bool {
+	return map[string]bool{
+		"eval": true, "sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true,
+		"mksh": true, "ash": true, "su": true, "busybox": true,
+	}
+}}
 
 // stateChangers alter how later commands of the same line run.
-var stateChangers = map[string]string{
-	"alias":     "defines an alias",
-	"unalias":   "changes aliases",
-	"trap":      "sets a trap that runs a command",
-	"hash":      "changes where commands are looked up",
-	"enable":    "changes shell builtins",
-	"read":      "assigns shell variables",
-	"mapfile":   "assigns shell variables",
-	"readarray": "assigns shell variables",
-	"getopts":   "assigns shell variables",
-	// Declaration builtins are parsed as such unless quoted ('export' X=1).
-	"export":   "assigns shell variables",
-	"declare":  "assigns shell variables",
-	"typeset":  "assigns shell variables",
-	"local":    "assigns shell variables",
-	"readonly": "assigns shell variables",
-	"nameref":  "assigns shell variables",
-	"let":      "evaluates arithmetic",
-	"unset":    "changes shell variables",
-}
+var stateChangers = lazy.Value[map[string]string]{New: func() map[string]string {
+	return map[string]string{
+		"alias":     "defines an alias",
+		"unalias":   "changes aliases",
+		"trap":      "sets a trap that runs a command",
+		"hash":      "changes where commands are looked up",
+		"enable":    "changes shell builtins",
+		"read":      "assigns shell variables",
+		"mapfile":   "assigns shell variables",
+		"readarray": "assigns shell variables",
+		"getopts":   "assigns shell variables",
+		// Declaration builtins are parsed as such unless quoted ('export' X=1).
+		"export":   "assigns shell variables",
+		"declare":  "assigns shell variables",
+		"typeset":  "assigns shell variables",
+		"local":    "assigns shell variables",
+		"readonly": "assigns shell variables",
+		"nameref":  "assigns shell variables",
+		"let":      "evaluates arithmetic",
+		"unset":    "changes shell variables",
+	}
+}}
 
 // findExec are find primaries that run commands, delete or write files.
 var findExec = []string{"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}
 
 func wrapperLike(name string) bool {
 	base := path.Base(name)
-	return wrappers[base] || base == "find"
+	return wrappers.Get()[base] || base == "find"
 }
 
 // analyzeCommand parses a run_command line. It never panics and never fails:
@@ -275,7 +283,7 @@ func (w walker) call(c *syntax.CallExpr) {
 	}
 	base := path.Base(head.text)
 	switch {
-	case wrappers[base]:
+	case wrappers.Get()[base]:
 		w.ask("%s runs another command or shell code", base)
 	case base == "find":
 		for _, arg := range sc.words[1:] {
@@ -289,8 +297,8 @@ func (w walker) call(c *syntax.CallExpr) {
 				w.ask("printf -v assigns a variable")
 			}
 		}
-	case stateChangers[base] != "":
-		w.ask("%s %s", base, stateChangers[base])
+	case stateChangers.Get()[base] != "":
+		w.ask("%s %s", base, stateChangers.Get()[base])
 	}
 }
 
@@ -361,7 +369,7 @@ func (w walker) nestedFrom(cmds []simpleCommand, depth int) {
 				break
 			}
 			base := path.Base(word.text)
-			if !stringInterpreters[base] {
+			if !stringInterpreters.Get()[base] {
 				if wrapperLike(c.words[0].text) {
 					continue // look behind sudo, env, xargs, find, ...
 				}

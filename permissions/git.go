@@ -4,6 +4,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"acpd/internal/lazy"
 )
 
 // GitWrite reports whether the bash command line runs a git command that
@@ -60,21 +62,23 @@ var gitAlwaysWrites = []string{
 // gitListings are the subcommands that write unless their arguments are a
 // read-only form: the words that, first after the subcommand (or anywhere,
 // for options), keep them read-only. No argument at all is read-only too.
-var gitListings = map[string][]string{
-	"branch":       {"-l", "--list", "-a", "--all", "-r", "--remotes", "-v", "-vv", "--verbose", "--show-current", "--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "--format", "--sort", "--column", "--no-column", "--color", "--no-color", "-i", "--ignore-case"},
-	"tag":          {"-l", "--list", "-n", "--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "--format", "--sort", "--column", "--no-column", "-v", "--verify", "-i", "--ignore-case"},
-	"stash":        {"list", "show"},
-	"worktree":     {"list"},
-	"notes":        {"list", "show"},
-	"remote":       {"-v", "--verbose", "show", "get-url"},
-	"submodule":    {"status", "summary", "foreach"},
-	"reflog":       {"show", "exists"},
-	"symbolic-ref": {"-q", "--quiet", "--short"},
-	"config":       {"get", "list", "-l", "--list", "--get", "--get-all", "--get-regexp", "--get-urlmatch", "--get-color", "--get-colorbool", "--show-origin", "--show-scope", "--name-only", "-z", "--null", "--includes", "--no-includes", "--global", "--system", "--local", "--file", "-f", "--blob", "--type", "--bool", "--int", "--path", "--expiry-date", "--default"},
-	"restore":      nil, // writes the index only with --staged (below)
-	"apply":        nil, // writes the index only with --index, --cached or -3
-	"hash-object":  nil, // writes objects only with -w
-}
+var gitListings = lazy.Value[map[string][]string]{New: func() map[string][]string {
+	return map[string][]string{
+		"branch":       {"-l", "--list", "-a", "--all", "-r", "--remotes", "-v", "-vv", "--verbose", "--show-current", "--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "--format", "--sort", "--column", "--no-column", "--color", "--no-color", "-i", "--ignore-case"},
+		"tag":          {"-l", "--list", "-n", "--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "--format", "--sort", "--column", "--no-column", "-v", "--verify", "-i", "--ignore-case"},
+		"stash":        {"list", "show"},
+		"worktree":     {"list"},
+		"notes":        {"list", "show"},
+		"remote":       {"-v", "--verbose", "show", "get-url"},
+		"submodule":    {"status", "summary", "foreach"},
+		"reflog":       {"show", "exists"},
+		"symbolic-ref": {"-q", "--quiet", "--short"},
+		"config":       {"get", "list", "-l", "--list", "--get", "--get-all", "--get-regexp", "--get-urlmatch", "--get-color", "--get-colorbool", "--show-origin", "--show-scope", "--name-only", "-z", "--null", "--includes", "--no-includes", "--global", "--system", "--local", "--file", "-f", "--blob", "--type", "--bool", "--int", "--path", "--expiry-date", "--default"},
+		"restore":      nil, // writes the index only with --staged (below)
+		"apply":        nil, // writes the index only with --index, --cached or -3
+		"hash-object":  nil, // writes objects only with -w
+	}
+}}
 
 // gitWrites judges the words after "git".
 func gitWrites(args []cmdWord) (string, bool) {
@@ -100,7 +104,7 @@ func gitWrites(args []cmdWord) (string, bool) {
 	if slices.Contains(gitAlwaysWrites, sub) {
 		return name, true
 	}
-	ro, listing := gitListings[sub]
+	ro, listing := gitListings.Get()[sub]
 	if !listing {
 		return "", false // status, log, diff, show, grep, ls-files, blame, clone, ...
 	}

@@ -10,6 +10,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"acpd/internal/glob"
+	"acpd/internal/lazy"
 )
 
 // commandPattern is a compiled run_command rule Match.
@@ -204,18 +205,20 @@ func formatCommandPattern(words []string) string {
 
 // shellKeywords are words the parser treats specially in command position
 // when unquoted.
-var shellKeywords = map[string]bool{
-	"if": true, "then": true, "else": true, "elif": true, "fi": true, "do": true, "done": true,
-	"case": true, "esac": true, "while": true, "until": true, "for": true, "in": true,
-	"select": true, "function": true, "time": true, "coproc": true, "declare": true,
-	"export": true, "local": true, "readonly": true, "typeset": true, "nameref": true, "let": true,
-}
+var shellKeywords = lazy.Value[map[string]bool]{New: func() map[string]bool {
+	return map[string]bool{
+		"if": true, "then": true, "else": true, "elif": true, "fi": true, "do": true, "done": true,
+		"case": true, "esac": true, "while": true, "until": true, "for": true, "in": true,
+		"select": true, "function": true, "time": true, "coproc": true, "declare": true,
+		"export": true, "local": true, "readonly": true, "typeset": true, "nameref": true, "let": true,
+	}
+}}
 
 // shellQuote quotes s so that bash (and the pattern parser) reads it back as
 // exactly one literal word. Plain words stay unquoted; "=" is not plain, so
 // that a first word is never read as an assignment.
 func shellQuote(s string) string {
-	if s != "" && !shellKeywords[s] && strings.IndexFunc(s, func(r rune) bool {
+	if s != "" && !shellKeywords.Get()[s] && strings.IndexFunc(s, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_@%+:,./-", r))
 	}) < 0 {
 		return s

@@ -45,7 +45,7 @@ func FuzzToolInput(f *testing.F) {
 					// Only the documented aliases of the fields are
 					// accepted besides the fields.
 					known := snakeCase(k) == "replace_all" || snakeCase(k) == "old_string" || snakeCase(k) == "new_string"
-					for _, to := range argAliases[k] {
+					for _, to := range argAliases.Get()[k] {
 						known = known || to == "path" || to == "old_string" || to == "new_string"
 					}
 					if !known {

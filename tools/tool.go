@@ -28,6 +28,7 @@ import (
 
 	"acpd/acp"
 	"acpd/files"
+	"acpd/internal/lazy"
 	"acpd/model"
 	"acpd/permissions"
 	"acpd/sandbox"
@@ -240,7 +241,7 @@ func DecodeInput[T any](in json.RawMessage) (T, error) {
 			continue
 		}
 		to := ""
-		for _, c := range append(argAliases[k], snakeCase(k)) {
+		for _, c := range append(argAliases.Get()[k], snakeCase(k)) {
 			if _, given := args[c]; slices.Contains(fields, c) && !given {
 				to = c
 				break
@@ -271,14 +272,16 @@ func DecodeInput[T any](in json.RawMessage) (T, error) {
 
 // argAliases are other names models use for the built-in tools' arguments,
 // each with the fields it may stand for, in order of preference.
-var argAliases = map[string][]string{
-	"file_path": {"path"}, "filePath": {"path"}, "filepath": {"path"}, "file": {"path"}, "filename": {"path"},
-	"directory": {"path", "cwd"}, "dir": {"path", "cwd"}, "workdir": {"cwd"}, "working_directory": {"cwd"},
-	"old_str": {"old_string"}, "new_str": {"new_string"}, "old": {"old_string"}, "new": {"new_string"},
-	"cmd": {"command"}, "regex": {"pattern"}, "query": {"pattern"}, "glob": {"include"},
-	"text": {"content"}, "contents": {"content"}, "patch": {"input"},
-	"options": {"choices"},
-}
+var argAliases = lazy.Value[map[string][]string]{New: func() map[string][]string {
+	return map[string][]string{
+		"file_path": {"path"}, "filePath": {"path"}, "filepath": {"path"}, "file": {"path"}, "filename": {"path"},
+		"directory": {"path", "cwd"}, "dir": {"path", "cwd"}, "workdir": {"cwd"}, "working_directory": {"cwd"},
+		"old_str": {"old_string"}, "new_str": {"new_string"}, "old": {"old_string"}, "new": {"new_string"},
+		"cmd": {"command"}, "regex": {"pattern"}, "query": {"pattern"}, "glob": {"include"},
+		"text": {"content"}, "contents": {"content"}, "patch": {"input"},
+		"options": {"choices"},
+	}
+}}
 
 // jsonFields lists the JSON names of t's fields (t a struct type).
 func jsonFields(t reflect.Type) []string {

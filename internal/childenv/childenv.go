@@ -8,28 +8,32 @@ package childenv
 import (
 	"path"
 	"strings"
+
+	"acpd/internal/lazy"
 )
 
 // secretNames are secrets whatever the rules below say; most also match
 // them and are listed so the documentation names them.
-var secretNames = map[string]bool{
-	"OPENAI_API_KEY":        true,
-	"ANTHROPIC_API_KEY":     true,
-	"ANTHROPIC_AUTH_TOKEN":  true,
-	"GEMINI_API_KEY":        true,
-	"GOOGLE_API_KEY":        true,
-	"AZURE_OPENAI_API_KEY":  true,
-	"AWS_ACCESS_KEY_ID":     true,
-	"AWS_SECRET_ACCESS_KEY": true,
-	"AWS_SESSION_TOKEN":     true,
-	"GITHUB_TOKEN":          true,
-	"GH_TOKEN":              true,
-	"GITLAB_TOKEN":          true,
-	"NPM_TOKEN":             true,
-	"HF_TOKEN":              true,
-	"MYSQL_PWD":             true,
-	"PGPASSWORD":            true,
-}
+var secretNames = lazy.Value[map[string]bool]{New: func() map[string]bool {
+	return map[string]bool{
+		"OPENAI_API_KEY":        true,
+		"ANTHROPIC_API_KEY":     true,
+		"ANTHROPIC_AUTH_TOKEN":  true,
+		"GEMINI_API_KEY":        true,
+		"GOOGLE_API_KEY":        true,
+		"AZURE_OPENAI_API_KEY":  true,
+		"AWS_ACCESS_KEY_ID":     true,
+		"AWS_SECRET_ACCESS_KEY": true,
+		"AWS_SESSION_TOKEN":     true,
+		"GITHUB_TOKEN":          true,
+		"GH_TOKEN":              true,
+		"GITLAB_TOKEN":          true,
+		"NPM_TOKEN":             true,
+		"HF_TOKEN":              true,
+		"MYSQL_PWD":             true,
+		"PGPASSWORD":            true,
+	}
+}}
 
 // secretSuffixes make a name secret when it ends with one of them.
 var secretSuffixes = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD"}
@@ -39,12 +43,14 @@ var secretParts = []string{"API_KEY", "APIKEY", "ACCESS_KEY", "PRIVATE_KEY", "SE
 
 // secretWords make a name secret when one of its words (separated by "_",
 // "-" or ".") is one of them.
-var secretWords = map[string]bool{
-	"KEY": true, "KEYS": true, "APIKEY": true, "TOKEN": true, "TOKENS": true,
-	"SECRET": true, "SECRETS": true, "PASSWORD": true, "PASSWORDS": true,
-	"PASSWD": true, "PASS": true, "CREDENTIAL": true, "CREDENTIALS": true,
-	"CREDS": true, "AUTH": true, "COOKIE": true, "COOKIES": true, "PRIVATE": true,
-}
+var secretWords = lazy.Value[map[string]bool]{New: func() map[string]bool {
+	return map[string]bool{
+		"KEY": true, "KEYS": true, "APIKEY": true, "TOKEN": true, "TOKENS": true,
+		"SECRET": true, "SECRETS": true, "PASSWORD": true, "PASSWORDS": true,
+		"PASSWD": true, "PASS": true, "CREDENTIAL": true, "CREDENTIALS": true,
+		"CREDS": true, "AUTH": true, "COOKIE": true, "COOKIES": true, "PRIVATE": true,
+	}
+}}
 
 // IsSecret reports whether an environment variable's name looks like it
 // holds a credential. Compared case-insensitively, a name is a secret when
@@ -66,7 +72,7 @@ var secretWords = map[string]bool{
 // It errs on the side of dropping: `[env] allow` brings a variable back.
 func IsSecret(name string) bool {
 	u := strings.ToUpper(name)
-	if secretNames[u] {
+	if secretNames.Get()[u] {
 		return true
 	}
 	for _, s := range secretSuffixes {
@@ -80,7 +86,7 @@ func IsSecret(name string) bool {
 		}
 	}
 	for _, w := range strings.FieldsFunc(u, func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
-		if secretWords[w] {
+		if secretWords.Get()[w] {
 			return true
 		}
 	}

@@ -134,7 +134,7 @@ func stringEnd(b []byte, i int) int {
 		for j+8 <= len(b) && !special8(binary.LittleEndian.Uint64(b[j:])) {
 			j += 8
 		}
-		for j < len(b) && plain[b[j]] {
+		for j < len(b) && !special[b[j]] {
 			j++
 		}
 		if j >= len(b) {
@@ -180,13 +180,17 @@ func special8(x uint64) bool {
 	return (x-ones*0x20)&^x&highs|zero(x^(ones*'"'))|zero(x^(ones*'\\')) != 0
 }
 
-// plain marks the bytes that stand for themselves in a JSON string.
-var plain = func() (t [256]bool) {
-	for c := 0x20; c < 256; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
+// special marks the bytes that do not stand for themselves in a JSON
+// string: control characters, the quote and the backslash. A keyed
+// literal of constants, it is static data (a table built by a function
+// would run at every start of the process).
+var special = [256]bool{
+	'"': true, '\\': true,
+	0x00: true, 0x01: true, 0x02: true, 0x03: true, 0x04: true, 0x05: true, 0x06: true, 0x07: true,
+	0x08: true, 0x09: true, 0x0a: true, 0x0b: true, 0x0c: true, 0x0d: true, 0x0e: true, 0x0f: true,
+	0x10: true, 0x11: true, 0x12: true, 0x13: true, 0x14: true, 0x15: true, 0x16: true, 0x17: true,
+	0x18: true, 0x19: true, 0x1a: true, 0x1b: true, 0x1c: true, 0x1d: true, 0x1e: true, 0x1f: true,
+}
 
 // numberEnd returns the index past the valid JSON number at b[i], or -1.
 func numberEnd[T string | []byte](b T, i int) int {

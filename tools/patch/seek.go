@@ -1,6 +1,10 @@
 package patch
 
-import "strings"
+import (
+	"strings"
+
+	"acpd/internal/lazy"
+)
 
 // Seek returns the index of the first occurrence of pattern in lines at or
 // after start, or -1. It tries, in order of decreasing strictness: exact
@@ -41,13 +45,15 @@ func Seek(lines, pattern []string, start int, eof bool) int {
 
 // norm trims s and folds typographic punctuation and odd spaces to ASCII.
 func norm(s string) string {
-	return strings.TrimSpace(punct.Replace(s))
+	return strings.TrimSpace(punct.Get().Replace(s))
 }
 
-var punct = strings.NewReplacer(
-	"\u2010", "-", "\u2011", "-", "\u2012", "-", "\u2013", "-", "\u2014", "-", "\u2015", "-", "\u2212", "-",
-	"\u2018", "'", "\u2019", "'", "\u201A", "'", "\u201B", "'",
-	"\u201C", `"`, "\u201D", `"`, "\u201E", `"`, "\u201F", `"`,
-	"\u00A0", " ", "\u2002", " ", "\u2003", " ", "\u2004", " ", "\u2005", " ", "\u2006", " ",
-	"\u2007", " ", "\u2008", " ", "\u2009", " ", "\u200A", " ", "\u202F", " ", "\u205F", " ", "\u3000", " ",
-)
+var punct = lazy.Value[*strings.Replacer]{New: func() *strings.Replacer {
+	return strings.NewReplacer(
+		"\u2010", "-", "\u2011", "-", "\u2012", "-", "\u2013", "-", "\u2014", "-", "\u2015", "-", "\u2212", "-",
+		"\u2018", "'", "\u2019", "'", "\u201A", "'", "\u201B", "'",
+		"\u201C", `"`, "\u201D", `"`, "\u201E", `"`, "\u201F", `"`,
+		"\u00A0", " ", "\u2002", " ", "\u2003", " ", "\u2004", " ", "\u2005", " ", "\u2006", " ",
+		"\u2007", " ", "\u2008", " ", "\u2009", " ", "\u200A", " ", "\u202F", " ", "\u205F", " ", "\u3000", " ",
+	)
+}}

@@ -346,17 +346,19 @@ func stripNumbers(old, new string) (string, string, bool) {
 }
 
 // norm trims s and folds typographic punctuation and odd spaces to ASCII.
-func norm(s string) string { return strings.TrimSpace(punct.Replace(s)) }
+func norm(s string) string { return strings.TrimSpace(punct.Get().Replace(s)) }
 
-var punct = strings.NewReplacer(
-	"\u2010", "-", "\u2011", "-", "\u2012", "-", "\u2013", "-", "\u2014", "-", "\u2015", "-", "\u2212", "-",
-	"\u2018", "'", "\u2019", "'", "\u201A", "'", "\u201B", "'", "\u2032", "'",
-	"\u201C", `"`, "\u201D", `"`, "\u201E", `"`, "\u201F", `"`, "\u2033", `"`,
-	"\u2026", "...",
-	"\u00A0", " ", "\u2002", " ", "\u2003", " ", "\u2004", " ", "\u2005", " ", "\u2006", " ",
-	"\u2007", " ", "\u2008", " ", "\u2009", " ", "\u200A", " ", "\u202F", " ", "\u205F", " ", "\u3000", " ",
-	"\t", " ",
-)
+var punct = lazy.Value[*strings.Replacer]{New: func() *strings.Replacer {
+	return strings.NewReplacer(
+		"\u2010", "-", "\u2011", "-", "\u2012", "-", "\u2013", "-", "\u2014", "-", "\u2015", "-", "\u2212", "-",
+		"\u2018", "'", "\u2019", "'", "\u201A", "'", "\u201B", "'", "\u2032", "'",
+		"\u201C", `"`, "\u201D", `"`, "\u201E", `"`, "\u201F", `"`, "\u2033", `"`,
+		"\u2026", "...",
+		"\u00A0", " ", "\u2002", " ", "\u2003", " ", "\u2004", " ", "\u2005", " ", "\u2006", " ",
+		"\u2007", " ", "\u2008", " ", "\u2009", " ", "\u200A", " ", "\u202F", " ", "\u205F", " ", "\u3000", " ",
+		"\t", " ",
+	)
+}}
 
 // lineOf is the 1-based line of byte offset off in text.
 func lineOf(text string, off int) int { return strings.Count(text[:min(off, len(text))], "\n") + 1 }

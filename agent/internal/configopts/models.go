@@ -6,14 +6,17 @@ import (
 	"strings"
 
 	"acpd/acp"
+	"acpd/internal/lazy"
 	"acpd/model"
 )
 
 // providerNames are the group names of the built-in providers.
-var providerNames = map[string]string{
-	"anthropic": "Anthropic", "openai": "OpenAI", "gemini": "Google Gemini", "ollama": "Ollama",
-	"openrouter": "OpenRouter", "replay": "Replay",
-}
+var providerNames = lazy.Value[map[string]string]{New: func() map[string]string {
+	return map[string]string{
+		"anthropic": "Anthropic", "openai": "OpenAI", "gemini": "Google Gemini", "ollama": "Ollama",
+		"openrouter": "OpenRouter", "replay": "Replay",
+	}
+}}
 
 // Grouped is the model selector's options for the provider/model
 // references refs: human names with the context window and price when
@@ -78,7 +81,7 @@ func option(ref string, describe func(ref string) (model.ModelInfo, bool)) (prov
 
 // providerName is a provider's human name (the built-in ones), else its id.
 func providerName(prov string) string {
-	if name := providerNames[prov]; name != "" {
+	if name := providerNames.Get()[prov]; name != "" {
 		return name
 	}
 	return prov

@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"acpd/internal/cmdshell"
+	"acpd/internal/lazy"
 	"acpd/internal/procgroup"
 )
 
@@ -213,21 +214,23 @@ func cmpOr(a, b string) string {
 // ClaudeNames maps acpd's tool names to Claude Code's, for matchers
 // written for Claude Code ("Bash", "Edit|Write"). MCP tools have the same
 // mcp__server__tool names in both.
-var ClaudeNames = map[string]string{
-	"run_command": "Bash",
-	"edit_file":   "Edit",
-	"multi_edit":  "MultiEdit",
-	"write_file":  "Write",
-	"apply_patch": "Edit",
-	"read_file":   "Read",
-	"glob":        "Glob",
-	"grep":        "Grep",
-	"list_dir":    "LS",
-	"web_fetch":   "WebFetch",
-	"web_search":  "WebSearch",
-	"task":        "Task",
-	"update_plan": "TodoWrite",
-}
+var ClaudeNames = lazy.Value[map[string]string]{New: func() map[string]string {
+	return map[string]string{
+		"run_command": "Bash",
+		"edit_file":   "Edit",
+		"multi_edit":  "MultiEdit",
+		"write_file":  "Write",
+		"apply_patch": "Edit",
+		"read_file":   "Read",
+		"glob":        "Glob",
+		"grep":        "Grep",
+		"list_dir":    "LS",
+		"web_fetch":   "WebFetch",
+		"web_search":  "WebSearch",
+		"task":        "Task",
+		"update_plan": "TodoWrite",
+	}
+}}
 
 // Result is what one hook run said.
 type Result struct {

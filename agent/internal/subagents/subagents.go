@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"acpd/agent/internal/frontmatter"
+	"acpd/internal/lazy"
 )
 
 // Agent is one sub-agent definition.
@@ -51,12 +52,14 @@ func Sources(root, configDir, home string) []string {
 }
 
 // claudeTools maps Claude Code's tool names to acpd's.
-var claudeTools = map[string]string{
-	"Read": "read_file", "Grep": "grep", "Glob": "glob", "LS": "list_dir",
-	"Edit": "edit_file", "MultiEdit": "multi_edit", "Write": "write_file",
-	"Bash": "run_command", "WebFetch": "web_fetch", "WebSearch": "web_search",
-	"TodoWrite": "update_plan", "NotebookEdit": "", "Task": "",
-}
+var claudeTools = lazy.Value[map[string]string]{New: func() map[string]string {
+	return map[string]string{
+		"Read": "read_file", "Grep": "grep", "Glob": "glob", "LS": "list_dir",
+		"Edit": "edit_file", "MultiEdit": "multi_edit", "Write": "write_file",
+		"Bash": "run_command", "WebFetch": "web_fetch", "WebSearch": "web_search",
+		"TodoWrite": "update_plan", "NotebookEdit": "", "Task": "",
+	}
+}}
 
 // maxFile caps a definition file.
 const maxFile = 256 << 10
@@ -124,7 +127,7 @@ func Read(path string, known func(string) bool) (Agent, error) {
 		a.Tools = []string{}
 		for _, n := range strings.FieldsFunc(t, func(r rune) bool { return r == ',' || r == ' ' || r == '[' || r == ']' }) {
 			n = strings.Trim(n, `"'`)
-			if mapped, ok := claudeTools[n]; ok {
+			if mapped, ok := claudeTools.Get()[n]; ok {
 				n = mapped
 			}
 			switch {
@@ -140,8 +143,10 @@ func Read(path string, known func(string) bool) (Agent, error) {
 }
 
 // ClaudeModel maps Claude Code's model aliases to Anthropic model IDs.
-var ClaudeModel = map[string]string{
-	"sonnet": "claude-sonnet-4-5",
-	"opus":   "claude-opus-4-5",
-	"haiku":  "claude-haiku-4-5",
-}
+var ClaudeModel = lazy.Value[map[string]string]{New: func() map[string]string {
+	return map[string]string{
+		"sonnet": "claude-sonnet-4-5",
+		"opus":   "claude-opus-4-5",
+		"haiku":  "claude-haiku-4-5",
+	}
+}}
