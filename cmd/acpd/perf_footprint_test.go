@@ -108,7 +108,8 @@ func (s *staticBuild) get(tb testing.TB, tags string) string {
 			return
 		}
 		s.path = filepath.Join(dir, "acpd")
-		cmd := exec.Command("go", "build", "-tags", tags, "-o", s.path, ".")
+		// As .goreleaser.yaml builds the released binary.
+		cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-tags", tags, "-o", s.path, ".")
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			s.err = fmt.Errorf("go build -tags %q: %v\n%s", tags, err, out)
@@ -122,7 +123,7 @@ func (s *staticBuild) get(tb testing.TB, tags string) string {
 
 var releaseBuild, profileBuild staticBuild
 
-// releaseBinary builds acpd static as released, whatever CGO_ENABLED the
+// releaseBinary builds acpd as released (static, -trimpath, -s -w), whatever CGO_ENABLED the
 // test runs with: a cgo build maps the C library and the dynamic loader
 // too (21.9 MB idle against 17.0). -acpd.bin names a binary to measure
 // instead (build it static to compare like with like).
