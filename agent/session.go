@@ -196,6 +196,10 @@ func (a *Agent) newSess(id acp.SessionID, l *session.Log, cwd string, dirs []str
 	}
 	s := &sess{a: a, id: id, cwd: cwd, root: root, dirs: dirs, log: l, cfg: cfg, mcpServers: mcp, roots: roots, policy: policy, jobs: tools.NewJobs(a.log, a.opts.Outputs), head: updateHead(id)}
 	s.chunks = outbox.NewLog(func(e outbox.Encoded) {
+		if thought, msg, text, ok := outbox.TextOf(&e.Update); ok {
+			s.appendRecord(kindUpdate, chunkRecord{thought: thought, msg: msg, text: text})
+			return
+		}
 		if e.JSON != nil {
 			s.appendRecord(kindUpdate, encodedJSON(e.JSON))
 			return
@@ -473,6 +477,47 @@ func updateHead(id acp.SessionID) []byte {
 	head.Truncate(head.Len() - 1) // Encode's newline
 	head.WriteString(`,"update":`)
 	return head.Bytes()
+}
+
+// chunkRecord is the record of a text chunk (outbox.TextChunk), which
+// writes its own encoding (json.Marshal's, byte for byte) with the text
+// escaped straight from the string through a small buffer: through
+// encoding/json and the union's marshaler a 64 KiB chunk was copied about
+// four times, garbage that a long answer's collections had to keep up with.
+type chunkRecord struct {
+	thought   bool
+	msg, text string
+}
+
+// chunkRecordBuf is the size of the pieces chunkRecord writes.
+const chunkRecordBuf = 4 << 10
+
+func (c chunkRecord) WriteJSON(w io.Writer) error {
+	kind := `agent_message_chunk`
+	if c.thought {
+		kind = `agent_thought_chunk`
+	}
+	buf := make([]byte, 0, chunkRecordBuf+64)
+	buf = append(buf, `{"sessionUpdate":"`...)
+	buf = append(buf, kind...)
+	buf = append(buf, `","content":{"type":"text","text":"`...)
+	for text := c.text; ; {
+		var n int
+		buf, n = jsonesc.Append(buf, text, chunkRecordBuf-len(buf))
+		text = text[n:]
+		if text == "" {
+			break
+		}
+		if _, err := w.Write(buf); err != nil {
+			return err
+		}
+		buf = buf[:0]
+	}
+	buf = append(buf, `"},"messageId":`...)
+	buf = jsonesc.AppendString(buf, c.msg)
+	buf = append(buf, '}')
+	_, err := w.Write(buf)
+	return err
 }
 
 // textChunkParams is the params of the session/update of session id that

@@ -56,3 +56,26 @@ func TestEncodedParamsAreTheEncoding(t *testing.T) {
 		t.Errorf("a mergeable chunk was encoded: %s", e.JSON)
 	}
 }
+
+// A text chunk's record is the update's encoding through encoding/json (as
+// the log encodes any other payload), byte for byte, whatever the text.
+func TestChunkRecordIsTheEncoding(t *testing.T) {
+	texts := []string{"", "plain", "<a href=\"x\">&amp;</a>\n\t\r\b\f\x00\x1f\x7f", "é€😀 \u2028\u2029", "bad \xff\xfe utf-8 \xe2\x82", strings.Repeat("line \"quoted\" é\n", 5000), strings.Repeat("€", 3000)}
+	for _, thought := range []bool{false, true} {
+		for _, text := range texts {
+			var want strings.Builder
+			enc := json.NewEncoder(&want)
+			enc.SetEscapeHTML(false)
+			if err := enc.Encode(outbox.TextChunk(thought, "m_<1>", text)); err != nil {
+				t.Fatal(err)
+			}
+			var got strings.Builder
+			if err := (chunkRecord{thought: thought, msg: "m_<1>", text: text}).WriteJSON(&got); err != nil {
+				t.Fatal(err)
+			}
+			if got.String()+"\n" != want.String() {
+				t.Errorf("thought %v, text %.40q:\n got %.200s\nwant %.200s", thought, text, got.String(), want.String())
+			}
+		}
+	}
+}
