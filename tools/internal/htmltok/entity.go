@@ -12,2239 +12,2503 @@ const longestName = 32
 // longestLegacyName is the length of the longest name without a ';'.
 const longestLegacyName = 6
 
+// entityNames are the names of entities, one after the other.
+const entityNames = "" +
+	"AEligAElig;AMPAMP;AacuteAacute;Abreve;AcircAcirc;Acy;Afr;AgraveA" +
+	"grave;Alpha;Amacr;And;Aogon;Aopf;ApplyFunction;AringAring;Ascr;A" +
+	"ssign;AtildeAtilde;AumlAuml;Backslash;Barv;Barwed;Bcy;Because;Be" +
+	"rnoullis;Beta;Bfr;Bopf;Breve;Bscr;Bumpeq;CHcy;COPYCOPY;Cacute;Ca" +
+	"p;CapitalDifferentialD;Cayleys;Ccaron;CcedilCcedil;Ccirc;Cconint" +
+	";Cdot;Cedilla;CenterDot;Cfr;Chi;CircleDot;CircleMinus;CirclePlus" +
+	";CircleTimes;ClockwiseContourIntegral;CloseCurlyDoubleQuote;Clos" +
+	"eCurlyQuote;Colon;Colone;Congruent;Conint;ContourIntegral;Copf;C" +
+	"oproduct;CounterClockwiseContourIntegral;Cross;Cscr;Cup;CupCap;D" +
+	"D;DDotrahd;DJcy;DScy;DZcy;Dagger;Darr;Dashv;Dcaron;Dcy;Del;Delta" +
+	";Dfr;DiacriticalAcute;DiacriticalDot;DiacriticalDoubleAcute;Diac" +
+	"riticalGrave;DiacriticalTilde;Diamond;DifferentialD;Dopf;Dot;Dot" +
+	"Dot;DotEqual;DoubleContourIntegral;DoubleDot;DoubleDownArrow;Dou" +
+	"bleLeftArrow;DoubleLeftRightArrow;DoubleLeftTee;DoubleLongLeftAr" +
+	"row;DoubleLongLeftRightArrow;DoubleLongRightArrow;DoubleRightArr" +
+	"ow;DoubleRightTee;DoubleUpArrow;DoubleUpDownArrow;DoubleVertical" +
+	"Bar;DownArrow;DownArrowBar;DownArrowUpArrow;DownBreve;DownLeftRi" +
+	"ghtVector;DownLeftTeeVector;DownLeftVector;DownLeftVectorBar;Dow" +
+	"nRightTeeVector;DownRightVector;DownRightVectorBar;DownTee;DownT" +
+	"eeArrow;Downarrow;Dscr;Dstrok;ENG;ETHETH;EacuteEacute;Ecaron;Eci" +
+	"rcEcirc;Ecy;Edot;Efr;EgraveEgrave;Element;Emacr;EmptySmallSquare" +
+	";EmptyVerySmallSquare;Eogon;Eopf;Epsilon;Equal;EqualTilde;Equili" +
+	"brium;Escr;Esim;Eta;EumlEuml;Exists;ExponentialE;Fcy;Ffr;FilledS" +
+	"mallSquare;FilledVerySmallSquare;Fopf;ForAll;Fouriertrf;Fscr;GJc" +
+	"y;GTGT;Gamma;Gammad;Gbreve;Gcedil;Gcirc;Gcy;Gdot;Gfr;Gg;Gopf;Gre" +
+	"aterEqual;GreaterEqualLess;GreaterFullEqual;GreaterGreater;Great" +
+	"erLess;GreaterSlantEqual;GreaterTilde;Gscr;Gt;HARDcy;Hacek;Hat;H" +
+	"circ;Hfr;HilbertSpace;Hopf;HorizontalLine;Hscr;Hstrok;HumpDownHu" +
+	"mp;HumpEqual;IEcy;IJlig;IOcy;IacuteIacute;IcircIcirc;Icy;Idot;If" +
+	"r;IgraveIgrave;Im;Imacr;ImaginaryI;Implies;Int;Integral;Intersec" +
+	"tion;InvisibleComma;InvisibleTimes;Iogon;Iopf;Iota;Iscr;Itilde;I" +
+	"ukcy;IumlIuml;Jcirc;Jcy;Jfr;Jopf;Jscr;Jsercy;Jukcy;KHcy;KJcy;Kap" +
+	"pa;Kcedil;Kcy;Kfr;Kopf;Kscr;LJcy;LTLT;Lacute;Lambda;Lang;Laplace" +
+	"trf;Larr;Lcaron;Lcedil;Lcy;LeftAngleBracket;LeftArrow;LeftArrowB" +
+	"ar;LeftArrowRightArrow;LeftCeiling;LeftDoubleBracket;LeftDownTee" +
+	"Vector;LeftDownVector;LeftDownVectorBar;LeftFloor;LeftRightArrow" +
+	";LeftRightVector;LeftTee;LeftTeeArrow;LeftTeeVector;LeftTriangle" +
+	";LeftTriangleBar;LeftTriangleEqual;LeftUpDownVector;LeftUpTeeVec" +
+	"tor;LeftUpVector;LeftUpVectorBar;LeftVector;LeftVectorBar;Leftar" +
+	"row;Leftrightarrow;LessEqualGreater;LessFullEqual;LessGreater;Le" +
+	"ssLess;LessSlantEqual;LessTilde;Lfr;Ll;Lleftarrow;Lmidot;LongLef" +
+	"tArrow;LongLeftRightArrow;LongRightArrow;Longleftarrow;Longleftr" +
+	"ightarrow;Longrightarrow;Lopf;LowerLeftArrow;LowerRightArrow;Lsc" +
+	"r;Lsh;Lstrok;Lt;Map;Mcy;MediumSpace;Mellintrf;Mfr;MinusPlus;Mopf" +
+	";Mscr;Mu;NJcy;Nacute;Ncaron;Ncedil;Ncy;NegativeMediumSpace;Negat" +
+	"iveThickSpace;NegativeThinSpace;NegativeVeryThinSpace;NestedGrea" +
+	"terGreater;NestedLessLess;NewLine;Nfr;NoBreak;NonBreakingSpace;N" +
+	"opf;Not;NotCongruent;NotCupCap;NotDoubleVerticalBar;NotElement;N" +
+	"otEqual;NotEqualTilde;NotExists;NotGreater;NotGreaterEqual;NotGr" +
+	"eaterFullEqual;NotGreaterGreater;NotGreaterLess;NotGreaterSlantE" +
+	"qual;NotGreaterTilde;NotHumpDownHump;NotHumpEqual;NotLeftTriangl" +
+	"e;NotLeftTriangleBar;NotLeftTriangleEqual;NotLess;NotLessEqual;N" +
+	"otLessGreater;NotLessLess;NotLessSlantEqual;NotLessTilde;NotNest" +
+	"edGreaterGreater;NotNestedLessLess;NotPrecedes;NotPrecedesEqual;" +
+	"NotPrecedesSlantEqual;NotReverseElement;NotRightTriangle;NotRigh" +
+	"tTriangleBar;NotRightTriangleEqual;NotSquareSubset;NotSquareSubs" +
+	"etEqual;NotSquareSuperset;NotSquareSupersetEqual;NotSubset;NotSu" +
+	"bsetEqual;NotSucceeds;NotSucceedsEqual;NotSucceedsSlantEqual;Not" +
+	"SucceedsTilde;NotSuperset;NotSupersetEqual;NotTilde;NotTildeEqua" +
+	"l;NotTildeFullEqual;NotTildeTilde;NotVerticalBar;Nscr;NtildeNtil" +
+	"de;Nu;OElig;OacuteOacute;OcircOcirc;Ocy;Odblac;Ofr;OgraveOgrave;" +
+	"Omacr;Omega;Omicron;Oopf;OpenCurlyDoubleQuote;OpenCurlyQuote;Or;" +
+	"Oscr;OslashOslash;OtildeOtilde;Otimes;OumlOuml;OverBar;OverBrace" +
+	";OverBracket;OverParenthesis;PartialD;Pcy;Pfr;Phi;Pi;PlusMinus;P" +
+	"oincareplane;Popf;Pr;Precedes;PrecedesEqual;PrecedesSlantEqual;P" +
+	"recedesTilde;Prime;Product;Proportion;Proportional;Pscr;Psi;QUOT" +
+	"QUOT;Qfr;Qopf;Qscr;RBarr;REGREG;Racute;Rang;Rarr;Rarrtl;Rcaron;R" +
+	"cedil;Rcy;Re;ReverseElement;ReverseEquilibrium;ReverseUpEquilibr" +
+	"ium;Rfr;Rho;RightAngleBracket;RightArrow;RightArrowBar;RightArro" +
+	"wLeftArrow;RightCeiling;RightDoubleBracket;RightDownTeeVector;Ri" +
+	"ghtDownVector;RightDownVectorBar;RightFloor;RightTee;RightTeeArr" +
+	"ow;RightTeeVector;RightTriangle;RightTriangleBar;RightTriangleEq" +
+	"ual;RightUpDownVector;RightUpTeeVector;RightUpVector;RightUpVect" +
+	"orBar;RightVector;RightVectorBar;Rightarrow;Ropf;RoundImplies;Rr" +
+	"ightarrow;Rscr;Rsh;RuleDelayed;SHCHcy;SHcy;SOFTcy;Sacute;Sc;Scar" +
+	"on;Scedil;Scirc;Scy;Sfr;ShortDownArrow;ShortLeftArrow;ShortRight" +
+	"Arrow;ShortUpArrow;Sigma;SmallCircle;Sopf;Sqrt;Square;SquareInte" +
+	"rsection;SquareSubset;SquareSubsetEqual;SquareSuperset;SquareSup" +
+	"ersetEqual;SquareUnion;Sscr;Star;Sub;Subset;SubsetEqual;Succeeds" +
+	";SucceedsEqual;SucceedsSlantEqual;SucceedsTilde;SuchThat;Sum;Sup" +
+	";Superset;SupersetEqual;Supset;THORNTHORN;TRADE;TSHcy;TScy;Tab;T" +
+	"au;Tcaron;Tcedil;Tcy;Tfr;Therefore;Theta;ThickSpace;ThinSpace;Ti" +
+	"lde;TildeEqual;TildeFullEqual;TildeTilde;Topf;TripleDot;Tscr;Tst" +
+	"rok;UacuteUacute;Uarr;Uarrocir;Ubrcy;Ubreve;UcircUcirc;Ucy;Udbla" +
+	"c;Ufr;UgraveUgrave;Umacr;UnderBar;UnderBrace;UnderBracket;UnderP" +
+	"arenthesis;Union;UnionPlus;Uogon;Uopf;UpArrow;UpArrowBar;UpArrow" +
+	"DownArrow;UpDownArrow;UpEquilibrium;UpTee;UpTeeArrow;Uparrow;Upd" +
+	"ownarrow;UpperLeftArrow;UpperRightArrow;Upsi;Upsilon;Uring;Uscr;" +
+	"Utilde;UumlUuml;VDash;Vbar;Vcy;Vdash;Vdashl;Vee;Verbar;Vert;Vert" +
+	"icalBar;VerticalLine;VerticalSeparator;VerticalTilde;VeryThinSpa" +
+	"ce;Vfr;Vopf;Vscr;Vvdash;Wcirc;Wedge;Wfr;Wopf;Wscr;Xfr;Xi;Xopf;Xs" +
+	"cr;YAcy;YIcy;YUcy;YacuteYacute;Ycirc;Ycy;Yfr;Yopf;Yscr;Yuml;ZHcy" +
+	";Zacute;Zcaron;Zcy;Zdot;ZeroWidthSpace;Zeta;Zfr;Zopf;Zscr;aacute" +
+	"aacute;abreve;ac;acE;acd;acircacirc;acuteacute;acy;aeligaelig;af" +
+	";afr;agraveagrave;alefsym;aleph;alpha;amacr;amalg;ampamp;and;and" +
+	"and;andd;andslope;andv;ang;ange;angle;angmsd;angmsdaa;angmsdab;a" +
+	"ngmsdac;angmsdad;angmsdae;angmsdaf;angmsdag;angmsdah;angrt;angrt" +
+	"vb;angrtvbd;angsph;angst;angzarr;aogon;aopf;ap;apE;apacir;ape;ap" +
+	"id;apos;approx;approxeq;aringaring;ascr;ast;asymp;asympeq;atilde" +
+	"atilde;aumlauml;awconint;awint;bNot;backcong;backepsilon;backpri" +
+	"me;backsim;backsimeq;barvee;barwed;barwedge;bbrk;bbrktbrk;bcong;" +
+	"bcy;bdquo;becaus;because;bemptyv;bepsi;bernou;beta;beth;between;" +
+	"bfr;bigcap;bigcirc;bigcup;bigodot;bigoplus;bigotimes;bigsqcup;bi" +
+	"gstar;bigtriangledown;bigtriangleup;biguplus;bigvee;bigwedge;bka" +
+	"row;blacklozenge;blacksquare;blacktriangle;blacktriangledown;bla" +
+	"cktriangleleft;blacktriangleright;blank;blk12;blk14;blk34;block;" +
+	"bne;bnequiv;bnot;bopf;bot;bottom;bowtie;boxDL;boxDR;boxDl;boxDr;" +
+	"boxH;boxHD;boxHU;boxHd;boxHu;boxUL;boxUR;boxUl;boxUr;boxV;boxVH;" +
+	"boxVL;boxVR;boxVh;boxVl;boxVr;boxbox;boxdL;boxdR;boxdl;boxdr;box" +
+	"h;boxhD;boxhU;boxhd;boxhu;boxminus;boxplus;boxtimes;boxuL;boxuR;" +
+	"boxul;boxur;boxv;boxvH;boxvL;boxvR;boxvh;boxvl;boxvr;bprime;brev" +
+	"e;brvbarbrvbar;bscr;bsemi;bsim;bsime;bsol;bsolb;bsolhsub;bull;bu" +
+	"llet;bump;bumpE;bumpe;bumpeq;cacute;cap;capand;capbrcup;capcap;c" +
+	"apcup;capdot;caps;caret;caron;ccaps;ccaron;ccedilccedil;ccirc;cc" +
+	"ups;ccupssm;cdot;cedilcedil;cemptyv;centcent;centerdot;cfr;chcy;" +
+	"check;checkmark;chi;cir;cirE;circ;circeq;circlearrowleft;circlea" +
+	"rrowright;circledR;circledS;circledast;circledcirc;circleddash;c" +
+	"ire;cirfnint;cirmid;cirscir;clubs;clubsuit;colon;colone;coloneq;" +
+	"comma;commat;comp;compfn;complement;complexes;cong;congdot;conin" +
+	"t;copf;coprod;copycopy;copysr;crarr;cross;cscr;csub;csube;csup;c" +
+	"supe;ctdot;cudarrl;cudarrr;cuepr;cuesc;cularr;cularrp;cup;cupbrc" +
+	"ap;cupcap;cupcup;cupdot;cupor;cups;curarr;curarrm;curlyeqprec;cu" +
+	"rlyeqsucc;curlyvee;curlywedge;currencurren;curvearrowleft;curvea" +
+	"rrowright;cuvee;cuwed;cwconint;cwint;cylcty;dArr;dHar;dagger;dal" +
+	"eth;darr;dash;dashv;dbkarow;dblac;dcaron;dcy;dd;ddagger;ddarr;dd" +
+	"otseq;degdeg;delta;demptyv;dfisht;dfr;dharl;dharr;diam;diamond;d" +
+	"iamondsuit;diams;die;digamma;disin;div;dividedivide;divideontime" +
+	"s;divonx;djcy;dlcorn;dlcrop;dollar;dopf;dot;doteq;doteqdot;dotmi" +
+	"nus;dotplus;dotsquare;doublebarwedge;downarrow;downdownarrows;do" +
+	"wnharpoonleft;downharpoonright;drbkarow;drcorn;drcrop;dscr;dscy;" +
+	"dsol;dstrok;dtdot;dtri;dtrif;duarr;duhar;dwangle;dzcy;dzigrarr;e" +
+	"DDot;eDot;eacuteeacute;easter;ecaron;ecir;ecircecirc;ecolon;ecy;" +
+	"edot;ee;efDot;efr;eg;egraveegrave;egs;egsdot;el;elinters;ell;els" +
+	";elsdot;emacr;empty;emptyset;emptyv;emsp13;emsp14;emsp;eng;ensp;" +
+	"eogon;eopf;epar;eparsl;eplus;epsi;epsilon;epsiv;eqcirc;eqcolon;e" +
+	"qsim;eqslantgtr;eqslantless;equals;equest;equiv;equivDD;eqvparsl" +
+	";erDot;erarr;escr;esdot;esim;eta;etheth;eumleuml;euro;excl;exist" +
+	";expectation;exponentiale;fallingdotseq;fcy;female;ffilig;fflig;" +
+	"ffllig;ffr;filig;fjlig;flat;fllig;fltns;fnof;fopf;forall;fork;fo" +
+	"rkv;fpartint;frac12frac12;frac13;frac14frac14;frac15;frac16;frac" +
+	"18;frac23;frac25;frac34frac34;frac35;frac38;frac45;frac56;frac58" +
+	";frac78;frasl;frown;fscr;gE;gEl;gacute;gamma;gammad;gap;gbreve;g" +
+	"circ;gcy;gdot;ge;gel;geq;geqq;geqslant;ges;gescc;gesdot;gesdoto;" +
+	"gesdotol;gesl;gesles;gfr;gg;ggg;gimel;gjcy;gl;glE;gla;glj;gnE;gn" +
+	"ap;gnapprox;gne;gneq;gneqq;gnsim;gopf;grave;gscr;gsim;gsime;gsim" +
+	"l;gtgt;gtcc;gtcir;gtdot;gtlPar;gtquest;gtrapprox;gtrarr;gtrdot;g" +
+	"treqless;gtreqqless;gtrless;gtrsim;gvertneqq;gvnE;hArr;hairsp;ha" +
+	"lf;hamilt;hardcy;harr;harrcir;harrw;hbar;hcirc;hearts;heartsuit;" +
+	"hellip;hercon;hfr;hksearow;hkswarow;hoarr;homtht;hookleftarrow;h" +
+	"ookrightarrow;hopf;horbar;hscr;hslash;hstrok;hybull;hyphen;iacut" +
+	"eiacute;ic;icircicirc;icy;iecy;iexcliexcl;iff;ifr;igraveigrave;i" +
+	"i;iiiint;iiint;iinfin;iiota;ijlig;imacr;image;imagline;imagpart;" +
+	"imath;imof;imped;in;incare;infin;infintie;inodot;int;intcal;inte" +
+	"gers;intercal;intlarhk;intprod;iocy;iogon;iopf;iota;iprod;iquest" +
+	"iquest;iscr;isin;isinE;isindot;isins;isinsv;isinv;it;itilde;iukc" +
+	"y;iumliuml;jcirc;jcy;jfr;jmath;jopf;jscr;jsercy;jukcy;kappa;kapp" +
+	"av;kcedil;kcy;kfr;kgreen;khcy;kjcy;kopf;kscr;lAarr;lArr;lAtail;l" +
+	"Barr;lE;lEg;lHar;lacute;laemptyv;lagran;lambda;lang;langd;langle" +
+	";lap;laquolaquo;larr;larrb;larrbfs;larrfs;larrhk;larrlp;larrpl;l" +
+	"arrsim;larrtl;lat;latail;late;lates;lbarr;lbbrk;lbrace;lbrack;lb" +
+	"rke;lbrksld;lbrkslu;lcaron;lcedil;lceil;lcub;lcy;ldca;ldquo;ldqu" +
+	"or;ldrdhar;ldrushar;ldsh;le;leftarrow;leftarrowtail;leftharpoond" +
+	"own;leftharpoonup;leftleftarrows;leftrightarrow;leftrightarrows;" +
+	"leftrightharpoons;leftrightsquigarrow;leftthreetimes;leg;leq;leq" +
+	"q;leqslant;les;lescc;lesdot;lesdoto;lesdotor;lesg;lesges;lessapp" +
+	"rox;lessdot;lesseqgtr;lesseqqgtr;lessgtr;lesssim;lfisht;lfloor;l" +
+	"fr;lg;lgE;lhard;lharu;lharul;lhblk;ljcy;ll;llarr;llcorner;llhard" +
+	";lltri;lmidot;lmoust;lmoustache;lnE;lnap;lnapprox;lne;lneq;lneqq" +
+	";lnsim;loang;loarr;lobrk;longleftarrow;longleftrightarrow;longma" +
+	"psto;longrightarrow;looparrowleft;looparrowright;lopar;lopf;lopl" +
+	"us;lotimes;lowast;lowbar;loz;lozenge;lozf;lpar;lparlt;lrarr;lrco" +
+	"rner;lrhar;lrhard;lrm;lrtri;lsaquo;lscr;lsh;lsim;lsime;lsimg;lsq" +
+	"b;lsquo;lsquor;lstrok;ltlt;ltcc;ltcir;ltdot;lthree;ltimes;ltlarr" +
+	";ltquest;ltrPar;ltri;ltrie;ltrif;lurdshar;luruhar;lvertneqq;lvnE" +
+	";mDDot;macrmacr;male;malt;maltese;map;mapsto;mapstodown;mapstole" +
+	"ft;mapstoup;marker;mcomma;mcy;mdash;measuredangle;mfr;mho;microm" +
+	"icro;mid;midast;midcir;middotmiddot;minus;minusb;minusd;minusdu;" +
+	"mlcp;mldr;mnplus;models;mopf;mp;mscr;mstpos;mu;multimap;mumap;nG" +
+	"g;nGt;nGtv;nLeftarrow;nLeftrightarrow;nLl;nLt;nLtv;nRightarrow;n" +
+	"VDash;nVdash;nabla;nacute;nang;nap;napE;napid;napos;napprox;natu" +
+	"r;natural;naturals;nbspnbsp;nbump;nbumpe;ncap;ncaron;ncedil;ncon" +
+	"g;ncongdot;ncup;ncy;ndash;ne;neArr;nearhk;nearr;nearrow;nedot;ne" +
+	"quiv;nesear;nesim;nexist;nexists;nfr;ngE;nge;ngeq;ngeqq;ngeqslan" +
+	"t;nges;ngsim;ngt;ngtr;nhArr;nharr;nhpar;ni;nis;nisd;niv;njcy;nlA" +
+	"rr;nlE;nlarr;nldr;nle;nleftarrow;nleftrightarrow;nleq;nleqq;nleq" +
+	"slant;nles;nless;nlsim;nlt;nltri;nltrie;nmid;nopf;notnot;notin;n" +
+	"otinE;notindot;notinva;notinvb;notinvc;notni;notniva;notnivb;not" +
+	"nivc;npar;nparallel;nparsl;npart;npolint;npr;nprcue;npre;nprec;n" +
+	"preceq;nrArr;nrarr;nrarrc;nrarrw;nrightarrow;nrtri;nrtrie;nsc;ns" +
+	"ccue;nsce;nscr;nshortmid;nshortparallel;nsim;nsime;nsimeq;nsmid;" +
+	"nspar;nsqsube;nsqsupe;nsub;nsubE;nsube;nsubset;nsubseteq;nsubset" +
+	"eqq;nsucc;nsucceq;nsup;nsupE;nsupe;nsupset;nsupseteq;nsupseteqq;" +
+	"ntgl;ntildentilde;ntlg;ntriangleleft;ntrianglelefteq;ntriangleri" +
+	"ght;ntrianglerighteq;nu;num;numero;numsp;nvDash;nvHarr;nvap;nvda" +
+	"sh;nvge;nvgt;nvinfin;nvlArr;nvle;nvlt;nvltrie;nvrArr;nvrtrie;nvs" +
+	"im;nwArr;nwarhk;nwarr;nwarrow;nwnear;oS;oacuteoacute;oast;ocir;o" +
+	"circocirc;ocy;odash;odblac;odiv;odot;odsold;oelig;ofcir;ofr;ogon" +
+	";ograveograve;ogt;ohbar;ohm;oint;olarr;olcir;olcross;oline;olt;o" +
+	"macr;omega;omicron;omid;ominus;oopf;opar;operp;oplus;or;orarr;or" +
+	"d;order;orderof;ordfordf;ordmordm;origof;oror;orslope;orv;oscr;o" +
+	"slashoslash;osol;otildeotilde;otimes;otimesas;oumlouml;ovbar;par" +
+	";parapara;parallel;parsim;parsl;part;pcy;percnt;period;permil;pe" +
+	"rp;pertenk;pfr;phi;phiv;phmmat;phone;pi;pitchfork;piv;planck;pla" +
+	"nckh;plankv;plus;plusacir;plusb;pluscir;plusdo;plusdu;pluse;plus" +
+	"mnplusmn;plussim;plustwo;pm;pointint;popf;poundpound;pr;prE;prap" +
+	";prcue;pre;prec;precapprox;preccurlyeq;preceq;precnapprox;precne" +
+	"qq;precnsim;precsim;prime;primes;prnE;prnap;prnsim;prod;profalar" +
+	";profline;profsurf;prop;propto;prsim;prurel;pscr;psi;puncsp;qfr;" +
+	"qint;qopf;qprime;qscr;quaternions;quatint;quest;questeq;quotquot" +
+	";rAarr;rArr;rAtail;rBarr;rHar;race;racute;radic;raemptyv;rang;ra" +
+	"ngd;range;rangle;raquoraquo;rarr;rarrap;rarrb;rarrbfs;rarrc;rarr" +
+	"fs;rarrhk;rarrlp;rarrpl;rarrsim;rarrtl;rarrw;ratail;ratio;ration" +
+	"als;rbarr;rbbrk;rbrace;rbrack;rbrke;rbrksld;rbrkslu;rcaron;rcedi" +
+	"l;rceil;rcub;rcy;rdca;rdldhar;rdquo;rdquor;rdsh;real;realine;rea" +
+	"lpart;reals;rect;regreg;rfisht;rfloor;rfr;rhard;rharu;rharul;rho" +
+	";rhov;rightarrow;rightarrowtail;rightharpoondown;rightharpoonup;" +
+	"rightleftarrows;rightleftharpoons;rightrightarrows;rightsquigarr" +
+	"ow;rightthreetimes;ring;risingdotseq;rlarr;rlhar;rlm;rmoust;rmou" +
+	"stache;rnmid;roang;roarr;robrk;ropar;ropf;roplus;rotimes;rpar;rp" +
+	"argt;rppolint;rrarr;rsaquo;rscr;rsh;rsqb;rsquo;rsquor;rthree;rti" +
+	"mes;rtri;rtrie;rtrif;rtriltri;ruluhar;rx;sacute;sbquo;sc;scE;sca" +
+	"p;scaron;sccue;sce;scedil;scirc;scnE;scnap;scnsim;scpolint;scsim" +
+	";scy;sdot;sdotb;sdote;seArr;searhk;searr;searrow;sectsect;semi;s" +
+	"eswar;setminus;setmn;sext;sfr;sfrown;sharp;shchcy;shcy;shortmid;" +
+	"shortparallel;shyshy;sigma;sigmaf;sigmav;sim;simdot;sime;simeq;s" +
+	"img;simgE;siml;simlE;simne;simplus;simrarr;slarr;smallsetminus;s" +
+	"mashp;smeparsl;smid;smile;smt;smte;smtes;softcy;sol;solb;solbar;" +
+	"sopf;spades;spadesuit;spar;sqcap;sqcaps;sqcup;sqcups;sqsub;sqsub" +
+	"e;sqsubset;sqsubseteq;sqsup;sqsupe;sqsupset;sqsupseteq;squ;squar" +
+	"e;squarf;squf;srarr;sscr;ssetmn;ssmile;sstarf;star;starf;straigh" +
+	"tepsilon;straightphi;strns;sub;subE;subdot;sube;subedot;submult;" +
+	"subnE;subne;subplus;subrarr;subset;subseteq;subseteqq;subsetneq;" +
+	"subsetneqq;subsim;subsub;subsup;succ;succapprox;succcurlyeq;succ" +
+	"eq;succnapprox;succneqq;succnsim;succsim;sum;sung;sup1sup1;sup2s" +
+	"up2;sup3sup3;sup;supE;supdot;supdsub;supe;supedot;suphsol;suphsu" +
+	"b;suplarr;supmult;supnE;supne;supplus;supset;supseteq;supseteqq;" +
+	"supsetneq;supsetneqq;supsim;supsub;supsup;swArr;swarhk;swarr;swa" +
+	"rrow;swnwar;szligszlig;target;tau;tbrk;tcaron;tcedil;tcy;tdot;te" +
+	"lrec;tfr;there4;therefore;theta;thetasym;thetav;thickapprox;thic" +
+	"ksim;thinsp;thkap;thksim;thornthorn;tilde;timestimes;timesb;time" +
+	"sbar;timesd;tint;toea;top;topbot;topcir;topf;topfork;tosa;tprime" +
+	";trade;triangle;triangledown;triangleleft;trianglelefteq;triangl" +
+	"eq;triangleright;trianglerighteq;tridot;trie;triminus;triplus;tr" +
+	"isb;tritime;trpezium;tscr;tscy;tshcy;tstrok;twixt;twoheadleftarr" +
+	"ow;twoheadrightarrow;uArr;uHar;uacuteuacute;uarr;ubrcy;ubreve;uc" +
+	"ircucirc;ucy;udarr;udblac;udhar;ufisht;ufr;ugraveugrave;uharl;uh" +
+	"arr;uhblk;ulcorn;ulcorner;ulcrop;ultri;umacr;umluml;uogon;uopf;u" +
+	"parrow;updownarrow;upharpoonleft;upharpoonright;uplus;upsi;upsih" +
+	";upsilon;upuparrows;urcorn;urcorner;urcrop;uring;urtri;uscr;utdo" +
+	"t;utilde;utri;utrif;uuarr;uumluuml;uwangle;vArr;vBar;vBarv;vDash" +
+	";vangrt;varepsilon;varkappa;varnothing;varphi;varpi;varpropto;va" +
+	"rr;varrho;varsigma;varsubsetneq;varsubsetneqq;varsupsetneq;varsu" +
+	"psetneqq;vartheta;vartriangleleft;vartriangleright;vcy;vdash;vee" +
+	";veebar;veeeq;vellip;verbar;vert;vfr;vltri;vnsub;vnsup;vopf;vpro" +
+	"p;vrtri;vscr;vsubnE;vsubne;vsupnE;vsupne;vzigzag;wcirc;wedbar;we" +
+	"dge;wedgeq;weierp;wfr;wopf;wp;wr;wreath;wscr;xcap;xcirc;xcup;xdt" +
+	"ri;xfr;xhArr;xharr;xi;xlArr;xlarr;xmap;xnis;xodot;xopf;xoplus;xo" +
+	"time;xrArr;xrarr;xscr;xsqcup;xuplus;xutri;xvee;xwedge;yacuteyacu" +
+	"te;yacy;ycirc;ycy;yenyen;yfr;yicy;yopf;yscr;yucy;yumlyuml;zacute" +
+	";zcaron;zcy;zdot;zeetrf;zeta;zfr;zhcy;zigrarr;zopf;zscr;zwj;zwnj" +
+	";"
+
 // entities are the named character references, sorted by name (with its
-// ';' where it has one). A literal of constants: static data, no code runs
-// to build it.
+// ';' where it has one). A literal of constants without pointers: static
+// data, which no code builds and the garbage collector does not scan.
 var entities = [...]entity{
-	{"AElig", '\u00c6', 0},
-	{"AElig;", '\u00c6', 0},
-	{"AMP", '&', 0},
-	{"AMP;", '&', 0},
-	{"Aacute", '\u00c1', 0},
-	{"Aacute;", '\u00c1', 0},
-	{"Abreve;", '\u0102', 0},
-	{"Acirc", '\u00c2', 0},
-	{"Acirc;", '\u00c2', 0},
-	{"Acy;", '\u0410', 0},
-	{"Afr;", '\U0001d504', 0},
-	{"Agrave", '\u00c0', 0},
-	{"Agrave;", '\u00c0', 0},
-	{"Alpha;", '\u0391', 0},
-	{"Amacr;", '\u0100', 0},
-	{"And;", '\u2a53', 0},
-	{"Aogon;", '\u0104', 0},
-	{"Aopf;", '\U0001d538', 0},
-	{"ApplyFunction;", '\u2061', 0},
-	{"Aring", '\u00c5', 0},
-	{"Aring;", '\u00c5', 0},
-	{"Ascr;", '\U0001d49c', 0},
-	{"Assign;", '\u2254', 0},
-	{"Atilde", '\u00c3', 0},
-	{"Atilde;", '\u00c3', 0},
-	{"Auml", '\u00c4', 0},
-	{"Auml;", '\u00c4', 0},
-	{"Backslash;", '\u2216', 0},
-	{"Barv;", '\u2ae7', 0},
-	{"Barwed;", '\u2306', 0},
-	{"Bcy;", '\u0411', 0},
-	{"Because;", '\u2235', 0},
-	{"Bernoullis;", '\u212c', 0},
-	{"Beta;", '\u0392', 0},
-	{"Bfr;", '\U0001d505', 0},
-	{"Bopf;", '\U0001d539', 0},
-	{"Breve;", '\u02d8', 0},
-	{"Bscr;", '\u212c', 0},
-	{"Bumpeq;", '\u224e', 0},
-	{"CHcy;", '\u0427', 0},
-	{"COPY", '\u00a9', 0},
-	{"COPY;", '\u00a9', 0},
-	{"Cacute;", '\u0106', 0},
-	{"Cap;", '\u22d2', 0},
-	{"CapitalDifferentialD;", '\u2145', 0},
-	{"Cayleys;", '\u212d', 0},
-	{"Ccaron;", '\u010c', 0},
-	{"Ccedil", '\u00c7', 0},
-	{"Ccedil;", '\u00c7', 0},
-	{"Ccirc;", '\u0108', 0},
-	{"Cconint;", '\u2230', 0},
-	{"Cdot;", '\u010a', 0},
-	{"Cedilla;", '\u00b8', 0},
-	{"CenterDot;", '\u00b7', 0},
-	{"Cfr;", '\u212d', 0},
-	{"Chi;", '\u03a7', 0},
-	{"CircleDot;", '\u2299', 0},
-	{"CircleMinus;", '\u2296', 0},
-	{"CirclePlus;", '\u2295', 0},
-	{"CircleTimes;", '\u2297', 0},
-	{"ClockwiseContourIntegral;", '\u2232', 0},
-	{"CloseCurlyDoubleQuote;", '\u201d', 0},
-	{"CloseCurlyQuote;", '\u2019', 0},
-	{"Colon;", '\u2237', 0},
-	{"Colone;", '\u2a74', 0},
-	{"Congruent;", '\u2261', 0},
-	{"Conint;", '\u222f', 0},
-	{"ContourIntegral;", '\u222e', 0},
-	{"Copf;", '\u2102', 0},
-	{"Coproduct;", '\u2210', 0},
-	{"CounterClockwiseContourIntegral;", '\u2233', 0},
-	{"Cross;", '\u2a2f', 0},
-	{"Cscr;", '\U0001d49e', 0},
-	{"Cup;", '\u22d3', 0},
-	{"CupCap;", '\u224d', 0},
-	{"DD;", '\u2145', 0},
-	{"DDotrahd;", '\u2911', 0},
-	{"DJcy;", '\u0402', 0},
-	{"DScy;", '\u0405', 0},
-	{"DZcy;", '\u040f', 0},
-	{"Dagger;", '\u2021', 0},
-	{"Darr;", '\u21a1', 0},
-	{"Dashv;", '\u2ae4', 0},
-	{"Dcaron;", '\u010e', 0},
-	{"Dcy;", '\u0414', 0},
-	{"Del;", '\u2207', 0},
-	{"Delta;", '\u0394', 0},
-	{"Dfr;", '\U0001d507', 0},
-	{"DiacriticalAcute;", '\u00b4', 0},
-	{"DiacriticalDot;", '\u02d9', 0},
-	{"DiacriticalDoubleAcute;", '\u02dd', 0},
-	{"DiacriticalGrave;", '`', 0},
-	{"DiacriticalTilde;", '\u02dc', 0},
-	{"Diamond;", '\u22c4', 0},
-	{"DifferentialD;", '\u2146', 0},
-	{"Dopf;", '\U0001d53b', 0},
-	{"Dot;", '\u00a8', 0},
-	{"DotDot;", '\u20dc', 0},
-	{"DotEqual;", '\u2250', 0},
-	{"DoubleContourIntegral;", '\u222f', 0},
-	{"DoubleDot;", '\u00a8', 0},
-	{"DoubleDownArrow;", '\u21d3', 0},
-	{"DoubleLeftArrow;", '\u21d0', 0},
-	{"DoubleLeftRightArrow;", '\u21d4', 0},
-	{"DoubleLeftTee;", '\u2ae4', 0},
-	{"DoubleLongLeftArrow;", '\u27f8', 0},
-	{"DoubleLongLeftRightArrow;", '\u27fa', 0},
-	{"DoubleLongRightArrow;", '\u27f9', 0},
-	{"DoubleRightArrow;", '\u21d2', 0},
-	{"DoubleRightTee;", '\u22a8', 0},
-	{"DoubleUpArrow;", '\u21d1', 0},
-	{"DoubleUpDownArrow;", '\u21d5', 0},
-	{"DoubleVerticalBar;", '\u2225', 0},
-	{"DownArrow;", '\u2193', 0},
-	{"DownArrowBar;", '\u2913', 0},
-	{"DownArrowUpArrow;", '\u21f5', 0},
-	{"DownBreve;", '\u0311', 0},
-	{"DownLeftRightVector;", '\u2950', 0},
-	{"DownLeftTeeVector;", '\u295e', 0},
-	{"DownLeftVector;", '\u21bd', 0},
-	{"DownLeftVectorBar;", '\u2956', 0},
-	{"DownRightTeeVector;", '\u295f', 0},
-	{"DownRightVector;", '\u21c1', 0},
-	{"DownRightVectorBar;", '\u2957', 0},
-	{"DownTee;", '\u22a4', 0},
-	{"DownTeeArrow;", '\u21a7', 0},
-	{"Downarrow;", '\u21d3', 0},
-	{"Dscr;", '\U0001d49f', 0},
-	{"Dstrok;", '\u0110', 0},
-	{"ENG;", '\u014a', 0},
-	{"ETH", '\u00d0', 0},
-	{"ETH;", '\u00d0', 0},
-	{"Eacute", '\u00c9', 0},
-	{"Eacute;", '\u00c9', 0},
-	{"Ecaron;", '\u011a', 0},
-	{"Ecirc", '\u00ca', 0},
-	{"Ecirc;", '\u00ca', 0},
-	{"Ecy;", '\u042d', 0},
-	{"Edot;", '\u0116', 0},
-	{"Efr;", '\U0001d508', 0},
-	{"Egrave", '\u00c8', 0},
-	{"Egrave;", '\u00c8', 0},
-	{"Element;", '\u2208', 0},
-	{"Emacr;", '\u0112', 0},
-	{"EmptySmallSquare;", '\u25fb', 0},
-	{"EmptyVerySmallSquare;", '\u25ab', 0},
-	{"Eogon;", '\u0118', 0},
-	{"Eopf;", '\U0001d53c', 0},
-	{"Epsilon;", '\u0395', 0},
-	{"Equal;", '\u2a75', 0},
-	{"EqualTilde;", '\u2242', 0},
-	{"Equilibrium;", '\u21cc', 0},
-	{"Escr;", '\u2130', 0},
-	{"Esim;", '\u2a73', 0},
-	{"Eta;", '\u0397', 0},
-	{"Euml", '\u00cb', 0},
-	{"Euml;", '\u00cb', 0},
-	{"Exists;", '\u2203', 0},
-	{"ExponentialE;", '\u2147', 0},
-	{"Fcy;", '\u0424', 0},
-	{"Ffr;", '\U0001d509', 0},
-	{"FilledSmallSquare;", '\u25fc', 0},
-	{"FilledVerySmallSquare;", '\u25aa', 0},
-	{"Fopf;", '\U0001d53d', 0},
-	{"ForAll;", '\u2200', 0},
-	{"Fouriertrf;", '\u2131', 0},
-	{"Fscr;", '\u2131', 0},
-	{"GJcy;", '\u0403', 0},
-	{"GT", '>', 0},
-	{"GT;", '>', 0},
-	{"Gamma;", '\u0393', 0},
-	{"Gammad;", '\u03dc', 0},
-	{"Gbreve;", '\u011e', 0},
-	{"Gcedil;", '\u0122', 0},
-	{"Gcirc;", '\u011c', 0},
-	{"Gcy;", '\u0413', 0},
-	{"Gdot;", '\u0120', 0},
-	{"Gfr;", '\U0001d50a', 0},
-	{"Gg;", '\u22d9', 0},
-	{"Gopf;", '\U0001d53e', 0},
-	{"GreaterEqual;", '\u2265', 0},
-	{"GreaterEqualLess;", '\u22db', 0},
-	{"GreaterFullEqual;", '\u2267', 0},
-	{"GreaterGreater;", '\u2aa2', 0},
-	{"GreaterLess;", '\u2277', 0},
-	{"GreaterSlantEqual;", '\u2a7e', 0},
-	{"GreaterTilde;", '\u2273', 0},
-	{"Gscr;", '\U0001d4a2', 0},
-	{"Gt;", '\u226b', 0},
-	{"HARDcy;", '\u042a', 0},
-	{"Hacek;", '\u02c7', 0},
-	{"Hat;", '^', 0},
-	{"Hcirc;", '\u0124', 0},
-	{"Hfr;", '\u210c', 0},
-	{"HilbertSpace;", '\u210b', 0},
-	{"Hopf;", '\u210d', 0},
-	{"HorizontalLine;", '\u2500', 0},
-	{"Hscr;", '\u210b', 0},
-	{"Hstrok;", '\u0126', 0},
-	{"HumpDownHump;", '\u224e', 0},
-	{"HumpEqual;", '\u224f', 0},
-	{"IEcy;", '\u0415', 0},
-	{"IJlig;", '\u0132', 0},
-	{"IOcy;", '\u0401', 0},
-	{"Iacute", '\u00cd', 0},
-	{"Iacute;", '\u00cd', 0},
-	{"Icirc", '\u00ce', 0},
-	{"Icirc;", '\u00ce', 0},
-	{"Icy;", '\u0418', 0},
-	{"Idot;", '\u0130', 0},
-	{"Ifr;", '\u2111', 0},
-	{"Igrave", '\u00cc', 0},
-	{"Igrave;", '\u00cc', 0},
-	{"Im;", '\u2111', 0},
-	{"Imacr;", '\u012a', 0},
-	{"ImaginaryI;", '\u2148', 0},
-	{"Implies;", '\u21d2', 0},
-	{"Int;", '\u222c', 0},
-	{"Integral;", '\u222b', 0},
-	{"Intersection;", '\u22c2', 0},
-	{"InvisibleComma;", '\u2063', 0},
-	{"InvisibleTimes;", '\u2062', 0},
-	{"Iogon;", '\u012e', 0},
-	{"Iopf;", '\U0001d540', 0},
-	{"Iota;", '\u0399', 0},
-	{"Iscr;", '\u2110', 0},
-	{"Itilde;", '\u0128', 0},
-	{"Iukcy;", '\u0406', 0},
-	{"Iuml", '\u00cf', 0},
-	{"Iuml;", '\u00cf', 0},
-	{"Jcirc;", '\u0134', 0},
-	{"Jcy;", '\u0419', 0},
-	{"Jfr;", '\U0001d50d', 0},
-	{"Jopf;", '\U0001d541', 0},
-	{"Jscr;", '\U0001d4a5', 0},
-	{"Jsercy;", '\u0408', 0},
-	{"Jukcy;", '\u0404', 0},
-	{"KHcy;", '\u0425', 0},
-	{"KJcy;", '\u040c', 0},
-	{"Kappa;", '\u039a', 0},
-	{"Kcedil;", '\u0136', 0},
-	{"Kcy;", '\u041a', 0},
-	{"Kfr;", '\U0001d50e', 0},
-	{"Kopf;", '\U0001d542', 0},
-	{"Kscr;", '\U0001d4a6', 0},
-	{"LJcy;", '\u0409', 0},
-	{"LT", '<', 0},
-	{"LT;", '<', 0},
-	{"Lacute;", '\u0139', 0},
-	{"Lambda;", '\u039b', 0},
-	{"Lang;", '\u27ea', 0},
-	{"Laplacetrf;", '\u2112', 0},
-	{"Larr;", '\u219e', 0},
-	{"Lcaron;", '\u013d', 0},
-	{"Lcedil;", '\u013b', 0},
-	{"Lcy;", '\u041b', 0},
-	{"LeftAngleBracket;", '\u27e8', 0},
-	{"LeftArrow;", '\u2190', 0},
-	{"LeftArrowBar;", '\u21e4', 0},
-	{"LeftArrowRightArrow;", '\u21c6', 0},
-	{"LeftCeiling;", '\u2308', 0},
-	{"LeftDoubleBracket;", '\u27e6', 0},
-	{"LeftDownTeeVector;", '\u2961', 0},
-	{"LeftDownVector;", '\u21c3', 0},
-	{"LeftDownVectorBar;", '\u2959', 0},
-	{"LeftFloor;", '\u230a', 0},
-	{"LeftRightArrow;", '\u2194', 0},
-	{"LeftRightVector;", '\u294e', 0},
-	{"LeftTee;", '\u22a3', 0},
-	{"LeftTeeArrow;", '\u21a4', 0},
-	{"LeftTeeVector;", '\u295a', 0},
-	{"LeftTriangle;", '\u22b2', 0},
-	{"LeftTriangleBar;", '\u29cf', 0},
-	{"LeftTriangleEqual;", '\u22b4', 0},
-	{"LeftUpDownVector;", '\u2951', 0},
-	{"LeftUpTeeVector;", '\u2960', 0},
-	{"LeftUpVector;", '\u21bf', 0},
-	{"LeftUpVectorBar;", '\u2958', 0},
-	{"LeftVector;", '\u21bc', 0},
-	{"LeftVectorBar;", '\u2952', 0},
-	{"Leftarrow;", '\u21d0', 0},
-	{"Leftrightarrow;", '\u21d4', 0},
-	{"LessEqualGreater;", '\u22da', 0},
-	{"LessFullEqual;", '\u2266', 0},
-	{"LessGreater;", '\u2276', 0},
-	{"LessLess;", '\u2aa1', 0},
-	{"LessSlantEqual;", '\u2a7d', 0},
-	{"LessTilde;", '\u2272', 0},
-	{"Lfr;", '\U0001d50f', 0},
-	{"Ll;", '\u22d8', 0},
-	{"Lleftarrow;", '\u21da', 0},
-	{"Lmidot;", '\u013f', 0},
-	{"LongLeftArrow;", '\u27f5', 0},
-	{"LongLeftRightArrow;", '\u27f7', 0},
-	{"LongRightArrow;", '\u27f6', 0},
-	{"Longleftarrow;", '\u27f8', 0},
-	{"Longleftrightarrow;", '\u27fa', 0},
-	{"Longrightarrow;", '\u27f9', 0},
-	{"Lopf;", '\U0001d543', 0},
-	{"LowerLeftArrow;", '\u2199', 0},
-	{"LowerRightArrow;", '\u2198', 0},
-	{"Lscr;", '\u2112', 0},
-	{"Lsh;", '\u21b0', 0},
-	{"Lstrok;", '\u0141', 0},
-	{"Lt;", '\u226a', 0},
-	{"Map;", '\u2905', 0},
-	{"Mcy;", '\u041c', 0},
-	{"MediumSpace;", '\u205f', 0},
-	{"Mellintrf;", '\u2133', 0},
-	{"Mfr;", '\U0001d510', 0},
-	{"MinusPlus;", '\u2213', 0},
-	{"Mopf;", '\U0001d544', 0},
-	{"Mscr;", '\u2133', 0},
-	{"Mu;", '\u039c', 0},
-	{"NJcy;", '\u040a', 0},
-	{"Nacute;", '\u0143', 0},
-	{"Ncaron;", '\u0147', 0},
-	{"Ncedil;", '\u0145', 0},
-	{"Ncy;", '\u041d', 0},
-	{"NegativeMediumSpace;", '\u200b', 0},
-	{"NegativeThickSpace;", '\u200b', 0},
-	{"NegativeThinSpace;", '\u200b', 0},
-	{"NegativeVeryThinSpace;", '\u200b', 0},
-	{"NestedGreaterGreater;", '\u226b', 0},
-	{"NestedLessLess;", '\u226a', 0},
-	{"NewLine;", '\n', 0},
-	{"Nfr;", '\U0001d511', 0},
-	{"NoBreak;", '\u2060', 0},
-	{"NonBreakingSpace;", '\u00a0', 0},
-	{"Nopf;", '\u2115', 0},
-	{"Not;", '\u2aec', 0},
-	{"NotCongruent;", '\u2262', 0},
-	{"NotCupCap;", '\u226d', 0},
-	{"NotDoubleVerticalBar;", '\u2226', 0},
-	{"NotElement;", '\u2209', 0},
-	{"NotEqual;", '\u2260', 0},
-	{"NotEqualTilde;", '\u2242', '\u0338'},
-	{"NotExists;", '\u2204', 0},
-	{"NotGreater;", '\u226f', 0},
-	{"NotGreaterEqual;", '\u2271', 0},
-	{"NotGreaterFullEqual;", '\u2267', '\u0338'},
-	{"NotGreaterGreater;", '\u226b', '\u0338'},
-	{"NotGreaterLess;", '\u2279', 0},
-	{"NotGreaterSlantEqual;", '\u2a7e', '\u0338'},
-	{"NotGreaterTilde;", '\u2275', 0},
-	{"NotHumpDownHump;", '\u224e', '\u0338'},
-	{"NotHumpEqual;", '\u224f', '\u0338'},
-	{"NotLeftTriangle;", '\u22ea', 0},
-	{"NotLeftTriangleBar;", '\u29cf', '\u0338'},
-	{"NotLeftTriangleEqual;", '\u22ec', 0},
-	{"NotLess;", '\u226e', 0},
-	{"NotLessEqual;", '\u2270', 0},
-	{"NotLessGreater;", '\u2278', 0},
-	{"NotLessLess;", '\u226a', '\u0338'},
-	{"NotLessSlantEqual;", '\u2a7d', '\u0338'},
-	{"NotLessTilde;", '\u2274', 0},
-	{"NotNestedGreaterGreater;", '\u2aa2', '\u0338'},
-	{"NotNestedLessLess;", '\u2aa1', '\u0338'},
-	{"NotPrecedes;", '\u2280', 0},
-	{"NotPrecedesEqual;", '\u2aaf', '\u0338'},
-	{"NotPrecedesSlantEqual;", '\u22e0', 0},
-	{"NotReverseElement;", '\u220c', 0},
-	{"NotRightTriangle;", '\u22eb', 0},
-	{"NotRightTriangleBar;", '\u29d0', '\u0338'},
-	{"NotRightTriangleEqual;", '\u22ed', 0},
-	{"NotSquareSubset;", '\u228f', '\u0338'},
-	{"NotSquareSubsetEqual;", '\u22e2', 0},
-	{"NotSquareSuperset;", '\u2290', '\u0338'},
-	{"NotSquareSupersetEqual;", '\u22e3', 0},
-	{"NotSubset;", '\u2282', '\u20d2'},
-	{"NotSubsetEqual;", '\u2288', 0},
-	{"NotSucceeds;", '\u2281', 0},
-	{"NotSucceedsEqual;", '\u2ab0', '\u0338'},
-	{"NotSucceedsSlantEqual;", '\u22e1', 0},
-	{"NotSucceedsTilde;", '\u227f', '\u0338'},
-	{"NotSuperset;", '\u2283', '\u20d2'},
-	{"NotSupersetEqual;", '\u2289', 0},
-	{"NotTilde;", '\u2241', 0},
-	{"NotTildeEqual;", '\u2244', 0},
-	{"NotTildeFullEqual;", '\u2247', 0},
-	{"NotTildeTilde;", '\u2249', 0},
-	{"NotVerticalBar;", '\u2224', 0},
-	{"Nscr;", '\U0001d4a9', 0},
-	{"Ntilde", '\u00d1', 0},
-	{"Ntilde;", '\u00d1', 0},
-	{"Nu;", '\u039d', 0},
-	{"OElig;", '\u0152', 0},
-	{"Oacute", '\u00d3', 0},
-	{"Oacute;", '\u00d3', 0},
-	{"Ocirc", '\u00d4', 0},
-	{"Ocirc;", '\u00d4', 0},
-	{"Ocy;", '\u041e', 0},
-	{"Odblac;", '\u0150', 0},
-	{"Ofr;", '\U0001d512', 0},
-	{"Ograve", '\u00d2', 0},
-	{"Ograve;", '\u00d2', 0},
-	{"Omacr;", '\u014c', 0},
-	{"Omega;", '\u03a9', 0},
-	{"Omicron;", '\u039f', 0},
-	{"Oopf;", '\U0001d546', 0},
-	{"OpenCurlyDoubleQuote;", '\u201c', 0},
-	{"OpenCurlyQuote;", '\u2018', 0},
-	{"Or;", '\u2a54', 0},
-	{"Oscr;", '\U0001d4aa', 0},
-	{"Oslash", '\u00d8', 0},
-	{"Oslash;", '\u00d8', 0},
-	{"Otilde", '\u00d5', 0},
-	{"Otilde;", '\u00d5', 0},
-	{"Otimes;", '\u2a37', 0},
-	{"Ouml", '\u00d6', 0},
-	{"Ouml;", '\u00d6', 0},
-	{"OverBar;", '\u203e', 0},
-	{"OverBrace;", '\u23de', 0},
-	{"OverBracket;", '\u23b4', 0},
-	{"OverParenthesis;", '\u23dc', 0},
-	{"PartialD;", '\u2202', 0},
-	{"Pcy;", '\u041f', 0},
-	{"Pfr;", '\U0001d513', 0},
-	{"Phi;", '\u03a6', 0},
-	{"Pi;", '\u03a0', 0},
-	{"PlusMinus;", '\u00b1', 0},
-	{"Poincareplane;", '\u210c', 0},
-	{"Popf;", '\u2119', 0},
-	{"Pr;", '\u2abb', 0},
-	{"Precedes;", '\u227a', 0},
-	{"PrecedesEqual;", '\u2aaf', 0},
-	{"PrecedesSlantEqual;", '\u227c', 0},
-	{"PrecedesTilde;", '\u227e', 0},
-	{"Prime;", '\u2033', 0},
-	{"Product;", '\u220f', 0},
-	{"Proportion;", '\u2237', 0},
-	{"Proportional;", '\u221d', 0},
-	{"Pscr;", '\U0001d4ab', 0},
-	{"Psi;", '\u03a8', 0},
-	{"QUOT", '"', 0},
-	{"QUOT;", '"', 0},
-	{"Qfr;", '\U0001d514', 0},
-	{"Qopf;", '\u211a', 0},
-	{"Qscr;", '\U0001d4ac', 0},
-	{"RBarr;", '\u2910', 0},
-	{"REG", '\u00ae', 0},
-	{"REG;", '\u00ae', 0},
-	{"Racute;", '\u0154', 0},
-	{"Rang;", '\u27eb', 0},
-	{"Rarr;", '\u21a0', 0},
-	{"Rarrtl;", '\u2916', 0},
-	{"Rcaron;", '\u0158', 0},
-	{"Rcedil;", '\u0156', 0},
-	{"Rcy;", '\u0420', 0},
-	{"Re;", '\u211c', 0},
-	{"ReverseElement;", '\u220b', 0},
-	{"ReverseEquilibrium;", '\u21cb', 0},
-	{"ReverseUpEquilibrium;", '\u296f', 0},
-	{"Rfr;", '\u211c', 0},
-	{"Rho;", '\u03a1', 0},
-	{"RightAngleBracket;", '\u27e9', 0},
-	{"RightArrow;", '\u2192', 0},
-	{"RightArrowBar;", '\u21e5', 0},
-	{"RightArrowLeftArrow;", '\u21c4', 0},
-	{"RightCeiling;", '\u2309', 0},
-	{"RightDoubleBracket;", '\u27e7', 0},
-	{"RightDownTeeVector;", '\u295d', 0},
-	{"RightDownVector;", '\u21c2', 0},
-	{"RightDownVectorBar;", '\u2955', 0},
-	{"RightFloor;", '\u230b', 0},
-	{"RightTee;", '\u22a2', 0},
-	{"RightTeeArrow;", '\u21a6', 0},
-	{"RightTeeVector;", '\u295b', 0},
-	{"RightTriangle;", '\u22b3', 0},
-	{"RightTriangleBar;", '\u29d0', 0},
-	{"RightTriangleEqual;", '\u22b5', 0},
-	{"RightUpDownVector;", '\u294f', 0},
-	{"RightUpTeeVector;", '\u295c', 0},
-	{"RightUpVector;", '\u21be', 0},
-	{"RightUpVectorBar;", '\u2954', 0},
-	{"RightVector;", '\u21c0', 0},
-	{"RightVectorBar;", '\u2953', 0},
-	{"Rightarrow;", '\u21d2', 0},
-	{"Ropf;", '\u211d', 0},
-	{"RoundImplies;", '\u2970', 0},
-	{"Rrightarrow;", '\u21db', 0},
-	{"Rscr;", '\u211b', 0},
-	{"Rsh;", '\u21b1', 0},
-	{"RuleDelayed;", '\u29f4', 0},
-	{"SHCHcy;", '\u0429', 0},
-	{"SHcy;", '\u0428', 0},
-	{"SOFTcy;", '\u042c', 0},
-	{"Sacute;", '\u015a', 0},
-	{"Sc;", '\u2abc', 0},
-	{"Scaron;", '\u0160', 0},
-	{"Scedil;", '\u015e', 0},
-	{"Scirc;", '\u015c', 0},
-	{"Scy;", '\u0421', 0},
-	{"Sfr;", '\U0001d516', 0},
-	{"ShortDownArrow;", '\u2193', 0},
-	{"ShortLeftArrow;", '\u2190', 0},
-	{"ShortRightArrow;", '\u2192', 0},
-	{"ShortUpArrow;", '\u2191', 0},
-	{"Sigma;", '\u03a3', 0},
-	{"SmallCircle;", '\u2218', 0},
-	{"Sopf;", '\U0001d54a', 0},
-	{"Sqrt;", '\u221a', 0},
-	{"Square;", '\u25a1', 0},
-	{"SquareIntersection;", '\u2293', 0},
-	{"SquareSubset;", '\u228f', 0},
-	{"SquareSubsetEqual;", '\u2291', 0},
-	{"SquareSuperset;", '\u2290', 0},
-	{"SquareSupersetEqual;", '\u2292', 0},
-	{"SquareUnion;", '\u2294', 0},
-	{"Sscr;", '\U0001d4ae', 0},
-	{"Star;", '\u22c6', 0},
-	{"Sub;", '\u22d0', 0},
-	{"Subset;", '\u22d0', 0},
-	{"SubsetEqual;", '\u2286', 0},
-	{"Succeeds;", '\u227b', 0},
-	{"SucceedsEqual;", '\u2ab0', 0},
-	{"SucceedsSlantEqual;", '\u227d', 0},
-	{"SucceedsTilde;", '\u227f', 0},
-	{"SuchThat;", '\u220b', 0},
-	{"Sum;", '\u2211', 0},
-	{"Sup;", '\u22d1', 0},
-	{"Superset;", '\u2283', 0},
-	{"SupersetEqual;", '\u2287', 0},
-	{"Supset;", '\u22d1', 0},
-	{"THORN", '\u00de', 0},
-	{"THORN;", '\u00de', 0},
-	{"TRADE;", '\u2122', 0},
-	{"TSHcy;", '\u040b', 0},
-	{"TScy;", '\u0426', 0},
-	{"Tab;", '\t', 0},
-	{"Tau;", '\u03a4', 0},
-	{"Tcaron;", '\u0164', 0},
-	{"Tcedil;", '\u0162', 0},
-	{"Tcy;", '\u0422', 0},
-	{"Tfr;", '\U0001d517', 0},
-	{"Therefore;", '\u2234', 0},
-	{"Theta;", '\u0398', 0},
-	{"ThickSpace;", '\u205f', '\u200a'},
-	{"ThinSpace;", '\u2009', 0},
-	{"Tilde;", '\u223c', 0},
-	{"TildeEqual;", '\u2243', 0},
-	{"TildeFullEqual;", '\u2245', 0},
-	{"TildeTilde;", '\u2248', 0},
-	{"Topf;", '\U0001d54b', 0},
-	{"TripleDot;", '\u20db', 0},
-	{"Tscr;", '\U0001d4af', 0},
-	{"Tstrok;", '\u0166', 0},
-	{"Uacute", '\u00da', 0},
-	{"Uacute;", '\u00da', 0},
-	{"Uarr;", '\u219f', 0},
-	{"Uarrocir;", '\u2949', 0},
-	{"Ubrcy;", '\u040e', 0},
-	{"Ubreve;", '\u016c', 0},
-	{"Ucirc", '\u00db', 0},
-	{"Ucirc;", '\u00db', 0},
-	{"Ucy;", '\u0423', 0},
-	{"Udblac;", '\u0170', 0},
-	{"Ufr;", '\U0001d518', 0},
-	{"Ugrave", '\u00d9', 0},
-	{"Ugrave;", '\u00d9', 0},
-	{"Umacr;", '\u016a', 0},
-	{"UnderBar;", '_', 0},
-	{"UnderBrace;", '\u23df', 0},
-	{"UnderBracket;", '\u23b5', 0},
-	{"UnderParenthesis;", '\u23dd', 0},
-	{"Union;", '\u22c3', 0},
-	{"UnionPlus;", '\u228e', 0},
-	{"Uogon;", '\u0172', 0},
-	{"Uopf;", '\U0001d54c', 0},
-	{"UpArrow;", '\u2191', 0},
-	{"UpArrowBar;", '\u2912', 0},
-	{"UpArrowDownArrow;", '\u21c5', 0},
-	{"UpDownArrow;", '\u2195', 0},
-	{"UpEquilibrium;", '\u296e', 0},
-	{"UpTee;", '\u22a5', 0},
-	{"UpTeeArrow;", '\u21a5', 0},
-	{"Uparrow;", '\u21d1', 0},
-	{"Updownarrow;", '\u21d5', 0},
-	{"UpperLeftArrow;", '\u2196', 0},
-	{"UpperRightArrow;", '\u2197', 0},
-	{"Upsi;", '\u03d2', 0},
-	{"Upsilon;", '\u03a5', 0},
-	{"Uring;", '\u016e', 0},
-	{"Uscr;", '\U0001d4b0', 0},
-	{"Utilde;", '\u0168', 0},
-	{"Uuml", '\u00dc', 0},
-	{"Uuml;", '\u00dc', 0},
-	{"VDash;", '\u22ab', 0},
-	{"Vbar;", '\u2aeb', 0},
-	{"Vcy;", '\u0412', 0},
-	{"Vdash;", '\u22a9', 0},
-	{"Vdashl;", '\u2ae6', 0},
-	{"Vee;", '\u22c1', 0},
-	{"Verbar;", '\u2016', 0},
-	{"Vert;", '\u2016', 0},
-	{"VerticalBar;", '\u2223', 0},
-	{"VerticalLine;", '|', 0},
-	{"VerticalSeparator;", '\u2758', 0},
-	{"VerticalTilde;", '\u2240', 0},
-	{"VeryThinSpace;", '\u200a', 0},
-	{"Vfr;", '\U0001d519', 0},
-	{"Vopf;", '\U0001d54d', 0},
-	{"Vscr;", '\U0001d4b1', 0},
-	{"Vvdash;", '\u22aa', 0},
-	{"Wcirc;", '\u0174', 0},
-	{"Wedge;", '\u22c0', 0},
-	{"Wfr;", '\U0001d51a', 0},
-	{"Wopf;", '\U0001d54e', 0},
-	{"Wscr;", '\U0001d4b2', 0},
-	{"Xfr;", '\U0001d51b', 0},
-	{"Xi;", '\u039e', 0},
-	{"Xopf;", '\U0001d54f', 0},
-	{"Xscr;", '\U0001d4b3', 0},
-	{"YAcy;", '\u042f', 0},
-	{"YIcy;", '\u0407', 0},
-	{"YUcy;", '\u042e', 0},
-	{"Yacute", '\u00dd', 0},
-	{"Yacute;", '\u00dd', 0},
-	{"Ycirc;", '\u0176', 0},
-	{"Ycy;", '\u042b', 0},
-	{"Yfr;", '\U0001d51c', 0},
-	{"Yopf;", '\U0001d550', 0},
-	{"Yscr;", '\U0001d4b4', 0},
-	{"Yuml;", '\u0178', 0},
-	{"ZHcy;", '\u0416', 0},
-	{"Zacute;", '\u0179', 0},
-	{"Zcaron;", '\u017d', 0},
-	{"Zcy;", '\u0417', 0},
-	{"Zdot;", '\u017b', 0},
-	{"ZeroWidthSpace;", '\u200b', 0},
-	{"Zeta;", '\u0396', 0},
-	{"Zfr;", '\u2128', 0},
-	{"Zopf;", '\u2124', 0},
-	{"Zscr;", '\U0001d4b5', 0},
-	{"aacute", '\u00e1', 0},
-	{"aacute;", '\u00e1', 0},
-	{"abreve;", '\u0103', 0},
-	{"ac;", '\u223e', 0},
-	{"acE;", '\u223e', '\u0333'},
-	{"acd;", '\u223f', 0},
-	{"acirc", '\u00e2', 0},
-	{"acirc;", '\u00e2', 0},
-	{"acute", '\u00b4', 0},
-	{"acute;", '\u00b4', 0},
-	{"acy;", '\u0430', 0},
-	{"aelig", '\u00e6', 0},
-	{"aelig;", '\u00e6', 0},
-	{"af;", '\u2061', 0},
-	{"afr;", '\U0001d51e', 0},
-	{"agrave", '\u00e0', 0},
-	{"agrave;", '\u00e0', 0},
-	{"alefsym;", '\u2135', 0},
-	{"aleph;", '\u2135', 0},
-	{"alpha;", '\u03b1', 0},
-	{"amacr;", '\u0101', 0},
-	{"amalg;", '\u2a3f', 0},
-	{"amp", '&', 0},
-	{"amp;", '&', 0},
-	{"and;", '\u2227', 0},
-	{"andand;", '\u2a55', 0},
-	{"andd;", '\u2a5c', 0},
-	{"andslope;", '\u2a58', 0},
-	{"andv;", '\u2a5a', 0},
-	{"ang;", '\u2220', 0},
-	{"ange;", '\u29a4', 0},
-	{"angle;", '\u2220', 0},
-	{"angmsd;", '\u2221', 0},
-	{"angmsdaa;", '\u29a8', 0},
-	{"angmsdab;", '\u29a9', 0},
-	{"angmsdac;", '\u29aa', 0},
-	{"angmsdad;", '\u29ab', 0},
-	{"angmsdae;", '\u29ac', 0},
-	{"angmsdaf;", '\u29ad', 0},
-	{"angmsdag;", '\u29ae', 0},
-	{"angmsdah;", '\u29af', 0},
-	{"angrt;", '\u221f', 0},
-	{"angrtvb;", '\u22be', 0},
-	{"angrtvbd;", '\u299d', 0},
-	{"angsph;", '\u2222', 0},
-	{"angst;", '\u00c5', 0},
-	{"angzarr;", '\u237c', 0},
-	{"aogon;", '\u0105', 0},
-	{"aopf;", '\U0001d552', 0},
-	{"ap;", '\u2248', 0},
-	{"apE;", '\u2a70', 0},
-	{"apacir;", '\u2a6f', 0},
-	{"ape;", '\u224a', 0},
-	{"apid;", '\u224b', 0},
-	{"apos;", '\'', 0},
-	{"approx;", '\u2248', 0},
-	{"approxeq;", '\u224a', 0},
-	{"aring", '\u00e5', 0},
-	{"aring;", '\u00e5', 0},
-	{"ascr;", '\U0001d4b6', 0},
-	{"ast;", '*', 0},
-	{"asymp;", '\u2248', 0},
-	{"asympeq;", '\u224d', 0},
-	{"atilde", '\u00e3', 0},
-	{"atilde;", '\u00e3', 0},
-	{"auml", '\u00e4', 0},
-	{"auml;", '\u00e4', 0},
-	{"awconint;", '\u2233', 0},
-	{"awint;", '\u2a11', 0},
-	{"bNot;", '\u2aed', 0},
-	{"backcong;", '\u224c', 0},
-	{"backepsilon;", '\u03f6', 0},
-	{"backprime;", '\u2035', 0},
-	{"backsim;", '\u223d', 0},
-	{"backsimeq;", '\u22cd', 0},
-	{"barvee;", '\u22bd', 0},
-	{"barwed;", '\u2305', 0},
-	{"barwedge;", '\u2305', 0},
-	{"bbrk;", '\u23b5', 0},
-	{"bbrktbrk;", '\u23b6', 0},
-	{"bcong;", '\u224c', 0},
-	{"bcy;", '\u0431', 0},
-	{"bdquo;", '\u201e', 0},
-	{"becaus;", '\u2235', 0},
-	{"because;", '\u2235', 0},
-	{"bemptyv;", '\u29b0', 0},
-	{"bepsi;", '\u03f6', 0},
-	{"bernou;", '\u212c', 0},
-	{"beta;", '\u03b2', 0},
-	{"beth;", '\u2136', 0},
-	{"between;", '\u226c', 0},
-	{"bfr;", '\U0001d51f', 0},
-	{"bigcap;", '\u22c2', 0},
-	{"bigcirc;", '\u25ef', 0},
-	{"bigcup;", '\u22c3', 0},
-	{"bigodot;", '\u2a00', 0},
-	{"bigoplus;", '\u2a01', 0},
-	{"bigotimes;", '\u2a02', 0},
-	{"bigsqcup;", '\u2a06', 0},
-	{"bigstar;", '\u2605', 0},
-	{"bigtriangledown;", '\u25bd', 0},
-	{"bigtriangleup;", '\u25b3', 0},
-	{"biguplus;", '\u2a04', 0},
-	{"bigvee;", '\u22c1', 0},
-	{"bigwedge;", '\u22c0', 0},
-	{"bkarow;", '\u290d', 0},
-	{"blacklozenge;", '\u29eb', 0},
-	{"blacksquare;", '\u25aa', 0},
-	{"blacktriangle;", '\u25b4', 0},
-	{"blacktriangledown;", '\u25be', 0},
-	{"blacktriangleleft;", '\u25c2', 0},
-	{"blacktriangleright;", '\u25b8', 0},
-	{"blank;", '\u2423', 0},
-	{"blk12;", '\u2592', 0},
-	{"blk14;", '\u2591', 0},
-	{"blk34;", '\u2593', 0},
-	{"block;", '\u2588', 0},
-	{"bne;", '=', '\u20e5'},
-	{"bnequiv;", '\u2261', '\u20e5'},
-	{"bnot;", '\u2310', 0},
-	{"bopf;", '\U0001d553', 0},
-	{"bot;", '\u22a5', 0},
-	{"bottom;", '\u22a5', 0},
-	{"bowtie;", '\u22c8', 0},
-	{"boxDL;", '\u2557', 0},
-	{"boxDR;", '\u2554', 0},
-	{"boxDl;", '\u2556', 0},
-	{"boxDr;", '\u2553', 0},
-	{"boxH;", '\u2550', 0},
-	{"boxHD;", '\u2566', 0},
-	{"boxHU;", '\u2569', 0},
-	{"boxHd;", '\u2564', 0},
-	{"boxHu;", '\u2567', 0},
-	{"boxUL;", '\u255d', 0},
-	{"boxUR;", '\u255a', 0},
-	{"boxUl;", '\u255c', 0},
-	{"boxUr;", '\u2559', 0},
-	{"boxV;", '\u2551', 0},
-	{"boxVH;", '\u256c', 0},
-	{"boxVL;", '\u2563', 0},
-	{"boxVR;", '\u2560', 0},
-	{"boxVh;", '\u256b', 0},
-	{"boxVl;", '\u2562', 0},
-	{"boxVr;", '\u255f', 0},
-	{"boxbox;", '\u29c9', 0},
-	{"boxdL;", '\u2555', 0},
-	{"boxdR;", '\u2552', 0},
-	{"boxdl;", '\u2510', 0},
-	{"boxdr;", '\u250c', 0},
-	{"boxh;", '\u2500', 0},
-	{"boxhD;", '\u2565', 0},
-	{"boxhU;", '\u2568', 0},
-	{"boxhd;", '\u252c', 0},
-	{"boxhu;", '\u2534', 0},
-	{"boxminus;", '\u229f', 0},
-	{"boxplus;", '\u229e', 0},
-	{"boxtimes;", '\u22a0', 0},
-	{"boxuL;", '\u255b', 0},
-	{"boxuR;", '\u2558', 0},
-	{"boxul;", '\u2518', 0},
-	{"boxur;", '\u2514', 0},
-	{"boxv;", '\u2502', 0},
-	{"boxvH;", '\u256a', 0},
-	{"boxvL;", '\u2561', 0},
-	{"boxvR;", '\u255e', 0},
-	{"boxvh;", '\u253c', 0},
-	{"boxvl;", '\u2524', 0},
-	{"boxvr;", '\u251c', 0},
-	{"bprime;", '\u2035', 0},
-	{"breve;", '\u02d8', 0},
-	{"brvbar", '\u00a6', 0},
-	{"brvbar;", '\u00a6', 0},
-	{"bscr;", '\U0001d4b7', 0},
-	{"bsemi;", '\u204f', 0},
-	{"bsim;", '\u223d', 0},
-	{"bsime;", '\u22cd', 0},
-	{"bsol;", '\\', 0},
-	{"bsolb;", '\u29c5', 0},
-	{"bsolhsub;", '\u27c8', 0},
-	{"bull;", '\u2022', 0},
-	{"bullet;", '\u2022', 0},
-	{"bump;", '\u224e', 0},
-	{"bumpE;", '\u2aae', 0},
-	{"bumpe;", '\u224f', 0},
-	{"bumpeq;", '\u224f', 0},
-	{"cacute;", '\u0107', 0},
-	{"cap;", '\u2229', 0},
-	{"capand;", '\u2a44', 0},
-	{"capbrcup;", '\u2a49', 0},
-	{"capcap;", '\u2a4b', 0},
-	{"capcup;", '\u2a47', 0},
-	{"capdot;", '\u2a40', 0},
-	{"caps;", '\u2229', '\ufe00'},
-	{"caret;", '\u2041', 0},
-	{"caron;", '\u02c7', 0},
-	{"ccaps;", '\u2a4d', 0},
-	{"ccaron;", '\u010d', 0},
-	{"ccedil", '\u00e7', 0},
-	{"ccedil;", '\u00e7', 0},
-	{"ccirc;", '\u0109', 0},
-	{"ccups;", '\u2a4c', 0},
-	{"ccupssm;", '\u2a50', 0},
-	{"cdot;", '\u010b', 0},
-	{"cedil", '\u00b8', 0},
-	{"cedil;", '\u00b8', 0},
-	{"cemptyv;", '\u29b2', 0},
-	{"cent", '\u00a2', 0},
-	{"cent;", '\u00a2', 0},
-	{"centerdot;", '\u00b7', 0},
-	{"cfr;", '\U0001d520', 0},
-	{"chcy;", '\u0447', 0},
-	{"check;", '\u2713', 0},
-	{"checkmark;", '\u2713', 0},
-	{"chi;", '\u03c7', 0},
-	{"cir;", '\u25cb', 0},
-	{"cirE;", '\u29c3', 0},
-	{"circ;", '\u02c6', 0},
-	{"circeq;", '\u2257', 0},
-	{"circlearrowleft;", '\u21ba', 0},
-	{"circlearrowright;", '\u21bb', 0},
-	{"circledR;", '\u00ae', 0},
-	{"circledS;", '\u24c8', 0},
-	{"circledast;", '\u229b', 0},
-	{"circledcirc;", '\u229a', 0},
-	{"circleddash;", '\u229d', 0},
-	{"cire;", '\u2257', 0},
-	{"cirfnint;", '\u2a10', 0},
-	{"cirmid;", '\u2aef', 0},
-	{"cirscir;", '\u29c2', 0},
-	{"clubs;", '\u2663', 0},
-	{"clubsuit;", '\u2663', 0},
-	{"colon;", ':', 0},
-	{"colone;", '\u2254', 0},
-	{"coloneq;", '\u2254', 0},
-	{"comma;", ',', 0},
-	{"commat;", '@', 0},
-	{"comp;", '\u2201', 0},
-	{"compfn;", '\u2218', 0},
-	{"complement;", '\u2201', 0},
-	{"complexes;", '\u2102', 0},
-	{"cong;", '\u2245', 0},
-	{"congdot;", '\u2a6d', 0},
-	{"conint;", '\u222e', 0},
-	{"copf;", '\U0001d554', 0},
-	{"coprod;", '\u2210', 0},
-	{"copy", '\u00a9', 0},
-	{"copy;", '\u00a9', 0},
-	{"copysr;", '\u2117', 0},
-	{"crarr;", '\u21b5', 0},
-	{"cross;", '\u2717', 0},
-	{"cscr;", '\U0001d4b8', 0},
-	{"csub;", '\u2acf', 0},
-	{"csube;", '\u2ad1', 0},
-	{"csup;", '\u2ad0', 0},
-	{"csupe;", '\u2ad2', 0},
-	{"ctdot;", '\u22ef', 0},
-	{"cudarrl;", '\u2938', 0},
-	{"cudarrr;", '\u2935', 0},
-	{"cuepr;", '\u22de', 0},
-	{"cuesc;", '\u22df', 0},
-	{"cularr;", '\u21b6', 0},
-	{"cularrp;", '\u293d', 0},
-	{"cup;", '\u222a', 0},
-	{"cupbrcap;", '\u2a48', 0},
-	{"cupcap;", '\u2a46', 0},
-	{"cupcup;", '\u2a4a', 0},
-	{"cupdot;", '\u228d', 0},
-	{"cupor;", '\u2a45', 0},
-	{"cups;", '\u222a', '\ufe00'},
-	{"curarr;", '\u21b7', 0},
-	{"curarrm;", '\u293c', 0},
-	{"curlyeqprec;", '\u22de', 0},
-	{"curlyeqsucc;", '\u22df', 0},
-	{"curlyvee;", '\u22ce', 0},
-	{"curlywedge;", '\u22cf', 0},
-	{"curren", '\u00a4', 0},
-	{"curren;", '\u00a4', 0},
-	{"curvearrowleft;", '\u21b6', 0},
-	{"curvearrowright;", '\u21b7', 0},
-	{"cuvee;", '\u22ce', 0},
-	{"cuwed;", '\u22cf', 0},
-	{"cwconint;", '\u2232', 0},
-	{"cwint;", '\u2231', 0},
-	{"cylcty;", '\u232d', 0},
-	{"dArr;", '\u21d3', 0},
-	{"dHar;", '\u2965', 0},
-	{"dagger;", '\u2020', 0},
-	{"daleth;", '\u2138', 0},
-	{"darr;", '\u2193', 0},
-	{"dash;", '\u2010', 0},
-	{"dashv;", '\u22a3', 0},
-	{"dbkarow;", '\u290f', 0},
-	{"dblac;", '\u02dd', 0},
-	{"dcaron;", '\u010f', 0},
-	{"dcy;", '\u0434', 0},
-	{"dd;", '\u2146', 0},
-	{"ddagger;", '\u2021', 0},
-	{"ddarr;", '\u21ca', 0},
-	{"ddotseq;", '\u2a77', 0},
-	{"deg", '\u00b0', 0},
-	{"deg;", '\u00b0', 0},
-	{"delta;", '\u03b4', 0},
-	{"demptyv;", '\u29b1', 0},
-	{"dfisht;", '\u297f', 0},
-	{"dfr;", '\U0001d521', 0},
-	{"dharl;", '\u21c3', 0},
-	{"dharr;", '\u21c2', 0},
-	{"diam;", '\u22c4', 0},
-	{"diamond;", '\u22c4', 0},
-	{"diamondsuit;", '\u2666', 0},
-	{"diams;", '\u2666', 0},
-	{"die;", '\u00a8', 0},
-	{"digamma;", '\u03dd', 0},
-	{"disin;", '\u22f2', 0},
-	{"div;", '\u00f7', 0},
-	{"divide", '\u00f7', 0},
-	{"divide;", '\u00f7', 0},
-	{"divideontimes;", '\u22c7', 0},
-	{"divonx;", '\u22c7', 0},
-	{"djcy;", '\u0452', 0},
-	{"dlcorn;", '\u231e', 0},
-	{"dlcrop;", '\u230d', 0},
-	{"dollar;", '$', 0},
-	{"dopf;", '\U0001d555', 0},
-	{"dot;", '\u02d9', 0},
-	{"doteq;", '\u2250', 0},
-	{"doteqdot;", '\u2251', 0},
-	{"dotminus;", '\u2238', 0},
-	{"dotplus;", '\u2214', 0},
-	{"dotsquare;", '\u22a1', 0},
-	{"doublebarwedge;", '\u2306', 0},
-	{"downarrow;", '\u2193', 0},
-	{"downdownarrows;", '\u21ca', 0},
-	{"downharpoonleft;", '\u21c3', 0},
-	{"downharpoonright;", '\u21c2', 0},
-	{"drbkarow;", '\u2910', 0},
-	{"drcorn;", '\u231f', 0},
-	{"drcrop;", '\u230c', 0},
-	{"dscr;", '\U0001d4b9', 0},
-	{"dscy;", '\u0455', 0},
-	{"dsol;", '\u29f6', 0},
-	{"dstrok;", '\u0111', 0},
-	{"dtdot;", '\u22f1', 0},
-	{"dtri;", '\u25bf', 0},
-	{"dtrif;", '\u25be', 0},
-	{"duarr;", '\u21f5', 0},
-	{"duhar;", '\u296f', 0},
-	{"dwangle;", '\u29a6', 0},
-	{"dzcy;", '\u045f', 0},
-	{"dzigrarr;", '\u27ff', 0},
-	{"eDDot;", '\u2a77', 0},
-	{"eDot;", '\u2251', 0},
-	{"eacute", '\u00e9', 0},
-	{"eacute;", '\u00e9', 0},
-	{"easter;", '\u2a6e', 0},
-	{"ecaron;", '\u011b', 0},
-	{"ecir;", '\u2256', 0},
-	{"ecirc", '\u00ea', 0},
-	{"ecirc;", '\u00ea', 0},
-	{"ecolon;", '\u2255', 0},
-	{"ecy;", '\u044d', 0},
-	{"edot;", '\u0117', 0},
-	{"ee;", '\u2147', 0},
-	{"efDot;", '\u2252', 0},
-	{"efr;", '\U0001d522', 0},
-	{"eg;", '\u2a9a', 0},
-	{"egrave", '\u00e8', 0},
-	{"egrave;", '\u00e8', 0},
-	{"egs;", '\u2a96', 0},
-	{"egsdot;", '\u2a98', 0},
-	{"el;", '\u2a99', 0},
-	{"elinters;", '\u23e7', 0},
-	{"ell;", '\u2113', 0},
-	{"els;", '\u2a95', 0},
-	{"elsdot;", '\u2a97', 0},
-	{"emacr;", '\u0113', 0},
-	{"empty;", '\u2205', 0},
-	{"emptyset;", '\u2205', 0},
-	{"emptyv;", '\u2205', 0},
-	{"emsp13;", '\u2004', 0},
-	{"emsp14;", '\u2005', 0},
-	{"emsp;", '\u2003', 0},
-	{"eng;", '\u014b', 0},
-	{"ensp;", '\u2002', 0},
-	{"eogon;", '\u0119', 0},
-	{"eopf;", '\U0001d556', 0},
-	{"epar;", '\u22d5', 0},
-	{"eparsl;", '\u29e3', 0},
-	{"eplus;", '\u2a71', 0},
-	{"epsi;", '\u03b5', 0},
-	{"epsilon;", '\u03b5', 0},
-	{"epsiv;", '\u03f5', 0},
-	{"eqcirc;", '\u2256', 0},
-	{"eqcolon;", '\u2255', 0},
-	{"eqsim;", '\u2242', 0},
-	{"eqslantgtr;", '\u2a96', 0},
-	{"eqslantless;", '\u2a95', 0},
-	{"equals;", '=', 0},
-	{"equest;", '\u225f', 0},
-	{"equiv;", '\u2261', 0},
-	{"equivDD;", '\u2a78', 0},
-	{"eqvparsl;", '\u29e5', 0},
-	{"erDot;", '\u2253', 0},
-	{"erarr;", '\u2971', 0},
-	{"escr;", '\u212f', 0},
-	{"esdot;", '\u2250', 0},
-	{"esim;", '\u2242', 0},
-	{"eta;", '\u03b7', 0},
-	{"eth", '\u00f0', 0},
-	{"eth;", '\u00f0', 0},
-	{"euml", '\u00eb', 0},
-	{"euml;", '\u00eb', 0},
-	{"euro;", '\u20ac', 0},
-	{"excl;", '!', 0},
-	{"exist;", '\u2203', 0},
-	{"expectation;", '\u2130', 0},
-	{"exponentiale;", '\u2147', 0},
-	{"fallingdotseq;", '\u2252', 0},
-	{"fcy;", '\u0444', 0},
-	{"female;", '\u2640', 0},
-	{"ffilig;", '\ufb03', 0},
-	{"fflig;", '\ufb00', 0},
-	{"ffllig;", '\ufb04', 0},
-	{"ffr;", '\U0001d523', 0},
-	{"filig;", '\ufb01', 0},
-	{"fjlig;", 'f', 'j'},
-	{"flat;", '\u266d', 0},
-	{"fllig;", '\ufb02', 0},
-	{"fltns;", '\u25b1', 0},
-	{"fnof;", '\u0192', 0},
-	{"fopf;", '\U0001d557', 0},
-	{"forall;", '\u2200', 0},
-	{"fork;", '\u22d4', 0},
-	{"forkv;", '\u2ad9', 0},
-	{"fpartint;", '\u2a0d', 0},
-	{"frac12", '\u00bd', 0},
-	{"frac12;", '\u00bd', 0},
-	{"frac13;", '\u2153', 0},
-	{"frac14", '\u00bc', 0},
-	{"frac14;", '\u00bc', 0},
-	{"frac15;", '\u2155', 0},
-	{"frac16;", '\u2159', 0},
-	{"frac18;", '\u215b', 0},
-	{"frac23;", '\u2154', 0},
-	{"frac25;", '\u2156', 0},
-	{"frac34", '\u00be', 0},
-	{"frac34;", '\u00be', 0},
-	{"frac35;", '\u2157', 0},
-	{"frac38;", '\u215c', 0},
-	{"frac45;", '\u2158', 0},
-	{"frac56;", '\u215a', 0},
-	{"frac58;", '\u215d', 0},
-	{"frac78;", '\u215e', 0},
-	{"frasl;", '\u2044', 0},
-	{"frown;", '\u2322', 0},
-	{"fscr;", '\U0001d4bb', 0},
-	{"gE;", '\u2267', 0},
-	{"gEl;", '\u2a8c', 0},
-	{"gacute;", '\u01f5', 0},
-	{"gamma;", '\u03b3', 0},
-	{"gammad;", '\u03dd', 0},
-	{"gap;", '\u2a86', 0},
-	{"gbreve;", '\u011f', 0},
-	{"gcirc;", '\u011d', 0},
-	{"gcy;", '\u0433', 0},
-	{"gdot;", '\u0121', 0},
-	{"ge;", '\u2265', 0},
-	{"gel;", '\u22db', 0},
-	{"geq;", '\u2265', 0},
-	{"geqq;", '\u2267', 0},
-	{"geqslant;", '\u2a7e', 0},
-	{"ges;", '\u2a7e', 0},
-	{"gescc;", '\u2aa9', 0},
-	{"gesdot;", '\u2a80', 0},
-	{"gesdoto;", '\u2a82', 0},
-	{"gesdotol;", '\u2a84', 0},
-	{"gesl;", '\u22db', '\ufe00'},
-	{"gesles;", '\u2a94', 0},
-	{"gfr;", '\U0001d524', 0},
-	{"gg;", '\u226b', 0},
-	{"ggg;", '\u22d9', 0},
-	{"gimel;", '\u2137', 0},
-	{"gjcy;", '\u0453', 0},
-	{"gl;", '\u2277', 0},
-	{"glE;", '\u2a92', 0},
-	{"gla;", '\u2aa5', 0},
-	{"glj;", '\u2aa4', 0},
-	{"gnE;", '\u2269', 0},
-	{"gnap;", '\u2a8a', 0},
-	{"gnapprox;", '\u2a8a', 0},
-	{"gne;", '\u2a88', 0},
-	{"gneq;", '\u2a88', 0},
-	{"gneqq;", '\u2269', 0},
-	{"gnsim;", '\u22e7', 0},
-	{"gopf;", '\U0001d558', 0},
-	{"grave;", '`', 0},
-	{"gscr;", '\u210a', 0},
-	{"gsim;", '\u2273', 0},
-	{"gsime;", '\u2a8e', 0},
-	{"gsiml;", '\u2a90', 0},
-	{"gt", '>', 0},
-	{"gt;", '>', 0},
-	{"gtcc;", '\u2aa7', 0},
-	{"gtcir;", '\u2a7a', 0},
-	{"gtdot;", '\u22d7', 0},
-	{"gtlPar;", '\u2995', 0},
-	{"gtquest;", '\u2a7c', 0},
-	{"gtrapprox;", '\u2a86', 0},
-	{"gtrarr;", '\u2978', 0},
-	{"gtrdot;", '\u22d7', 0},
-	{"gtreqless;", '\u22db', 0},
-	{"gtreqqless;", '\u2a8c', 0},
-	{"gtrless;", '\u2277', 0},
-	{"gtrsim;", '\u2273', 0},
-	{"gvertneqq;", '\u2269', '\ufe00'},
-	{"gvnE;", '\u2269', '\ufe00'},
-	{"hArr;", '\u21d4', 0},
-	{"hairsp;", '\u200a', 0},
-	{"half;", '\u00bd', 0},
-	{"hamilt;", '\u210b', 0},
-	{"hardcy;", '\u044a', 0},
-	{"harr;", '\u2194', 0},
-	{"harrcir;", '\u2948', 0},
-	{"harrw;", '\u21ad', 0},
-	{"hbar;", '\u210f', 0},
-	{"hcirc;", '\u0125', 0},
-	{"hearts;", '\u2665', 0},
-	{"heartsuit;", '\u2665', 0},
-	{"hellip;", '\u2026', 0},
-	{"hercon;", '\u22b9', 0},
-	{"hfr;", '\U0001d525', 0},
-	{"hksearow;", '\u2925', 0},
-	{"hkswarow;", '\u2926', 0},
-	{"hoarr;", '\u21ff', 0},
-	{"homtht;", '\u223b', 0},
-	{"hookleftarrow;", '\u21a9', 0},
-	{"hookrightarrow;", '\u21aa', 0},
-	{"hopf;", '\U0001d559', 0},
-	{"horbar;", '\u2015', 0},
-	{"hscr;", '\U0001d4bd', 0},
-	{"hslash;", '\u210f', 0},
-	{"hstrok;", '\u0127', 0},
-	{"hybull;", '\u2043', 0},
-	{"hyphen;", '\u2010', 0},
-	{"iacute", '\u00ed', 0},
-	{"iacute;", '\u00ed', 0},
-	{"ic;", '\u2063', 0},
-	{"icirc", '\u00ee', 0},
-	{"icirc;", '\u00ee', 0},
-	{"icy;", '\u0438', 0},
-	{"iecy;", '\u0435', 0},
-	{"iexcl", '\u00a1', 0},
-	{"iexcl;", '\u00a1', 0},
-	{"iff;", '\u21d4', 0},
-	{"ifr;", '\U0001d526', 0},
-	{"igrave", '\u00ec', 0},
-	{"igrave;", '\u00ec', 0},
-	{"ii;", '\u2148', 0},
-	{"iiiint;", '\u2a0c', 0},
-	{"iiint;", '\u222d', 0},
-	{"iinfin;", '\u29dc', 0},
-	{"iiota;", '\u2129', 0},
-	{"ijlig;", '\u0133', 0},
-	{"imacr;", '\u012b', 0},
-	{"image;", '\u2111', 0},
-	{"imagline;", '\u2110', 0},
-	{"imagpart;", '\u2111', 0},
-	{"imath;", '\u0131', 0},
-	{"imof;", '\u22b7', 0},
-	{"imped;", '\u01b5', 0},
-	{"in;", '\u2208', 0},
-	{"incare;", '\u2105', 0},
-	{"infin;", '\u221e', 0},
-	{"infintie;", '\u29dd', 0},
-	{"inodot;", '\u0131', 0},
-	{"int;", '\u222b', 0},
-	{"intcal;", '\u22ba', 0},
-	{"integers;", '\u2124', 0},
-	{"intercal;", '\u22ba', 0},
-	{"intlarhk;", '\u2a17', 0},
-	{"intprod;", '\u2a3c', 0},
-	{"iocy;", '\u0451', 0},
-	{"iogon;", '\u012f', 0},
-	{"iopf;", '\U0001d55a', 0},
-	{"iota;", '\u03b9', 0},
-	{"iprod;", '\u2a3c', 0},
-	{"iquest", '\u00bf', 0},
-	{"iquest;", '\u00bf', 0},
-	{"iscr;", '\U0001d4be', 0},
-	{"isin;", '\u2208', 0},
-	{"isinE;", '\u22f9', 0},
-	{"isindot;", '\u22f5', 0},
-	{"isins;", '\u22f4', 0},
-	{"isinsv;", '\u22f3', 0},
-	{"isinv;", '\u2208', 0},
-	{"it;", '\u2062', 0},
-	{"itilde;", '\u0129', 0},
-	{"iukcy;", '\u0456', 0},
-	{"iuml", '\u00ef', 0},
-	{"iuml;", '\u00ef', 0},
-	{"jcirc;", '\u0135', 0},
-	{"jcy;", '\u0439', 0},
-	{"jfr;", '\U0001d527', 0},
-	{"jmath;", '\u0237', 0},
-	{"jopf;", '\U0001d55b', 0},
-	{"jscr;", '\U0001d4bf', 0},
-	{"jsercy;", '\u0458', 0},
-	{"jukcy;", '\u0454', 0},
-	{"kappa;", '\u03ba', 0},
-	{"kappav;", '\u03f0', 0},
-	{"kcedil;", '\u0137', 0},
-	{"kcy;", '\u043a', 0},
-	{"kfr;", '\U0001d528', 0},
-	{"kgreen;", '\u0138', 0},
-	{"khcy;", '\u0445', 0},
-	{"kjcy;", '\u045c', 0},
-	{"kopf;", '\U0001d55c', 0},
-	{"kscr;", '\U0001d4c0', 0},
-	{"lAarr;", '\u21da', 0},
-	{"lArr;", '\u21d0', 0},
-	{"lAtail;", '\u291b', 0},
-	{"lBarr;", '\u290e', 0},
-	{"lE;", '\u2266', 0},
-	{"lEg;", '\u2a8b', 0},
-	{"lHar;", '\u2962', 0},
-	{"lacute;", '\u013a', 0},
-	{"laemptyv;", '\u29b4', 0},
-	{"lagran;", '\u2112', 0},
-	{"lambda;", '\u03bb', 0},
-	{"lang;", '\u27e8', 0},
-	{"langd;", '\u2991', 0},
-	{"langle;", '\u27e8', 0},
-	{"lap;", '\u2a85', 0},
-	{"laquo", '\u00ab', 0},
-	{"laquo;", '\u00ab', 0},
-	{"larr;", '\u2190', 0},
-	{"larrb;", '\u21e4', 0},
-	{"larrbfs;", '\u291f', 0},
-	{"larrfs;", '\u291d', 0},
-	{"larrhk;", '\u21a9', 0},
-	{"larrlp;", '\u21ab', 0},
-	{"larrpl;", '\u2939', 0},
-	{"larrsim;", '\u2973', 0},
-	{"larrtl;", '\u21a2', 0},
-	{"lat;", '\u2aab', 0},
-	{"latail;", '\u2919', 0},
-	{"late;", '\u2aad', 0},
-	{"lates;", '\u2aad', '\ufe00'},
-	{"lbarr;", '\u290c', 0},
-	{"lbbrk;", '\u2772', 0},
-	{"lbrace;", '{', 0},
-	{"lbrack;", '[', 0},
-	{"lbrke;", '\u298b', 0},
-	{"lbrksld;", '\u298f', 0},
-	{"lbrkslu;", '\u298d', 0},
-	{"lcaron;", '\u013e', 0},
-	{"lcedil;", '\u013c', 0},
-	{"lceil;", '\u2308', 0},
-	{"lcub;", '{', 0},
-	{"lcy;", '\u043b', 0},
-	{"ldca;", '\u2936', 0},
-	{"ldquo;", '\u201c', 0},
-	{"ldquor;", '\u201e', 0},
-	{"ldrdhar;", '\u2967', 0},
-	{"ldrushar;", '\u294b', 0},
-	{"ldsh;", '\u21b2', 0},
-	{"le;", '\u2264', 0},
-	{"leftarrow;", '\u2190', 0},
-	{"leftarrowtail;", '\u21a2', 0},
-	{"leftharpoondown;", '\u21bd', 0},
-	{"leftharpoonup;", '\u21bc', 0},
-	{"leftleftarrows;", '\u21c7', 0},
-	{"leftrightarrow;", '\u2194', 0},
-	{"leftrightarrows;", '\u21c6', 0},
-	{"leftrightharpoons;", '\u21cb', 0},
-	{"leftrightsquigarrow;", '\u21ad', 0},
-	{"leftthreetimes;", '\u22cb', 0},
-	{"leg;", '\u22da', 0},
-	{"leq;", '\u2264', 0},
-	{"leqq;", '\u2266', 0},
-	{"leqslant;", '\u2a7d', 0},
-	{"les;", '\u2a7d', 0},
-	{"lescc;", '\u2aa8', 0},
-	{"lesdot;", '\u2a7f', 0},
-	{"lesdoto;", '\u2a81', 0},
-	{"lesdotor;", '\u2a83', 0},
-	{"lesg;", '\u22da', '\ufe00'},
-	{"lesges;", '\u2a93', 0},
-	{"lessapprox;", '\u2a85', 0},
-	{"lessdot;", '\u22d6', 0},
-	{"lesseqgtr;", '\u22da', 0},
-	{"lesseqqgtr;", '\u2a8b', 0},
-	{"lessgtr;", '\u2276', 0},
-	{"lesssim;", '\u2272', 0},
-	{"lfisht;", '\u297c', 0},
-	{"lfloor;", '\u230a', 0},
-	{"lfr;", '\U0001d529', 0},
-	{"lg;", '\u2276', 0},
-	{"lgE;", '\u2a91', 0},
-	{"lhard;", '\u21bd', 0},
-	{"lharu;", '\u21bc', 0},
-	{"lharul;", '\u296a', 0},
-	{"lhblk;", '\u2584', 0},
-	{"ljcy;", '\u0459', 0},
-	{"ll;", '\u226a', 0},
-	{"llarr;", '\u21c7', 0},
-	{"llcorner;", '\u231e', 0},
-	{"llhard;", '\u296b', 0},
-	{"lltri;", '\u25fa', 0},
-	{"lmidot;", '\u0140', 0},
-	{"lmoust;", '\u23b0', 0},
-	{"lmoustache;", '\u23b0', 0},
-	{"lnE;", '\u2268', 0},
-	{"lnap;", '\u2a89', 0},
-	{"lnapprox;", '\u2a89', 0},
-	{"lne;", '\u2a87', 0},
-	{"lneq;", '\u2a87', 0},
-	{"lneqq;", '\u2268', 0},
-	{"lnsim;", '\u22e6', 0},
-	{"loang;", '\u27ec', 0},
-	{"loarr;", '\u21fd', 0},
-	{"lobrk;", '\u27e6', 0},
-	{"longleftarrow;", '\u27f5', 0},
-	{"longleftrightarrow;", '\u27f7', 0},
-	{"longmapsto;", '\u27fc', 0},
-	{"longrightarrow;", '\u27f6', 0},
-	{"looparrowleft;", '\u21ab', 0},
-	{"looparrowright;", '\u21ac', 0},
-	{"lopar;", '\u2985', 0},
-	{"lopf;", '\U0001d55d', 0},
-	{"loplus;", '\u2a2d', 0},
-	{"lotimes;", '\u2a34', 0},
-	{"lowast;", '\u2217', 0},
-	{"lowbar;", '_', 0},
-	{"loz;", '\u25ca', 0},
-	{"lozenge;", '\u25ca', 0},
-	{"lozf;", '\u29eb', 0},
-	{"lpar;", '(', 0},
-	{"lparlt;", '\u2993', 0},
-	{"lrarr;", '\u21c6', 0},
-	{"lrcorner;", '\u231f', 0},
-	{"lrhar;", '\u21cb', 0},
-	{"lrhard;", '\u296d', 0},
-	{"lrm;", '\u200e', 0},
-	{"lrtri;", '\u22bf', 0},
-	{"lsaquo;", '\u2039', 0},
-	{"lscr;", '\U0001d4c1', 0},
-	{"lsh;", '\u21b0', 0},
-	{"lsim;", '\u2272', 0},
-	{"lsime;", '\u2a8d', 0},
-	{"lsimg;", '\u2a8f', 0},
-	{"lsqb;", '[', 0},
-	{"lsquo;", '\u2018', 0},
-	{"lsquor;", '\u201a', 0},
-	{"lstrok;", '\u0142', 0},
-	{"lt", '<', 0},
-	{"lt;", '<', 0},
-	{"ltcc;", '\u2aa6', 0},
-	{"ltcir;", '\u2a79', 0},
-	{"ltdot;", '\u22d6', 0},
-	{"lthree;", '\u22cb', 0},
-	{"ltimes;", '\u22c9', 0},
-	{"ltlarr;", '\u2976', 0},
-	{"ltquest;", '\u2a7b', 0},
-	{"ltrPar;", '\u2996', 0},
-	{"ltri;", '\u25c3', 0},
-	{"ltrie;", '\u22b4', 0},
-	{"ltrif;", '\u25c2', 0},
-	{"lurdshar;", '\u294a', 0},
-	{"luruhar;", '\u2966', 0},
-	{"lvertneqq;", '\u2268', '\ufe00'},
-	{"lvnE;", '\u2268', '\ufe00'},
-	{"mDDot;", '\u223a', 0},
-	{"macr", '\u00af', 0},
-	{"macr;", '\u00af', 0},
-	{"male;", '\u2642', 0},
-	{"malt;", '\u2720', 0},
-	{"maltese;", '\u2720', 0},
-	{"map;", '\u21a6', 0},
-	{"mapsto;", '\u21a6', 0},
-	{"mapstodown;", '\u21a7', 0},
-	{"mapstoleft;", '\u21a4', 0},
-	{"mapstoup;", '\u21a5', 0},
-	{"marker;", '\u25ae', 0},
-	{"mcomma;", '\u2a29', 0},
-	{"mcy;", '\u043c', 0},
-	{"mdash;", '\u2014', 0},
-	{"measuredangle;", '\u2221', 0},
-	{"mfr;", '\U0001d52a', 0},
-	{"mho;", '\u2127', 0},
-	{"micro", '\u00b5', 0},
-	{"micro;", '\u00b5', 0},
-	{"mid;", '\u2223', 0},
-	{"midast;", '*', 0},
-	{"midcir;", '\u2af0', 0},
-	{"middot", '\u00b7', 0},
-	{"middot;", '\u00b7', 0},
-	{"minus;", '\u2212', 0},
-	{"minusb;", '\u229f', 0},
-	{"minusd;", '\u2238', 0},
-	{"minusdu;", '\u2a2a', 0},
-	{"mlcp;", '\u2adb', 0},
-	{"mldr;", '\u2026', 0},
-	{"mnplus;", '\u2213', 0},
-	{"models;", '\u22a7', 0},
-	{"mopf;", '\U0001d55e', 0},
-	{"mp;", '\u2213', 0},
-	{"mscr;", '\U0001d4c2', 0},
-	{"mstpos;", '\u223e', 0},
-	{"mu;", '\u03bc', 0},
-	{"multimap;", '\u22b8', 0},
-	{"mumap;", '\u22b8', 0},
-	{"nGg;", '\u22d9', '\u0338'},
-	{"nGt;", '\u226b', '\u20d2'},
-	{"nGtv;", '\u226b', '\u0338'},
-	{"nLeftarrow;", '\u21cd', 0},
-	{"nLeftrightarrow;", '\u21ce', 0},
-	{"nLl;", '\u22d8', '\u0338'},
-	{"nLt;", '\u226a', '\u20d2'},
-	{"nLtv;", '\u226a', '\u0338'},
-	{"nRightarrow;", '\u21cf', 0},
-	{"nVDash;", '\u22af', 0},
-	{"nVdash;", '\u22ae', 0},
-	{"nabla;", '\u2207', 0},
-	{"nacute;", '\u0144', 0},
-	{"nang;", '\u2220', '\u20d2'},
-	{"nap;", '\u2249', 0},
-	{"napE;", '\u2a70', '\u0338'},
-	{"napid;", '\u224b', '\u0338'},
-	{"napos;", '\u0149', 0},
-	{"napprox;", '\u2249', 0},
-	{"natur;", '\u266e', 0},
-	{"natural;", '\u266e', 0},
-	{"naturals;", '\u2115', 0},
-	{"nbsp", '\u00a0', 0},
-	{"nbsp;", '\u00a0', 0},
-	{"nbump;", '\u224e', '\u0338'},
-	{"nbumpe;", '\u224f', '\u0338'},
-	{"ncap;", '\u2a43', 0},
-	{"ncaron;", '\u0148', 0},
-	{"ncedil;", '\u0146', 0},
-	{"ncong;", '\u2247', 0},
-	{"ncongdot;", '\u2a6d', '\u0338'},
-	{"ncup;", '\u2a42', 0},
-	{"ncy;", '\u043d', 0},
-	{"ndash;", '\u2013', 0},
-	{"ne;", '\u2260', 0},
-	{"neArr;", '\u21d7', 0},
-	{"nearhk;", '\u2924', 0},
-	{"nearr;", '\u2197', 0},
-	{"nearrow;", '\u2197', 0},
-	{"nedot;", '\u2250', '\u0338'},
-	{"nequiv;", '\u2262', 0},
-	{"nesear;", '\u2928', 0},
-	{"nesim;", '\u2242', '\u0338'},
-	{"nexist;", '\u2204', 0},
-	{"nexists;", '\u2204', 0},
-	{"nfr;", '\U0001d52b', 0},
-	{"ngE;", '\u2267', '\u0338'},
-	{"nge;", '\u2271', 0},
-	{"ngeq;", '\u2271', 0},
-	{"ngeqq;", '\u2267', '\u0338'},
-	{"ngeqslant;", '\u2a7e', '\u0338'},
-	{"nges;", '\u2a7e', '\u0338'},
-	{"ngsim;", '\u2275', 0},
-	{"ngt;", '\u226f', 0},
-	{"ngtr;", '\u226f', 0},
-	{"nhArr;", '\u21ce', 0},
-	{"nharr;", '\u21ae', 0},
-	{"nhpar;", '\u2af2', 0},
-	{"ni;", '\u220b', 0},
-	{"nis;", '\u22fc', 0},
-	{"nisd;", '\u22fa', 0},
-	{"niv;", '\u220b', 0},
-	{"njcy;", '\u045a', 0},
-	{"nlArr;", '\u21cd', 0},
-	{"nlE;", '\u2266', '\u0338'},
-	{"nlarr;", '\u219a', 0},
-	{"nldr;", '\u2025', 0},
-	{"nle;", '\u2270', 0},
-	{"nleftarrow;", '\u219a', 0},
-	{"nleftrightarrow;", '\u21ae', 0},
-	{"nleq;", '\u2270', 0},
-	{"nleqq;", '\u2266', '\u0338'},
-	{"nleqslant;", '\u2a7d', '\u0338'},
-	{"nles;", '\u2a7d', '\u0338'},
-	{"nless;", '\u226e', 0},
-	{"nlsim;", '\u2274', 0},
-	{"nlt;", '\u226e', 0},
-	{"nltri;", '\u22ea', 0},
-	{"nltrie;", '\u22ec', 0},
-	{"nmid;", '\u2224', 0},
-	{"nopf;", '\U0001d55f', 0},
-	{"not", '\u00ac', 0},
-	{"not;", '\u00ac', 0},
-	{"notin;", '\u2209', 0},
-	{"notinE;", '\u22f9', '\u0338'},
-	{"notindot;", '\u22f5', '\u0338'},
-	{"notinva;", '\u2209', 0},
-	{"notinvb;", '\u22f7', 0},
-	{"notinvc;", '\u22f6', 0},
-	{"notni;", '\u220c', 0},
-	{"notniva;", '\u220c', 0},
-	{"notnivb;", '\u22fe', 0},
-	{"notnivc;", '\u22fd', 0},
-	{"npar;", '\u2226', 0},
-	{"nparallel;", '\u2226', 0},
-	{"nparsl;", '\u2afd', '\u20e5'},
-	{"npart;", '\u2202', '\u0338'},
-	{"npolint;", '\u2a14', 0},
-	{"npr;", '\u2280', 0},
-	{"nprcue;", '\u22e0', 0},
-	{"npre;", '\u2aaf', '\u0338'},
-	{"nprec;", '\u2280', 0},
-	{"npreceq;", '\u2aaf', '\u0338'},
-	{"nrArr;", '\u21cf', 0},
-	{"nrarr;", '\u219b', 0},
-	{"nrarrc;", '\u2933', '\u0338'},
-	{"nrarrw;", '\u219d', '\u0338'},
-	{"nrightarrow;", '\u219b', 0},
-	{"nrtri;", '\u22eb', 0},
-	{"nrtrie;", '\u22ed', 0},
-	{"nsc;", '\u2281', 0},
-	{"nsccue;", '\u22e1', 0},
-	{"nsce;", '\u2ab0', '\u0338'},
-	{"nscr;", '\U0001d4c3', 0},
-	{"nshortmid;", '\u2224', 0},
-	{"nshortparallel;", '\u2226', 0},
-	{"nsim;", '\u2241', 0},
-	{"nsime;", '\u2244', 0},
-	{"nsimeq;", '\u2244', 0},
-	{"nsmid;", '\u2224', 0},
-	{"nspar;", '\u2226', 0},
-	{"nsqsube;", '\u22e2', 0},
-	{"nsqsupe;", '\u22e3', 0},
-	{"nsub;", '\u2284', 0},
-	{"nsubE;", '\u2ac5', '\u0338'},
-	{"nsube;", '\u2288', 0},
-	{"nsubset;", '\u2282', '\u20d2'},
-	{"nsubseteq;", '\u2288', 0},
-	{"nsubseteqq;", '\u2ac5', '\u0338'},
-	{"nsucc;", '\u2281', 0},
-	{"nsucceq;", '\u2ab0', '\u0338'},
-	{"nsup;", '\u2285', 0},
-	{"nsupE;", '\u2ac6', '\u0338'},
-	{"nsupe;", '\u2289', 0},
-	{"nsupset;", '\u2283', '\u20d2'},
-	{"nsupseteq;", '\u2289', 0},
-	{"nsupseteqq;", '\u2ac6', '\u0338'},
-	{"ntgl;", '\u2279', 0},
-	{"ntilde", '\u00f1', 0},
-	{"ntilde;", '\u00f1', 0},
-	{"ntlg;", '\u2278', 0},
-	{"ntriangleleft;", '\u22ea', 0},
-	{"ntrianglelefteq;", '\u22ec', 0},
-	{"ntriangleright;", '\u22eb', 0},
-	{"ntrianglerighteq;", '\u22ed', 0},
-	{"nu;", '\u03bd', 0},
-	{"num;", '#', 0},
-	{"numero;", '\u2116', 0},
-	{"numsp;", '\u2007', 0},
-	{"nvDash;", '\u22ad', 0},
-	{"nvHarr;", '\u2904', 0},
-	{"nvap;", '\u224d', '\u20d2'},
-	{"nvdash;", '\u22ac', 0},
-	{"nvge;", '\u2265', '\u20d2'},
-	{"nvgt;", '>', '\u20d2'},
-	{"nvinfin;", '\u29de', 0},
-	{"nvlArr;", '\u2902', 0},
-	{"nvle;", '\u2264', '\u20d2'},
-	{"nvlt;", '<', '\u20d2'},
-	{"nvltrie;", '\u22b4', '\u20d2'},
-	{"nvrArr;", '\u2903', 0},
-	{"nvrtrie;", '\u22b5', '\u20d2'},
-	{"nvsim;", '\u223c', '\u20d2'},
-	{"nwArr;", '\u21d6', 0},
-	{"nwarhk;", '\u2923', 0},
-	{"nwarr;", '\u2196', 0},
-	{"nwarrow;", '\u2196', 0},
-	{"nwnear;", '\u2927', 0},
-	{"oS;", '\u24c8', 0},
-	{"oacute", '\u00f3', 0},
-	{"oacute;", '\u00f3', 0},
-	{"oast;", '\u229b', 0},
-	{"ocir;", '\u229a', 0},
-	{"ocirc", '\u00f4', 0},
-	{"ocirc;", '\u00f4', 0},
-	{"ocy;", '\u043e', 0},
-	{"odash;", '\u229d', 0},
-	{"odblac;", '\u0151', 0},
-	{"odiv;", '\u2a38', 0},
-	{"odot;", '\u2299', 0},
-	{"odsold;", '\u29bc', 0},
-	{"oelig;", '\u0153', 0},
-	{"ofcir;", '\u29bf', 0},
-	{"ofr;", '\U0001d52c', 0},
-	{"ogon;", '\u02db', 0},
-	{"ograve", '\u00f2', 0},
-	{"ograve;", '\u00f2', 0},
-	{"ogt;", '\u29c1', 0},
-	{"ohbar;", '\u29b5', 0},
-	{"ohm;", '\u03a9', 0},
-	{"oint;", '\u222e', 0},
-	{"olarr;", '\u21ba', 0},
-	{"olcir;", '\u29be', 0},
-	{"olcross;", '\u29bb', 0},
-	{"oline;", '\u203e', 0},
-	{"olt;", '\u29c0', 0},
-	{"omacr;", '\u014d', 0},
-	{"omega;", '\u03c9', 0},
-	{"omicron;", '\u03bf', 0},
-	{"omid;", '\u29b6', 0},
-	{"ominus;", '\u2296', 0},
-	{"oopf;", '\U0001d560', 0},
-	{"opar;", '\u29b7', 0},
-	{"operp;", '\u29b9', 0},
-	{"oplus;", '\u2295', 0},
-	{"or;", '\u2228', 0},
-	{"orarr;", '\u21bb', 0},
-	{"ord;", '\u2a5d', 0},
-	{"order;", '\u2134', 0},
-	{"orderof;", '\u2134', 0},
-	{"ordf", '\u00aa', 0},
-	{"ordf;", '\u00aa', 0},
-	{"ordm", '\u00ba', 0},
-	{"ordm;", '\u00ba', 0},
-	{"origof;", '\u22b6', 0},
-	{"oror;", '\u2a56', 0},
-	{"orslope;", '\u2a57', 0},
-	{"orv;", '\u2a5b', 0},
-	{"oscr;", '\u2134', 0},
-	{"oslash", '\u00f8', 0},
-	{"oslash;", '\u00f8', 0},
-	{"osol;", '\u2298', 0},
-	{"otilde", '\u00f5', 0},
-	{"otilde;", '\u00f5', 0},
-	{"otimes;", '\u2297', 0},
-	{"otimesas;", '\u2a36', 0},
-	{"ouml", '\u00f6', 0},
-	{"ouml;", '\u00f6', 0},
-	{"ovbar;", '\u233d', 0},
-	{"par;", '\u2225', 0},
-	{"para", '\u00b6', 0},
-	{"para;", '\u00b6', 0},
-	{"parallel;", '\u2225', 0},
-	{"parsim;", '\u2af3', 0},
-	{"parsl;", '\u2afd', 0},
-	{"part;", '\u2202', 0},
-	{"pcy;", '\u043f', 0},
-	{"percnt;", '%', 0},
-	{"period;", '.', 0},
-	{"permil;", '\u2030', 0},
-	{"perp;", '\u22a5', 0},
-	{"pertenk;", '\u2031', 0},
-	{"pfr;", '\U0001d52d', 0},
-	{"phi;", '\u03c6', 0},
-	{"phiv;", '\u03d5', 0},
-	{"phmmat;", '\u2133', 0},
-	{"phone;", '\u260e', 0},
-	{"pi;", '\u03c0', 0},
-	{"pitchfork;", '\u22d4', 0},
-	{"piv;", '\u03d6', 0},
-	{"planck;", '\u210f', 0},
-	{"planckh;", '\u210e', 0},
-	{"plankv;", '\u210f', 0},
-	{"plus;", '+', 0},
-	{"plusacir;", '\u2a23', 0},
-	{"plusb;", '\u229e', 0},
-	{"pluscir;", '\u2a22', 0},
-	{"plusdo;", '\u2214', 0},
-	{"plusdu;", '\u2a25', 0},
-	{"pluse;", '\u2a72', 0},
-	{"plusmn", '\u00b1', 0},
-	{"plusmn;", '\u00b1', 0},
-	{"plussim;", '\u2a26', 0},
-	{"plustwo;", '\u2a27', 0},
-	{"pm;", '\u00b1', 0},
-	{"pointint;", '\u2a15', 0},
-	{"popf;", '\U0001d561', 0},
-	{"pound", '\u00a3', 0},
-	{"pound;", '\u00a3', 0},
-	{"pr;", '\u227a', 0},
-	{"prE;", '\u2ab3', 0},
-	{"prap;", '\u2ab7', 0},
-	{"prcue;", '\u227c', 0},
-	{"pre;", '\u2aaf', 0},
-	{"prec;", '\u227a', 0},
-	{"precapprox;", '\u2ab7', 0},
-	{"preccurlyeq;", '\u227c', 0},
-	{"preceq;", '\u2aaf', 0},
-	{"precnapprox;", '\u2ab9', 0},
-	{"precneqq;", '\u2ab5', 0},
-	{"precnsim;", '\u22e8', 0},
-	{"precsim;", '\u227e', 0},
-	{"prime;", '\u2032', 0},
-	{"primes;", '\u2119', 0},
-	{"prnE;", '\u2ab5', 0},
-	{"prnap;", '\u2ab9', 0},
-	{"prnsim;", '\u22e8', 0},
-	{"prod;", '\u220f', 0},
-	{"profalar;", '\u232e', 0},
-	{"profline;", '\u2312', 0},
-	{"profsurf;", '\u2313', 0},
-	{"prop;", '\u221d', 0},
-	{"propto;", '\u221d', 0},
-	{"prsim;", '\u227e', 0},
-	{"prurel;", '\u22b0', 0},
-	{"pscr;", '\U0001d4c5', 0},
-	{"psi;", '\u03c8', 0},
-	{"puncsp;", '\u2008', 0},
-	{"qfr;", '\U0001d52e', 0},
-	{"qint;", '\u2a0c', 0},
-	{"qopf;", '\U0001d562', 0},
-	{"qprime;", '\u2057', 0},
-	{"qscr;", '\U0001d4c6', 0},
-	{"quaternions;", '\u210d', 0},
-	{"quatint;", '\u2a16', 0},
-	{"quest;", '?', 0},
-	{"questeq;", '\u225f', 0},
-	{"quot", '"', 0},
-	{"quot;", '"', 0},
-	{"rAarr;", '\u21db', 0},
-	{"rArr;", '\u21d2', 0},
-	{"rAtail;", '\u291c', 0},
-	{"rBarr;", '\u290f', 0},
-	{"rHar;", '\u2964', 0},
-	{"race;", '\u223d', '\u0331'},
-	{"racute;", '\u0155', 0},
-	{"radic;", '\u221a', 0},
-	{"raemptyv;", '\u29b3', 0},
-	{"rang;", '\u27e9', 0},
-	{"rangd;", '\u2992', 0},
-	{"range;", '\u29a5', 0},
-	{"rangle;", '\u27e9', 0},
-	{"raquo", '\u00bb', 0},
-	{"raquo;", '\u00bb', 0},
-	{"rarr;", '\u2192', 0},
-	{"rarrap;", '\u2975', 0},
-	{"rarrb;", '\u21e5', 0},
-	{"rarrbfs;", '\u2920', 0},
-	{"rarrc;", '\u2933', 0},
-	{"rarrfs;", '\u291e', 0},
-	{"rarrhk;", '\u21aa', 0},
-	{"rarrlp;", '\u21ac', 0},
-	{"rarrpl;", '\u2945', 0},
-	{"rarrsim;", '\u2974', 0},
-	{"rarrtl;", '\u21a3', 0},
-	{"rarrw;", '\u219d', 0},
-	{"ratail;", '\u291a', 0},
-	{"ratio;", '\u2236', 0},
-	{"rationals;", '\u211a', 0},
-	{"rbarr;", '\u290d', 0},
-	{"rbbrk;", '\u2773', 0},
-	{"rbrace;", '}', 0},
-	{"rbrack;", ']', 0},
-	{"rbrke;", '\u298c', 0},
-	{"rbrksld;", '\u298e', 0},
-	{"rbrkslu;", '\u2990', 0},
-	{"rcaron;", '\u0159', 0},
-	{"rcedil;", '\u0157', 0},
-	{"rceil;", '\u2309', 0},
-	{"rcub;", '}', 0},
-	{"rcy;", '\u0440', 0},
-	{"rdca;", '\u2937', 0},
-	{"rdldhar;", '\u2969', 0},
-	{"rdquo;", '\u201d', 0},
-	{"rdquor;", '\u201d', 0},
-	{"rdsh;", '\u21b3', 0},
-	{"real;", '\u211c', 0},
-	{"realine;", '\u211b', 0},
-	{"realpart;", '\u211c', 0},
-	{"reals;", '\u211d', 0},
-	{"rect;", '\u25ad', 0},
-	{"reg", '\u00ae', 0},
-	{"reg;", '\u00ae', 0},
-	{"rfisht;", '\u297d', 0},
-	{"rfloor;", '\u230b', 0},
-	{"rfr;", '\U0001d52f', 0},
-	{"rhard;", '\u21c1', 0},
-	{"rharu;", '\u21c0', 0},
-	{"rharul;", '\u296c', 0},
-	{"rho;", '\u03c1', 0},
-	{"rhov;", '\u03f1', 0},
-	{"rightarrow;", '\u2192', 0},
-	{"rightarrowtail;", '\u21a3', 0},
-	{"rightharpoondown;", '\u21c1', 0},
-	{"rightharpoonup;", '\u21c0', 0},
-	{"rightleftarrows;", '\u21c4', 0},
-	{"rightleftharpoons;", '\u21cc', 0},
-	{"rightrightarrows;", '\u21c9', 0},
-	{"rightsquigarrow;", '\u219d', 0},
-	{"rightthreetimes;", '\u22cc', 0},
-	{"ring;", '\u02da', 0},
-	{"risingdotseq;", '\u2253', 0},
-	{"rlarr;", '\u21c4', 0},
-	{"rlhar;", '\u21cc', 0},
-	{"rlm;", '\u200f', 0},
-	{"rmoust;", '\u23b1', 0},
-	{"rmoustache;", '\u23b1', 0},
-	{"rnmid;", '\u2aee', 0},
-	{"roang;", '\u27ed', 0},
-	{"roarr;", '\u21fe', 0},
-	{"robrk;", '\u27e7', 0},
-	{"ropar;", '\u2986', 0},
-	{"ropf;", '\U0001d563', 0},
-	{"roplus;", '\u2a2e', 0},
-	{"rotimes;", '\u2a35', 0},
-	{"rpar;", ')', 0},
-	{"rpargt;", '\u2994', 0},
-	{"rppolint;", '\u2a12', 0},
-	{"rrarr;", '\u21c9', 0},
-	{"rsaquo;", '\u203a', 0},
-	{"rscr;", '\U0001d4c7', 0},
-	{"rsh;", '\u21b1', 0},
-	{"rsqb;", ']', 0},
-	{"rsquo;", '\u2019', 0},
-	{"rsquor;", '\u2019', 0},
-	{"rthree;", '\u22cc', 0},
-	{"rtimes;", '\u22ca', 0},
-	{"rtri;", '\u25b9', 0},
-	{"rtrie;", '\u22b5', 0},
-	{"rtrif;", '\u25b8', 0},
-	{"rtriltri;", '\u29ce', 0},
-	{"ruluhar;", '\u2968', 0},
-	{"rx;", '\u211e', 0},
-	{"sacute;", '\u015b', 0},
-	{"sbquo;", '\u201a', 0},
-	{"sc;", '\u227b', 0},
-	{"scE;", '\u2ab4', 0},
-	{"scap;", '\u2ab8', 0},
-	{"scaron;", '\u0161', 0},
-	{"sccue;", '\u227d', 0},
-	{"sce;", '\u2ab0', 0},
-	{"scedil;", '\u015f', 0},
-	{"scirc;", '\u015d', 0},
-	{"scnE;", '\u2ab6', 0},
-	{"scnap;", '\u2aba', 0},
-	{"scnsim;", '\u22e9', 0},
-	{"scpolint;", '\u2a13', 0},
-	{"scsim;", '\u227f', 0},
-	{"scy;", '\u0441', 0},
-	{"sdot;", '\u22c5', 0},
-	{"sdotb;", '\u22a1', 0},
-	{"sdote;", '\u2a66', 0},
-	{"seArr;", '\u21d8', 0},
-	{"searhk;", '\u2925', 0},
-	{"searr;", '\u2198', 0},
-	{"searrow;", '\u2198', 0},
-	{"sect", '\u00a7', 0},
-	{"sect;", '\u00a7', 0},
-	{"semi;", ';', 0},
-	{"seswar;", '\u2929', 0},
-	{"setminus;", '\u2216', 0},
-	{"setmn;", '\u2216', 0},
-	{"sext;", '\u2736', 0},
-	{"sfr;", '\U0001d530', 0},
-	{"sfrown;", '\u2322', 0},
-	{"sharp;", '\u266f', 0},
-	{"shchcy;", '\u0449', 0},
-	{"shcy;", '\u0448', 0},
-	{"shortmid;", '\u2223', 0},
-	{"shortparallel;", '\u2225', 0},
-	{"shy", '\u00ad', 0},
-	{"shy;", '\u00ad', 0},
-	{"sigma;", '\u03c3', 0},
-	{"sigmaf;", '\u03c2', 0},
-	{"sigmav;", '\u03c2', 0},
-	{"sim;", '\u223c', 0},
-	{"simdot;", '\u2a6a', 0},
-	{"sime;", '\u2243', 0},
-	{"simeq;", '\u2243', 0},
-	{"simg;", '\u2a9e', 0},
-	{"simgE;", '\u2aa0', 0},
-	{"siml;", '\u2a9d', 0},
-	{"simlE;", '\u2a9f', 0},
-	{"simne;", '\u2246', 0},
-	{"simplus;", '\u2a24', 0},
-	{"simrarr;", '\u2972', 0},
-	{"slarr;", '\u2190', 0},
-	{"smallsetminus;", '\u2216', 0},
-	{"smashp;", '\u2a33', 0},
-	{"smeparsl;", '\u29e4', 0},
-	{"smid;", '\u2223', 0},
-	{"smile;", '\u2323', 0},
-	{"smt;", '\u2aaa', 0},
-	{"smte;", '\u2aac', 0},
-	{"smtes;", '\u2aac', '\ufe00'},
-	{"softcy;", '\u044c', 0},
-	{"sol;", '/', 0},
-	{"solb;", '\u29c4', 0},
-	{"solbar;", '\u233f', 0},
-	{"sopf;", '\U0001d564', 0},
-	{"spades;", '\u2660', 0},
-	{"spadesuit;", '\u2660', 0},
-	{"spar;", '\u2225', 0},
-	{"sqcap;", '\u2293', 0},
-	{"sqcaps;", '\u2293', '\ufe00'},
-	{"sqcup;", '\u2294', 0},
-	{"sqcups;", '\u2294', '\ufe00'},
-	{"sqsub;", '\u228f', 0},
-	{"sqsube;", '\u2291', 0},
-	{"sqsubset;", '\u228f', 0},
-	{"sqsubseteq;", '\u2291', 0},
-	{"sqsup;", '\u2290', 0},
-	{"sqsupe;", '\u2292', 0},
-	{"sqsupset;", '\u2290', 0},
-	{"sqsupseteq;", '\u2292', 0},
-	{"squ;", '\u25a1', 0},
-	{"square;", '\u25a1', 0},
-	{"squarf;", '\u25aa', 0},
-	{"squf;", '\u25aa', 0},
-	{"srarr;", '\u2192', 0},
-	{"sscr;", '\U0001d4c8', 0},
-	{"ssetmn;", '\u2216', 0},
-	{"ssmile;", '\u2323', 0},
-	{"sstarf;", '\u22c6', 0},
-	{"star;", '\u2606', 0},
-	{"starf;", '\u2605', 0},
-	{"straightepsilon;", '\u03f5', 0},
-	{"straightphi;", '\u03d5', 0},
-	{"strns;", '\u00af', 0},
-	{"sub;", '\u2282', 0},
-	{"subE;", '\u2ac5', 0},
-	{"subdot;", '\u2abd', 0},
-	{"sube;", '\u2286', 0},
-	{"subedot;", '\u2ac3', 0},
-	{"submult;", '\u2ac1', 0},
-	{"subnE;", '\u2acb', 0},
-	{"subne;", '\u228a', 0},
-	{"subplus;", '\u2abf', 0},
-	{"subrarr;", '\u2979', 0},
-	{"subset;", '\u2282', 0},
-	{"subseteq;", '\u2286', 0},
-	{"subseteqq;", '\u2ac5', 0},
-	{"subsetneq;", '\u228a', 0},
-	{"subsetneqq;", '\u2acb', 0},
-	{"subsim;", '\u2ac7', 0},
-	{"subsub;", '\u2ad5', 0},
-	{"subsup;", '\u2ad3', 0},
-	{"succ;", '\u227b', 0},
-	{"succapprox;", '\u2ab8', 0},
-	{"succcurlyeq;", '\u227d', 0},
-	{"succeq;", '\u2ab0', 0},
-	{"succnapprox;", '\u2aba', 0},
-	{"succneqq;", '\u2ab6', 0},
-	{"succnsim;", '\u22e9', 0},
-	{"succsim;", '\u227f', 0},
-	{"sum;", '\u2211', 0},
-	{"sung;", '\u266a', 0},
-	{"sup1", '\u00b9', 0},
-	{"sup1;", '\u00b9', 0},
-	{"sup2", '\u00b2', 0},
-	{"sup2;", '\u00b2', 0},
-	{"sup3", '\u00b3', 0},
-	{"sup3;", '\u00b3', 0},
-	{"sup;", '\u2283', 0},
-	{"supE;", '\u2ac6', 0},
-	{"supdot;", '\u2abe', 0},
-	{"supdsub;", '\u2ad8', 0},
-	{"supe;", '\u2287', 0},
-	{"supedot;", '\u2ac4', 0},
-	{"suphsol;", '\u27c9', 0},
-	{"suphsub;", '\u2ad7', 0},
-	{"suplarr;", '\u297b', 0},
-	{"supmult;", '\u2ac2', 0},
-	{"supnE;", '\u2acc', 0},
-	{"supne;", '\u228b', 0},
-	{"supplus;", '\u2ac0', 0},
-	{"supset;", '\u2283', 0},
-	{"supseteq;", '\u2287', 0},
-	{"supseteqq;", '\u2ac6', 0},
-	{"supsetneq;", '\u228b', 0},
-	{"supsetneqq;", '\u2acc', 0},
-	{"supsim;", '\u2ac8', 0},
-	{"supsub;", '\u2ad4', 0},
-	{"supsup;", '\u2ad6', 0},
-	{"swArr;", '\u21d9', 0},
-	{"swarhk;", '\u2926', 0},
-	{"swarr;", '\u2199', 0},
-	{"swarrow;", '\u2199', 0},
-	{"swnwar;", '\u292a', 0},
-	{"szlig", '\u00df', 0},
-	{"szlig;", '\u00df', 0},
-	{"target;", '\u2316', 0},
-	{"tau;", '\u03c4', 0},
-	{"tbrk;", '\u23b4', 0},
-	{"tcaron;", '\u0165', 0},
-	{"tcedil;", '\u0163', 0},
-	{"tcy;", '\u0442', 0},
-	{"tdot;", '\u20db', 0},
-	{"telrec;", '\u2315', 0},
-	{"tfr;", '\U0001d531', 0},
-	{"there4;", '\u2234', 0},
-	{"therefore;", '\u2234', 0},
-	{"theta;", '\u03b8', 0},
-	{"thetasym;", '\u03d1', 0},
-	{"thetav;", '\u03d1', 0},
-	{"thickapprox;", '\u2248', 0},
-	{"thicksim;", '\u223c', 0},
-	{"thinsp;", '\u2009', 0},
-	{"thkap;", '\u2248', 0},
-	{"thksim;", '\u223c', 0},
-	{"thorn", '\u00fe', 0},
-	{"thorn;", '\u00fe', 0},
-	{"tilde;", '\u02dc', 0},
-	{"times", '\u00d7', 0},
-	{"times;", '\u00d7', 0},
-	{"timesb;", '\u22a0', 0},
-	{"timesbar;", '\u2a31', 0},
-	{"timesd;", '\u2a30', 0},
-	{"tint;", '\u222d', 0},
-	{"toea;", '\u2928', 0},
-	{"top;", '\u22a4', 0},
-	{"topbot;", '\u2336', 0},
-	{"topcir;", '\u2af1', 0},
-	{"topf;", '\U0001d565', 0},
-	{"topfork;", '\u2ada', 0},
-	{"tosa;", '\u2929', 0},
-	{"tprime;", '\u2034', 0},
-	{"trade;", '\u2122', 0},
-	{"triangle;", '\u25b5', 0},
-	{"triangledown;", '\u25bf', 0},
-	{"triangleleft;", '\u25c3', 0},
-	{"trianglelefteq;", '\u22b4', 0},
-	{"triangleq;", '\u225c', 0},
-	{"triangleright;", '\u25b9', 0},
-	{"trianglerighteq;", '\u22b5', 0},
-	{"tridot;", '\u25ec', 0},
-	{"trie;", '\u225c', 0},
-	{"triminus;", '\u2a3a', 0},
-	{"triplus;", '\u2a39', 0},
-	{"trisb;", '\u29cd', 0},
-	{"tritime;", '\u2a3b', 0},
-	{"trpezium;", '\u23e2', 0},
-	{"tscr;", '\U0001d4c9', 0},
-	{"tscy;", '\u0446', 0},
-	{"tshcy;", '\u045b', 0},
-	{"tstrok;", '\u0167', 0},
-	{"twixt;", '\u226c', 0},
-	{"twoheadleftarrow;", '\u219e', 0},
-	{"twoheadrightarrow;", '\u21a0', 0},
-	{"uArr;", '\u21d1', 0},
-	{"uHar;", '\u2963', 0},
-	{"uacute", '\u00fa', 0},
-	{"uacute;", '\u00fa', 0},
-	{"uarr;", '\u2191', 0},
-	{"ubrcy;", '\u045e', 0},
-	{"ubreve;", '\u016d', 0},
-	{"ucirc", '\u00fb', 0},
-	{"ucirc;", '\u00fb', 0},
-	{"ucy;", '\u0443', 0},
-	{"udarr;", '\u21c5', 0},
-	{"udblac;", '\u0171', 0},
-	{"udhar;", '\u296e', 0},
-	{"ufisht;", '\u297e', 0},
-	{"ufr;", '\U0001d532', 0},
-	{"ugrave", '\u00f9', 0},
-	{"ugrave;", '\u00f9', 0},
-	{"uharl;", '\u21bf', 0},
-	{"uharr;", '\u21be', 0},
-	{"uhblk;", '\u2580', 0},
-	{"ulcorn;", '\u231c', 0},
-	{"ulcorner;", '\u231c', 0},
-	{"ulcrop;", '\u230f', 0},
-	{"ultri;", '\u25f8', 0},
-	{"umacr;", '\u016b', 0},
-	{"uml", '\u00a8', 0},
-	{"uml;", '\u00a8', 0},
-	{"uogon;", '\u0173', 0},
-	{"uopf;", '\U0001d566', 0},
-	{"uparrow;", '\u2191', 0},
-	{"updownarrow;", '\u2195', 0},
-	{"upharpoonleft;", '\u21bf', 0},
-	{"upharpoonright;", '\u21be', 0},
-	{"uplus;", '\u228e', 0},
-	{"upsi;", '\u03c5', 0},
-	{"upsih;", '\u03d2', 0},
-	{"upsilon;", '\u03c5', 0},
-	{"upuparrows;", '\u21c8', 0},
-	{"urcorn;", '\u231d', 0},
-	{"urcorner;", '\u231d', 0},
-	{"urcrop;", '\u230e', 0},
-	{"uring;", '\u016f', 0},
-	{"urtri;", '\u25f9', 0},
-	{"uscr;", '\U0001d4ca', 0},
-	{"utdot;", '\u22f0', 0},
-	{"utilde;", '\u0169', 0},
-	{"utri;", '\u25b5', 0},
-	{"utrif;", '\u25b4', 0},
-	{"uuarr;", '\u21c8', 0},
-	{"uuml", '\u00fc', 0},
-	{"uuml;", '\u00fc', 0},
-	{"uwangle;", '\u29a7', 0},
-	{"vArr;", '\u21d5', 0},
-	{"vBar;", '\u2ae8', 0},
-	{"vBarv;", '\u2ae9', 0},
-	{"vDash;", '\u22a8', 0},
-	{"vangrt;", '\u299c', 0},
-	{"varepsilon;", '\u03f5', 0},
-	{"varkappa;", '\u03f0', 0},
-	{"varnothing;", '\u2205', 0},
-	{"varphi;", '\u03d5', 0},
-	{"varpi;", '\u03d6', 0},
-	{"varpropto;", '\u221d', 0},
-	{"varr;", '\u2195', 0},
-	{"varrho;", '\u03f1', 0},
-	{"varsigma;", '\u03c2', 0},
-	{"varsubsetneq;", '\u228a', '\ufe00'},
-	{"varsubsetneqq;", '\u2acb', '\ufe00'},
-	{"varsupsetneq;", '\u228b', '\ufe00'},
-	{"varsupsetneqq;", '\u2acc', '\ufe00'},
-	{"vartheta;", '\u03d1', 0},
-	{"vartriangleleft;", '\u22b2', 0},
-	{"vartriangleright;", '\u22b3', 0},
-	{"vcy;", '\u0432', 0},
-	{"vdash;", '\u22a2', 0},
-	{"vee;", '\u2228', 0},
-	{"veebar;", '\u22bb', 0},
-	{"veeeq;", '\u225a', 0},
-	{"vellip;", '\u22ee', 0},
-	{"verbar;", '|', 0},
-	{"vert;", '|', 0},
-	{"vfr;", '\U0001d533', 0},
-	{"vltri;", '\u22b2', 0},
-	{"vnsub;", '\u2282', '\u20d2'},
-	{"vnsup;", '\u2283', '\u20d2'},
-	{"vopf;", '\U0001d567', 0},
-	{"vprop;", '\u221d', 0},
-	{"vrtri;", '\u22b3', 0},
-	{"vscr;", '\U0001d4cb', 0},
-	{"vsubnE;", '\u2acb', '\ufe00'},
-	{"vsubne;", '\u228a', '\ufe00'},
-	{"vsupnE;", '\u2acc', '\ufe00'},
-	{"vsupne;", '\u228b', '\ufe00'},
-	{"vzigzag;", '\u299a', 0},
-	{"wcirc;", '\u0175', 0},
-	{"wedbar;", '\u2a5f', 0},
-	{"wedge;", '\u2227', 0},
-	{"wedgeq;", '\u2259', 0},
-	{"weierp;", '\u2118', 0},
-	{"wfr;", '\U0001d534', 0},
-	{"wopf;", '\U0001d568', 0},
-	{"wp;", '\u2118', 0},
-	{"wr;", '\u2240', 0},
-	{"wreath;", '\u2240', 0},
-	{"wscr;", '\U0001d4cc', 0},
-	{"xcap;", '\u22c2', 0},
-	{"xcirc;", '\u25ef', 0},
-	{"xcup;", '\u22c3', 0},
-	{"xdtri;", '\u25bd', 0},
-	{"xfr;", '\U0001d535', 0},
-	{"xhArr;", '\u27fa', 0},
-	{"xharr;", '\u27f7', 0},
-	{"xi;", '\u03be', 0},
-	{"xlArr;", '\u27f8', 0},
-	{"xlarr;", '\u27f5', 0},
-	{"xmap;", '\u27fc', 0},
-	{"xnis;", '\u22fb', 0},
-	{"xodot;", '\u2a00', 0},
-	{"xopf;", '\U0001d569', 0},
-	{"xoplus;", '\u2a01', 0},
-	{"xotime;", '\u2a02', 0},
-	{"xrArr;", '\u27f9', 0},
-	{"xrarr;", '\u27f6', 0},
-	{"xscr;", '\U0001d4cd', 0},
-	{"xsqcup;", '\u2a06', 0},
-	{"xuplus;", '\u2a04', 0},
-	{"xutri;", '\u25b3', 0},
-	{"xvee;", '\u22c1', 0},
-	{"xwedge;", '\u22c0', 0},
-	{"yacute", '\u00fd', 0},
-	{"yacute;", '\u00fd', 0},
-	{"yacy;", '\u044f', 0},
-	{"ycirc;", '\u0177', 0},
-	{"ycy;", '\u044b', 0},
-	{"yen", '\u00a5', 0},
-	{"yen;", '\u00a5', 0},
-	{"yfr;", '\U0001d536', 0},
-	{"yicy;", '\u0457', 0},
-	{"yopf;", '\U0001d56a', 0},
-	{"yscr;", '\U0001d4ce', 0},
-	{"yucy;", '\u044e', 0},
-	{"yuml", '\u00ff', 0},
-	{"yuml;", '\u00ff', 0},
-	{"zacute;", '\u017a', 0},
-	{"zcaron;", '\u017e', 0},
-	{"zcy;", '\u0437', 0},
-	{"zdot;", '\u017c', 0},
-	{"zeetrf;", '\u2128', 0},
-	{"zeta;", '\u03b6', 0},
-	{"zfr;", '\U0001d537', 0},
-	{"zhcy;", '\u0436', 0},
-	{"zigrarr;", '\u21dd', 0},
-	{"zopf;", '\U0001d56b', 0},
-	{"zscr;", '\U0001d4cf', 0},
-	{"zwj;", '\u200d', 0},
-	{"zwnj;", '\u200c', 0},
+	{0, 5, '\u00c6', 0},             // AElig
+	{5, 6, '\u00c6', 0},             // AElig;
+	{11, 3, '&', 0},                 // AMP
+	{14, 4, '&', 0},                 // AMP;
+	{18, 6, '\u00c1', 0},            // Aacute
+	{24, 7, '\u00c1', 0},            // Aacute;
+	{31, 7, '\u0102', 0},            // Abreve;
+	{38, 5, '\u00c2', 0},            // Acirc
+	{43, 6, '\u00c2', 0},            // Acirc;
+	{49, 4, '\u0410', 0},            // Acy;
+	{53, 4, '\U0001d504', 0},        // Afr;
+	{57, 6, '\u00c0', 0},            // Agrave
+	{63, 7, '\u00c0', 0},            // Agrave;
+	{70, 6, '\u0391', 0},            // Alpha;
+	{76, 6, '\u0100', 0},            // Amacr;
+	{82, 4, '\u2a53', 0},            // And;
+	{86, 6, '\u0104', 0},            // Aogon;
+	{92, 5, '\U0001d538', 0},        // Aopf;
+	{97, 14, '\u2061', 0},           // ApplyFunction;
+	{111, 5, '\u00c5', 0},           // Aring
+	{116, 6, '\u00c5', 0},           // Aring;
+	{122, 5, '\U0001d49c', 0},       // Ascr;
+	{127, 7, '\u2254', 0},           // Assign;
+	{134, 6, '\u00c3', 0},           // Atilde
+	{140, 7, '\u00c3', 0},           // Atilde;
+	{147, 4, '\u00c4', 0},           // Auml
+	{151, 5, '\u00c4', 0},           // Auml;
+	{156, 10, '\u2216', 0},          // Backslash;
+	{166, 5, '\u2ae7', 0},           // Barv;
+	{171, 7, '\u2306', 0},           // Barwed;
+	{178, 4, '\u0411', 0},           // Bcy;
+	{182, 8, '\u2235', 0},           // Because;
+	{190, 11, '\u212c', 0},          // Bernoullis;
+	{201, 5, '\u0392', 0},           // Beta;
+	{206, 4, '\U0001d505', 0},       // Bfr;
+	{210, 5, '\U0001d539', 0},       // Bopf;
+	{215, 6, '\u02d8', 0},           // Breve;
+	{221, 5, '\u212c', 0},           // Bscr;
+	{226, 7, '\u224e', 0},           // Bumpeq;
+	{233, 5, '\u0427', 0},           // CHcy;
+	{238, 4, '\u00a9', 0},           // COPY
+	{242, 5, '\u00a9', 0},           // COPY;
+	{247, 7, '\u0106', 0},           // Cacute;
+	{254, 4, '\u22d2', 0},           // Cap;
+	{258, 21, '\u2145', 0},          // CapitalDifferentialD;
+	{279, 8, '\u212d', 0},           // Cayleys;
+	{287, 7, '\u010c', 0},           // Ccaron;
+	{294, 6, '\u00c7', 0},           // Ccedil
+	{300, 7, '\u00c7', 0},           // Ccedil;
+	{307, 6, '\u0108', 0},           // Ccirc;
+	{313, 8, '\u2230', 0},           // Cconint;
+	{321, 5, '\u010a', 0},           // Cdot;
+	{326, 8, '\u00b8', 0},           // Cedilla;
+	{334, 10, '\u00b7', 0},          // CenterDot;
+	{344, 4, '\u212d', 0},           // Cfr;
+	{348, 4, '\u03a7', 0},           // Chi;
+	{352, 10, '\u2299', 0},          // CircleDot;
+	{362, 12, '\u2296', 0},          // CircleMinus;
+	{374, 11, '\u2295', 0},          // CirclePlus;
+	{385, 12, '\u2297', 0},          // CircleTimes;
+	{397, 25, '\u2232', 0},          // ClockwiseContourIntegral;
+	{422, 22, '\u201d', 0},          // CloseCurlyDoubleQuote;
+	{444, 16, '\u2019', 0},          // CloseCurlyQuote;
+	{460, 6, '\u2237', 0},           // Colon;
+	{466, 7, '\u2a74', 0},           // Colone;
+	{473, 10, '\u2261', 0},          // Congruent;
+	{483, 7, '\u222f', 0},           // Conint;
+	{490, 16, '\u222e', 0},          // ContourIntegral;
+	{506, 5, '\u2102', 0},           // Copf;
+	{511, 10, '\u2210', 0},          // Coproduct;
+	{521, 32, '\u2233', 0},          // CounterClockwiseContourIntegral;
+	{553, 6, '\u2a2f', 0},           // Cross;
+	{559, 5, '\U0001d49e', 0},       // Cscr;
+	{564, 4, '\u22d3', 0},           // Cup;
+	{568, 7, '\u224d', 0},           // CupCap;
+	{575, 3, '\u2145', 0},           // DD;
+	{578, 9, '\u2911', 0},           // DDotrahd;
+	{587, 5, '\u0402', 0},           // DJcy;
+	{592, 5, '\u0405', 0},           // DScy;
+	{597, 5, '\u040f', 0},           // DZcy;
+	{602, 7, '\u2021', 0},           // Dagger;
+	{609, 5, '\u21a1', 0},           // Darr;
+	{614, 6, '\u2ae4', 0},           // Dashv;
+	{620, 7, '\u010e', 0},           // Dcaron;
+	{627, 4, '\u0414', 0},           // Dcy;
+	{631, 4, '\u2207', 0},           // Del;
+	{635, 6, '\u0394', 0},           // Delta;
+	{641, 4, '\U0001d507', 0},       // Dfr;
+	{645, 17, '\u00b4', 0},          // DiacriticalAcute;
+	{662, 15, '\u02d9', 0},          // DiacriticalDot;
+	{677, 23, '\u02dd', 0},          // DiacriticalDoubleAcute;
+	{700, 17, '`', 0},               // DiacriticalGrave;
+	{717, 17, '\u02dc', 0},          // DiacriticalTilde;
+	{734, 8, '\u22c4', 0},           // Diamond;
+	{742, 14, '\u2146', 0},          // DifferentialD;
+	{756, 5, '\U0001d53b', 0},       // Dopf;
+	{761, 4, '\u00a8', 0},           // Dot;
+	{765, 7, '\u20dc', 0},           // DotDot;
+	{772, 9, '\u2250', 0},           // DotEqual;
+	{781, 22, '\u222f', 0},          // DoubleContourIntegral;
+	{803, 10, '\u00a8', 0},          // DoubleDot;
+	{813, 16, '\u21d3', 0},          // DoubleDownArrow;
+	{829, 16, '\u21d0', 0},          // DoubleLeftArrow;
+	{845, 21, '\u21d4', 0},          // DoubleLeftRightArrow;
+	{866, 14, '\u2ae4', 0},          // DoubleLeftTee;
+	{880, 20, '\u27f8', 0},          // DoubleLongLeftArrow;
+	{900, 25, '\u27fa', 0},          // DoubleLongLeftRightArrow;
+	{925, 21, '\u27f9', 0},          // DoubleLongRightArrow;
+	{946, 17, '\u21d2', 0},          // DoubleRightArrow;
+	{963, 15, '\u22a8', 0},          // DoubleRightTee;
+	{978, 14, '\u21d1', 0},          // DoubleUpArrow;
+	{992, 18, '\u21d5', 0},          // DoubleUpDownArrow;
+	{1010, 18, '\u2225', 0},         // DoubleVerticalBar;
+	{1028, 10, '\u2193', 0},         // DownArrow;
+	{1038, 13, '\u2913', 0},         // DownArrowBar;
+	{1051, 17, '\u21f5', 0},         // DownArrowUpArrow;
+	{1068, 10, '\u0311', 0},         // DownBreve;
+	{1078, 20, '\u2950', 0},         // DownLeftRightVector;
+	{1098, 18, '\u295e', 0},         // DownLeftTeeVector;
+	{1116, 15, '\u21bd', 0},         // DownLeftVector;
+	{1131, 18, '\u2956', 0},         // DownLeftVectorBar;
+	{1149, 19, '\u295f', 0},         // DownRightTeeVector;
+	{1168, 16, '\u21c1', 0},         // DownRightVector;
+	{1184, 19, '\u2957', 0},         // DownRightVectorBar;
+	{1203, 8, '\u22a4', 0},          // DownTee;
+	{1211, 13, '\u21a7', 0},         // DownTeeArrow;
+	{1224, 10, '\u21d3', 0},         // Downarrow;
+	{1234, 5, '\U0001d49f', 0},      // Dscr;
+	{1239, 7, '\u0110', 0},          // Dstrok;
+	{1246, 4, '\u014a', 0},          // ENG;
+	{1250, 3, '\u00d0', 0},          // ETH
+	{1253, 4, '\u00d0', 0},          // ETH;
+	{1257, 6, '\u00c9', 0},          // Eacute
+	{1263, 7, '\u00c9', 0},          // Eacute;
+	{1270, 7, '\u011a', 0},          // Ecaron;
+	{1277, 5, '\u00ca', 0},          // Ecirc
+	{1282, 6, '\u00ca', 0},          // Ecirc;
+	{1288, 4, '\u042d', 0},          // Ecy;
+	{1292, 5, '\u0116', 0},          // Edot;
+	{1297, 4, '\U0001d508', 0},      // Efr;
+	{1301, 6, '\u00c8', 0},          // Egrave
+	{1307, 7, '\u00c8', 0},          // Egrave;
+	{1314, 8, '\u2208', 0},          // Element;
+	{1322, 6, '\u0112', 0},          // Emacr;
+	{1328, 17, '\u25fb', 0},         // EmptySmallSquare;
+	{1345, 21, '\u25ab', 0},         // EmptyVerySmallSquare;
+	{1366, 6, '\u0118', 0},          // Eogon;
+	{1372, 5, '\U0001d53c', 0},      // Eopf;
+	{1377, 8, '\u0395', 0},          // Epsilon;
+	{1385, 6, '\u2a75', 0},          // Equal;
+	{1391, 11, '\u2242', 0},         // EqualTilde;
+	{1402, 12, '\u21cc', 0},         // Equilibrium;
+	{1414, 5, '\u2130', 0},          // Escr;
+	{1419, 5, '\u2a73', 0},          // Esim;
+	{1424, 4, '\u0397', 0},          // Eta;
+	{1428, 4, '\u00cb', 0},          // Euml
+	{1432, 5, '\u00cb', 0},          // Euml;
+	{1437, 7, '\u2203', 0},          // Exists;
+	{1444, 13, '\u2147', 0},         // ExponentialE;
+	{1457, 4, '\u0424', 0},          // Fcy;
+	{1461, 4, '\U0001d509', 0},      // Ffr;
+	{1465, 18, '\u25fc', 0},         // FilledSmallSquare;
+	{1483, 22, '\u25aa', 0},         // FilledVerySmallSquare;
+	{1505, 5, '\U0001d53d', 0},      // Fopf;
+	{1510, 7, '\u2200', 0},          // ForAll;
+	{1517, 11, '\u2131', 0},         // Fouriertrf;
+	{1528, 5, '\u2131', 0},          // Fscr;
+	{1533, 5, '\u0403', 0},          // GJcy;
+	{1538, 2, '>', 0},               // GT
+	{1540, 3, '>', 0},               // GT;
+	{1543, 6, '\u0393', 0},          // Gamma;
+	{1549, 7, '\u03dc', 0},          // Gammad;
+	{1556, 7, '\u011e', 0},          // Gbreve;
+	{1563, 7, '\u0122', 0},          // Gcedil;
+	{1570, 6, '\u011c', 0},          // Gcirc;
+	{1576, 4, '\u0413', 0},          // Gcy;
+	{1580, 5, '\u0120', 0},          // Gdot;
+	{1585, 4, '\U0001d50a', 0},      // Gfr;
+	{1589, 3, '\u22d9', 0},          // Gg;
+	{1592, 5, '\U0001d53e', 0},      // Gopf;
+	{1597, 13, '\u2265', 0},         // GreaterEqual;
+	{1610, 17, '\u22db', 0},         // GreaterEqualLess;
+	{1627, 17, '\u2267', 0},         // GreaterFullEqual;
+	{1644, 15, '\u2aa2', 0},         // GreaterGreater;
+	{1659, 12, '\u2277', 0},         // GreaterLess;
+	{1671, 18, '\u2a7e', 0},         // GreaterSlantEqual;
+	{1689, 13, '\u2273', 0},         // GreaterTilde;
+	{1702, 5, '\U0001d4a2', 0},      // Gscr;
+	{1707, 3, '\u226b', 0},          // Gt;
+	{1710, 7, '\u042a', 0},          // HARDcy;
+	{1717, 6, '\u02c7', 0},          // Hacek;
+	{1723, 4, '^', 0},               // Hat;
+	{1727, 6, '\u0124', 0},          // Hcirc;
+	{1733, 4, '\u210c', 0},          // Hfr;
+	{1737, 13, '\u210b', 0},         // HilbertSpace;
+	{1750, 5, '\u210d', 0},          // Hopf;
+	{1755, 15, '\u2500', 0},         // HorizontalLine;
+	{1770, 5, '\u210b', 0},          // Hscr;
+	{1775, 7, '\u0126', 0},          // Hstrok;
+	{1782, 13, '\u224e', 0},         // HumpDownHump;
+	{1795, 10, '\u224f', 0},         // HumpEqual;
+	{1805, 5, '\u0415', 0},          // IEcy;
+	{1810, 6, '\u0132', 0},          // IJlig;
+	{1816, 5, '\u0401', 0},          // IOcy;
+	{1821, 6, '\u00cd', 0},          // Iacute
+	{1827, 7, '\u00cd', 0},          // Iacute;
+	{1834, 5, '\u00ce', 0},          // Icirc
+	{1839, 6, '\u00ce', 0},          // Icirc;
+	{1845, 4, '\u0418', 0},          // Icy;
+	{1849, 5, '\u0130', 0},          // Idot;
+	{1854, 4, '\u2111', 0},          // Ifr;
+	{1858, 6, '\u00cc', 0},          // Igrave
+	{1864, 7, '\u00cc', 0},          // Igrave;
+	{1871, 3, '\u2111', 0},          // Im;
+	{1874, 6, '\u012a', 0},          // Imacr;
+	{1880, 11, '\u2148', 0},         // ImaginaryI;
+	{1891, 8, '\u21d2', 0},          // Implies;
+	{1899, 4, '\u222c', 0},          // Int;
+	{1903, 9, '\u222b', 0},          // Integral;
+	{1912, 13, '\u22c2', 0},         // Intersection;
+	{1925, 15, '\u2063', 0},         // InvisibleComma;
+	{1940, 15, '\u2062', 0},         // InvisibleTimes;
+	{1955, 6, '\u012e', 0},          // Iogon;
+	{1961, 5, '\U0001d540', 0},      // Iopf;
+	{1966, 5, '\u0399', 0},          // Iota;
+	{1971, 5, '\u2110', 0},          // Iscr;
+	{1976, 7, '\u0128', 0},          // Itilde;
+	{1983, 6, '\u0406', 0},          // Iukcy;
+	{1989, 4, '\u00cf', 0},          // Iuml
+	{1993, 5, '\u00cf', 0},          // Iuml;
+	{1998, 6, '\u0134', 0},          // Jcirc;
+	{2004, 4, '\u0419', 0},          // Jcy;
+	{2008, 4, '\U0001d50d', 0},      // Jfr;
+	{2012, 5, '\U0001d541', 0},      // Jopf;
+	{2017, 5, '\U0001d4a5', 0},      // Jscr;
+	{2022, 7, '\u0408', 0},          // Jsercy;
+	{2029, 6, '\u0404', 0},          // Jukcy;
+	{2035, 5, '\u0425', 0},          // KHcy;
+	{2040, 5, '\u040c', 0},          // KJcy;
+	{2045, 6, '\u039a', 0},          // Kappa;
+	{2051, 7, '\u0136', 0},          // Kcedil;
+	{2058, 4, '\u041a', 0},          // Kcy;
+	{2062, 4, '\U0001d50e', 0},      // Kfr;
+	{2066, 5, '\U0001d542', 0},      // Kopf;
+	{2071, 5, '\U0001d4a6', 0},      // Kscr;
+	{2076, 5, '\u0409', 0},          // LJcy;
+	{2081, 2, '<', 0},               // LT
+	{2083, 3, '<', 0},               // LT;
+	{2086, 7, '\u0139', 0},          // Lacute;
+	{2093, 7, '\u039b', 0},          // Lambda;
+	{2100, 5, '\u27ea', 0},          // Lang;
+	{2105, 11, '\u2112', 0},         // Laplacetrf;
+	{2116, 5, '\u219e', 0},          // Larr;
+	{2121, 7, '\u013d', 0},          // Lcaron;
+	{2128, 7, '\u013b', 0},          // Lcedil;
+	{2135, 4, '\u041b', 0},          // Lcy;
+	{2139, 17, '\u27e8', 0},         // LeftAngleBracket;
+	{2156, 10, '\u2190', 0},         // LeftArrow;
+	{2166, 13, '\u21e4', 0},         // LeftArrowBar;
+	{2179, 20, '\u21c6', 0},         // LeftArrowRightArrow;
+	{2199, 12, '\u2308', 0},         // LeftCeiling;
+	{2211, 18, '\u27e6', 0},         // LeftDoubleBracket;
+	{2229, 18, '\u2961', 0},         // LeftDownTeeVector;
+	{2247, 15, '\u21c3', 0},         // LeftDownVector;
+	{2262, 18, '\u2959', 0},         // LeftDownVectorBar;
+	{2280, 10, '\u230a', 0},         // LeftFloor;
+	{2290, 15, '\u2194', 0},         // LeftRightArrow;
+	{2305, 16, '\u294e', 0},         // LeftRightVector;
+	{2321, 8, '\u22a3', 0},          // LeftTee;
+	{2329, 13, '\u21a4', 0},         // LeftTeeArrow;
+	{2342, 14, '\u295a', 0},         // LeftTeeVector;
+	{2356, 13, '\u22b2', 0},         // LeftTriangle;
+	{2369, 16, '\u29cf', 0},         // LeftTriangleBar;
+	{2385, 18, '\u22b4', 0},         // LeftTriangleEqual;
+	{2403, 17, '\u2951', 0},         // LeftUpDownVector;
+	{2420, 16, '\u2960', 0},         // LeftUpTeeVector;
+	{2436, 13, '\u21bf', 0},         // LeftUpVector;
+	{2449, 16, '\u2958', 0},         // LeftUpVectorBar;
+	{2465, 11, '\u21bc', 0},         // LeftVector;
+	{2476, 14, '\u2952', 0},         // LeftVectorBar;
+	{2490, 10, '\u21d0', 0},         // Leftarrow;
+	{2500, 15, '\u21d4', 0},         // Leftrightarrow;
+	{2515, 17, '\u22da', 0},         // LessEqualGreater;
+	{2532, 14, '\u2266', 0},         // LessFullEqual;
+	{2546, 12, '\u2276', 0},         // LessGreater;
+	{2558, 9, '\u2aa1', 0},          // LessLess;
+	{2567, 15, '\u2a7d', 0},         // LessSlantEqual;
+	{2582, 10, '\u2272', 0},         // LessTilde;
+	{2592, 4, '\U0001d50f', 0},      // Lfr;
+	{2596, 3, '\u22d8', 0},          // Ll;
+	{2599, 11, '\u21da', 0},         // Lleftarrow;
+	{2610, 7, '\u013f', 0},          // Lmidot;
+	{2617, 14, '\u27f5', 0},         // LongLeftArrow;
+	{2631, 19, '\u27f7', 0},         // LongLeftRightArrow;
+	{2650, 15, '\u27f6', 0},         // LongRightArrow;
+	{2665, 14, '\u27f8', 0},         // Longleftarrow;
+	{2679, 19, '\u27fa', 0},         // Longleftrightarrow;
+	{2698, 15, '\u27f9', 0},         // Longrightarrow;
+	{2713, 5, '\U0001d543', 0},      // Lopf;
+	{2718, 15, '\u2199', 0},         // LowerLeftArrow;
+	{2733, 16, '\u2198', 0},         // LowerRightArrow;
+	{2749, 5, '\u2112', 0},          // Lscr;
+	{2754, 4, '\u21b0', 0},          // Lsh;
+	{2758, 7, '\u0141', 0},          // Lstrok;
+	{2765, 3, '\u226a', 0},          // Lt;
+	{2768, 4, '\u2905', 0},          // Map;
+	{2772, 4, '\u041c', 0},          // Mcy;
+	{2776, 12, '\u205f', 0},         // MediumSpace;
+	{2788, 10, '\u2133', 0},         // Mellintrf;
+	{2798, 4, '\U0001d510', 0},      // Mfr;
+	{2802, 10, '\u2213', 0},         // MinusPlus;
+	{2812, 5, '\U0001d544', 0},      // Mopf;
+	{2817, 5, '\u2133', 0},          // Mscr;
+	{2822, 3, '\u039c', 0},          // Mu;
+	{2825, 5, '\u040a', 0},          // NJcy;
+	{2830, 7, '\u0143', 0},          // Nacute;
+	{2837, 7, '\u0147', 0},          // Ncaron;
+	{2844, 7, '\u0145', 0},          // Ncedil;
+	{2851, 4, '\u041d', 0},          // Ncy;
+	{2855, 20, '\u200b', 0},         // NegativeMediumSpace;
+	{2875, 19, '\u200b', 0},         // NegativeThickSpace;
+	{2894, 18, '\u200b', 0},         // NegativeThinSpace;
+	{2912, 22, '\u200b', 0},         // NegativeVeryThinSpace;
+	{2934, 21, '\u226b', 0},         // NestedGreaterGreater;
+	{2955, 15, '\u226a', 0},         // NestedLessLess;
+	{2970, 8, '\n', 0},              // NewLine;
+	{2978, 4, '\U0001d511', 0},      // Nfr;
+	{2982, 8, '\u2060', 0},          // NoBreak;
+	{2990, 17, '\u00a0', 0},         // NonBreakingSpace;
+	{3007, 5, '\u2115', 0},          // Nopf;
+	{3012, 4, '\u2aec', 0},          // Not;
+	{3016, 13, '\u2262', 0},         // NotCongruent;
+	{3029, 10, '\u226d', 0},         // NotCupCap;
+	{3039, 21, '\u2226', 0},         // NotDoubleVerticalBar;
+	{3060, 11, '\u2209', 0},         // NotElement;
+	{3071, 9, '\u2260', 0},          // NotEqual;
+	{3080, 14, '\u2242', '\u0338'},  // NotEqualTilde;
+	{3094, 10, '\u2204', 0},         // NotExists;
+	{3104, 11, '\u226f', 0},         // NotGreater;
+	{3115, 16, '\u2271', 0},         // NotGreaterEqual;
+	{3131, 20, '\u2267', '\u0338'},  // NotGreaterFullEqual;
+	{3151, 18, '\u226b', '\u0338'},  // NotGreaterGreater;
+	{3169, 15, '\u2279', 0},         // NotGreaterLess;
+	{3184, 21, '\u2a7e', '\u0338'},  // NotGreaterSlantEqual;
+	{3205, 16, '\u2275', 0},         // NotGreaterTilde;
+	{3221, 16, '\u224e', '\u0338'},  // NotHumpDownHump;
+	{3237, 13, '\u224f', '\u0338'},  // NotHumpEqual;
+	{3250, 16, '\u22ea', 0},         // NotLeftTriangle;
+	{3266, 19, '\u29cf', '\u0338'},  // NotLeftTriangleBar;
+	{3285, 21, '\u22ec', 0},         // NotLeftTriangleEqual;
+	{3306, 8, '\u226e', 0},          // NotLess;
+	{3314, 13, '\u2270', 0},         // NotLessEqual;
+	{3327, 15, '\u2278', 0},         // NotLessGreater;
+	{3342, 12, '\u226a', '\u0338'},  // NotLessLess;
+	{3354, 18, '\u2a7d', '\u0338'},  // NotLessSlantEqual;
+	{3372, 13, '\u2274', 0},         // NotLessTilde;
+	{3385, 24, '\u2aa2', '\u0338'},  // NotNestedGreaterGreater;
+	{3409, 18, '\u2aa1', '\u0338'},  // NotNestedLessLess;
+	{3427, 12, '\u2280', 0},         // NotPrecedes;
+	{3439, 17, '\u2aaf', '\u0338'},  // NotPrecedesEqual;
+	{3456, 22, '\u22e0', 0},         // NotPrecedesSlantEqual;
+	{3478, 18, '\u220c', 0},         // NotReverseElement;
+	{3496, 17, '\u22eb', 0},         // NotRightTriangle;
+	{3513, 20, '\u29d0', '\u0338'},  // NotRightTriangleBar;
+	{3533, 22, '\u22ed', 0},         // NotRightTriangleEqual;
+	{3555, 16, '\u228f', '\u0338'},  // NotSquareSubset;
+	{3571, 21, '\u22e2', 0},         // NotSquareSubsetEqual;
+	{3592, 18, '\u2290', '\u0338'},  // NotSquareSuperset;
+	{3610, 23, '\u22e3', 0},         // NotSquareSupersetEqual;
+	{3633, 10, '\u2282', '\u20d2'},  // NotSubset;
+	{3643, 15, '\u2288', 0},         // NotSubsetEqual;
+	{3658, 12, '\u2281', 0},         // NotSucceeds;
+	{3670, 17, '\u2ab0', '\u0338'},  // NotSucceedsEqual;
+	{3687, 22, '\u22e1', 0},         // NotSucceedsSlantEqual;
+	{3709, 17, '\u227f', '\u0338'},  // NotSucceedsTilde;
+	{3726, 12, '\u2283', '\u20d2'},  // NotSuperset;
+	{3738, 17, '\u2289', 0},         // NotSupersetEqual;
+	{3755, 9, '\u2241', 0},          // NotTilde;
+	{3764, 14, '\u2244', 0},         // NotTildeEqual;
+	{3778, 18, '\u2247', 0},         // NotTildeFullEqual;
+	{3796, 14, '\u2249', 0},         // NotTildeTilde;
+	{3810, 15, '\u2224', 0},         // NotVerticalBar;
+	{3825, 5, '\U0001d4a9', 0},      // Nscr;
+	{3830, 6, '\u00d1', 0},          // Ntilde
+	{3836, 7, '\u00d1', 0},          // Ntilde;
+	{3843, 3, '\u039d', 0},          // Nu;
+	{3846, 6, '\u0152', 0},          // OElig;
+	{3852, 6, '\u00d3', 0},          // Oacute
+	{3858, 7, '\u00d3', 0},          // Oacute;
+	{3865, 5, '\u00d4', 0},          // Ocirc
+	{3870, 6, '\u00d4', 0},          // Ocirc;
+	{3876, 4, '\u041e', 0},          // Ocy;
+	{3880, 7, '\u0150', 0},          // Odblac;
+	{3887, 4, '\U0001d512', 0},      // Ofr;
+	{3891, 6, '\u00d2', 0},          // Ograve
+	{3897, 7, '\u00d2', 0},          // Ograve;
+	{3904, 6, '\u014c', 0},          // Omacr;
+	{3910, 6, '\u03a9', 0},          // Omega;
+	{3916, 8, '\u039f', 0},          // Omicron;
+	{3924, 5, '\U0001d546', 0},      // Oopf;
+	{3929, 21, '\u201c', 0},         // OpenCurlyDoubleQuote;
+	{3950, 15, '\u2018', 0},         // OpenCurlyQuote;
+	{3965, 3, '\u2a54', 0},          // Or;
+	{3968, 5, '\U0001d4aa', 0},      // Oscr;
+	{3973, 6, '\u00d8', 0},          // Oslash
+	{3979, 7, '\u00d8', 0},          // Oslash;
+	{3986, 6, '\u00d5', 0},          // Otilde
+	{3992, 7, '\u00d5', 0},          // Otilde;
+	{3999, 7, '\u2a37', 0},          // Otimes;
+	{4006, 4, '\u00d6', 0},          // Ouml
+	{4010, 5, '\u00d6', 0},          // Ouml;
+	{4015, 8, '\u203e', 0},          // OverBar;
+	{4023, 10, '\u23de', 0},         // OverBrace;
+	{4033, 12, '\u23b4', 0},         // OverBracket;
+	{4045, 16, '\u23dc', 0},         // OverParenthesis;
+	{4061, 9, '\u2202', 0},          // PartialD;
+	{4070, 4, '\u041f', 0},          // Pcy;
+	{4074, 4, '\U0001d513', 0},      // Pfr;
+	{4078, 4, '\u03a6', 0},          // Phi;
+	{4082, 3, '\u03a0', 0},          // Pi;
+	{4085, 10, '\u00b1', 0},         // PlusMinus;
+	{4095, 14, '\u210c', 0},         // Poincareplane;
+	{4109, 5, '\u2119', 0},          // Popf;
+	{4114, 3, '\u2abb', 0},          // Pr;
+	{4117, 9, '\u227a', 0},          // Precedes;
+	{4126, 14, '\u2aaf', 0},         // PrecedesEqual;
+	{4140, 19, '\u227c', 0},         // PrecedesSlantEqual;
+	{4159, 14, '\u227e', 0},         // PrecedesTilde;
+	{4173, 6, '\u2033', 0},          // Prime;
+	{4179, 8, '\u220f', 0},          // Product;
+	{4187, 11, '\u2237', 0},         // Proportion;
+	{4198, 13, '\u221d', 0},         // Proportional;
+	{4211, 5, '\U0001d4ab', 0},      // Pscr;
+	{4216, 4, '\u03a8', 0},          // Psi;
+	{4220, 4, '"', 0},               // QUOT
+	{4224, 5, '"', 0},               // QUOT;
+	{4229, 4, '\U0001d514', 0},      // Qfr;
+	{4233, 5, '\u211a', 0},          // Qopf;
+	{4238, 5, '\U0001d4ac', 0},      // Qscr;
+	{4243, 6, '\u2910', 0},          // RBarr;
+	{4249, 3, '\u00ae', 0},          // REG
+	{4252, 4, '\u00ae', 0},          // REG;
+	{4256, 7, '\u0154', 0},          // Racute;
+	{4263, 5, '\u27eb', 0},          // Rang;
+	{4268, 5, '\u21a0', 0},          // Rarr;
+	{4273, 7, '\u2916', 0},          // Rarrtl;
+	{4280, 7, '\u0158', 0},          // Rcaron;
+	{4287, 7, '\u0156', 0},          // Rcedil;
+	{4294, 4, '\u0420', 0},          // Rcy;
+	{4298, 3, '\u211c', 0},          // Re;
+	{4301, 15, '\u220b', 0},         // ReverseElement;
+	{4316, 19, '\u21cb', 0},         // ReverseEquilibrium;
+	{4335, 21, '\u296f', 0},         // ReverseUpEquilibrium;
+	{4356, 4, '\u211c', 0},          // Rfr;
+	{4360, 4, '\u03a1', 0},          // Rho;
+	{4364, 18, '\u27e9', 0},         // RightAngleBracket;
+	{4382, 11, '\u2192', 0},         // RightArrow;
+	{4393, 14, '\u21e5', 0},         // RightArrowBar;
+	{4407, 20, '\u21c4', 0},         // RightArrowLeftArrow;
+	{4427, 13, '\u2309', 0},         // RightCeiling;
+	{4440, 19, '\u27e7', 0},         // RightDoubleBracket;
+	{4459, 19, '\u295d', 0},         // RightDownTeeVector;
+	{4478, 16, '\u21c2', 0},         // RightDownVector;
+	{4494, 19, '\u2955', 0},         // RightDownVectorBar;
+	{4513, 11, '\u230b', 0},         // RightFloor;
+	{4524, 9, '\u22a2', 0},          // RightTee;
+	{4533, 14, '\u21a6', 0},         // RightTeeArrow;
+	{4547, 15, '\u295b', 0},         // RightTeeVector;
+	{4562, 14, '\u22b3', 0},         // RightTriangle;
+	{4576, 17, '\u29d0', 0},         // RightTriangleBar;
+	{4593, 19, '\u22b5', 0},         // RightTriangleEqual;
+	{4612, 18, '\u294f', 0},         // RightUpDownVector;
+	{4630, 17, '\u295c', 0},         // RightUpTeeVector;
+	{4647, 14, '\u21be', 0},         // RightUpVector;
+	{4661, 17, '\u2954', 0},         // RightUpVectorBar;
+	{4678, 12, '\u21c0', 0},         // RightVector;
+	{4690, 15, '\u2953', 0},         // RightVectorBar;
+	{4705, 11, '\u21d2', 0},         // Rightarrow;
+	{4716, 5, '\u211d', 0},          // Ropf;
+	{4721, 13, '\u2970', 0},         // RoundImplies;
+	{4734, 12, '\u21db', 0},         // Rrightarrow;
+	{4746, 5, '\u211b', 0},          // Rscr;
+	{4751, 4, '\u21b1', 0},          // Rsh;
+	{4755, 12, '\u29f4', 0},         // RuleDelayed;
+	{4767, 7, '\u0429', 0},          // SHCHcy;
+	{4774, 5, '\u0428', 0},          // SHcy;
+	{4779, 7, '\u042c', 0},          // SOFTcy;
+	{4786, 7, '\u015a', 0},          // Sacute;
+	{4793, 3, '\u2abc', 0},          // Sc;
+	{4796, 7, '\u0160', 0},          // Scaron;
+	{4803, 7, '\u015e', 0},          // Scedil;
+	{4810, 6, '\u015c', 0},          // Scirc;
+	{4816, 4, '\u0421', 0},          // Scy;
+	{4820, 4, '\U0001d516', 0},      // Sfr;
+	{4824, 15, '\u2193', 0},         // ShortDownArrow;
+	{4839, 15, '\u2190', 0},         // ShortLeftArrow;
+	{4854, 16, '\u2192', 0},         // ShortRightArrow;
+	{4870, 13, '\u2191', 0},         // ShortUpArrow;
+	{4883, 6, '\u03a3', 0},          // Sigma;
+	{4889, 12, '\u2218', 0},         // SmallCircle;
+	{4901, 5, '\U0001d54a', 0},      // Sopf;
+	{4906, 5, '\u221a', 0},          // Sqrt;
+	{4911, 7, '\u25a1', 0},          // Square;
+	{4918, 19, '\u2293', 0},         // SquareIntersection;
+	{4937, 13, '\u228f', 0},         // SquareSubset;
+	{4950, 18, '\u2291', 0},         // SquareSubsetEqual;
+	{4968, 15, '\u2290', 0},         // SquareSuperset;
+	{4983, 20, '\u2292', 0},         // SquareSupersetEqual;
+	{5003, 12, '\u2294', 0},         // SquareUnion;
+	{5015, 5, '\U0001d4ae', 0},      // Sscr;
+	{5020, 5, '\u22c6', 0},          // Star;
+	{5025, 4, '\u22d0', 0},          // Sub;
+	{5029, 7, '\u22d0', 0},          // Subset;
+	{5036, 12, '\u2286', 0},         // SubsetEqual;
+	{5048, 9, '\u227b', 0},          // Succeeds;
+	{5057, 14, '\u2ab0', 0},         // SucceedsEqual;
+	{5071, 19, '\u227d', 0},         // SucceedsSlantEqual;
+	{5090, 14, '\u227f', 0},         // SucceedsTilde;
+	{5104, 9, '\u220b', 0},          // SuchThat;
+	{5113, 4, '\u2211', 0},          // Sum;
+	{5117, 4, '\u22d1', 0},          // Sup;
+	{5121, 9, '\u2283', 0},          // Superset;
+	{5130, 14, '\u2287', 0},         // SupersetEqual;
+	{5144, 7, '\u22d1', 0},          // Supset;
+	{5151, 5, '\u00de', 0},          // THORN
+	{5156, 6, '\u00de', 0},          // THORN;
+	{5162, 6, '\u2122', 0},          // TRADE;
+	{5168, 6, '\u040b', 0},          // TSHcy;
+	{5174, 5, '\u0426', 0},          // TScy;
+	{5179, 4, '\t', 0},              // Tab;
+	{5183, 4, '\u03a4', 0},          // Tau;
+	{5187, 7, '\u0164', 0},          // Tcaron;
+	{5194, 7, '\u0162', 0},          // Tcedil;
+	{5201, 4, '\u0422', 0},          // Tcy;
+	{5205, 4, '\U0001d517', 0},      // Tfr;
+	{5209, 10, '\u2234', 0},         // Therefore;
+	{5219, 6, '\u0398', 0},          // Theta;
+	{5225, 11, '\u205f', '\u200a'},  // ThickSpace;
+	{5236, 10, '\u2009', 0},         // ThinSpace;
+	{5246, 6, '\u223c', 0},          // Tilde;
+	{5252, 11, '\u2243', 0},         // TildeEqual;
+	{5263, 15, '\u2245', 0},         // TildeFullEqual;
+	{5278, 11, '\u2248', 0},         // TildeTilde;
+	{5289, 5, '\U0001d54b', 0},      // Topf;
+	{5294, 10, '\u20db', 0},         // TripleDot;
+	{5304, 5, '\U0001d4af', 0},      // Tscr;
+	{5309, 7, '\u0166', 0},          // Tstrok;
+	{5316, 6, '\u00da', 0},          // Uacute
+	{5322, 7, '\u00da', 0},          // Uacute;
+	{5329, 5, '\u219f', 0},          // Uarr;
+	{5334, 9, '\u2949', 0},          // Uarrocir;
+	{5343, 6, '\u040e', 0},          // Ubrcy;
+	{5349, 7, '\u016c', 0},          // Ubreve;
+	{5356, 5, '\u00db', 0},          // Ucirc
+	{5361, 6, '\u00db', 0},          // Ucirc;
+	{5367, 4, '\u0423', 0},          // Ucy;
+	{5371, 7, '\u0170', 0},          // Udblac;
+	{5378, 4, '\U0001d518', 0},      // Ufr;
+	{5382, 6, '\u00d9', 0},          // Ugrave
+	{5388, 7, '\u00d9', 0},          // Ugrave;
+	{5395, 6, '\u016a', 0},          // Umacr;
+	{5401, 9, '_', 0},               // UnderBar;
+	{5410, 11, '\u23df', 0},         // UnderBrace;
+	{5421, 13, '\u23b5', 0},         // UnderBracket;
+	{5434, 17, '\u23dd', 0},         // UnderParenthesis;
+	{5451, 6, '\u22c3', 0},          // Union;
+	{5457, 10, '\u228e', 0},         // UnionPlus;
+	{5467, 6, '\u0172', 0},          // Uogon;
+	{5473, 5, '\U0001d54c', 0},      // Uopf;
+	{5478, 8, '\u2191', 0},          // UpArrow;
+	{5486, 11, '\u2912', 0},         // UpArrowBar;
+	{5497, 17, '\u21c5', 0},         // UpArrowDownArrow;
+	{5514, 12, '\u2195', 0},         // UpDownArrow;
+	{5526, 14, '\u296e', 0},         // UpEquilibrium;
+	{5540, 6, '\u22a5', 0},          // UpTee;
+	{5546, 11, '\u21a5', 0},         // UpTeeArrow;
+	{5557, 8, '\u21d1', 0},          // Uparrow;
+	{5565, 12, '\u21d5', 0},         // Updownarrow;
+	{5577, 15, '\u2196', 0},         // UpperLeftArrow;
+	{5592, 16, '\u2197', 0},         // UpperRightArrow;
+	{5608, 5, '\u03d2', 0},          // Upsi;
+	{5613, 8, '\u03a5', 0},          // Upsilon;
+	{5621, 6, '\u016e', 0},          // Uring;
+	{5627, 5, '\U0001d4b0', 0},      // Uscr;
+	{5632, 7, '\u0168', 0},          // Utilde;
+	{5639, 4, '\u00dc', 0},          // Uuml
+	{5643, 5, '\u00dc', 0},          // Uuml;
+	{5648, 6, '\u22ab', 0},          // VDash;
+	{5654, 5, '\u2aeb', 0},          // Vbar;
+	{5659, 4, '\u0412', 0},          // Vcy;
+	{5663, 6, '\u22a9', 0},          // Vdash;
+	{5669, 7, '\u2ae6', 0},          // Vdashl;
+	{5676, 4, '\u22c1', 0},          // Vee;
+	{5680, 7, '\u2016', 0},          // Verbar;
+	{5687, 5, '\u2016', 0},          // Vert;
+	{5692, 12, '\u2223', 0},         // VerticalBar;
+	{5704, 13, '|', 0},              // VerticalLine;
+	{5717, 18, '\u2758', 0},         // VerticalSeparator;
+	{5735, 14, '\u2240', 0},         // VerticalTilde;
+	{5749, 14, '\u200a', 0},         // VeryThinSpace;
+	{5763, 4, '\U0001d519', 0},      // Vfr;
+	{5767, 5, '\U0001d54d', 0},      // Vopf;
+	{5772, 5, '\U0001d4b1', 0},      // Vscr;
+	{5777, 7, '\u22aa', 0},          // Vvdash;
+	{5784, 6, '\u0174', 0},          // Wcirc;
+	{5790, 6, '\u22c0', 0},          // Wedge;
+	{5796, 4, '\U0001d51a', 0},      // Wfr;
+	{5800, 5, '\U0001d54e', 0},      // Wopf;
+	{5805, 5, '\U0001d4b2', 0},      // Wscr;
+	{5810, 4, '\U0001d51b', 0},      // Xfr;
+	{5814, 3, '\u039e', 0},          // Xi;
+	{5817, 5, '\U0001d54f', 0},      // Xopf;
+	{5822, 5, '\U0001d4b3', 0},      // Xscr;
+	{5827, 5, '\u042f', 0},          // YAcy;
+	{5832, 5, '\u0407', 0},          // YIcy;
+	{5837, 5, '\u042e', 0},          // YUcy;
+	{5842, 6, '\u00dd', 0},          // Yacute
+	{5848, 7, '\u00dd', 0},          // Yacute;
+	{5855, 6, '\u0176', 0},          // Ycirc;
+	{5861, 4, '\u042b', 0},          // Ycy;
+	{5865, 4, '\U0001d51c', 0},      // Yfr;
+	{5869, 5, '\U0001d550', 0},      // Yopf;
+	{5874, 5, '\U0001d4b4', 0},      // Yscr;
+	{5879, 5, '\u0178', 0},          // Yuml;
+	{5884, 5, '\u0416', 0},          // ZHcy;
+	{5889, 7, '\u0179', 0},          // Zacute;
+	{5896, 7, '\u017d', 0},          // Zcaron;
+	{5903, 4, '\u0417', 0},          // Zcy;
+	{5907, 5, '\u017b', 0},          // Zdot;
+	{5912, 15, '\u200b', 0},         // ZeroWidthSpace;
+	{5927, 5, '\u0396', 0},          // Zeta;
+	{5932, 4, '\u2128', 0},          // Zfr;
+	{5936, 5, '\u2124', 0},          // Zopf;
+	{5941, 5, '\U0001d4b5', 0},      // Zscr;
+	{5946, 6, '\u00e1', 0},          // aacute
+	{5952, 7, '\u00e1', 0},          // aacute;
+	{5959, 7, '\u0103', 0},          // abreve;
+	{5966, 3, '\u223e', 0},          // ac;
+	{5969, 4, '\u223e', '\u0333'},   // acE;
+	{5973, 4, '\u223f', 0},          // acd;
+	{5977, 5, '\u00e2', 0},          // acirc
+	{5982, 6, '\u00e2', 0},          // acirc;
+	{5988, 5, '\u00b4', 0},          // acute
+	{5993, 6, '\u00b4', 0},          // acute;
+	{5999, 4, '\u0430', 0},          // acy;
+	{6003, 5, '\u00e6', 0},          // aelig
+	{6008, 6, '\u00e6', 0},          // aelig;
+	{6014, 3, '\u2061', 0},          // af;
+	{6017, 4, '\U0001d51e', 0},      // afr;
+	{6021, 6, '\u00e0', 0},          // agrave
+	{6027, 7, '\u00e0', 0},          // agrave;
+	{6034, 8, '\u2135', 0},          // alefsym;
+	{6042, 6, '\u2135', 0},          // aleph;
+	{6048, 6, '\u03b1', 0},          // alpha;
+	{6054, 6, '\u0101', 0},          // amacr;
+	{6060, 6, '\u2a3f', 0},          // amalg;
+	{6066, 3, '&', 0},               // amp
+	{6069, 4, '&', 0},               // amp;
+	{6073, 4, '\u2227', 0},          // and;
+	{6077, 7, '\u2a55', 0},          // andand;
+	{6084, 5, '\u2a5c', 0},          // andd;
+	{6089, 9, '\u2a58', 0},          // andslope;
+	{6098, 5, '\u2a5a', 0},          // andv;
+	{6103, 4, '\u2220', 0},          // ang;
+	{6107, 5, '\u29a4', 0},          // ange;
+	{6112, 6, '\u2220', 0},          // angle;
+	{6118, 7, '\u2221', 0},          // angmsd;
+	{6125, 9, '\u29a8', 0},          // angmsdaa;
+	{6134, 9, '\u29a9', 0},          // angmsdab;
+	{6143, 9, '\u29aa', 0},          // angmsdac;
+	{6152, 9, '\u29ab', 0},          // angmsdad;
+	{6161, 9, '\u29ac', 0},          // angmsdae;
+	{6170, 9, '\u29ad', 0},          // angmsdaf;
+	{6179, 9, '\u29ae', 0},          // angmsdag;
+	{6188, 9, '\u29af', 0},          // angmsdah;
+	{6197, 6, '\u221f', 0},          // angrt;
+	{6203, 8, '\u22be', 0},          // angrtvb;
+	{6211, 9, '\u299d', 0},          // angrtvbd;
+	{6220, 7, '\u2222', 0},          // angsph;
+	{6227, 6, '\u00c5', 0},          // angst;
+	{6233, 8, '\u237c', 0},          // angzarr;
+	{6241, 6, '\u0105', 0},          // aogon;
+	{6247, 5, '\U0001d552', 0},      // aopf;
+	{6252, 3, '\u2248', 0},          // ap;
+	{6255, 4, '\u2a70', 0},          // apE;
+	{6259, 7, '\u2a6f', 0},          // apacir;
+	{6266, 4, '\u224a', 0},          // ape;
+	{6270, 5, '\u224b', 0},          // apid;
+	{6275, 5, '\'', 0},              // apos;
+	{6280, 7, '\u2248', 0},          // approx;
+	{6287, 9, '\u224a', 0},          // approxeq;
+	{6296, 5, '\u00e5', 0},          // aring
+	{6301, 6, '\u00e5', 0},          // aring;
+	{6307, 5, '\U0001d4b6', 0},      // ascr;
+	{6312, 4, '*', 0},               // ast;
+	{6316, 6, '\u2248', 0},          // asymp;
+	{6322, 8, '\u224d', 0},          // asympeq;
+	{6330, 6, '\u00e3', 0},          // atilde
+	{6336, 7, '\u00e3', 0},          // atilde;
+	{6343, 4, '\u00e4', 0},          // auml
+	{6347, 5, '\u00e4', 0},          // auml;
+	{6352, 9, '\u2233', 0},          // awconint;
+	{6361, 6, '\u2a11', 0},          // awint;
+	{6367, 5, '\u2aed', 0},          // bNot;
+	{6372, 9, '\u224c', 0},          // backcong;
+	{6381, 12, '\u03f6', 0},         // backepsilon;
+	{6393, 10, '\u2035', 0},         // backprime;
+	{6403, 8, '\u223d', 0},          // backsim;
+	{6411, 10, '\u22cd', 0},         // backsimeq;
+	{6421, 7, '\u22bd', 0},          // barvee;
+	{6428, 7, '\u2305', 0},          // barwed;
+	{6435, 9, '\u2305', 0},          // barwedge;
+	{6444, 5, '\u23b5', 0},          // bbrk;
+	{6449, 9, '\u23b6', 0},          // bbrktbrk;
+	{6458, 6, '\u224c', 0},          // bcong;
+	{6464, 4, '\u0431', 0},          // bcy;
+	{6468, 6, '\u201e', 0},          // bdquo;
+	{6474, 7, '\u2235', 0},          // becaus;
+	{6481, 8, '\u2235', 0},          // because;
+	{6489, 8, '\u29b0', 0},          // bemptyv;
+	{6497, 6, '\u03f6', 0},          // bepsi;
+	{6503, 7, '\u212c', 0},          // bernou;
+	{6510, 5, '\u03b2', 0},          // beta;
+	{6515, 5, '\u2136', 0},          // beth;
+	{6520, 8, '\u226c', 0},          // between;
+	{6528, 4, '\U0001d51f', 0},      // bfr;
+	{6532, 7, '\u22c2', 0},          // bigcap;
+	{6539, 8, '\u25ef', 0},          // bigcirc;
+	{6547, 7, '\u22c3', 0},          // bigcup;
+	{6554, 8, '\u2a00', 0},          // bigodot;
+	{6562, 9, '\u2a01', 0},          // bigoplus;
+	{6571, 10, '\u2a02', 0},         // bigotimes;
+	{6581, 9, '\u2a06', 0},          // bigsqcup;
+	{6590, 8, '\u2605', 0},          // bigstar;
+	{6598, 16, '\u25bd', 0},         // bigtriangledown;
+	{6614, 14, '\u25b3', 0},         // bigtriangleup;
+	{6628, 9, '\u2a04', 0},          // biguplus;
+	{6637, 7, '\u22c1', 0},          // bigvee;
+	{6644, 9, '\u22c0', 0},          // bigwedge;
+	{6653, 7, '\u290d', 0},          // bkarow;
+	{6660, 13, '\u29eb', 0},         // blacklozenge;
+	{6673, 12, '\u25aa', 0},         // blacksquare;
+	{6685, 14, '\u25b4', 0},         // blacktriangle;
+	{6699, 18, '\u25be', 0},         // blacktriangledown;
+	{6717, 18, '\u25c2', 0},         // blacktriangleleft;
+	{6735, 19, '\u25b8', 0},         // blacktriangleright;
+	{6754, 6, '\u2423', 0},          // blank;
+	{6760, 6, '\u2592', 0},          // blk12;
+	{6766, 6, '\u2591', 0},          // blk14;
+	{6772, 6, '\u2593', 0},          // blk34;
+	{6778, 6, '\u2588', 0},          // block;
+	{6784, 4, '=', '\u20e5'},        // bne;
+	{6788, 8, '\u2261', '\u20e5'},   // bnequiv;
+	{6796, 5, '\u2310', 0},          // bnot;
+	{6801, 5, '\U0001d553', 0},      // bopf;
+	{6806, 4, '\u22a5', 0},          // bot;
+	{6810, 7, '\u22a5', 0},          // bottom;
+	{6817, 7, '\u22c8', 0},          // bowtie;
+	{6824, 6, '\u2557', 0},          // boxDL;
+	{6830, 6, '\u2554', 0},          // boxDR;
+	{6836, 6, '\u2556', 0},          // boxDl;
+	{6842, 6, '\u2553', 0},          // boxDr;
+	{6848, 5, '\u2550', 0},          // boxH;
+	{6853, 6, '\u2566', 0},          // boxHD;
+	{6859, 6, '\u2569', 0},          // boxHU;
+	{6865, 6, '\u2564', 0},          // boxHd;
+	{6871, 6, '\u2567', 0},          // boxHu;
+	{6877, 6, '\u255d', 0},          // boxUL;
+	{6883, 6, '\u255a', 0},          // boxUR;
+	{6889, 6, '\u255c', 0},          // boxUl;
+	{6895, 6, '\u2559', 0},          // boxUr;
+	{6901, 5, '\u2551', 0},          // boxV;
+	{6906, 6, '\u256c', 0},          // boxVH;
+	{6912, 6, '\u2563', 0},          // boxVL;
+	{6918, 6, '\u2560', 0},          // boxVR;
+	{6924, 6, '\u256b', 0},          // boxVh;
+	{6930, 6, '\u2562', 0},          // boxVl;
+	{6936, 6, '\u255f', 0},          // boxVr;
+	{6942, 7, '\u29c9', 0},          // boxbox;
+	{6949, 6, '\u2555', 0},          // boxdL;
+	{6955, 6, '\u2552', 0},          // boxdR;
+	{6961, 6, '\u2510', 0},          // boxdl;
+	{6967, 6, '\u250c', 0},          // boxdr;
+	{6973, 5, '\u2500', 0},          // boxh;
+	{6978, 6, '\u2565', 0},          // boxhD;
+	{6984, 6, '\u2568', 0},          // boxhU;
+	{6990, 6, '\u252c', 0},          // boxhd;
+	{6996, 6, '\u2534', 0},          // boxhu;
+	{7002, 9, '\u229f', 0},          // boxminus;
+	{7011, 8, '\u229e', 0},          // boxplus;
+	{7019, 9, '\u22a0', 0},          // boxtimes;
+	{7028, 6, '\u255b', 0},          // boxuL;
+	{7034, 6, '\u2558', 0},          // boxuR;
+	{7040, 6, '\u2518', 0},          // boxul;
+	{7046, 6, '\u2514', 0},          // boxur;
+	{7052, 5, '\u2502', 0},          // boxv;
+	{7057, 6, '\u256a', 0},          // boxvH;
+	{7063, 6, '\u2561', 0},          // boxvL;
+	{7069, 6, '\u255e', 0},          // boxvR;
+	{7075, 6, '\u253c', 0},          // boxvh;
+	{7081, 6, '\u2524', 0},          // boxvl;
+	{7087, 6, '\u251c', 0},          // boxvr;
+	{7093, 7, '\u2035', 0},          // bprime;
+	{7100, 6, '\u02d8', 0},          // breve;
+	{7106, 6, '\u00a6', 0},          // brvbar
+	{7112, 7, '\u00a6', 0},          // brvbar;
+	{7119, 5, '\U0001d4b7', 0},      // bscr;
+	{7124, 6, '\u204f', 0},          // bsemi;
+	{7130, 5, '\u223d', 0},          // bsim;
+	{7135, 6, '\u22cd', 0},          // bsime;
+	{7141, 5, '\\', 0},              // bsol;
+	{7146, 6, '\u29c5', 0},          // bsolb;
+	{7152, 9, '\u27c8', 0},          // bsolhsub;
+	{7161, 5, '\u2022', 0},          // bull;
+	{7166, 7, '\u2022', 0},          // bullet;
+	{7173, 5, '\u224e', 0},          // bump;
+	{7178, 6, '\u2aae', 0},          // bumpE;
+	{7184, 6, '\u224f', 0},          // bumpe;
+	{7190, 7, '\u224f', 0},          // bumpeq;
+	{7197, 7, '\u0107', 0},          // cacute;
+	{7204, 4, '\u2229', 0},          // cap;
+	{7208, 7, '\u2a44', 0},          // capand;
+	{7215, 9, '\u2a49', 0},          // capbrcup;
+	{7224, 7, '\u2a4b', 0},          // capcap;
+	{7231, 7, '\u2a47', 0},          // capcup;
+	{7238, 7, '\u2a40', 0},          // capdot;
+	{7245, 5, '\u2229', '\ufe00'},   // caps;
+	{7250, 6, '\u2041', 0},          // caret;
+	{7256, 6, '\u02c7', 0},          // caron;
+	{7262, 6, '\u2a4d', 0},          // ccaps;
+	{7268, 7, '\u010d', 0},          // ccaron;
+	{7275, 6, '\u00e7', 0},          // ccedil
+	{7281, 7, '\u00e7', 0},          // ccedil;
+	{7288, 6, '\u0109', 0},          // ccirc;
+	{7294, 6, '\u2a4c', 0},          // ccups;
+	{7300, 8, '\u2a50', 0},          // ccupssm;
+	{7308, 5, '\u010b', 0},          // cdot;
+	{7313, 5, '\u00b8', 0},          // cedil
+	{7318, 6, '\u00b8', 0},          // cedil;
+	{7324, 8, '\u29b2', 0},          // cemptyv;
+	{7332, 4, '\u00a2', 0},          // cent
+	{7336, 5, '\u00a2', 0},          // cent;
+	{7341, 10, '\u00b7', 0},         // centerdot;
+	{7351, 4, '\U0001d520', 0},      // cfr;
+	{7355, 5, '\u0447', 0},          // chcy;
+	{7360, 6, '\u2713', 0},          // check;
+	{7366, 10, '\u2713', 0},         // checkmark;
+	{7376, 4, '\u03c7', 0},          // chi;
+	{7380, 4, '\u25cb', 0},          // cir;
+	{7384, 5, '\u29c3', 0},          // cirE;
+	{7389, 5, '\u02c6', 0},          // circ;
+	{7394, 7, '\u2257', 0},          // circeq;
+	{7401, 16, '\u21ba', 0},         // circlearrowleft;
+	{7417, 17, '\u21bb', 0},         // circlearrowright;
+	{7434, 9, '\u00ae', 0},          // circledR;
+	{7443, 9, '\u24c8', 0},          // circledS;
+	{7452, 11, '\u229b', 0},         // circledast;
+	{7463, 12, '\u229a', 0},         // circledcirc;
+	{7475, 12, '\u229d', 0},         // circleddash;
+	{7487, 5, '\u2257', 0},          // cire;
+	{7492, 9, '\u2a10', 0},          // cirfnint;
+	{7501, 7, '\u2aef', 0},          // cirmid;
+	{7508, 8, '\u29c2', 0},          // cirscir;
+	{7516, 6, '\u2663', 0},          // clubs;
+	{7522, 9, '\u2663', 0},          // clubsuit;
+	{7531, 6, ':', 0},               // colon;
+	{7537, 7, '\u2254', 0},          // colone;
+	{7544, 8, '\u2254', 0},          // coloneq;
+	{7552, 6, ',', 0},               // comma;
+	{7558, 7, '@', 0},               // commat;
+	{7565, 5, '\u2201', 0},          // comp;
+	{7570, 7, '\u2218', 0},          // compfn;
+	{7577, 11, '\u2201', 0},         // complement;
+	{7588, 10, '\u2102', 0},         // complexes;
+	{7598, 5, '\u2245', 0},          // cong;
+	{7603, 8, '\u2a6d', 0},          // congdot;
+	{7611, 7, '\u222e', 0},          // conint;
+	{7618, 5, '\U0001d554', 0},      // copf;
+	{7623, 7, '\u2210', 0},          // coprod;
+	{7630, 4, '\u00a9', 0},          // copy
+	{7634, 5, '\u00a9', 0},          // copy;
+	{7639, 7, '\u2117', 0},          // copysr;
+	{7646, 6, '\u21b5', 0},          // crarr;
+	{7652, 6, '\u2717', 0},          // cross;
+	{7658, 5, '\U0001d4b8', 0},      // cscr;
+	{7663, 5, '\u2acf', 0},          // csub;
+	{7668, 6, '\u2ad1', 0},          // csube;
+	{7674, 5, '\u2ad0', 0},          // csup;
+	{7679, 6, '\u2ad2', 0},          // csupe;
+	{7685, 6, '\u22ef', 0},          // ctdot;
+	{7691, 8, '\u2938', 0},          // cudarrl;
+	{7699, 8, '\u2935', 0},          // cudarrr;
+	{7707, 6, '\u22de', 0},          // cuepr;
+	{7713, 6, '\u22df', 0},          // cuesc;
+	{7719, 7, '\u21b6', 0},          // cularr;
+	{7726, 8, '\u293d', 0},          // cularrp;
+	{7734, 4, '\u222a', 0},          // cup;
+	{7738, 9, '\u2a48', 0},          // cupbrcap;
+	{7747, 7, '\u2a46', 0},          // cupcap;
+	{7754, 7, '\u2a4a', 0},          // cupcup;
+	{7761, 7, '\u228d', 0},          // cupdot;
+	{7768, 6, '\u2a45', 0},          // cupor;
+	{7774, 5, '\u222a', '\ufe00'},   // cups;
+	{7779, 7, '\u21b7', 0},          // curarr;
+	{7786, 8, '\u293c', 0},          // curarrm;
+	{7794, 12, '\u22de', 0},         // curlyeqprec;
+	{7806, 12, '\u22df', 0},         // curlyeqsucc;
+	{7818, 9, '\u22ce', 0},          // curlyvee;
+	{7827, 11, '\u22cf', 0},         // curlywedge;
+	{7838, 6, '\u00a4', 0},          // curren
+	{7844, 7, '\u00a4', 0},          // curren;
+	{7851, 15, '\u21b6', 0},         // curvearrowleft;
+	{7866, 16, '\u21b7', 0},         // curvearrowright;
+	{7882, 6, '\u22ce', 0},          // cuvee;
+	{7888, 6, '\u22cf', 0},          // cuwed;
+	{7894, 9, '\u2232', 0},          // cwconint;
+	{7903, 6, '\u2231', 0},          // cwint;
+	{7909, 7, '\u232d', 0},          // cylcty;
+	{7916, 5, '\u21d3', 0},          // dArr;
+	{7921, 5, '\u2965', 0},          // dHar;
+	{7926, 7, '\u2020', 0},          // dagger;
+	{7933, 7, '\u2138', 0},          // daleth;
+	{7940, 5, '\u2193', 0},          // darr;
+	{7945, 5, '\u2010', 0},          // dash;
+	{7950, 6, '\u22a3', 0},          // dashv;
+	{7956, 8, '\u290f', 0},          // dbkarow;
+	{7964, 6, '\u02dd', 0},          // dblac;
+	{7970, 7, '\u010f', 0},          // dcaron;
+	{7977, 4, '\u0434', 0},          // dcy;
+	{7981, 3, '\u2146', 0},          // dd;
+	{7984, 8, '\u2021', 0},          // ddagger;
+	{7992, 6, '\u21ca', 0},          // ddarr;
+	{7998, 8, '\u2a77', 0},          // ddotseq;
+	{8006, 3, '\u00b0', 0},          // deg
+	{8009, 4, '\u00b0', 0},          // deg;
+	{8013, 6, '\u03b4', 0},          // delta;
+	{8019, 8, '\u29b1', 0},          // demptyv;
+	{8027, 7, '\u297f', 0},          // dfisht;
+	{8034, 4, '\U0001d521', 0},      // dfr;
+	{8038, 6, '\u21c3', 0},          // dharl;
+	{8044, 6, '\u21c2', 0},          // dharr;
+	{8050, 5, '\u22c4', 0},          // diam;
+	{8055, 8, '\u22c4', 0},          // diamond;
+	{8063, 12, '\u2666', 0},         // diamondsuit;
+	{8075, 6, '\u2666', 0},          // diams;
+	{8081, 4, '\u00a8', 0},          // die;
+	{8085, 8, '\u03dd', 0},          // digamma;
+	{8093, 6, '\u22f2', 0},          // disin;
+	{8099, 4, '\u00f7', 0},          // div;
+	{8103, 6, '\u00f7', 0},          // divide
+	{8109, 7, '\u00f7', 0},          // divide;
+	{8116, 14, '\u22c7', 0},         // divideontimes;
+	{8130, 7, '\u22c7', 0},          // divonx;
+	{8137, 5, '\u0452', 0},          // djcy;
+	{8142, 7, '\u231e', 0},          // dlcorn;
+	{8149, 7, '\u230d', 0},          // dlcrop;
+	{8156, 7, '$', 0},               // dollar;
+	{8163, 5, '\U0001d555', 0},      // dopf;
+	{8168, 4, '\u02d9', 0},          // dot;
+	{8172, 6, '\u2250', 0},          // doteq;
+	{8178, 9, '\u2251', 0},          // doteqdot;
+	{8187, 9, '\u2238', 0},          // dotminus;
+	{8196, 8, '\u2214', 0},          // dotplus;
+	{8204, 10, '\u22a1', 0},         // dotsquare;
+	{8214, 15, '\u2306', 0},         // doublebarwedge;
+	{8229, 10, '\u2193', 0},         // downarrow;
+	{8239, 15, '\u21ca', 0},         // downdownarrows;
+	{8254, 16, '\u21c3', 0},         // downharpoonleft;
+	{8270, 17, '\u21c2', 0},         // downharpoonright;
+	{8287, 9, '\u2910', 0},          // drbkarow;
+	{8296, 7, '\u231f', 0},          // drcorn;
+	{8303, 7, '\u230c', 0},          // drcrop;
+	{8310, 5, '\U0001d4b9', 0},      // dscr;
+	{8315, 5, '\u0455', 0},          // dscy;
+	{8320, 5, '\u29f6', 0},          // dsol;
+	{8325, 7, '\u0111', 0},          // dstrok;
+	{8332, 6, '\u22f1', 0},          // dtdot;
+	{8338, 5, '\u25bf', 0},          // dtri;
+	{8343, 6, '\u25be', 0},          // dtrif;
+	{8349, 6, '\u21f5', 0},          // duarr;
+	{8355, 6, '\u296f', 0},          // duhar;
+	{8361, 8, '\u29a6', 0},          // dwangle;
+	{8369, 5, '\u045f', 0},          // dzcy;
+	{8374, 9, '\u27ff', 0},          // dzigrarr;
+	{8383, 6, '\u2a77', 0},          // eDDot;
+	{8389, 5, '\u2251', 0},          // eDot;
+	{8394, 6, '\u00e9', 0},          // eacute
+	{8400, 7, '\u00e9', 0},          // eacute;
+	{8407, 7, '\u2a6e', 0},          // easter;
+	{8414, 7, '\u011b', 0},          // ecaron;
+	{8421, 5, '\u2256', 0},          // ecir;
+	{8426, 5, '\u00ea', 0},          // ecirc
+	{8431, 6, '\u00ea', 0},          // ecirc;
+	{8437, 7, '\u2255', 0},          // ecolon;
+	{8444, 4, '\u044d', 0},          // ecy;
+	{8448, 5, '\u0117', 0},          // edot;
+	{8453, 3, '\u2147', 0},          // ee;
+	{8456, 6, '\u2252', 0},          // efDot;
+	{8462, 4, '\U0001d522', 0},      // efr;
+	{8466, 3, '\u2a9a', 0},          // eg;
+	{8469, 6, '\u00e8', 0},          // egrave
+	{8475, 7, '\u00e8', 0},          // egrave;
+	{8482, 4, '\u2a96', 0},          // egs;
+	{8486, 7, '\u2a98', 0},          // egsdot;
+	{8493, 3, '\u2a99', 0},          // el;
+	{8496, 9, '\u23e7', 0},          // elinters;
+	{8505, 4, '\u2113', 0},          // ell;
+	{8509, 4, '\u2a95', 0},          // els;
+	{8513, 7, '\u2a97', 0},          // elsdot;
+	{8520, 6, '\u0113', 0},          // emacr;
+	{8526, 6, '\u2205', 0},          // empty;
+	{8532, 9, '\u2205', 0},          // emptyset;
+	{8541, 7, '\u2205', 0},          // emptyv;
+	{8548, 7, '\u2004', 0},          // emsp13;
+	{8555, 7, '\u2005', 0},          // emsp14;
+	{8562, 5, '\u2003', 0},          // emsp;
+	{8567, 4, '\u014b', 0},          // eng;
+	{8571, 5, '\u2002', 0},          // ensp;
+	{8576, 6, '\u0119', 0},          // eogon;
+	{8582, 5, '\U0001d556', 0},      // eopf;
+	{8587, 5, '\u22d5', 0},          // epar;
+	{8592, 7, '\u29e3', 0},          // eparsl;
+	{8599, 6, '\u2a71', 0},          // eplus;
+	{8605, 5, '\u03b5', 0},          // epsi;
+	{8610, 8, '\u03b5', 0},          // epsilon;
+	{8618, 6, '\u03f5', 0},          // epsiv;
+	{8624, 7, '\u2256', 0},          // eqcirc;
+	{8631, 8, '\u2255', 0},          // eqcolon;
+	{8639, 6, '\u2242', 0},          // eqsim;
+	{8645, 11, '\u2a96', 0},         // eqslantgtr;
+	{8656, 12, '\u2a95', 0},         // eqslantless;
+	{8668, 7, '=', 0},               // equals;
+	{8675, 7, '\u225f', 0},          // equest;
+	{8682, 6, '\u2261', 0},          // equiv;
+	{8688, 8, '\u2a78', 0},          // equivDD;
+	{8696, 9, '\u29e5', 0},          // eqvparsl;
+	{8705, 6, '\u2253', 0},          // erDot;
+	{8711, 6, '\u2971', 0},          // erarr;
+	{8717, 5, '\u212f', 0},          // escr;
+	{8722, 6, '\u2250', 0},          // esdot;
+	{8728, 5, '\u2242', 0},          // esim;
+	{8733, 4, '\u03b7', 0},          // eta;
+	{8737, 3, '\u00f0', 0},          // eth
+	{8740, 4, '\u00f0', 0},          // eth;
+	{8744, 4, '\u00eb', 0},          // euml
+	{8748, 5, '\u00eb', 0},          // euml;
+	{8753, 5, '\u20ac', 0},          // euro;
+	{8758, 5, '!', 0},               // excl;
+	{8763, 6, '\u2203', 0},          // exist;
+	{8769, 12, '\u2130', 0},         // expectation;
+	{8781, 13, '\u2147', 0},         // exponentiale;
+	{8794, 14, '\u2252', 0},         // fallingdotseq;
+	{8808, 4, '\u0444', 0},          // fcy;
+	{8812, 7, '\u2640', 0},          // female;
+	{8819, 7, '\ufb03', 0},          // ffilig;
+	{8826, 6, '\ufb00', 0},          // fflig;
+	{8832, 7, '\ufb04', 0},          // ffllig;
+	{8839, 4, '\U0001d523', 0},      // ffr;
+	{8843, 6, '\ufb01', 0},          // filig;
+	{8849, 6, 'f', 'j'},             // fjlig;
+	{8855, 5, '\u266d', 0},          // flat;
+	{8860, 6, '\ufb02', 0},          // fllig;
+	{8866, 6, '\u25b1', 0},          // fltns;
+	{8872, 5, '\u0192', 0},          // fnof;
+	{8877, 5, '\U0001d557', 0},      // fopf;
+	{8882, 7, '\u2200', 0},          // forall;
+	{8889, 5, '\u22d4', 0},          // fork;
+	{8894, 6, '\u2ad9', 0},          // forkv;
+	{8900, 9, '\u2a0d', 0},          // fpartint;
+	{8909, 6, '\u00bd', 0},          // frac12
+	{8915, 7, '\u00bd', 0},          // frac12;
+	{8922, 7, '\u2153', 0},          // frac13;
+	{8929, 6, '\u00bc', 0},          // frac14
+	{8935, 7, '\u00bc', 0},          // frac14;
+	{8942, 7, '\u2155', 0},          // frac15;
+	{8949, 7, '\u2159', 0},          // frac16;
+	{8956, 7, '\u215b', 0},          // frac18;
+	{8963, 7, '\u2154', 0},          // frac23;
+	{8970, 7, '\u2156', 0},          // frac25;
+	{8977, 6, '\u00be', 0},          // frac34
+	{8983, 7, '\u00be', 0},          // frac34;
+	{8990, 7, '\u2157', 0},          // frac35;
+	{8997, 7, '\u215c', 0},          // frac38;
+	{9004, 7, '\u2158', 0},          // frac45;
+	{9011, 7, '\u215a', 0},          // frac56;
+	{9018, 7, '\u215d', 0},          // frac58;
+	{9025, 7, '\u215e', 0},          // frac78;
+	{9032, 6, '\u2044', 0},          // frasl;
+	{9038, 6, '\u2322', 0},          // frown;
+	{9044, 5, '\U0001d4bb', 0},      // fscr;
+	{9049, 3, '\u2267', 0},          // gE;
+	{9052, 4, '\u2a8c', 0},          // gEl;
+	{9056, 7, '\u01f5', 0},          // gacute;
+	{9063, 6, '\u03b3', 0},          // gamma;
+	{9069, 7, '\u03dd', 0},          // gammad;
+	{9076, 4, '\u2a86', 0},          // gap;
+	{9080, 7, '\u011f', 0},          // gbreve;
+	{9087, 6, '\u011d', 0},          // gcirc;
+	{9093, 4, '\u0433', 0},          // gcy;
+	{9097, 5, '\u0121', 0},          // gdot;
+	{9102, 3, '\u2265', 0},          // ge;
+	{9105, 4, '\u22db', 0},          // gel;
+	{9109, 4, '\u2265', 0},          // geq;
+	{9113, 5, '\u2267', 0},          // geqq;
+	{9118, 9, '\u2a7e', 0},          // geqslant;
+	{9127, 4, '\u2a7e', 0},          // ges;
+	{9131, 6, '\u2aa9', 0},          // gescc;
+	{9137, 7, '\u2a80', 0},          // gesdot;
+	{9144, 8, '\u2a82', 0},          // gesdoto;
+	{9152, 9, '\u2a84', 0},          // gesdotol;
+	{9161, 5, '\u22db', '\ufe00'},   // gesl;
+	{9166, 7, '\u2a94', 0},          // gesles;
+	{9173, 4, '\U0001d524', 0},      // gfr;
+	{9177, 3, '\u226b', 0},          // gg;
+	{9180, 4, '\u22d9', 0},          // ggg;
+	{9184, 6, '\u2137', 0},          // gimel;
+	{9190, 5, '\u0453', 0},          // gjcy;
+	{9195, 3, '\u2277', 0},          // gl;
+	{9198, 4, '\u2a92', 0},          // glE;
+	{9202, 4, '\u2aa5', 0},          // gla;
+	{9206, 4, '\u2aa4', 0},          // glj;
+	{9210, 4, '\u2269', 0},          // gnE;
+	{9214, 5, '\u2a8a', 0},          // gnap;
+	{9219, 9, '\u2a8a', 0},          // gnapprox;
+	{9228, 4, '\u2a88', 0},          // gne;
+	{9232, 5, '\u2a88', 0},          // gneq;
+	{9237, 6, '\u2269', 0},          // gneqq;
+	{9243, 6, '\u22e7', 0},          // gnsim;
+	{9249, 5, '\U0001d558', 0},      // gopf;
+	{9254, 6, '`', 0},               // grave;
+	{9260, 5, '\u210a', 0},          // gscr;
+	{9265, 5, '\u2273', 0},          // gsim;
+	{9270, 6, '\u2a8e', 0},          // gsime;
+	{9276, 6, '\u2a90', 0},          // gsiml;
+	{9282, 2, '>', 0},               // gt
+	{9284, 3, '>', 0},               // gt;
+	{9287, 5, '\u2aa7', 0},          // gtcc;
+	{9292, 6, '\u2a7a', 0},          // gtcir;
+	{9298, 6, '\u22d7', 0},          // gtdot;
+	{9304, 7, '\u2995', 0},          // gtlPar;
+	{9311, 8, '\u2a7c', 0},          // gtquest;
+	{9319, 10, '\u2a86', 0},         // gtrapprox;
+	{9329, 7, '\u2978', 0},          // gtrarr;
+	{9336, 7, '\u22d7', 0},          // gtrdot;
+	{9343, 10, '\u22db', 0},         // gtreqless;
+	{9353, 11, '\u2a8c', 0},         // gtreqqless;
+	{9364, 8, '\u2277', 0},          // gtrless;
+	{9372, 7, '\u2273', 0},          // gtrsim;
+	{9379, 10, '\u2269', '\ufe00'},  // gvertneqq;
+	{9389, 5, '\u2269', '\ufe00'},   // gvnE;
+	{9394, 5, '\u21d4', 0},          // hArr;
+	{9399, 7, '\u200a', 0},          // hairsp;
+	{9406, 5, '\u00bd', 0},          // half;
+	{9411, 7, '\u210b', 0},          // hamilt;
+	{9418, 7, '\u044a', 0},          // hardcy;
+	{9425, 5, '\u2194', 0},          // harr;
+	{9430, 8, '\u2948', 0},          // harrcir;
+	{9438, 6, '\u21ad', 0},          // harrw;
+	{9444, 5, '\u210f', 0},          // hbar;
+	{9449, 6, '\u0125', 0},          // hcirc;
+	{9455, 7, '\u2665', 0},          // hearts;
+	{9462, 10, '\u2665', 0},         // heartsuit;
+	{9472, 7, '\u2026', 0},          // hellip;
+	{9479, 7, '\u22b9', 0},          // hercon;
+	{9486, 4, '\U0001d525', 0},      // hfr;
+	{9490, 9, '\u2925', 0},          // hksearow;
+	{9499, 9, '\u2926', 0},          // hkswarow;
+	{9508, 6, '\u21ff', 0},          // hoarr;
+	{9514, 7, '\u223b', 0},          // homtht;
+	{9521, 14, '\u21a9', 0},         // hookleftarrow;
+	{9535, 15, '\u21aa', 0},         // hookrightarrow;
+	{9550, 5, '\U0001d559', 0},      // hopf;
+	{9555, 7, '\u2015', 0},          // horbar;
+	{9562, 5, '\U0001d4bd', 0},      // hscr;
+	{9567, 7, '\u210f', 0},          // hslash;
+	{9574, 7, '\u0127', 0},          // hstrok;
+	{9581, 7, '\u2043', 0},          // hybull;
+	{9588, 7, '\u2010', 0},          // hyphen;
+	{9595, 6, '\u00ed', 0},          // iacute
+	{9601, 7, '\u00ed', 0},          // iacute;
+	{9608, 3, '\u2063', 0},          // ic;
+	{9611, 5, '\u00ee', 0},          // icirc
+	{9616, 6, '\u00ee', 0},          // icirc;
+	{9622, 4, '\u0438', 0},          // icy;
+	{9626, 5, '\u0435', 0},          // iecy;
+	{9631, 5, '\u00a1', 0},          // iexcl
+	{9636, 6, '\u00a1', 0},          // iexcl;
+	{9642, 4, '\u21d4', 0},          // iff;
+	{9646, 4, '\U0001d526', 0},      // ifr;
+	{9650, 6, '\u00ec', 0},          // igrave
+	{9656, 7, '\u00ec', 0},          // igrave;
+	{9663, 3, '\u2148', 0},          // ii;
+	{9666, 7, '\u2a0c', 0},          // iiiint;
+	{9673, 6, '\u222d', 0},          // iiint;
+	{9679, 7, '\u29dc', 0},          // iinfin;
+	{9686, 6, '\u2129', 0},          // iiota;
+	{9692, 6, '\u0133', 0},          // ijlig;
+	{9698, 6, '\u012b', 0},          // imacr;
+	{9704, 6, '\u2111', 0},          // image;
+	{9710, 9, '\u2110', 0},          // imagline;
+	{9719, 9, '\u2111', 0},          // imagpart;
+	{9728, 6, '\u0131', 0},          // imath;
+	{9734, 5, '\u22b7', 0},          // imof;
+	{9739, 6, '\u01b5', 0},          // imped;
+	{9745, 3, '\u2208', 0},          // in;
+	{9748, 7, '\u2105', 0},          // incare;
+	{9755, 6, '\u221e', 0},          // infin;
+	{9761, 9, '\u29dd', 0},          // infintie;
+	{9770, 7, '\u0131', 0},          // inodot;
+	{9777, 4, '\u222b', 0},          // int;
+	{9781, 7, '\u22ba', 0},          // intcal;
+	{9788, 9, '\u2124', 0},          // integers;
+	{9797, 9, '\u22ba', 0},          // intercal;
+	{9806, 9, '\u2a17', 0},          // intlarhk;
+	{9815, 8, '\u2a3c', 0},          // intprod;
+	{9823, 5, '\u0451', 0},          // iocy;
+	{9828, 6, '\u012f', 0},          // iogon;
+	{9834, 5, '\U0001d55a', 0},      // iopf;
+	{9839, 5, '\u03b9', 0},          // iota;
+	{9844, 6, '\u2a3c', 0},          // iprod;
+	{9850, 6, '\u00bf', 0},          // iquest
+	{9856, 7, '\u00bf', 0},          // iquest;
+	{9863, 5, '\U0001d4be', 0},      // iscr;
+	{9868, 5, '\u2208', 0},          // isin;
+	{9873, 6, '\u22f9', 0},          // isinE;
+	{9879, 8, '\u22f5', 0},          // isindot;
+	{9887, 6, '\u22f4', 0},          // isins;
+	{9893, 7, '\u22f3', 0},          // isinsv;
+	{9900, 6, '\u2208', 0},          // isinv;
+	{9906, 3, '\u2062', 0},          // it;
+	{9909, 7, '\u0129', 0},          // itilde;
+	{9916, 6, '\u0456', 0},          // iukcy;
+	{9922, 4, '\u00ef', 0},          // iuml
+	{9926, 5, '\u00ef', 0},          // iuml;
+	{9931, 6, '\u0135', 0},          // jcirc;
+	{9937, 4, '\u0439', 0},          // jcy;
+	{9941, 4, '\U0001d527', 0},      // jfr;
+	{9945, 6, '\u0237', 0},          // jmath;
+	{9951, 5, '\U0001d55b', 0},      // jopf;
+	{9956, 5, '\U0001d4bf', 0},      // jscr;
+	{9961, 7, '\u0458', 0},          // jsercy;
+	{9968, 6, '\u0454', 0},          // jukcy;
+	{9974, 6, '\u03ba', 0},          // kappa;
+	{9980, 7, '\u03f0', 0},          // kappav;
+	{9987, 7, '\u0137', 0},          // kcedil;
+	{9994, 4, '\u043a', 0},          // kcy;
+	{9998, 4, '\U0001d528', 0},      // kfr;
+	{10002, 7, '\u0138', 0},         // kgreen;
+	{10009, 5, '\u0445', 0},         // khcy;
+	{10014, 5, '\u045c', 0},         // kjcy;
+	{10019, 5, '\U0001d55c', 0},     // kopf;
+	{10024, 5, '\U0001d4c0', 0},     // kscr;
+	{10029, 6, '\u21da', 0},         // lAarr;
+	{10035, 5, '\u21d0', 0},         // lArr;
+	{10040, 7, '\u291b', 0},         // lAtail;
+	{10047, 6, '\u290e', 0},         // lBarr;
+	{10053, 3, '\u2266', 0},         // lE;
+	{10056, 4, '\u2a8b', 0},         // lEg;
+	{10060, 5, '\u2962', 0},         // lHar;
+	{10065, 7, '\u013a', 0},         // lacute;
+	{10072, 9, '\u29b4', 0},         // laemptyv;
+	{10081, 7, '\u2112', 0},         // lagran;
+	{10088, 7, '\u03bb', 0},         // lambda;
+	{10095, 5, '\u27e8', 0},         // lang;
+	{10100, 6, '\u2991', 0},         // langd;
+	{10106, 7, '\u27e8', 0},         // langle;
+	{10113, 4, '\u2a85', 0},         // lap;
+	{10117, 5, '\u00ab', 0},         // laquo
+	{10122, 6, '\u00ab', 0},         // laquo;
+	{10128, 5, '\u2190', 0},         // larr;
+	{10133, 6, '\u21e4', 0},         // larrb;
+	{10139, 8, '\u291f', 0},         // larrbfs;
+	{10147, 7, '\u291d', 0},         // larrfs;
+	{10154, 7, '\u21a9', 0},         // larrhk;
+	{10161, 7, '\u21ab', 0},         // larrlp;
+	{10168, 7, '\u2939', 0},         // larrpl;
+	{10175, 8, '\u2973', 0},         // larrsim;
+	{10183, 7, '\u21a2', 0},         // larrtl;
+	{10190, 4, '\u2aab', 0},         // lat;
+	{10194, 7, '\u2919', 0},         // latail;
+	{10201, 5, '\u2aad', 0},         // late;
+	{10206, 6, '\u2aad', '\ufe00'},  // lates;
+	{10212, 6, '\u290c', 0},         // lbarr;
+	{10218, 6, '\u2772', 0},         // lbbrk;
+	{10224, 7, '{', 0},              // lbrace;
+	{10231, 7, '[', 0},              // lbrack;
+	{10238, 6, '\u298b', 0},         // lbrke;
+	{10244, 8, '\u298f', 0},         // lbrksld;
+	{10252, 8, '\u298d', 0},         // lbrkslu;
+	{10260, 7, '\u013e', 0},         // lcaron;
+	{10267, 7, '\u013c', 0},         // lcedil;
+	{10274, 6, '\u2308', 0},         // lceil;
+	{10280, 5, '{', 0},              // lcub;
+	{10285, 4, '\u043b', 0},         // lcy;
+	{10289, 5, '\u2936', 0},         // ldca;
+	{10294, 6, '\u201c', 0},         // ldquo;
+	{10300, 7, '\u201e', 0},         // ldquor;
+	{10307, 8, '\u2967', 0},         // ldrdhar;
+	{10315, 9, '\u294b', 0},         // ldrushar;
+	{10324, 5, '\u21b2', 0},         // ldsh;
+	{10329, 3, '\u2264', 0},         // le;
+	{10332, 10, '\u2190', 0},        // leftarrow;
+	{10342, 14, '\u21a2', 0},        // leftarrowtail;
+	{10356, 16, '\u21bd', 0},        // leftharpoondown;
+	{10372, 14, '\u21bc', 0},        // leftharpoonup;
+	{10386, 15, '\u21c7', 0},        // leftleftarrows;
+	{10401, 15, '\u2194', 0},        // leftrightarrow;
+	{10416, 16, '\u21c6', 0},        // leftrightarrows;
+	{10432, 18, '\u21cb', 0},        // leftrightharpoons;
+	{10450, 20, '\u21ad', 0},        // leftrightsquigarrow;
+	{10470, 15, '\u22cb', 0},        // leftthreetimes;
+	{10485, 4, '\u22da', 0},         // leg;
+	{10489, 4, '\u2264', 0},         // leq;
+	{10493, 5, '\u2266', 0},         // leqq;
+	{10498, 9, '\u2a7d', 0},         // leqslant;
+	{10507, 4, '\u2a7d', 0},         // les;
+	{10511, 6, '\u2aa8', 0},         // lescc;
+	{10517, 7, '\u2a7f', 0},         // lesdot;
+	{10524, 8, '\u2a81', 0},         // lesdoto;
+	{10532, 9, '\u2a83', 0},         // lesdotor;
+	{10541, 5, '\u22da', '\ufe00'},  // lesg;
+	{10546, 7, '\u2a93', 0},         // lesges;
+	{10553, 11, '\u2a85', 0},        // lessapprox;
+	{10564, 8, '\u22d6', 0},         // lessdot;
+	{10572, 10, '\u22da', 0},        // lesseqgtr;
+	{10582, 11, '\u2a8b', 0},        // lesseqqgtr;
+	{10593, 8, '\u2276', 0},         // lessgtr;
+	{10601, 8, '\u2272', 0},         // lesssim;
+	{10609, 7, '\u297c', 0},         // lfisht;
+	{10616, 7, '\u230a', 0},         // lfloor;
+	{10623, 4, '\U0001d529', 0},     // lfr;
+	{10627, 3, '\u2276', 0},         // lg;
+	{10630, 4, '\u2a91', 0},         // lgE;
+	{10634, 6, '\u21bd', 0},         // lhard;
+	{10640, 6, '\u21bc', 0},         // lharu;
+	{10646, 7, '\u296a', 0},         // lharul;
+	{10653, 6, '\u2584', 0},         // lhblk;
+	{10659, 5, '\u0459', 0},         // ljcy;
+	{10664, 3, '\u226a', 0},         // ll;
+	{10667, 6, '\u21c7', 0},         // llarr;
+	{10673, 9, '\u231e', 0},         // llcorner;
+	{10682, 7, '\u296b', 0},         // llhard;
+	{10689, 6, '\u25fa', 0},         // lltri;
+	{10695, 7, '\u0140', 0},         // lmidot;
+	{10702, 7, '\u23b0', 0},         // lmoust;
+	{10709, 11, '\u23b0', 0},        // lmoustache;
+	{10720, 4, '\u2268', 0},         // lnE;
+	{10724, 5, '\u2a89', 0},         // lnap;
+	{10729, 9, '\u2a89', 0},         // lnapprox;
+	{10738, 4, '\u2a87', 0},         // lne;
+	{10742, 5, '\u2a87', 0},         // lneq;
+	{10747, 6, '\u2268', 0},         // lneqq;
+	{10753, 6, '\u22e6', 0},         // lnsim;
+	{10759, 6, '\u27ec', 0},         // loang;
+	{10765, 6, '\u21fd', 0},         // loarr;
+	{10771, 6, '\u27e6', 0},         // lobrk;
+	{10777, 14, '\u27f5', 0},        // longleftarrow;
+	{10791, 19, '\u27f7', 0},        // longleftrightarrow;
+	{10810, 11, '\u27fc', 0},        // longmapsto;
+	{10821, 15, '\u27f6', 0},        // longrightarrow;
+	{10836, 14, '\u21ab', 0},        // looparrowleft;
+	{10850, 15, '\u21ac', 0},        // looparrowright;
+	{10865, 6, '\u2985', 0},         // lopar;
+	{10871, 5, '\U0001d55d', 0},     // lopf;
+	{10876, 7, '\u2a2d', 0},         // loplus;
+	{10883, 8, '\u2a34', 0},         // lotimes;
+	{10891, 7, '\u2217', 0},         // lowast;
+	{10898, 7, '_', 0},              // lowbar;
+	{10905, 4, '\u25ca', 0},         // loz;
+	{10909, 8, '\u25ca', 0},         // lozenge;
+	{10917, 5, '\u29eb', 0},         // lozf;
+	{10922, 5, '(', 0},              // lpar;
+	{10927, 7, '\u2993', 0},         // lparlt;
+	{10934, 6, '\u21c6', 0},         // lrarr;
+	{10940, 9, '\u231f', 0},         // lrcorner;
+	{10949, 6, '\u21cb', 0},         // lrhar;
+	{10955, 7, '\u296d', 0},         // lrhard;
+	{10962, 4, '\u200e', 0},         // lrm;
+	{10966, 6, '\u22bf', 0},         // lrtri;
+	{10972, 7, '\u2039', 0},         // lsaquo;
+	{10979, 5, '\U0001d4c1', 0},     // lscr;
+	{10984, 4, '\u21b0', 0},         // lsh;
+	{10988, 5, '\u2272', 0},         // lsim;
+	{10993, 6, '\u2a8d', 0},         // lsime;
+	{10999, 6, '\u2a8f', 0},         // lsimg;
+	{11005, 5, '[', 0},              // lsqb;
+	{11010, 6, '\u2018', 0},         // lsquo;
+	{11016, 7, '\u201a', 0},         // lsquor;
+	{11023, 7, '\u0142', 0},         // lstrok;
+	{11030, 2, '<', 0},              // lt
+	{11032, 3, '<', 0},              // lt;
+	{11035, 5, '\u2aa6', 0},         // ltcc;
+	{11040, 6, '\u2a79', 0},         // ltcir;
+	{11046, 6, '\u22d6', 0},         // ltdot;
+	{11052, 7, '\u22cb', 0},         // lthree;
+	{11059, 7, '\u22c9', 0},         // ltimes;
+	{11066, 7, '\u2976', 0},         // ltlarr;
+	{11073, 8, '\u2a7b', 0},         // ltquest;
+	{11081, 7, '\u2996', 0},         // ltrPar;
+	{11088, 5, '\u25c3', 0},         // ltri;
+	{11093, 6, '\u22b4', 0},         // ltrie;
+	{11099, 6, '\u25c2', 0},         // ltrif;
+	{11105, 9, '\u294a', 0},         // lurdshar;
+	{11114, 8, '\u2966', 0},         // luruhar;
+	{11122, 10, '\u2268', '\ufe00'}, // lvertneqq;
+	{11132, 5, '\u2268', '\ufe00'},  // lvnE;
+	{11137, 6, '\u223a', 0},         // mDDot;
+	{11143, 4, '\u00af', 0},         // macr
+	{11147, 5, '\u00af', 0},         // macr;
+	{11152, 5, '\u2642', 0},         // male;
+	{11157, 5, '\u2720', 0},         // malt;
+	{11162, 8, '\u2720', 0},         // maltese;
+	{11170, 4, '\u21a6', 0},         // map;
+	{11174, 7, '\u21a6', 0},         // mapsto;
+	{11181, 11, '\u21a7', 0},        // mapstodown;
+	{11192, 11, '\u21a4', 0},        // mapstoleft;
+	{11203, 9, '\u21a5', 0},         // mapstoup;
+	{11212, 7, '\u25ae', 0},         // marker;
+	{11219, 7, '\u2a29', 0},         // mcomma;
+	{11226, 4, '\u043c', 0},         // mcy;
+	{11230, 6, '\u2014', 0},         // mdash;
+	{11236, 14, '\u2221', 0},        // measuredangle;
+	{11250, 4, '\U0001d52a', 0},     // mfr;
+	{11254, 4, '\u2127', 0},         // mho;
+	{11258, 5, '\u00b5', 0},         // micro
+	{11263, 6, '\u00b5', 0},         // micro;
+	{11269, 4, '\u2223', 0},         // mid;
+	{11273, 7, '*', 0},              // midast;
+	{11280, 7, '\u2af0', 0},         // midcir;
+	{11287, 6, '\u00b7', 0},         // middot
+	{11293, 7, '\u00b7', 0},         // middot;
+	{11300, 6, '\u2212', 0},         // minus;
+	{11306, 7, '\u229f', 0},         // minusb;
+	{11313, 7, '\u2238', 0},         // minusd;
+	{11320, 8, '\u2a2a', 0},         // minusdu;
+	{11328, 5, '\u2adb', 0},         // mlcp;
+	{11333, 5, '\u2026', 0},         // mldr;
+	{11338, 7, '\u2213', 0},         // mnplus;
+	{11345, 7, '\u22a7', 0},         // models;
+	{11352, 5, '\U0001d55e', 0},     // mopf;
+	{11357, 3, '\u2213', 0},         // mp;
+	{11360, 5, '\U0001d4c2', 0},     // mscr;
+	{11365, 7, '\u223e', 0},         // mstpos;
+	{11372, 3, '\u03bc', 0},         // mu;
+	{11375, 9, '\u22b8', 0},         // multimap;
+	{11384, 6, '\u22b8', 0},         // mumap;
+	{11390, 4, '\u22d9', '\u0338'},  // nGg;
+	{11394, 4, '\u226b', '\u20d2'},  // nGt;
+	{11398, 5, '\u226b', '\u0338'},  // nGtv;
+	{11403, 11, '\u21cd', 0},        // nLeftarrow;
+	{11414, 16, '\u21ce', 0},        // nLeftrightarrow;
+	{11430, 4, '\u22d8', '\u0338'},  // nLl;
+	{11434, 4, '\u226a', '\u20d2'},  // nLt;
+	{11438, 5, '\u226a', '\u0338'},  // nLtv;
+	{11443, 12, '\u21cf', 0},        // nRightarrow;
+	{11455, 7, '\u22af', 0},         // nVDash;
+	{11462, 7, '\u22ae', 0},         // nVdash;
+	{11469, 6, '\u2207', 0},         // nabla;
+	{11475, 7, '\u0144', 0},         // nacute;
+	{11482, 5, '\u2220', '\u20d2'},  // nang;
+	{11487, 4, '\u2249', 0},         // nap;
+	{11491, 5, '\u2a70', '\u0338'},  // napE;
+	{11496, 6, '\u224b', '\u0338'},  // napid;
+	{11502, 6, '\u0149', 0},         // napos;
+	{11508, 8, '\u2249', 0},         // napprox;
+	{11516, 6, '\u266e', 0},         // natur;
+	{11522, 8, '\u266e', 0},         // natural;
+	{11530, 9, '\u2115', 0},         // naturals;
+	{11539, 4, '\u00a0', 0},         // nbsp
+	{11543, 5, '\u00a0', 0},         // nbsp;
+	{11548, 6, '\u224e', '\u0338'},  // nbump;
+	{11554, 7, '\u224f', '\u0338'},  // nbumpe;
+	{11561, 5, '\u2a43', 0},         // ncap;
+	{11566, 7, '\u0148', 0},         // ncaron;
+	{11573, 7, '\u0146', 0},         // ncedil;
+	{11580, 6, '\u2247', 0},         // ncong;
+	{11586, 9, '\u2a6d', '\u0338'},  // ncongdot;
+	{11595, 5, '\u2a42', 0},         // ncup;
+	{11600, 4, '\u043d', 0},         // ncy;
+	{11604, 6, '\u2013', 0},         // ndash;
+	{11610, 3, '\u2260', 0},         // ne;
+	{11613, 6, '\u21d7', 0},         // neArr;
+	{11619, 7, '\u2924', 0},         // nearhk;
+	{11626, 6, '\u2197', 0},         // nearr;
+	{11632, 8, '\u2197', 0},         // nearrow;
+	{11640, 6, '\u2250', '\u0338'},  // nedot;
+	{11646, 7, '\u2262', 0},         // nequiv;
+	{11653, 7, '\u2928', 0},         // nesear;
+	{11660, 6, '\u2242', '\u0338'},  // nesim;
+	{11666, 7, '\u2204', 0},         // nexist;
+	{11673, 8, '\u2204', 0},         // nexists;
+	{11681, 4, '\U0001d52b', 0},     // nfr;
+	{11685, 4, '\u2267', '\u0338'},  // ngE;
+	{11689, 4, '\u2271', 0},         // nge;
+	{11693, 5, '\u2271', 0},         // ngeq;
+	{11698, 6, '\u2267', '\u0338'},  // ngeqq;
+	{11704, 10, '\u2a7e', '\u0338'}, // ngeqslant;
+	{11714, 5, '\u2a7e', '\u0338'},  // nges;
+	{11719, 6, '\u2275', 0},         // ngsim;
+	{11725, 4, '\u226f', 0},         // ngt;
+	{11729, 5, '\u226f', 0},         // ngtr;
+	{11734, 6, '\u21ce', 0},         // nhArr;
+	{11740, 6, '\u21ae', 0},         // nharr;
+	{11746, 6, '\u2af2', 0},         // nhpar;
+	{11752, 3, '\u220b', 0},         // ni;
+	{11755, 4, '\u22fc', 0},         // nis;
+	{11759, 5, '\u22fa', 0},         // nisd;
+	{11764, 4, '\u220b', 0},         // niv;
+	{11768, 5, '\u045a', 0},         // njcy;
+	{11773, 6, '\u21cd', 0},         // nlArr;
+	{11779, 4, '\u2266', '\u0338'},  // nlE;
+	{11783, 6, '\u219a', 0},         // nlarr;
+	{11789, 5, '\u2025', 0},         // nldr;
+	{11794, 4, '\u2270', 0},         // nle;
+	{11798, 11, '\u219a', 0},        // nleftarrow;
+	{11809, 16, '\u21ae', 0},        // nleftrightarrow;
+	{11825, 5, '\u2270', 0},         // nleq;
+	{11830, 6, '\u2266', '\u0338'},  // nleqq;
+	{11836, 10, '\u2a7d', '\u0338'}, // nleqslant;
+	{11846, 5, '\u2a7d', '\u0338'},  // nles;
+	{11851, 6, '\u226e', 0},         // nless;
+	{11857, 6, '\u2274', 0},         // nlsim;
+	{11863, 4, '\u226e', 0},         // nlt;
+	{11867, 6, '\u22ea', 0},         // nltri;
+	{11873, 7, '\u22ec', 0},         // nltrie;
+	{11880, 5, '\u2224', 0},         // nmid;
+	{11885, 5, '\U0001d55f', 0},     // nopf;
+	{11890, 3, '\u00ac', 0},         // not
+	{11893, 4, '\u00ac', 0},         // not;
+	{11897, 6, '\u2209', 0},         // notin;
+	{11903, 7, '\u22f9', '\u0338'},  // notinE;
+	{11910, 9, '\u22f5', '\u0338'},  // notindot;
+	{11919, 8, '\u2209', 0},         // notinva;
+	{11927, 8, '\u22f7', 0},         // notinvb;
+	{11935, 8, '\u22f6', 0},         // notinvc;
+	{11943, 6, '\u220c', 0},         // notni;
+	{11949, 8, '\u220c', 0},         // notniva;
+	{11957, 8, '\u22fe', 0},         // notnivb;
+	{11965, 8, '\u22fd', 0},         // notnivc;
+	{11973, 5, '\u2226', 0},         // npar;
+	{11978, 10, '\u2226', 0},        // nparallel;
+	{11988, 7, '\u2afd', '\u20e5'},  // nparsl;
+	{11995, 6, '\u2202', '\u0338'},  // npart;
+	{12001, 8, '\u2a14', 0},         // npolint;
+	{12009, 4, '\u2280', 0},         // npr;
+	{12013, 7, '\u22e0', 0},         // nprcue;
+	{12020, 5, '\u2aaf', '\u0338'},  // npre;
+	{12025, 6, '\u2280', 0},         // nprec;
+	{12031, 8, '\u2aaf', '\u0338'},  // npreceq;
+	{12039, 6, '\u21cf', 0},         // nrArr;
+	{12045, 6, '\u219b', 0},         // nrarr;
+	{12051, 7, '\u2933', '\u0338'},  // nrarrc;
+	{12058, 7, '\u219d', '\u0338'},  // nrarrw;
+	{12065, 12, '\u219b', 0},        // nrightarrow;
+	{12077, 6, '\u22eb', 0},         // nrtri;
+	{12083, 7, '\u22ed', 0},         // nrtrie;
+	{12090, 4, '\u2281', 0},         // nsc;
+	{12094, 7, '\u22e1', 0},         // nsccue;
+	{12101, 5, '\u2ab0', '\u0338'},  // nsce;
+	{12106, 5, '\U0001d4c3', 0},     // nscr;
+	{12111, 10, '\u2224', 0},        // nshortmid;
+	{12121, 15, '\u2226', 0},        // nshortparallel;
+	{12136, 5, '\u2241', 0},         // nsim;
+	{12141, 6, '\u2244', 0},         // nsime;
+	{12147, 7, '\u2244', 0},         // nsimeq;
+	{12154, 6, '\u2224', 0},         // nsmid;
+	{12160, 6, '\u2226', 0},         // nspar;
+	{12166, 8, '\u22e2', 0},         // nsqsube;
+	{12174, 8, '\u22e3', 0},         // nsqsupe;
+	{12182, 5, '\u2284', 0},         // nsub;
+	{12187, 6, '\u2ac5', '\u0338'},  // nsubE;
+	{12193, 6, '\u2288', 0},         // nsube;
+	{12199, 8, '\u2282', '\u20d2'},  // nsubset;
+	{12207, 10, '\u2288', 0},        // nsubseteq;
+	{12217, 11, '\u2ac5', '\u0338'}, // nsubseteqq;
+	{12228, 6, '\u2281', 0},         // nsucc;
+	{12234, 8, '\u2ab0', '\u0338'},  // nsucceq;
+	{12242, 5, '\u2285', 0},         // nsup;
+	{12247, 6, '\u2ac6', '\u0338'},  // nsupE;
+	{12253, 6, '\u2289', 0},         // nsupe;
+	{12259, 8, '\u2283', '\u20d2'},  // nsupset;
+	{12267, 10, '\u2289', 0},        // nsupseteq;
+	{12277, 11, '\u2ac6', '\u0338'}, // nsupseteqq;
+	{12288, 5, '\u2279', 0},         // ntgl;
+	{12293, 6, '\u00f1', 0},         // ntilde
+	{12299, 7, '\u00f1', 0},         // ntilde;
+	{12306, 5, '\u2278', 0},         // ntlg;
+	{12311, 14, '\u22ea', 0},        // ntriangleleft;
+	{12325, 16, '\u22ec', 0},        // ntrianglelefteq;
+	{12341, 15, '\u22eb', 0},        // ntriangleright;
+	{12356, 17, '\u22ed', 0},        // ntrianglerighteq;
+	{12373, 3, '\u03bd', 0},         // nu;
+	{12376, 4, '#', 0},              // num;
+	{12380, 7, '\u2116', 0},         // numero;
+	{12387, 6, '\u2007', 0},         // numsp;
+	{12393, 7, '\u22ad', 0},         // nvDash;
+	{12400, 7, '\u2904', 0},         // nvHarr;
+	{12407, 5, '\u224d', '\u20d2'},  // nvap;
+	{12412, 7, '\u22ac', 0},         // nvdash;
+	{12419, 5, '\u2265', '\u20d2'},  // nvge;
+	{12424, 5, '>', '\u20d2'},       // nvgt;
+	{12429, 8, '\u29de', 0},         // nvinfin;
+	{12437, 7, '\u2902', 0},         // nvlArr;
+	{12444, 5, '\u2264', '\u20d2'},  // nvle;
+	{12449, 5, '<', '\u20d2'},       // nvlt;
+	{12454, 8, '\u22b4', '\u20d2'},  // nvltrie;
+	{12462, 7, '\u2903', 0},         // nvrArr;
+	{12469, 8, '\u22b5', '\u20d2'},  // nvrtrie;
+	{12477, 6, '\u223c', '\u20d2'},  // nvsim;
+	{12483, 6, '\u21d6', 0},         // nwArr;
+	{12489, 7, '\u2923', 0},         // nwarhk;
+	{12496, 6, '\u2196', 0},         // nwarr;
+	{12502, 8, '\u2196', 0},         // nwarrow;
+	{12510, 7, '\u2927', 0},         // nwnear;
+	{12517, 3, '\u24c8', 0},         // oS;
+	{12520, 6, '\u00f3', 0},         // oacute
+	{12526, 7, '\u00f3', 0},         // oacute;
+	{12533, 5, '\u229b', 0},         // oast;
+	{12538, 5, '\u229a', 0},         // ocir;
+	{12543, 5, '\u00f4', 0},         // ocirc
+	{12548, 6, '\u00f4', 0},         // ocirc;
+	{12554, 4, '\u043e', 0},         // ocy;
+	{12558, 6, '\u229d', 0},         // odash;
+	{12564, 7, '\u0151', 0},         // odblac;
+	{12571, 5, '\u2a38', 0},         // odiv;
+	{12576, 5, '\u2299', 0},         // odot;
+	{12581, 7, '\u29bc', 0},         // odsold;
+	{12588, 6, '\u0153', 0},         // oelig;
+	{12594, 6, '\u29bf', 0},         // ofcir;
+	{12600, 4, '\U0001d52c', 0},     // ofr;
+	{12604, 5, '\u02db', 0},         // ogon;
+	{12609, 6, '\u00f2', 0},         // ograve
+	{12615, 7, '\u00f2', 0},         // ograve;
+	{12622, 4, '\u29c1', 0},         // ogt;
+	{12626, 6, '\u29b5', 0},         // ohbar;
+	{12632, 4, '\u03a9', 0},         // ohm;
+	{12636, 5, '\u222e', 0},         // oint;
+	{12641, 6, '\u21ba', 0},         // olarr;
+	{12647, 6, '\u29be', 0},         // olcir;
+	{12653, 8, '\u29bb', 0},         // olcross;
+	{12661, 6, '\u203e', 0},         // oline;
+	{12667, 4, '\u29c0', 0},         // olt;
+	{12671, 6, '\u014d', 0},         // omacr;
+	{12677, 6, '\u03c9', 0},         // omega;
+	{12683, 8, '\u03bf', 0},         // omicron;
+	{12691, 5, '\u29b6', 0},         // omid;
+	{12696, 7, '\u2296', 0},         // ominus;
+	{12703, 5, '\U0001d560', 0},     // oopf;
+	{12708, 5, '\u29b7', 0},         // opar;
+	{12713, 6, '\u29b9', 0},         // operp;
+	{12719, 6, '\u2295', 0},         // oplus;
+	{12725, 3, '\u2228', 0},         // or;
+	{12728, 6, '\u21bb', 0},         // orarr;
+	{12734, 4, '\u2a5d', 0},         // ord;
+	{12738, 6, '\u2134', 0},         // order;
+	{12744, 8, '\u2134', 0},         // orderof;
+	{12752, 4, '\u00aa', 0},         // ordf
+	{12756, 5, '\u00aa', 0},         // ordf;
+	{12761, 4, '\u00ba', 0},         // ordm
+	{12765, 5, '\u00ba', 0},         // ordm;
+	{12770, 7, '\u22b6', 0},         // origof;
+	{12777, 5, '\u2a56', 0},         // oror;
+	{12782, 8, '\u2a57', 0},         // orslope;
+	{12790, 4, '\u2a5b', 0},         // orv;
+	{12794, 5, '\u2134', 0},         // oscr;
+	{12799, 6, '\u00f8', 0},         // oslash
+	{12805, 7, '\u00f8', 0},         // oslash;
+	{12812, 5, '\u2298', 0},         // osol;
+	{12817, 6, '\u00f5', 0},         // otilde
+	{12823, 7, '\u00f5', 0},         // otilde;
+	{12830, 7, '\u2297', 0},         // otimes;
+	{12837, 9, '\u2a36', 0},         // otimesas;
+	{12846, 4, '\u00f6', 0},         // ouml
+	{12850, 5, '\u00f6', 0},         // ouml;
+	{12855, 6, '\u233d', 0},         // ovbar;
+	{12861, 4, '\u2225', 0},         // par;
+	{12865, 4, '\u00b6', 0},         // para
+	{12869, 5, '\u00b6', 0},         // para;
+	{12874, 9, '\u2225', 0},         // parallel;
+	{12883, 7, '\u2af3', 0},         // parsim;
+	{12890, 6, '\u2afd', 0},         // parsl;
+	{12896, 5, '\u2202', 0},         // part;
+	{12901, 4, '\u043f', 0},         // pcy;
+	{12905, 7, '%', 0},              // percnt;
+	{12912, 7, '.', 0},              // period;
+	{12919, 7, '\u2030', 0},         // permil;
+	{12926, 5, '\u22a5', 0},         // perp;
+	{12931, 8, '\u2031', 0},         // pertenk;
+	{12939, 4, '\U0001d52d', 0},     // pfr;
+	{12943, 4, '\u03c6', 0},         // phi;
+	{12947, 5, '\u03d5', 0},         // phiv;
+	{12952, 7, '\u2133', 0},         // phmmat;
+	{12959, 6, '\u260e', 0},         // phone;
+	{12965, 3, '\u03c0', 0},         // pi;
+	{12968, 10, '\u22d4', 0},        // pitchfork;
+	{12978, 4, '\u03d6', 0},         // piv;
+	{12982, 7, '\u210f', 0},         // planck;
+	{12989, 8, '\u210e', 0},         // planckh;
+	{12997, 7, '\u210f', 0},         // plankv;
+	{13004, 5, '+', 0},              // plus;
+	{13009, 9, '\u2a23', 0},         // plusacir;
+	{13018, 6, '\u229e', 0},         // plusb;
+	{13024, 8, '\u2a22', 0},         // pluscir;
+	{13032, 7, '\u2214', 0},         // plusdo;
+	{13039, 7, '\u2a25', 0},         // plusdu;
+	{13046, 6, '\u2a72', 0},         // pluse;
+	{13052, 6, '\u00b1', 0},         // plusmn
+	{13058, 7, '\u00b1', 0},         // plusmn;
+	{13065, 8, '\u2a26', 0},         // plussim;
+	{13073, 8, '\u2a27', 0},         // plustwo;
+	{13081, 3, '\u00b1', 0},         // pm;
+	{13084, 9, '\u2a15', 0},         // pointint;
+	{13093, 5, '\U0001d561', 0},     // popf;
+	{13098, 5, '\u00a3', 0},         // pound
+	{13103, 6, '\u00a3', 0},         // pound;
+	{13109, 3, '\u227a', 0},         // pr;
+	{13112, 4, '\u2ab3', 0},         // prE;
+	{13116, 5, '\u2ab7', 0},         // prap;
+	{13121, 6, '\u227c', 0},         // prcue;
+	{13127, 4, '\u2aaf', 0},         // pre;
+	{13131, 5, '\u227a', 0},         // prec;
+	{13136, 11, '\u2ab7', 0},        // precapprox;
+	{13147, 12, '\u227c', 0},        // preccurlyeq;
+	{13159, 7, '\u2aaf', 0},         // preceq;
+	{13166, 12, '\u2ab9', 0},        // precnapprox;
+	{13178, 9, '\u2ab5', 0},         // precneqq;
+	{13187, 9, '\u22e8', 0},         // precnsim;
+	{13196, 8, '\u227e', 0},         // precsim;
+	{13204, 6, '\u2032', 0},         // prime;
+	{13210, 7, '\u2119', 0},         // primes;
+	{13217, 5, '\u2ab5', 0},         // prnE;
+	{13222, 6, '\u2ab9', 0},         // prnap;
+	{13228, 7, '\u22e8', 0},         // prnsim;
+	{13235, 5, '\u220f', 0},         // prod;
+	{13240, 9, '\u232e', 0},         // profalar;
+	{13249, 9, '\u2312', 0},         // profline;
+	{13258, 9, '\u2313', 0},         // profsurf;
+	{13267, 5, '\u221d', 0},         // prop;
+	{13272, 7, '\u221d', 0},         // propto;
+	{13279, 6, '\u227e', 0},         // prsim;
+	{13285, 7, '\u22b0', 0},         // prurel;
+	{13292, 5, '\U0001d4c5', 0},     // pscr;
+	{13297, 4, '\u03c8', 0},         // psi;
+	{13301, 7, '\u2008', 0},         // puncsp;
+	{13308, 4, '\U0001d52e', 0},     // qfr;
+	{13312, 5, '\u2a0c', 0},         // qint;
+	{13317, 5, '\U0001d562', 0},     // qopf;
+	{13322, 7, '\u2057', 0},         // qprime;
+	{13329, 5, '\U0001d4c6', 0},     // qscr;
+	{13334, 12, '\u210d', 0},        // quaternions;
+	{13346, 8, '\u2a16', 0},         // quatint;
+	{13354, 6, '?', 0},              // quest;
+	{13360, 8, '\u225f', 0},         // questeq;
+	{13368, 4, '"', 0},              // quot
+	{13372, 5, '"', 0},              // quot;
+	{13377, 6, '\u21db', 0},         // rAarr;
+	{13383, 5, '\u21d2', 0},         // rArr;
+	{13388, 7, '\u291c', 0},         // rAtail;
+	{13395, 6, '\u290f', 0},         // rBarr;
+	{13401, 5, '\u2964', 0},         // rHar;
+	{13406, 5, '\u223d', '\u0331'},  // race;
+	{13411, 7, '\u0155', 0},         // racute;
+	{13418, 6, '\u221a', 0},         // radic;
+	{13424, 9, '\u29b3', 0},         // raemptyv;
+	{13433, 5, '\u27e9', 0},         // rang;
+	{13438, 6, '\u2992', 0},         // rangd;
+	{13444, 6, '\u29a5', 0},         // range;
+	{13450, 7, '\u27e9', 0},         // rangle;
+	{13457, 5, '\u00bb', 0},         // raquo
+	{13462, 6, '\u00bb', 0},         // raquo;
+	{13468, 5, '\u2192', 0},         // rarr;
+	{13473, 7, '\u2975', 0},         // rarrap;
+	{13480, 6, '\u21e5', 0},         // rarrb;
+	{13486, 8, '\u2920', 0},         // rarrbfs;
+	{13494, 6, '\u2933', 0},         // rarrc;
+	{13500, 7, '\u291e', 0},         // rarrfs;
+	{13507, 7, '\u21aa', 0},         // rarrhk;
+	{13514, 7, '\u21ac', 0},         // rarrlp;
+	{13521, 7, '\u2945', 0},         // rarrpl;
+	{13528, 8, '\u2974', 0},         // rarrsim;
+	{13536, 7, '\u21a3', 0},         // rarrtl;
+	{13543, 6, '\u219d', 0},         // rarrw;
+	{13549, 7, '\u291a', 0},         // ratail;
+	{13556, 6, '\u2236', 0},         // ratio;
+	{13562, 10, '\u211a', 0},        // rationals;
+	{13572, 6, '\u290d', 0},         // rbarr;
+	{13578, 6, '\u2773', 0},         // rbbrk;
+	{13584, 7, '}', 0},              // rbrace;
+	{13591, 7, ']', 0},              // rbrack;
+	{13598, 6, '\u298c', 0},         // rbrke;
+	{13604, 8, '\u298e', 0},         // rbrksld;
+	{13612, 8, '\u2990', 0},         // rbrkslu;
+	{13620, 7, '\u0159', 0},         // rcaron;
+	{13627, 7, '\u0157', 0},         // rcedil;
+	{13634, 6, '\u2309', 0},         // rceil;
+	{13640, 5, '}', 0},              // rcub;
+	{13645, 4, '\u0440', 0},         // rcy;
+	{13649, 5, '\u2937', 0},         // rdca;
+	{13654, 8, '\u2969', 0},         // rdldhar;
+	{13662, 6, '\u201d', 0},         // rdquo;
+	{13668, 7, '\u201d', 0},         // rdquor;
+	{13675, 5, '\u21b3', 0},         // rdsh;
+	{13680, 5, '\u211c', 0},         // real;
+	{13685, 8, '\u211b', 0},         // realine;
+	{13693, 9, '\u211c', 0},         // realpart;
+	{13702, 6, '\u211d', 0},         // reals;
+	{13708, 5, '\u25ad', 0},         // rect;
+	{13713, 3, '\u00ae', 0},         // reg
+	{13716, 4, '\u00ae', 0},         // reg;
+	{13720, 7, '\u297d', 0},         // rfisht;
+	{13727, 7, '\u230b', 0},         // rfloor;
+	{13734, 4, '\U0001d52f', 0},     // rfr;
+	{13738, 6, '\u21c1', 0},         // rhard;
+	{13744, 6, '\u21c0', 0},         // rharu;
+	{13750, 7, '\u296c', 0},         // rharul;
+	{13757, 4, '\u03c1', 0},         // rho;
+	{13761, 5, '\u03f1', 0},         // rhov;
+	{13766, 11, '\u2192', 0},        // rightarrow;
+	{13777, 15, '\u21a3', 0},        // rightarrowtail;
+	{13792, 17, '\u21c1', 0},        // rightharpoondown;
+	{13809, 15, '\u21c0', 0},        // rightharpoonup;
+	{13824, 16, '\u21c4', 0},        // rightleftarrows;
+	{13840, 18, '\u21cc', 0},        // rightleftharpoons;
+	{13858, 17, '\u21c9', 0},        // rightrightarrows;
+	{13875, 16, '\u219d', 0},        // rightsquigarrow;
+	{13891, 16, '\u22cc', 0},        // rightthreetimes;
+	{13907, 5, '\u02da', 0},         // ring;
+	{13912, 13, '\u2253', 0},        // risingdotseq;
+	{13925, 6, '\u21c4', 0},         // rlarr;
+	{13931, 6, '\u21cc', 0},         // rlhar;
+	{13937, 4, '\u200f', 0},         // rlm;
+	{13941, 7, '\u23b1', 0},         // rmoust;
+	{13948, 11, '\u23b1', 0},        // rmoustache;
+	{13959, 6, '\u2aee', 0},         // rnmid;
+	{13965, 6, '\u27ed', 0},         // roang;
+	{13971, 6, '\u21fe', 0},         // roarr;
+	{13977, 6, '\u27e7', 0},         // robrk;
+	{13983, 6, '\u2986', 0},         // ropar;
+	{13989, 5, '\U0001d563', 0},     // ropf;
+	{13994, 7, '\u2a2e', 0},         // roplus;
+	{14001, 8, '\u2a35', 0},         // rotimes;
+	{14009, 5, ')', 0},              // rpar;
+	{14014, 7, '\u2994', 0},         // rpargt;
+	{14021, 9, '\u2a12', 0},         // rppolint;
+	{14030, 6, '\u21c9', 0},         // rrarr;
+	{14036, 7, '\u203a', 0},         // rsaquo;
+	{14043, 5, '\U0001d4c7', 0},     // rscr;
+	{14048, 4, '\u21b1', 0},         // rsh;
+	{14052, 5, ']', 0},              // rsqb;
+	{14057, 6, '\u2019', 0},         // rsquo;
+	{14063, 7, '\u2019', 0},         // rsquor;
+	{14070, 7, '\u22cc', 0},         // rthree;
+	{14077, 7, '\u22ca', 0},         // rtimes;
+	{14084, 5, '\u25b9', 0},         // rtri;
+	{14089, 6, '\u22b5', 0},         // rtrie;
+	{14095, 6, '\u25b8', 0},         // rtrif;
+	{14101, 9, '\u29ce', 0},         // rtriltri;
+	{14110, 8, '\u2968', 0},         // ruluhar;
+	{14118, 3, '\u211e', 0},         // rx;
+	{14121, 7, '\u015b', 0},         // sacute;
+	{14128, 6, '\u201a', 0},         // sbquo;
+	{14134, 3, '\u227b', 0},         // sc;
+	{14137, 4, '\u2ab4', 0},         // scE;
+	{14141, 5, '\u2ab8', 0},         // scap;
+	{14146, 7, '\u0161', 0},         // scaron;
+	{14153, 6, '\u227d', 0},         // sccue;
+	{14159, 4, '\u2ab0', 0},         // sce;
+	{14163, 7, '\u015f', 0},         // scedil;
+	{14170, 6, '\u015d', 0},         // scirc;
+	{14176, 5, '\u2ab6', 0},         // scnE;
+	{14181, 6, '\u2aba', 0},         // scnap;
+	{14187, 7, '\u22e9', 0},         // scnsim;
+	{14194, 9, '\u2a13', 0},         // scpolint;
+	{14203, 6, '\u227f', 0},         // scsim;
+	{14209, 4, '\u0441', 0},         // scy;
+	{14213, 5, '\u22c5', 0},         // sdot;
+	{14218, 6, '\u22a1', 0},         // sdotb;
+	{14224, 6, '\u2a66', 0},         // sdote;
+	{14230, 6, '\u21d8', 0},         // seArr;
+	{14236, 7, '\u2925', 0},         // searhk;
+	{14243, 6, '\u2198', 0},         // searr;
+	{14249, 8, '\u2198', 0},         // searrow;
+	{14257, 4, '\u00a7', 0},         // sect
+	{14261, 5, '\u00a7', 0},         // sect;
+	{14266, 5, ';', 0},              // semi;
+	{14271, 7, '\u2929', 0},         // seswar;
+	{14278, 9, '\u2216', 0},         // setminus;
+	{14287, 6, '\u2216', 0},         // setmn;
+	{14293, 5, '\u2736', 0},         // sext;
+	{14298, 4, '\U0001d530', 0},     // sfr;
+	{14302, 7, '\u2322', 0},         // sfrown;
+	{14309, 6, '\u266f', 0},         // sharp;
+	{14315, 7, '\u0449', 0},         // shchcy;
+	{14322, 5, '\u0448', 0},         // shcy;
+	{14327, 9, '\u2223', 0},         // shortmid;
+	{14336, 14, '\u2225', 0},        // shortparallel;
+	{14350, 3, '\u00ad', 0},         // shy
+	{14353, 4, '\u00ad', 0},         // shy;
+	{14357, 6, '\u03c3', 0},         // sigma;
+	{14363, 7, '\u03c2', 0},         // sigmaf;
+	{14370, 7, '\u03c2', 0},         // sigmav;
+	{14377, 4, '\u223c', 0},         // sim;
+	{14381, 7, '\u2a6a', 0},         // simdot;
+	{14388, 5, '\u2243', 0},         // sime;
+	{14393, 6, '\u2243', 0},         // simeq;
+	{14399, 5, '\u2a9e', 0},         // simg;
+	{14404, 6, '\u2aa0', 0},         // simgE;
+	{14410, 5, '\u2a9d', 0},         // siml;
+	{14415, 6, '\u2a9f', 0},         // simlE;
+	{14421, 6, '\u2246', 0},         // simne;
+	{14427, 8, '\u2a24', 0},         // simplus;
+	{14435, 8, '\u2972', 0},         // simrarr;
+	{14443, 6, '\u2190', 0},         // slarr;
+	{14449, 14, '\u2216', 0},        // smallsetminus;
+	{14463, 7, '\u2a33', 0},         // smashp;
+	{14470, 9, '\u29e4', 0},         // smeparsl;
+	{14479, 5, '\u2223', 0},         // smid;
+	{14484, 6, '\u2323', 0},         // smile;
+	{14490, 4, '\u2aaa', 0},         // smt;
+	{14494, 5, '\u2aac', 0},         // smte;
+	{14499, 6, '\u2aac', '\ufe00'},  // smtes;
+	{14505, 7, '\u044c', 0},         // softcy;
+	{14512, 4, '/', 0},              // sol;
+	{14516, 5, '\u29c4', 0},         // solb;
+	{14521, 7, '\u233f', 0},         // solbar;
+	{14528, 5, '\U0001d564', 0},     // sopf;
+	{14533, 7, '\u2660', 0},         // spades;
+	{14540, 10, '\u2660', 0},        // spadesuit;
+	{14550, 5, '\u2225', 0},         // spar;
+	{14555, 6, '\u2293', 0},         // sqcap;
+	{14561, 7, '\u2293', '\ufe00'},  // sqcaps;
+	{14568, 6, '\u2294', 0},         // sqcup;
+	{14574, 7, '\u2294', '\ufe00'},  // sqcups;
+	{14581, 6, '\u228f', 0},         // sqsub;
+	{14587, 7, '\u2291', 0},         // sqsube;
+	{14594, 9, '\u228f', 0},         // sqsubset;
+	{14603, 11, '\u2291', 0},        // sqsubseteq;
+	{14614, 6, '\u2290', 0},         // sqsup;
+	{14620, 7, '\u2292', 0},         // sqsupe;
+	{14627, 9, '\u2290', 0},         // sqsupset;
+	{14636, 11, '\u2292', 0},        // sqsupseteq;
+	{14647, 4, '\u25a1', 0},         // squ;
+	{14651, 7, '\u25a1', 0},         // square;
+	{14658, 7, '\u25aa', 0},         // squarf;
+	{14665, 5, '\u25aa', 0},         // squf;
+	{14670, 6, '\u2192', 0},         // srarr;
+	{14676, 5, '\U0001d4c8', 0},     // sscr;
+	{14681, 7, '\u2216', 0},         // ssetmn;
+	{14688, 7, '\u2323', 0},         // ssmile;
+	{14695, 7, '\u22c6', 0},         // sstarf;
+	{14702, 5, '\u2606', 0},         // star;
+	{14707, 6, '\u2605', 0},         // starf;
+	{14713, 16, '\u03f5', 0},        // straightepsilon;
+	{14729, 12, '\u03d5', 0},        // straightphi;
+	{14741, 6, '\u00af', 0},         // strns;
+	{14747, 4, '\u2282', 0},         // sub;
+	{14751, 5, '\u2ac5', 0},         // subE;
+	{14756, 7, '\u2abd', 0},         // subdot;
+	{14763, 5, '\u2286', 0},         // sube;
+	{14768, 8, '\u2ac3', 0},         // subedot;
+	{14776, 8, '\u2ac1', 0},         // submult;
+	{14784, 6, '\u2acb', 0},         // subnE;
+	{14790, 6, '\u228a', 0},         // subne;
+	{14796, 8, '\u2abf', 0},         // subplus;
+	{14804, 8, '\u2979', 0},         // subrarr;
+	{14812, 7, '\u2282', 0},         // subset;
+	{14819, 9, '\u2286', 0},         // subseteq;
+	{14828, 10, '\u2ac5', 0},        // subseteqq;
+	{14838, 10, '\u228a', 0},        // subsetneq;
+	{14848, 11, '\u2acb', 0},        // subsetneqq;
+	{14859, 7, '\u2ac7', 0},         // subsim;
+	{14866, 7, '\u2ad5', 0},         // subsub;
+	{14873, 7, '\u2ad3', 0},         // subsup;
+	{14880, 5, '\u227b', 0},         // succ;
+	{14885, 11, '\u2ab8', 0},        // succapprox;
+	{14896, 12, '\u227d', 0},        // succcurlyeq;
+	{14908, 7, '\u2ab0', 0},         // succeq;
+	{14915, 12, '\u2aba', 0},        // succnapprox;
+	{14927, 9, '\u2ab6', 0},         // succneqq;
+	{14936, 9, '\u22e9', 0},         // succnsim;
+	{14945, 8, '\u227f', 0},         // succsim;
+	{14953, 4, '\u2211', 0},         // sum;
+	{14957, 5, '\u266a', 0},         // sung;
+	{14962, 4, '\u00b9', 0},         // sup1
+	{14966, 5, '\u00b9', 0},         // sup1;
+	{14971, 4, '\u00b2', 0},         // sup2
+	{14975, 5, '\u00b2', 0},         // sup2;
+	{14980, 4, '\u00b3', 0},         // sup3
+	{14984, 5, '\u00b3', 0},         // sup3;
+	{14989, 4, '\u2283', 0},         // sup;
+	{14993, 5, '\u2ac6', 0},         // supE;
+	{14998, 7, '\u2abe', 0},         // supdot;
+	{15005, 8, '\u2ad8', 0},         // supdsub;
+	{15013, 5, '\u2287', 0},         // supe;
+	{15018, 8, '\u2ac4', 0},         // supedot;
+	{15026, 8, '\u27c9', 0},         // suphsol;
+	{15034, 8, '\u2ad7', 0},         // suphsub;
+	{15042, 8, '\u297b', 0},         // suplarr;
+	{15050, 8, '\u2ac2', 0},         // supmult;
+	{15058, 6, '\u2acc', 0},         // supnE;
+	{15064, 6, '\u228b', 0},         // supne;
+	{15070, 8, '\u2ac0', 0},         // supplus;
+	{15078, 7, '\u2283', 0},         // supset;
+	{15085, 9, '\u2287', 0},         // supseteq;
+	{15094, 10, '\u2ac6', 0},        // supseteqq;
+	{15104, 10, '\u228b', 0},        // supsetneq;
+	{15114, 11, '\u2acc', 0},        // supsetneqq;
+	{15125, 7, '\u2ac8', 0},         // supsim;
+	{15132, 7, '\u2ad4', 0},         // supsub;
+	{15139, 7, '\u2ad6', 0},         // supsup;
+	{15146, 6, '\u21d9', 0},         // swArr;
+	{15152, 7, '\u2926', 0},         // swarhk;
+	{15159, 6, '\u2199', 0},         // swarr;
+	{15165, 8, '\u2199', 0},         // swarrow;
+	{15173, 7, '\u292a', 0},         // swnwar;
+	{15180, 5, '\u00df', 0},         // szlig
+	{15185, 6, '\u00df', 0},         // szlig;
+	{15191, 7, '\u2316', 0},         // target;
+	{15198, 4, '\u03c4', 0},         // tau;
+	{15202, 5, '\u23b4', 0},         // tbrk;
+	{15207, 7, '\u0165', 0},         // tcaron;
+	{15214, 7, '\u0163', 0},         // tcedil;
+	{15221, 4, '\u0442', 0},         // tcy;
+	{15225, 5, '\u20db', 0},         // tdot;
+	{15230, 7, '\u2315', 0},         // telrec;
+	{15237, 4, '\U0001d531', 0},     // tfr;
+	{15241, 7, '\u2234', 0},         // there4;
+	{15248, 10, '\u2234', 0},        // therefore;
+	{15258, 6, '\u03b8', 0},         // theta;
+	{15264, 9, '\u03d1', 0},         // thetasym;
+	{15273, 7, '\u03d1', 0},         // thetav;
+	{15280, 12, '\u2248', 0},        // thickapprox;
+	{15292, 9, '\u223c', 0},         // thicksim;
+	{15301, 7, '\u2009', 0},         // thinsp;
+	{15308, 6, '\u2248', 0},         // thkap;
+	{15314, 7, '\u223c', 0},         // thksim;
+	{15321, 5, '\u00fe', 0},         // thorn
+	{15326, 6, '\u00fe', 0},         // thorn;
+	{15332, 6, '\u02dc', 0},         // tilde;
+	{15338, 5, '\u00d7', 0},         // times
+	{15343, 6, '\u00d7', 0},         // times;
+	{15349, 7, '\u22a0', 0},         // timesb;
+	{15356, 9, '\u2a31', 0},         // timesbar;
+	{15365, 7, '\u2a30', 0},         // timesd;
+	{15372, 5, '\u222d', 0},         // tint;
+	{15377, 5, '\u2928', 0},         // toea;
+	{15382, 4, '\u22a4', 0},         // top;
+	{15386, 7, '\u2336', 0},         // topbot;
+	{15393, 7, '\u2af1', 0},         // topcir;
+	{15400, 5, '\U0001d565', 0},     // topf;
+	{15405, 8, '\u2ada', 0},         // topfork;
+	{15413, 5, '\u2929', 0},         // tosa;
+	{15418, 7, '\u2034', 0},         // tprime;
+	{15425, 6, '\u2122', 0},         // trade;
+	{15431, 9, '\u25b5', 0},         // triangle;
+	{15440, 13, '\u25bf', 0},        // triangledown;
+	{15453, 13, '\u25c3', 0},        // triangleleft;
+	{15466, 15, '\u22b4', 0},        // trianglelefteq;
+	{15481, 10, '\u225c', 0},        // triangleq;
+	{15491, 14, '\u25b9', 0},        // triangleright;
+	{15505, 16, '\u22b5', 0},        // trianglerighteq;
+	{15521, 7, '\u25ec', 0},         // tridot;
+	{15528, 5, '\u225c', 0},         // trie;
+	{15533, 9, '\u2a3a', 0},         // triminus;
+	{15542, 8, '\u2a39', 0},         // triplus;
+	{15550, 6, '\u29cd', 0},         // trisb;
+	{15556, 8, '\u2a3b', 0},         // tritime;
+	{15564, 9, '\u23e2', 0},         // trpezium;
+	{15573, 5, '\U0001d4c9', 0},     // tscr;
+	{15578, 5, '\u0446', 0},         // tscy;
+	{15583, 6, '\u045b', 0},         // tshcy;
+	{15589, 7, '\u0167', 0},         // tstrok;
+	{15596, 6, '\u226c', 0},         // twixt;
+	{15602, 17, '\u219e', 0},        // twoheadleftarrow;
+	{15619, 18, '\u21a0', 0},        // twoheadrightarrow;
+	{15637, 5, '\u21d1', 0},         // uArr;
+	{15642, 5, '\u2963', 0},         // uHar;
+	{15647, 6, '\u00fa', 0},         // uacute
+	{15653, 7, '\u00fa', 0},         // uacute;
+	{15660, 5, '\u2191', 0},         // uarr;
+	{15665, 6, '\u045e', 0},         // ubrcy;
+	{15671, 7, '\u016d', 0},         // ubreve;
+	{15678, 5, '\u00fb', 0},         // ucirc
+	{15683, 6, '\u00fb', 0},         // ucirc;
+	{15689, 4, '\u0443', 0},         // ucy;
+	{15693, 6, '\u21c5', 0},         // udarr;
+	{15699, 7, '\u0171', 0},         // udblac;
+	{15706, 6, '\u296e', 0},         // udhar;
+	{15712, 7, '\u297e', 0},         // ufisht;
+	{15719, 4, '\U0001d532', 0},     // ufr;
+	{15723, 6, '\u00f9', 0},         // ugrave
+	{15729, 7, '\u00f9', 0},         // ugrave;
+	{15736, 6, '\u21bf', 0},         // uharl;
+	{15742, 6, '\u21be', 0},         // uharr;
+	{15748, 6, '\u2580', 0},         // uhblk;
+	{15754, 7, '\u231c', 0},         // ulcorn;
+	{15761, 9, '\u231c', 0},         // ulcorner;
+	{15770, 7, '\u230f', 0},         // ulcrop;
+	{15777, 6, '\u25f8', 0},         // ultri;
+	{15783, 6, '\u016b', 0},         // umacr;
+	{15789, 3, '\u00a8', 0},         // uml
+	{15792, 4, '\u00a8', 0},         // uml;
+	{15796, 6, '\u0173', 0},         // uogon;
+	{15802, 5, '\U0001d566', 0},     // uopf;
+	{15807, 8, '\u2191', 0},         // uparrow;
+	{15815, 12, '\u2195', 0},        // updownarrow;
+	{15827, 14, '\u21bf', 0},        // upharpoonleft;
+	{15841, 15, '\u21be', 0},        // upharpoonright;
+	{15856, 6, '\u228e', 0},         // uplus;
+	{15862, 5, '\u03c5', 0},         // upsi;
+	{15867, 6, '\u03d2', 0},         // upsih;
+	{15873, 8, '\u03c5', 0},         // upsilon;
+	{15881, 11, '\u21c8', 0},        // upuparrows;
+	{15892, 7, '\u231d', 0},         // urcorn;
+	{15899, 9, '\u231d', 0},         // urcorner;
+	{15908, 7, '\u230e', 0},         // urcrop;
+	{15915, 6, '\u016f', 0},         // uring;
+	{15921, 6, '\u25f9', 0},         // urtri;
+	{15927, 5, '\U0001d4ca', 0},     // uscr;
+	{15932, 6, '\u22f0', 0},         // utdot;
+	{15938, 7, '\u0169', 0},         // utilde;
+	{15945, 5, '\u25b5', 0},         // utri;
+	{15950, 6, '\u25b4', 0},         // utrif;
+	{15956, 6, '\u21c8', 0},         // uuarr;
+	{15962, 4, '\u00fc', 0},         // uuml
+	{15966, 5, '\u00fc', 0},         // uuml;
+	{15971, 8, '\u29a7', 0},         // uwangle;
+	{15979, 5, '\u21d5', 0},         // vArr;
+	{15984, 5, '\u2ae8', 0},         // vBar;
+	{15989, 6, '\u2ae9', 0},         // vBarv;
+	{15995, 6, '\u22a8', 0},         // vDash;
+	{16001, 7, '\u299c', 0},         // vangrt;
+	{16008, 11, '\u03f5', 0},        // varepsilon;
+	{16019, 9, '\u03f0', 0},         // varkappa;
+	{16028, 11, '\u2205', 0},        // varnothing;
+	{16039, 7, '\u03d5', 0},         // varphi;
+	{16046, 6, '\u03d6', 0},         // varpi;
+	{16052, 10, '\u221d', 0},        // varpropto;
+	{16062, 5, '\u2195', 0},         // varr;
+	{16067, 7, '\u03f1', 0},         // varrho;
+	{16074, 9, '\u03c2', 0},         // varsigma;
+	{16083, 13, '\u228a', '\ufe00'}, // varsubsetneq;
+	{16096, 14, '\u2acb', '\ufe00'}, // varsubsetneqq;
+	{16110, 13, '\u228b', '\ufe00'}, // varsupsetneq;
+	{16123, 14, '\u2acc', '\ufe00'}, // varsupsetneqq;
+	{16137, 9, '\u03d1', 0},         // vartheta;
+	{16146, 16, '\u22b2', 0},        // vartriangleleft;
+	{16162, 17, '\u22b3', 0},        // vartriangleright;
+	{16179, 4, '\u0432', 0},         // vcy;
+	{16183, 6, '\u22a2', 0},         // vdash;
+	{16189, 4, '\u2228', 0},         // vee;
+	{16193, 7, '\u22bb', 0},         // veebar;
+	{16200, 6, '\u225a', 0},         // veeeq;
+	{16206, 7, '\u22ee', 0},         // vellip;
+	{16213, 7, '|', 0},              // verbar;
+	{16220, 5, '|', 0},              // vert;
+	{16225, 4, '\U0001d533', 0},     // vfr;
+	{16229, 6, '\u22b2', 0},         // vltri;
+	{16235, 6, '\u2282', '\u20d2'},  // vnsub;
+	{16241, 6, '\u2283', '\u20d2'},  // vnsup;
+	{16247, 5, '\U0001d567', 0},     // vopf;
+	{16252, 6, '\u221d', 0},         // vprop;
+	{16258, 6, '\u22b3', 0},         // vrtri;
+	{16264, 5, '\U0001d4cb', 0},     // vscr;
+	{16269, 7, '\u2acb', '\ufe00'},  // vsubnE;
+	{16276, 7, '\u228a', '\ufe00'},  // vsubne;
+	{16283, 7, '\u2acc', '\ufe00'},  // vsupnE;
+	{16290, 7, '\u228b', '\ufe00'},  // vsupne;
+	{16297, 8, '\u299a', 0},         // vzigzag;
+	{16305, 6, '\u0175', 0},         // wcirc;
+	{16311, 7, '\u2a5f', 0},         // wedbar;
+	{16318, 6, '\u2227', 0},         // wedge;
+	{16324, 7, '\u2259', 0},         // wedgeq;
+	{16331, 7, '\u2118', 0},         // weierp;
+	{16338, 4, '\U0001d534', 0},     // wfr;
+	{16342, 5, '\U0001d568', 0},     // wopf;
+	{16347, 3, '\u2118', 0},         // wp;
+	{16350, 3, '\u2240', 0},         // wr;
+	{16353, 7, '\u2240', 0},         // wreath;
+	{16360, 5, '\U0001d4cc', 0},     // wscr;
+	{16365, 5, '\u22c2', 0},         // xcap;
+	{16370, 6, '\u25ef', 0},         // xcirc;
+	{16376, 5, '\u22c3', 0},         // xcup;
+	{16381, 6, '\u25bd', 0},         // xdtri;
+	{16387, 4, '\U0001d535', 0},     // xfr;
+	{16391, 6, '\u27fa', 0},         // xhArr;
+	{16397, 6, '\u27f7', 0},         // xharr;
+	{16403, 3, '\u03be', 0},         // xi;
+	{16406, 6, '\u27f8', 0},         // xlArr;
+	{16412, 6, '\u27f5', 0},         // xlarr;
+	{16418, 5, '\u27fc', 0},         // xmap;
+	{16423, 5, '\u22fb', 0},         // xnis;
+	{16428, 6, '\u2a00', 0},         // xodot;
+	{16434, 5, '\U0001d569', 0},     // xopf;
+	{16439, 7, '\u2a01', 0},         // xoplus;
+	{16446, 7, '\u2a02', 0},         // xotime;
+	{16453, 6, '\u27f9', 0},         // xrArr;
+	{16459, 6, '\u27f6', 0},         // xrarr;
+	{16465, 5, '\U0001d4cd', 0},     // xscr;
+	{16470, 7, '\u2a06', 0},         // xsqcup;
+	{16477, 7, '\u2a04', 0},         // xuplus;
+	{16484, 6, '\u25b3', 0},         // xutri;
+	{16490, 5, '\u22c1', 0},         // xvee;
+	{16495, 7, '\u22c0', 0},         // xwedge;
+	{16502, 6, '\u00fd', 0},         // yacute
+	{16508, 7, '\u00fd', 0},         // yacute;
+	{16515, 5, '\u044f', 0},         // yacy;
+	{16520, 6, '\u0177', 0},         // ycirc;
+	{16526, 4, '\u044b', 0},         // ycy;
+	{16530, 3, '\u00a5', 0},         // yen
+	{16533, 4, '\u00a5', 0},         // yen;
+	{16537, 4, '\U0001d536', 0},     // yfr;
+	{16541, 5, '\u0457', 0},         // yicy;
+	{16546, 5, '\U0001d56a', 0},     // yopf;
+	{16551, 5, '\U0001d4ce', 0},     // yscr;
+	{16556, 5, '\u044e', 0},         // yucy;
+	{16561, 4, '\u00ff', 0},         // yuml
+	{16565, 5, '\u00ff', 0},         // yuml;
+	{16570, 7, '\u017a', 0},         // zacute;
+	{16577, 7, '\u017e', 0},         // zcaron;
+	{16584, 4, '\u0437', 0},         // zcy;
+	{16588, 5, '\u017c', 0},         // zdot;
+	{16593, 7, '\u2128', 0},         // zeetrf;
+	{16600, 5, '\u03b6', 0},         // zeta;
+	{16605, 4, '\U0001d537', 0},     // zfr;
+	{16609, 5, '\u0436', 0},         // zhcy;
+	{16614, 8, '\u21dd', 0},         // zigrarr;
+	{16622, 5, '\U0001d56b', 0},     // zopf;
+	{16627, 5, '\U0001d4cf', 0},     // zscr;
+	{16632, 4, '\u200d', 0},         // zwj;
+	{16636, 5, '\u200c', 0},         // zwnj;
 }

@@ -3,8 +3,9 @@
 // names and attributes (FuzzTokenizer compares the two). It has the part
 // of x/net/html's API that web_fetch uses, and none of its start-up cost:
 // the package has no initialisation code (no init function, no variable
-// built at start-up), its table of named character references is a literal
-// of constants that Go lays out as static data, searched by binary search.
+// built at start-up), and its table of named character references is a
+// literal of constants without pointers, searched by binary search: static
+// data, untouched (by the garbage collector too) until a lookup.
 //
 // The tokenizer reads its input as it goes; its buffer holds the current
 // token and what the last read brought beyond it, so it grows to at most
@@ -1010,11 +1011,18 @@ func digit(c byte) rune {
 	return 16
 }
 
-// entity is a named character reference: its name without the '&', and
-// the one or two runes it stands for (r2 0 for one).
+// entity is a named character reference: its name without the '&',
+// entityNames[off:off+n], and the one or two runes it stands for (r2 0 for
+// one). It has no pointers, so that the garbage collector need not scan
+// entities.
 type entity struct {
-	name   string
+	off    uint16
+	n      uint8
 	r1, r2 rune
+}
+
+func (e *entity) name() string {
+	return entityNames[e.off : int(e.off)+int(e.n)]
 }
 
 // lookup finds the named character reference name in entities.
@@ -1026,7 +1034,7 @@ func lookup(name []byte) (r1, r2 rune, ok bool) {
 	lo, hi := 0, len(entities)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		switch c := strings.Compare(entities[m].name, key); {
+		switch c := strings.Compare(entities[m].name(), key); {
 		case c == 0:
 			return entities[m].r1, entities[m].r2, true
 		case c < 0:
