@@ -11,7 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"golang.org/x/net/html"
+	"acpd/tools/internal/htmltok"
 )
 
 // maxMarkdownBytes bounds the text htmlMarkdown produces (links resolved
@@ -64,7 +64,7 @@ func htmlText(doc string) string {
 // it returns ctx's error once ctx is done, and the text so far with it.
 // Output beyond maxMarkdownBytes is dropped with a note saying so.
 func htmlMarkdown(ctx context.Context, r io.Reader, base *url.URL) (string, error) {
-	z := html.NewTokenizer(r)
+	z := htmltok.NewTokenizer(r)
 	w := &mdWriter{base: base}
 	var err error
 	for n := 0; ; n++ {
@@ -74,7 +74,7 @@ func htmlMarkdown(ctx context.Context, r io.Reader, base *url.URL) (string, erro
 			}
 		}
 		tt := z.Next()
-		if tt == html.ErrorToken {
+		if tt == htmltok.ErrorToken {
 			if e := z.Err(); !errors.Is(e, io.EOF) {
 				err = e
 			}
@@ -150,9 +150,9 @@ type listLevel struct {
 	items   bool // an item was started: text in the list is indented
 }
 
-func (w *mdWriter) token(z *html.Tokenizer, tt html.TokenType) {
+func (w *mdWriter) token(z *htmltok.Tokenizer, tt htmltok.TokenType) {
 	switch tt {
-	case html.TextToken:
+	case htmltok.TextToken:
 		if w.skip != "" {
 			return
 		}
@@ -161,17 +161,17 @@ func (w *mdWriter) token(z *html.Tokenizer, tt html.TokenType) {
 			return
 		}
 		w.text(string(z.Text()))
-	case html.StartTagToken, html.SelfClosingTagToken:
+	case htmltok.StartTagToken, htmltok.SelfClosingTagToken:
 		name, hasAttr := z.TagName()
-		w.start(z, string(name), hasAttr, tt == html.SelfClosingTagToken)
-	case html.EndTagToken:
+		w.start(z, string(name), hasAttr, tt == htmltok.SelfClosingTagToken)
+	case htmltok.EndTagToken:
 		name, _ := z.TagName()
 		w.end(string(name))
 	}
 }
 
 // attr returns the value of the current tag's attribute key.
-func attr(z *html.Tokenizer, hasAttr bool, key string) string {
+func attr(z *htmltok.Tokenizer, hasAttr bool, key string) string {
 	for hasAttr {
 		var k, v []byte
 		k, v, hasAttr = z.TagAttr()
@@ -182,7 +182,7 @@ func attr(z *html.Tokenizer, hasAttr bool, key string) string {
 	return ""
 }
 
-func (w *mdWriter) start(z *html.Tokenizer, name string, hasAttr, selfClosing bool) {
+func (w *mdWriter) start(z *htmltok.Tokenizer, name string, hasAttr, selfClosing bool) {
 	if w.skip != "" {
 		if name == w.skip && !selfClosing {
 			w.skipDepth++
