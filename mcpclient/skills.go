@@ -17,9 +17,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.yaml.in/yaml/v3"
 
 	"acpd/internal/lazy"
+	"acpd/mcpclient/internal/yamlsub"
 )
 
 // MCP skills (extension io.modelcontextprotocol/skills, SEP-2640): a server
@@ -183,9 +183,9 @@ func (m *Manager) LoadSkill(ctx context.Context, qualified string) (_ LoadedSkil
 	if !ok {
 		return LoadedSkill{}, fmt.Errorf("mcp server %q: skill %s: %w: its SKILL.md has no YAML frontmatter", sk.Server, sk.URI, ErrSkillVerification)
 	}
-	got, err := yamlObject(front)
+	got, err := yamlsub.Object(front)
 	if err != nil {
-		return LoadedSkill{}, fmt.Errorf("mcp server %q: skill %s: %w: its SKILL.md's frontmatter is not a YAML mapping: %v", sk.Server, sk.URI, ErrSkillVerification, err)
+		return LoadedSkill{}, fmt.Errorf("mcp server %q: skill %s: %w: its SKILL.md's frontmatter is not a YAML mapping acpd reads: %v", sk.Server, sk.URI, ErrSkillVerification, err)
 	}
 	if diff := frontmatterDiff(got, sk.Frontmatter); diff != "" {
 		return LoadedSkill{}, fmt.Errorf("mcp server %q: skill %s: %w: its SKILL.md's frontmatter differs from the listed one (%s); the skill is not loaded", sk.Server, sk.URI, ErrSkillVerification, diff)
@@ -513,84 +513,6 @@ func splitFrontmatter(text string) (front, body string, ok bool) {
 		return "", "", false
 	}
 	return text[loc[2]:loc[3]], strings.TrimSpace(text[loc[1]:]), true
-}
-
-// yamlObject parses YAML that must be a mapping into JSON-like values
-// (objects, arrays, strings, float64 numbers, booleans, nil); timestamps
-// stay strings, as a JSON rendering writes them.
-func yamlObject(src string) (map[string]any, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
-		return nil, err
-	}
-	if len(doc.Content) == 0 {
-		return map[string]any{}, nil
-	}
-	v, err := yamlValue(doc.Content[0], 0)
-	if err != nil {
-		return nil, err
-	}
-	obj, ok := v.(map[string]any)
-	if !ok {
-		return nil, errors.New("not a mapping")
-	}
-	return obj, nil
-}
-
-func yamlValue(n *yaml.Node, depth int) (any, error) {
-	if depth > 64 {
-		return nil, errors.New("nested too deeply")
-	}
-	switch n.Kind {
-	case yaml.AliasNode:
-		return yamlValue(n.Alias, depth+1)
-	case yaml.MappingNode:
-		obj := map[string]any{}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, err := yamlValue(n.Content[i], depth+1)
-			if err != nil {
-				return nil, err
-			}
-			v, err := yamlValue(n.Content[i+1], depth+1)
-			if err != nil {
-				return nil, err
-			}
-			obj[fmt.Sprint(k)] = v
-		}
-		return obj, nil
-	case yaml.SequenceNode:
-		arr := []any{}
-		for _, c := range n.Content {
-			v, err := yamlValue(c, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			arr = append(arr, v)
-		}
-		return arr, nil
-	case yaml.ScalarNode:
-		switch n.ShortTag() {
-		case "!!null":
-			return nil, nil
-		case "!!bool", "!!int", "!!float":
-			var v any
-			if err := n.Decode(&v); err != nil {
-				return nil, err
-			}
-			switch x := v.(type) {
-			case int:
-				return float64(x), nil
-			case int64:
-				return float64(x), nil
-			case uint64:
-				return float64(x), nil
-			}
-			return v, nil
-		default:
-			return n.Value, nil
-		}
-	}
-	return nil, fmt.Errorf("unsupported YAML node kind %d", n.Kind)
 }
 
 // frontmatterDiff compares a SKILL.md's frontmatter with an entry's, field

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"acpd/internal/skilltest"
+	"acpd/mcpclient/internal/yamlsub"
 )
 
 var pdfSkill = skilltest.Skill{
@@ -163,7 +164,7 @@ func TestSkillFrontmatterDiff(t *testing.T) {
 	if !ok || body != "Body." {
 		t.Fatalf("split: %q %q %v", front, body, ok)
 	}
-	got, err := yamlObject(front)
+	got, err := yamlsub.Object(front)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +183,7 @@ func TestSkillFrontmatterDiff(t *testing.T) {
 	if _, _, ok := splitFrontmatter("no frontmatter\n"); ok {
 		t.Error("text without frontmatter split")
 	}
-	if _, err := yamlObject("- a\n- b\n"); err == nil {
+	if _, err := yamlsub.Object("- a\n- b\n"); err == nil {
 		t.Error("a YAML list taken for a mapping")
 	}
 }

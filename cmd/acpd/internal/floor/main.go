@@ -24,7 +24,6 @@ import (
 	_ "github.com/santhosh-tekuri/jsonschema/v6"
 	_ "github.com/sourcegraph/jsonrpc2"
 	_ "github.com/spf13/cobra"
-	_ "go.yaml.in/yaml/v3"
 	_ "mvdan.cc/sh/v3/syntax"
 )
 
