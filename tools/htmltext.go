@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"acpd/internal/lazy"
 	"acpd/tools/internal/htmltok"
 )
 
@@ -27,19 +28,28 @@ const maxNesting = 16
 // its context.
 const ctxCheckTokens = 256
 
-// skipped are the elements whose content is not text for a reader.
-var skipped = map[string]bool{
-	"script": true, "style": true, "noscript": true, "svg": true, "math": true, "template": true,
-	"head": true, "iframe": true, "object": true, "canvas": true, "select": true, "textarea": true,
+// skipped reports the elements whose content is not text for a reader.
+// (A switch, not a map: a package-level map is built at every start.)
+func skipped(name string) bool {
+	switch name {
+	case "script", "style", "noscript", "svg", "math", "template",
+		"head", "iframe", "object", "canvas", "select", "textarea":
+		return true
+	}
+	return false
 }
 
-// blocks are the elements that start and end a paragraph.
-var blocks = map[string]bool{
-	"p": true, "div": true, "section": true, "article": true, "header": true, "footer": true,
-	"main": true, "nav": true, "aside": true, "table": true, "blockquote": true, "hr": true,
-	"dl": true, "dt": true, "dd": true, "title": true, "figure": true, "figcaption": true,
-	"form": true, "fieldset": true, "details": true, "summary": true, "address": true,
-	"caption": true,
+// blocks reports the elements that start and end a paragraph.
+func blocks(name string) bool {
+	switch name {
+	case "p", "div", "section", "article", "header", "footer",
+		"main", "nav", "aside", "table", "blockquote", "hr",
+		"dl", "dt", "dd", "title", "figure", "figcaption",
+		"form", "fieldset", "details", "summary", "address",
+		"caption":
+		return true
+	}
+	return false
 }
 
 // htmlText renders an HTML document as Markdown text (see htmlMarkdown),
@@ -192,7 +202,7 @@ func (w *mdWriter) start(z *htmltok.Tokenizer, name string, hasAttr, selfClosing
 		}
 		w.skip, w.skipDepth = "", 0 // <body> ends an unclosed <head>
 	}
-	if skipped[name] {
+	if skipped(name) {
 		if !selfClosing {
 			w.skip, w.skipDepth = name, 1
 		}
@@ -256,7 +266,7 @@ func (w *mdWriter) start(z *htmltok.Tokenizer, name string, hasAttr, selfClosing
 		w.write("|")
 		w.space = true
 	default:
-		if blocks[name] {
+		if blocks(name) {
 			w.block(2)
 		}
 	}
@@ -327,7 +337,7 @@ func (w *mdWriter) end(name string) {
 	case "tr":
 		w.block(1)
 	default:
-		if blocks[name] {
+		if blocks(name) {
 			w.block(2)
 		}
 	}
@@ -369,12 +379,14 @@ func (w *mdWriter) link(href string) string {
 			href = u.String()
 		}
 	}
-	return hrefEscaper.Replace(href)
+	return hrefEscaper.Get().Replace(href)
 }
 
 // hrefEscaper keeps a link's Markdown intact: no raw spaces, newlines or
 // parentheses in its target.
-var hrefEscaper = strings.NewReplacer(" ", "%20", "\n", "", "\r", "", "\t", "", "(", "%28", ")", "%29")
+var hrefEscaper = lazy.Value[*strings.Replacer]{New: func() *strings.Replacer {
+	return strings.NewReplacer(" ", "%20", "\n", "", "\r", "", "\t", "", "(", "%28", ")", "%29")
+}}
 
 // codeLang is the language a class attribute names (language-go, lang-go).
 func codeLang(class string) string {
