@@ -4,6 +4,7 @@ import (
 	"unicode/utf8"
 
 	"acpd/internal/jsonscan"
+	"acpd/internal/lazy"
 )
 
 // decodes reports whether the strict decoder (json.Unmarshal into an
@@ -20,11 +21,11 @@ import (
 func decodes(raw []byte, kind string) bool {
 	switch kind {
 	case "tool_call":
-		return shape(raw, toolCallShape)
+		return shape(raw, schema.Get().toolCall)
 	case "tool_call_update":
-		return shape(raw, toolCallUpdateShape)
+		return shape(raw, schema.Get().toolCallUpdate)
 	case "usage_update":
-		return shape(raw, usageShape)
+		return shape(raw, schema.Get().usage)
 	}
 	return false
 }
@@ -38,19 +39,33 @@ type schemaField struct {
 	check    func([]byte) bool
 }
 
-var (
-	toolCallShape       []schemaField
-	toolCallUpdateShape []schemaField
-	locationShape       []schemaField
-	contentShape        []schemaField
-	diffShape           []schemaField
-	terminalShape       []schemaField
-	textShape           []schemaField
-	usageShape          []schemaField
-)
+// shapes are the object shapes decodes checks, built on first use.
+type shapes struct {
+	toolCall, toolCallUpdate, usage         []schemaField
+	location, content, diff, terminal, text []schemaField // inside a tool call's
+}
 
-func init() {
+var schema = lazy.Value[*shapes]{New: func() *shapes {
 	meta := schemaField{"_meta", false, isObject}
+	location := []schemaField{{"path", true, isString}, {"line", false, isUint32}, meta}
+	text := []schemaField{{"type", true, isString}, {"text", true, isString}, {"annotations", false, notSure}, meta}
+	// textBlock checks a content block that must be text.
+	textBlock := func(b []byte) bool { return tagOf(b, "type") == "text" && shape(b, text) }
+	content := []schemaField{{"type", true, isString}, {"content", true, textBlock}, meta}
+	diff := []schemaField{{"type", true, isString}, {"path", true, isString}, {"newText", true, isString}, {"oldText", false, isString}, meta}
+	terminal := []schemaField{{"type", true, isString}, {"terminalId", true, isString}, meta}
+	// toolCallContent checks one item of a tool call's content by its type.
+	toolCallContent := func(b []byte) bool {
+		switch tagOf(b, "type") {
+		case "content":
+			return shape(b, content)
+		case "diff":
+			return shape(b, diff)
+		case "terminal":
+			return shape(b, terminal)
+		}
+		return false
+	}
 	common := func(title bool) []schemaField {
 		return []schemaField{
 			{"sessionUpdate", true, isString},
@@ -61,38 +76,22 @@ func init() {
 			{"name", false, isString},
 			{"rawInput", false, anyValue},
 			{"rawOutput", false, anyValue},
-			{"locations", false, arrayOf(func(b []byte) bool { return shape(b, locationShape) })},
+			{"locations", false, arrayOf(func(b []byte) bool { return shape(b, location) })},
 			{"content", false, arrayOf(toolCallContent)},
 			meta,
 		}
 	}
-	toolCallShape = common(true)
-	toolCallUpdateShape = common(false)
-	locationShape = []schemaField{{"path", true, isString}, {"line", false, isUint32}, meta}
-	contentShape = []schemaField{{"type", true, isString}, {"content", true, textBlock}, meta}
-	diffShape = []schemaField{{"type", true, isString}, {"path", true, isString}, {"newText", true, isString}, {"oldText", false, isString}, meta}
-	terminalShape = []schemaField{{"type", true, isString}, {"terminalId", true, isString}, meta}
-	textShape = []schemaField{{"type", true, isString}, {"text", true, isString}, {"annotations", false, notSure}, meta}
-	usageShape = []schemaField{{"sessionUpdate", true, isString}, {"size", true, isUint63}, {"used", true, isUint63}, {"cost", false, notSure}, meta}
-}
-
-// toolCallContent checks one item of a tool call's content by its type.
-func toolCallContent(b []byte) bool {
-	switch tagOf(b, "type") {
-	case "content":
-		return shape(b, contentShape)
-	case "diff":
-		return shape(b, diffShape)
-	case "terminal":
-		return shape(b, terminalShape)
+	return &shapes{
+		toolCall:       common(true),
+		toolCallUpdate: common(false),
+		usage:          []schemaField{{"sessionUpdate", true, isString}, {"size", true, isUint63}, {"used", true, isUint63}, {"cost", false, notSure}, meta},
+		location:       location,
+		content:        content,
+		diff:           diff,
+		terminal:       terminal,
+		text:           text,
 	}
-	return false
-}
-
-// textBlock checks a content block that must be text.
-func textBlock(b []byte) bool {
-	return tagOf(b, "type") == "text" && shape(b, textShape)
-}
+}}
 
 // tagOf returns the plain (escape-free ASCII) string value of b's member
 // key, or "" (b is an object).

@@ -96,19 +96,20 @@ func TestDecodes(t *testing.T) {
 // keys that are none of them), so a field the schema adds fails here until
 // its shape knows it.
 func TestShapesListEveryField(t *testing.T) {
+	sh := schema.Get()
 	for _, c := range []struct {
 		shape []schemaField
 		typ   reflect.Type
 		extra []string // keys of the union around it
 	}{
-		{toolCallShape, reflect.TypeFor[acp.ToolCall](), []string{"sessionUpdate"}},
-		{toolCallUpdateShape, reflect.TypeFor[acp.ToolCallUpdate](), []string{"sessionUpdate"}},
-		{usageShape, reflect.TypeFor[acp.UsageUpdate](), []string{"sessionUpdate"}},
-		{locationShape, reflect.TypeFor[acp.ToolCallLocation](), nil},
-		{contentShape, reflect.TypeFor[acp.Content](), []string{"type"}},
-		{diffShape, reflect.TypeFor[acp.Diff](), []string{"type"}},
-		{terminalShape, reflect.TypeFor[acp.Terminal](), []string{"type"}},
-		{textShape, reflect.TypeFor[acp.TextContent](), []string{"type"}},
+		{sh.toolCall, reflect.TypeFor[acp.ToolCall](), []string{"sessionUpdate"}},
+		{sh.toolCallUpdate, reflect.TypeFor[acp.ToolCallUpdate](), []string{"sessionUpdate"}},
+		{sh.usage, reflect.TypeFor[acp.UsageUpdate](), []string{"sessionUpdate"}},
+		{sh.location, reflect.TypeFor[acp.ToolCallLocation](), nil},
+		{sh.content, reflect.TypeFor[acp.Content](), []string{"type"}},
+		{sh.diff, reflect.TypeFor[acp.Diff](), []string{"type"}},
+		{sh.terminal, reflect.TypeFor[acp.Terminal](), []string{"type"}},
+		{sh.text, reflect.TypeFor[acp.TextContent](), []string{"type"}},
 	} {
 		want := map[string]bool{}
 		for _, k := range c.extra {
