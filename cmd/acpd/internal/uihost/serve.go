@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"html"
 	"io"
 	"mime"
 	"net/http"
@@ -25,7 +24,8 @@ var pageFS embed.FS
 // value of Key in vals, escaped for HTML. The pages put these values only
 // in double-quoted attribute values (TestPagePlaceholders checks it),
 // where escaping the five characters html.EscapeString does is all the
-// context asks: no template engine is needed.
+// context asks: no template engine is needed (escapeHTML, not package
+// html, whose init would run in every acpd process).
 func page(name string, vals map[string]string) ([]byte, error) {
 	src, err := pageFS.ReadFile("page/" + name)
 	if err != nil {
@@ -46,9 +46,31 @@ func page(name string, vals map[string]string) ([]byte, error) {
 		if !ok {
 			return nil, fmt.Errorf("page %s: no value for {{.%s}}", name, key)
 		}
-		out = append(append(out, src[:i]...), html.EscapeString(v)...)
+		out = append(append(out, src[:i]...), escapeHTML(v)...)
 		src = src[i+j+2:]
 	}
+}
+
+// escapeHTML escapes what html.EscapeString does: <, >, &, ' and ".
+func escapeHTML(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '<':
+			b.WriteString("&lt;")
+		case '>':
+			b.WriteString("&gt;")
+		case '&':
+			b.WriteString("&amp;")
+		case '\'':
+			b.WriteString("&#39;")
+		case '"':
+			b.WriteString("&#34;")
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
 }
 
 // keepAlive is how often an idle event stream gets a comment line.
