@@ -228,22 +228,30 @@ func dialable(ctx context.Context, base string) error {
 	if err != nil {
 		return err
 	}
-	host := u.Host
-	if u.Port() == "" {
-		port := "80"
+	port := u.Port()
+	if port == "" {
+		port = "80"
 		if u.Scheme == "https" {
 			port = "443"
 		}
-		host = net.JoinHostPort(u.Hostname(), port)
+	}
+	hosts := []string{u.Hostname()}
+	if strings.EqualFold(hosts[0], "localhost") {
+		// localhost is the loopback interface (RFC 6761): dialled as its
+		// two addresses, the probe neither reads the hosts file and the
+		// resolver's configuration nor loads the resolver's code.
+		hosts = []string{"127.0.0.1", "::1"}
 	}
 	// A port that does not answer at once is filtered: it is given
 	// probeDialTimeout, so that it cannot use up the others' time.
 	d := net.Dialer{Timeout: probeDialTimeout}
-	c, err := d.DialContext(ctx, "tcp", host)
-	if err != nil {
-		return err
+	for _, h := range hosts {
+		var c net.Conn
+		if c, err = d.DialContext(ctx, "tcp", net.JoinHostPort(h, port)); err == nil {
+			return c.Close()
+		}
 	}
-	return c.Close()
+	return err
 }
 
 // listModels returns the model ids of the OpenAI-compatible server at

@@ -322,3 +322,32 @@ func TestDiscoveryDialsFirst(t *testing.T) {
 		t.Fatalf("%d HTTP requests, want 1 (the listening server)", n)
 	}
 }
+
+// A probed localhost is dialled at both loopback addresses, without the
+// resolver: a server listening on either is found, and a port where
+// neither answers is not.
+func TestDialableLocalhost(t *testing.T) {
+	for _, addr := range []string{"127.0.0.1:0", "[::1]:0"} {
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Logf("%s: %v (skipped)", addr, err)
+			continue
+		}
+		_, port, _ := net.SplitHostPort(l.Addr().String())
+		accepted := make(chan struct{})
+		go func() {
+			if c, err := l.Accept(); err == nil {
+				c.Close()
+			}
+			close(accepted)
+		}()
+		if err := dialable(context.Background(), "http://localhost:"+port+"/v1"); err != nil {
+			t.Errorf("server on %s: %v", l.Addr(), err)
+		}
+		l.Close()
+		<-accepted
+		if err := dialable(context.Background(), "http://LOCALHOST:"+port+"/v1"); err == nil {
+			t.Errorf("closed port %s dialable", port)
+		}
+	}
+}
