@@ -256,7 +256,9 @@ func (p *parser) sequence(col, depth int) (any, error) {
 			// The entry's content is a node starting at column at: a
 			// compact mapping or sequence, or a scalar.
 			text := l[at:]
-			if isEntry(text) {
+			if text[0] == '[' || text[0] == '{' {
+				v, err = p.value(at, col, depth, false)
+			} else if isEntry(text) {
 				p.start = at
 				v, err = p.sequence(at, depth+1)
 			} else if _, _, ok, kerr := splitKey(text); kerr != nil {
@@ -599,7 +601,9 @@ func (q *quoteScan) scan() (string, error) {
 	single := q.cur() == '\''
 	q.pos++
 	var s, whitespaces []byte
-	leadingBreak, trailingBreaks := "", ""
+	// The line breaks since the last content: the first (leadingBreak)
+	// and how many followed it (trailingBreaks).
+	leadingBreak, trailingBreaks := false, 0
 	for {
 		c := q.cur()
 		if c == 0 {
@@ -649,23 +653,20 @@ func (q *quoteScan) scan() (string, error) {
 			}
 			if !leadingBlanks {
 				whitespaces = whitespaces[:0]
-				leadingBreak = "\n"
+				leadingBreak = true
 				leadingBlanks = true
 			} else {
-				trailingBreaks += "\n"
+				trailingBreaks++
 			}
 		}
 		if leadingBlanks {
-			if leadingBreak != "" {
-				if trailingBreaks == "" {
-					s = append(s, ' ')
-				} else {
-					s = append(s, trailingBreaks...)
-				}
-			} else {
-				s = append(s, trailingBreaks...)
+			if leadingBreak && trailingBreaks == 0 {
+				s = append(s, ' ')
 			}
-			leadingBreak, trailingBreaks = "", ""
+			for range trailingBreaks {
+				s = append(s, '\n')
+			}
+			leadingBreak, trailingBreaks = false, 0
 		} else {
 			s = append(s, whitespaces...)
 			whitespaces = whitespaces[:0]

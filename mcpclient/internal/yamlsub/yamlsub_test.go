@@ -146,6 +146,7 @@ var accepted = []struct{ src, want string }{
 	{"special: [.inf, -.Inf, .nan, ~, null, true, False, yes, no]", "="},
 	{"flow: {a: 1, 'b c': [x, {d: e}], e: \"f, g\"}", `{"flow":{"a":1,"b c":["x",{"d":"e"}],"e":"f, g"}}`},
 	{"items:\n  - name: a\n    value: 1\n  - name: b\n    nested:\n      - x\n      -\n        y: z\n  -\n  - - inner\n    - list", `{"items":[{"name":"a","value":1},{"name":"b","nested":["x",{"y":"z"}]},null,["inner","list"]]}`},
+	{"list:\n  - {x: y, z: [1]}\n  - [a, 'b']", `{"list":[{"x":"y","z":[1]},["a","b"]]}`},
 	{"  indented: top\n  second: 2", `{"indented":"top","second":2}`},
 	{"url: http://example.com/a#frag\nhash: a#b\ncolon: a:b", `{"url":"http://example.com/a#frag","hash":"a#b","colon":"a:b"}`},
 	{"empty:\nnext: ''\n\"quoted key\": v\nk: v # c", `{"empty":null,"next":"","quoted key":"v","k":"v"}`},
@@ -253,4 +254,28 @@ func FuzzObject(f *testing.F) {
 			t.Fatalf("%q:\n    got %#v\nyaml.v3 %#v", src, got, want)
 		}
 	})
+}
+
+// BenchmarkObjectLarge: inputs of 200,000 lines or items, each shape
+// that once cost time quadratic in its size (a quoted scalar's line
+// breaks were concatenated one by one: 8.8 s for 200,000).
+func BenchmarkObjectLarge(b *testing.B) {
+	for _, c := range []struct{ name, src string }{
+		{"quoted-blank-lines", "a: \"x" + strings.Repeat("\n", 200000) + "  y\""},
+		{"quoted-space-lines", "a: 'x" + strings.Repeat("\n   ", 200000) + "y'"},
+		{"plain-blank-lines", "a: x" + strings.Repeat("\n", 200000) + "  y"},
+		{"block-blank-lines", "a: |\n  x" + strings.Repeat("\n", 200000) + "  y"},
+		{"flow-items", "a: [" + strings.Repeat("x, ", 200000) + "y]"},
+		{"entries", "a:\n" + strings.Repeat("- x\n", 200000)},
+		{"keys", strings.Repeat("k: v\n", 1) + "b:\n" + strings.Repeat("  - {x: y}\n", 100000)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.src)))
+			for b.Loop() {
+				if _, err := Object(c.src); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
