@@ -8,8 +8,6 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/charmbracelet/log"
-
 	"acpd/agent"
 	"acpd/config"
 	"acpd/model"
@@ -26,7 +24,7 @@ type modelSource struct {
 // newModelSource builds the registry from the user configuration and the
 // environment (ACPD_DISCOVER=0 turns off probing for local servers;
 // ACPD_RECORD=path records all model traffic as a replay script).
-func newModelSource(cfg *config.Config, lg *log.Logger) (*modelSource, io.Closer, error) {
+func newModelSource(cfg *config.Config, lg *slog.Logger) (*modelSource, io.Closer, error) {
 	var rec io.Writer
 	var closer io.Closer = io.NopCloser(nil)
 	if p := os.Getenv("ACPD_RECORD"); p != "" {
@@ -41,7 +39,7 @@ func newModelSource(cfg *config.Config, lg *log.Logger) (*modelSource, io.Closer
 		Credentials: provider.OpenCredentials(""),
 		Discover:    os.Getenv("ACPD_DISCOVER") != "0",
 		Record:      rec,
-		Logger:      slog.New(lg),
+		Logger:      lg,
 		Version:     acpdVersion(),
 	})
 	return &modelSource{reg: reg}, closerFunc(func() error {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 
 	"github.com/charmbracelet/log"
@@ -61,7 +62,7 @@ func runOptions(g *globalFlags) run.Options {
 		OpenLogger:  openLogger,
 		LogLevelSet: g.logLevel != "" || os.Getenv("ACPD_LOG_LEVEL") != "",
 		LocalAgent: func(ctx context.Context, loader *config.Loader, lg *log.Logger) (func(context.Context, io.Reader, io.WriteCloser) error, io.Closer, error) {
-			a, closer, err := newLocalAgent(ctx, loader, lg)
+			a, closer, err := newLocalAgent(ctx, loader, slog.New(lg))
 			if err != nil {
 				return nil, nil, err
 			}

@@ -62,18 +62,58 @@ func loadConfigOrDefaults(g *globalFlags) (*config.Loader, error) {
 // write to the same place; pass them slog.New(lg). The returned closer
 // flushes and closes the file.
 func openLogger(cfg *config.Config) (*log.Logger, io.Closer, error) {
-	// Wrapped, so the log's renderer does not see a terminal and ask it
-	// for its colours (waiting up to 5 s each when it does not answer);
-	// the colour profile is set from the environment instead.
-	var w io.Writer = struct{ io.Writer }{os.Stderr}
-	var c io.Closer = io.NopCloser(nil)
+	w, c, err := logWriter(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	lg := newLogger(cfg, w)
+	slog.SetDefault(slog.New(lg))
+	return lg, c, nil
+}
+
+// openServeLogger is openLogger for serving, as a *slog.Logger whose
+// charm logger is built at the first record logged (see lazyHandler): an
+// editor's acpd that has nothing to say never initialises the styling
+// stack. A log file that cannot be opened is still an error at once.
+func openServeLogger(cfg *config.Config) (*slog.Logger, io.Closer, error) {
+	w, c, err := logWriter(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	h := newLazyHandler(slog.Level(logLevel(cfg)), func() slog.Handler { return newLogger(cfg, w) })
+	lg := slog.New(h)
+	slog.SetDefault(lg)
+	return lg, c, nil
+}
+
+// logWriter opens where logs go: the configured file, else stderr.
+func logWriter(cfg *config.Config) (io.Writer, io.Closer, error) {
 	if cfg.Log.File != "" {
 		f, err := os.OpenFile(cfg.Log.File, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 		if err != nil {
 			return nil, nil, fmt.Errorf("log file: %w", err)
 		}
-		w, c = f, f
+		return f, f, nil
 	}
+	// Wrapped, so the log's renderer does not see a terminal and ask it
+	// for its colours (waiting up to 5 s each when it does not answer);
+	// the colour profile is set from the environment instead.
+	return struct{ io.Writer }{os.Stderr}, io.NopCloser(nil), nil
+}
+
+// logLevel is the configured level, info by default or when the
+// configuration names none charmbracelet/log knows. (Its levels are
+// slog's.)
+func logLevel(cfg *config.Config) log.Level {
+	lvl, err := log.ParseLevel(strings.ToLower(orDefault(cfg.Log.Level, "info")))
+	if err != nil {
+		return log.InfoLevel
+	}
+	return lvl
+}
+
+// newLogger builds the charm logger writing to w.
+func newLogger(cfg *config.Config, w io.Writer) *log.Logger {
 	lg := log.NewWithOptions(w, log.Options{ReportTimestamp: true, Prefix: "acpd"})
 	if cfg.Log.File == "" && isTerminal(os.Stderr) {
 		if !run.NoColor() {
@@ -85,13 +125,8 @@ func openLogger(cfg *config.Config) (*log.Logger, io.Closer, error) {
 		// every field through.
 		lg.SetFormatter(log.LogfmtFormatter)
 	}
-	lvl, err := log.ParseLevel(strings.ToLower(orDefault(cfg.Log.Level, "info")))
-	if err != nil {
-		lvl = log.InfoLevel
-	}
-	lg.SetLevel(lvl)
-	slog.SetDefault(slog.New(lg))
-	return lg, c, nil
+	lg.SetLevel(logLevel(cfg))
+	return lg
 }
 
 func orDefault(s, def string) string {
@@ -132,7 +167,7 @@ or see "acpd --help" for the commands people use (acpd sessions list, …).
 		return err
 	}
 	cfg := loader.User()
-	lg, closeLog, err := openLogger(cfg)
+	lg, closeLog, err := openServeLogger(cfg)
 	if err != nil {
 		return err
 	}
@@ -160,7 +195,7 @@ or see "acpd --help" for the commands people use (acpd sessions list, …).
 // newLocalAgent builds acpd's own agent from the configuration: for serve,
 // and for `acpd run` without --agent. The closer releases the model
 // backends (exec plug-ins, the recording file).
-func newLocalAgent(ctx context.Context, loader *config.Loader, lg *log.Logger) (*agent.Agent, io.Closer, error) {
+func newLocalAgent(ctx context.Context, loader *config.Loader, lg *slog.Logger) (*agent.Agent, io.Closer, error) {
 	cfg := loader.User()
 	store, err := openStore(ctx, cfg)
 	if err != nil {
@@ -194,7 +229,7 @@ func newLocalAgent(ctx context.Context, loader *config.Loader, lg *log.Logger) (
 		MCPTokens:        mcpTokens(),
 		Env:              terminal.FilterEnv(os.Environ(), cfg.Env.Allow),
 		Getenv:           os.Getenv,
-		Logger:           slog.New(lg),
+		Logger:           lg,
 		MaxLineBytes:     cfg.Protocol.MaxLineBytes,
 	}), closeModels, nil
 }
