@@ -183,18 +183,8 @@ func (p *parser) mapping(col, depth int) (any, error) {
 	}
 	obj := map[string]any{}
 	for {
-		if err := p.skipEmpty(); err != nil {
-			return nil, err
-		}
-		if p.eof() {
-			return obj, nil
-		}
-		c := p.indent()
-		if c < col {
-			return obj, nil
-		}
-		if c > col {
-			return nil, p.errf("bad indentation of a mapping entry")
+		if more, err := p.entryAt(col, "mapping"); err != nil || !more {
+			return obj, err
 		}
 		l := p.lines[p.i]
 		text := l[col:]
@@ -216,6 +206,25 @@ func (p *parser) mapping(col, depth int) (any, error) {
 	}
 }
 
+// entryAt moves to the next line with content and reports whether it
+// holds another entry of the collection (of kind, for the error) at
+// column col: false at the end of the input or at a line less indented.
+func (p *parser) entryAt(col int, kind string) (bool, error) {
+	if err := p.skipEmpty(); err != nil {
+		return false, err
+	}
+	if p.eof() {
+		return false, nil
+	}
+	switch c := p.indent(); {
+	case c < col:
+		return false, nil
+	case c > col:
+		return false, p.errf("bad indentation of a %s entry", kind)
+	}
+	return true, nil
+}
+
 // sequence parses a block sequence whose dashes are at column col.
 func (p *parser) sequence(col, depth int) (any, error) {
 	if depth > maxDepth {
@@ -223,18 +232,8 @@ func (p *parser) sequence(col, depth int) (any, error) {
 	}
 	arr := []any{}
 	for {
-		if err := p.skipEmpty(); err != nil {
-			return nil, err
-		}
-		if p.eof() {
-			return arr, nil
-		}
-		c := p.indent()
-		if c < col {
-			return arr, nil
-		}
-		if c > col {
-			return nil, p.errf("bad indentation of a sequence entry")
+		if more, err := p.entryAt(col, "sequence"); err != nil || !more {
+			return arr, err
 		}
 		l := p.lines[p.i]
 		if !isEntry(l[col:]) {
