@@ -3,15 +3,11 @@ package main
 import (
 	"bytes"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/charmbracelet/log"
-
-	"acpd/config"
 )
 
 // A lazy handler builds its charm logger at the first enabled record, not
@@ -62,38 +58,6 @@ func TestLazyHandler(t *testing.T) {
 	wg.Wait()
 	if n := strings.Count(lazyOut.String(), "concurrent"); n != 8 {
 		t.Errorf("%d concurrent records written, want 8", n)
-	}
-}
-
-// Serving, a process that logs nothing at its level builds no logger;
-// what it does log reaches the configured file as logfmt.
-func TestServeLoggerIsLazy(t *testing.T) {
-	defer slog.SetDefault(slog.Default())
-	path := filepath.Join(t.TempDir(), "acpd.log")
-	cfg := &config.Config{}
-	cfg.Log.File = path
-	lg, c, err := openServeLogger(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lg.Debug("serving ACP on stdio")
-	if lg.Handler().(*lazyHandler).built() {
-		t.Fatal("a debug record at level info built the logger")
-	}
-	slog.Warn("from a library", "n", 3)
-	if err := c.Close(); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s := string(data); !strings.HasPrefix(s, "time=") || !strings.HasSuffix(s, ` level=warn prefix=acpd msg="from a library" n=3`+"\n") || strings.Count(s, "\n") != 1 {
-		t.Errorf("log file holds %q", s)
-	}
-	cfg.Log.File = filepath.Join(t.TempDir(), "no", "such", "dir", "acpd.log")
-	if _, _, err := openServeLogger(cfg); err == nil {
-		t.Error("a log file that cannot be opened is no error")
 	}
 }
 
