@@ -1022,30 +1022,8 @@ func resolve(s string) any {
 				return f
 			}
 		}
-		if b, ok := strings.CutPrefix(plain, "0b"); ok {
-			if i, err := strconv.ParseInt(b, 2, 64); err == nil {
-				return float64(i)
-			}
-			if u, err := strconv.ParseUint(b, 2, 64); err == nil {
-				return float64(u)
-			}
-		} else if b, ok := strings.CutPrefix(plain, "-0b"); ok {
-			if i, err := strconv.ParseInt("-"+b, 2, 64); err == nil {
-				return float64(i)
-			}
-		}
-		if o, ok := strings.CutPrefix(plain, "0o"); ok {
-			if i, err := strconv.ParseInt(o, 8, 64); err == nil {
-				return float64(i)
-			}
-			if u, err := strconv.ParseUint(o, 8, 64); err == nil {
-				return float64(u)
-			}
-		} else if o, ok := strings.CutPrefix(plain, "-0o"); ok {
-			if i, err := strconv.ParseInt("-"+o, 8, 64); err == nil {
-				return float64(i)
-			}
-		}
+		// (yaml.v3 goes on to try 0b, -0b, 0o and -0o in base 2 and 8:
+		// base 0 above has read every such number already.)
 	}
 	return s
 }
